@@ -1,0 +1,2 @@
+//! Placeholder: the side-by-side pglz benchmark (pgdict, PostgreSQL's C, the pglz crate).
+fn main() {}

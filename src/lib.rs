@@ -1,0 +1,17 @@
+//! pgdict: dictionary-trained compression of small PostgreSQL datums.
+//!
+//! The library is organised by concept:
+//!
+//! - [`pglz`]: PostgreSQL's pglz codec, byte-identical to PostgreSQL 15's C code.
+//! - [`rows`]: reading datums from row files (lines, JSON Lines).
+//!
+//! The formats and invariants other parts rely on are in `DESIGN.md` (the shared contract);
+//! each module documents the format it implements at its top.
+
+#![forbid(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+pub mod pglz;
+pub mod rows;
+pub mod lz4;
+pub mod zstd;
