@@ -1,0 +1,661 @@
+//! zstd with prepared dictionaries, in headerless (magicless) frames.
+//!
+//! # Payload format
+//!
+//! A zstd payload is one zstd frame in the **magicless** format (`ZSTD_f_zstd1_magicless`: a
+//! standard frame without its 4-byte magic number) whose header records **no dictionary id, no
+//! content size and no checksum**: the datum header already holds the raw length and the
+//! dictionary id (`DESIGN.md`, "Datum format"). What is left of the frame header is 2 bytes
+//! (frame header descriptor, window descriptor), then the blocks, each with a 3-byte block
+//! header. The frames are made with these compression parameters:
+//!
+//! | parameter                | value                         | why                          |
+//! |--------------------------|-------------------------------|------------------------------|
+//! | `ZSTD_c_format`          | `ZSTD_f_zstd1_magicless`      | the datum header says "zstd" |
+//! | `ZSTD_c_dictIDFlag`      | 0                             | the datum header has the id  |
+//! | `ZSTD_c_contentSizeFlag` | 0                             | the datum header has raw_len |
+//! | `ZSTD_c_checksumFlag`    | 0                             | PostgreSQL checksums pages   |
+//! | `ZSTD_c_compressionLevel`| [`DEFAULT_LEVEL`] (3) or set  |                              |
+//!
+//! and decoded with `ZSTD_d_format = ZSTD_f_zstd1_magicless`. The format parameter needs the
+//! `zstd` crate's `experimental` feature (zstd's static-linking-only API).
+//!
+//! # Dictionaries
+//!
+//! A [`ZstdDictionary`] is prepared once per dictionary: a digested compression dictionary
+//! (`ZSTD_CDict`, built for one compression level) and a digested decompression dictionary
+//! (`ZSTD_DDict`), both shared read-only between threads. Bytes that start with zstd's
+//! dictionary magic number (`0xEC30A437`, as the ZDICT/COVER trainer writes) are read as a
+//! zstd-format dictionary with entropy tables; any other bytes as raw content that logically
+//! precedes the datum. A dictionary of 0 bytes means no dictionary.
+//!
+//! Per thread, a [`ZstdCompressor`] keeps one compression context (`ZSTD_CCtx`) and references
+//! a dictionary for one call at a time; a [`ZstdDecompressor`] keeps one decompression context.
+//! The free functions ([`compress`], [`decompress`], ...) create a context per call: fine for
+//! tools and tests, wasteful per datum.
+//!
+//! # Limits and errors
+//!
+//! A datum's raw length is below 2^30 ([`MAX_RAW_LEN`]). Decoders reject a larger `raw_len`
+//! before allocating, decode into a buffer of exactly `raw_len` bytes (or the prefix length),
+//! and fail unless the payload produces exactly that many. Prefix decoding streams and stops
+//! after the prefix; its window buffer is limited to what a frame of `raw_len` bytes with this
+//! dictionary can need ([`ZstdDecompressor::decompress_prefix`]).
+
+use std::fmt;
+use std::io::Cursor;
+
+use ::zstd::dict::{DecoderDictionary, EncoderDictionary};
+use ::zstd::zstd_safe::{
+    self, zstd_sys::ZSTD_ErrorCode, CCtx, CDict, CParameter, DCtx, DParameter, ErrorCode,
+    FrameFormat, InBuffer, OutBuffer, ResetDirective,
+};
+
+/// The largest raw length a datum can have: the varlena header keeps it in 30 bits.
+pub const MAX_RAW_LEN: usize = (1 << 30) - 1;
+
+/// The compression level used unless one is given: zstd's own default.
+pub const DEFAULT_LEVEL: i32 = 3;
+
+/// The largest window a frame may ask of a decoder: zstd's `ZSTD_WINDOWLOG_MAX`.
+const WINDOW_LOG_MAX: u32 = if usize::BITS == 32 { 30 } else { 31 };
+
+/// The smallest window zstd uses: `ZSTD_WINDOWLOG_ABSOLUTEMIN`.
+const WINDOW_LOG_MIN: u32 = 10;
+
+/// What went wrong in a zstd call. Variants carry the numbers needed to debug corrupt input.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The caller-given raw length is over [`MAX_RAW_LEN`]; nothing was allocated.
+    #[error("zstd: raw length {raw_len} is over the limit of {max} bytes")]
+    RawLenTooLarge {
+        /// The raw length asked for.
+        raw_len: usize,
+        /// [`MAX_RAW_LEN`].
+        max: usize,
+    },
+    /// The input to compress is over [`MAX_RAW_LEN`] bytes: no datum can hold it.
+    #[error("zstd: input of {len} bytes is over the limit of {max} bytes")]
+    InputTooLarge {
+        /// The input's length.
+        len: usize,
+        /// [`MAX_RAW_LEN`].
+        max: usize,
+    },
+    /// The compression level is outside zstd's range.
+    #[error("zstd: compression level {level} is outside {min}..={max}")]
+    Level {
+        /// The level asked for.
+        level: i32,
+        /// zstd's lowest (fastest) level.
+        min: i32,
+        /// zstd's highest level.
+        max: i32,
+    },
+    /// zstd refused the dictionary: it starts with zstd's dictionary magic number but is not a
+    /// valid zstd-format dictionary (or memory ran out).
+    #[error("zstd: cannot load the dictionary of {len} bytes (a zstd-format dictionary with an invalid header?)")]
+    Dictionary {
+        /// The dictionary's length.
+        len: usize,
+    },
+    /// zstd could not create a context (out of memory).
+    #[error("zstd: cannot create a {what} context")]
+    Context {
+        /// "compression" or "decompression".
+        what: &'static str,
+    },
+    /// zstd failed to compress, or refused a parameter.
+    #[error("zstd: compression of {input_len} bytes failed: {name} (zstd error {code})")]
+    Compress {
+        /// zstd's error number (`ZSTD_ErrorCode`).
+        code: usize,
+        /// zstd's name for it.
+        name: &'static str,
+        /// The input's length.
+        input_len: usize,
+    },
+    /// The payload is empty: a frame has at least a header.
+    #[error("zstd: empty payload")]
+    EmptyPayload,
+    /// zstd found the payload malformed (or made with another dictionary).
+    #[error("zstd: corrupt payload of {payload_len} bytes: {name} (zstd error {code})")]
+    Corrupt {
+        /// zstd's error number (`ZSTD_ErrorCode`).
+        code: usize,
+        /// zstd's name for it.
+        name: &'static str,
+        /// The payload's length.
+        payload_len: usize,
+    },
+    /// The payload decodes to more than the header's raw length.
+    #[error("zstd: payload decodes to more than the expected {expected} bytes")]
+    TooLong {
+        /// The raw length from the datum header.
+        expected: usize,
+    },
+    /// The payload decodes to fewer bytes than the header's raw length.
+    #[error("zstd: payload decodes to {produced} bytes, expected {expected}")]
+    LengthMismatch {
+        /// The raw length from the datum header.
+        expected: usize,
+        /// What the frame decoded to.
+        produced: usize,
+    },
+    /// A prefix decode ended (end of frame or of payload) before the requested number of bytes.
+    #[error("zstd: payload ends after {produced} bytes, before the {wanted} requested (raw length {raw_len})")]
+    PrefixShort {
+        /// The prefix length asked for (at most `raw_len`).
+        wanted: usize,
+        /// What the frame decoded to.
+        produced: usize,
+        /// The raw length from the datum header.
+        raw_len: usize,
+    },
+    /// An output buffer could not be allocated.
+    #[error("zstd: cannot allocate {bytes} bytes")]
+    OutOfMemory {
+        /// The allocation size asked for.
+        bytes: usize,
+    },
+}
+
+/// zstd's error number for a failed call's return code (`ZSTD_getErrorCode`).
+fn error_number(code: ErrorCode) -> usize {
+    code.wrapping_neg()
+}
+
+fn compress_error(code: ErrorCode, input_len: usize) -> Error {
+    Error::Compress {
+        code: error_number(code),
+        name: zstd_safe::get_error_name(code),
+        input_len,
+    }
+}
+
+fn corrupt(code: ErrorCode, payload_len: usize) -> Error {
+    Error::Corrupt {
+        code: error_number(code),
+        name: zstd_safe::get_error_name(code),
+        payload_len,
+    }
+}
+
+fn check_level(level: i32) -> Result<(), Error> {
+    let range = ::zstd::compression_level_range();
+    if !range.contains(&level) {
+        return Err(Error::Level {
+            level,
+            min: *range.start(),
+            max: *range.end(),
+        });
+    }
+    Ok(())
+}
+
+fn check_input(input: &[u8]) -> Result<(), Error> {
+    if input.len() > MAX_RAW_LEN {
+        return Err(Error::InputTooLarge {
+            len: input.len(),
+            max: MAX_RAW_LEN,
+        });
+    }
+    Ok(())
+}
+
+fn check_payload(payload: &[u8], raw_len: usize) -> Result<(), Error> {
+    if raw_len > MAX_RAW_LEN {
+        return Err(Error::RawLenTooLarge {
+            raw_len,
+            max: MAX_RAW_LEN,
+        });
+    }
+    if payload.is_empty() {
+        return Err(Error::EmptyPayload);
+    }
+    Ok(())
+}
+
+/// An empty vector with room for exactly `len` bytes, or an error instead of an abort.
+fn alloc_output(len: usize) -> Result<Vec<u8>, Error> {
+    let mut out = Vec::new();
+    out.try_reserve_exact(len)
+        .map_err(|_| Error::OutOfMemory { bytes: len })?;
+    Ok(out)
+}
+
+/// A zstd dictionary, prepared once for compression (at one level) and for decompression.
+///
+/// `Send + Sync`: zstd never modifies a `ZSTD_CDict` or `ZSTD_DDict` after creating it, and
+/// documents both as shareable between threads. One per dictionary, shared; each thread uses
+/// its own [`ZstdCompressor`] and [`ZstdDecompressor`].
+pub struct ZstdDictionary {
+    /// `None` for the empty dictionary (no dictionary).
+    prepared: Option<Prepared>,
+    /// Length of the bytes it was built from.
+    len: usize,
+    /// The level its compression side was built for.
+    level: i32,
+}
+
+struct Prepared {
+    encoder: EncoderDictionary<'static>,
+    decoder: DecoderDictionary<'static>,
+}
+
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<ZstdDictionary>();
+};
+
+impl ZstdDictionary {
+    /// Prepares a dictionary for compression at [`DEFAULT_LEVEL`] and for decompression.
+    pub fn new(dict: &[u8]) -> Result<ZstdDictionary, Error> {
+        ZstdDictionary::with_level(dict, DEFAULT_LEVEL)
+    }
+
+    /// Prepares a dictionary for compression at `level` and for decompression. The bytes are
+    /// copied (digested) into zstd's structures; the caller may drop them.
+    pub fn with_level(dict: &[u8], level: i32) -> Result<ZstdDictionary, Error> {
+        check_level(level)?;
+        let prepared = if dict.is_empty() {
+            None
+        } else {
+            let failed = |_| Error::Dictionary { len: dict.len() };
+            Some(Prepared {
+                encoder: EncoderDictionary::try_copy(dict, level).map_err(failed)?,
+                decoder: DecoderDictionary::try_copy(dict).map_err(failed)?,
+            })
+        };
+        Ok(ZstdDictionary {
+            prepared,
+            len: dict.len(),
+            level,
+        })
+    }
+
+    /// Length of the bytes the dictionary was built from.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the dictionary is empty (no dictionary).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The compression level the dictionary was prepared for; compressing with it uses this
+    /// level (zstd takes the level from a referenced `ZSTD_CDict`).
+    pub fn level(&self) -> i32 {
+        self.level
+    }
+
+    fn cdict(&self) -> Option<&CDict<'static>> {
+        self.prepared.as_ref().map(|p| p.encoder.as_cdict())
+    }
+}
+
+impl fmt::Debug for ZstdDictionary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ZstdDictionary")
+            .field("len", &self.len)
+            .field("level", &self.level)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A reusable zstd compressor: one compression context, reused for every datum (zstd then
+/// allocates nothing per call once its workspace has grown). One per thread; it works with any
+/// number of dictionaries.
+pub struct ZstdCompressor {
+    /// The context. Between calls it holds no parameters and no dictionary: each call sets
+    /// them and [`Session`] resets them when the call ends.
+    cctx: CCtx<'static>,
+    /// Level for compression without a dictionary.
+    level: i32,
+}
+
+/// One compression call's use of a context: resets session and parameters on drop, which also
+/// drops the context's reference to the call's dictionary (`ZSTD_clearAllDicts`).
+struct Session<'c> {
+    cctx: &'c mut CCtx<'static>,
+}
+
+impl Drop for Session<'_> {
+    fn drop(&mut self) {
+        // Cannot fail when the session is reset with the parameters (zstd allows a parameter
+        // reset once no frame is in progress, and the session reset ends any frame); if it
+        // somehow did, the next call resets again before referencing anything.
+        let _ = self.cctx.reset(ResetDirective::SessionAndParameters);
+    }
+}
+
+impl ZstdCompressor {
+    /// A compressor at [`DEFAULT_LEVEL`].
+    pub fn new() -> Result<ZstdCompressor, Error> {
+        ZstdCompressor::with_level(DEFAULT_LEVEL)
+    }
+
+    /// A compressor at `level` (for compression without a dictionary; a dictionary brings its
+    /// own level, see [`ZstdDictionary::with_level`]).
+    pub fn with_level(level: i32) -> Result<ZstdCompressor, Error> {
+        check_level(level)?;
+        let cctx = CCtx::try_create().ok_or(Error::Context {
+            what: "compression",
+        })?;
+        Ok(ZstdCompressor { cctx, level })
+    }
+
+    /// The level used without a dictionary.
+    pub fn level(&self) -> i32 {
+        self.level
+    }
+
+    /// Compresses `input` into one magicless frame, without a dictionary.
+    pub fn compress(&mut self, input: &[u8]) -> Result<Vec<u8>, Error> {
+        let mut out = Vec::new();
+        self.compress_into(input, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`ZstdCompressor::compress`], appending the frame to `out` (whose contents are kept, so
+    /// a datum header can be written first) and returning the frame's length.
+    pub fn compress_into(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<usize, Error> {
+        let level = self.level;
+        self.compress_impl(input, None, level, out)
+    }
+
+    /// Compresses `input` with `dict` at the dictionary's level. The empty dictionary means no
+    /// dictionary (at the dictionary's level).
+    pub fn compress_with_dict(
+        &mut self,
+        input: &[u8],
+        dict: &ZstdDictionary,
+    ) -> Result<Vec<u8>, Error> {
+        let mut out = Vec::new();
+        self.compress_with_dict_into(input, dict, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`ZstdCompressor::compress_with_dict`], appending the frame to `out` and returning its
+    /// length.
+    pub fn compress_with_dict_into(
+        &mut self,
+        input: &[u8],
+        dict: &ZstdDictionary,
+        out: &mut Vec<u8>,
+    ) -> Result<usize, Error> {
+        self.compress_impl(input, dict.cdict(), dict.level, out)
+    }
+
+    fn compress_impl(
+        &mut self,
+        input: &[u8],
+        cdict: Option<&CDict<'static>>,
+        level: i32,
+        out: &mut Vec<u8>,
+    ) -> Result<usize, Error> {
+        check_input(input)?;
+        let input_len = input.len();
+        let fail = |code| compress_error(code, input_len);
+        let bound = zstd_safe::compress_bound(input_len);
+        out.try_reserve(bound)
+            .map_err(|_| Error::OutOfMemory { bytes: bound })?;
+
+        let session = Session {
+            cctx: &mut self.cctx,
+        };
+        let cctx = &mut *session.cctx;
+        // Start from a clean context whatever a previous call left.
+        cctx.reset(ResetDirective::SessionAndParameters)
+            .map_err(fail)?;
+        for param in [
+            CParameter::Format(FrameFormat::Magicless),
+            CParameter::DictIdFlag(false),
+            CParameter::ContentSizeFlag(false),
+            CParameter::ChecksumFlag(false),
+            CParameter::CompressionLevel(level),
+        ] {
+            cctx.set_parameter(param).map_err(fail)?;
+        }
+        if let Some(cdict) = cdict {
+            // SAFETY: this only widens the borrow's lifetime to the `'static` the stored context
+            // type asks for; the `CDict<'static>` itself owns its data. The context keeps the
+            // pointer until its dictionaries are cleared, and only compression calls on it
+            // dereference it. Those run within this function, while `cdict` is borrowed; when
+            // `session` drops (at return, or on unwind), the context is reset with its
+            // parameters, which clears the reference, and every call resets it again before
+            // use. Dropping a context does not touch a referenced `CDict`.
+            let cdict: &'static CDict<'static> = unsafe { &*(cdict as *const CDict<'static>) };
+            cctx.ref_cdict(cdict).map_err(fail)?;
+        }
+        let start = out.len();
+        let mut cursor = Cursor::new(&mut *out);
+        cursor.set_position(start as u64);
+        let written = cctx.compress2(&mut cursor, input).map_err(fail)?;
+        drop(session);
+        debug_assert_eq!(out.len(), start + written);
+        Ok(written)
+    }
+}
+
+impl fmt::Debug for ZstdCompressor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ZstdCompressor")
+            .field("level", &self.level)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A reusable zstd decompressor: one decompression context set to the magicless format.
+pub struct ZstdDecompressor {
+    /// Never references a dictionary: dictionaries are passed per call.
+    dctx: DCtx<'static>,
+}
+
+/// A decompression context for magicless frames.
+fn magicless_dctx<'a>() -> Result<DCtx<'a>, Error> {
+    let mut dctx = DCtx::try_create().ok_or(Error::Context {
+        what: "decompression",
+    })?;
+    dctx.set_parameter(DParameter::Format(FrameFormat::Magicless))
+        .map_err(|code| corrupt(code, 0))?;
+    Ok(dctx)
+}
+
+/// The largest window log a frame of `raw_len` bytes compressed with a dictionary of
+/// `dict_len` bytes can declare, with one step to spare: zstd shrinks the window of a
+/// compression whose size it knows to `ceil(log2(raw_len + dict_len))`, at least 2^10.
+fn window_log_limit(raw_len: usize, dict_len: usize) -> u32 {
+    let total = raw_len.saturating_add(dict_len).max(1);
+    let ceil_log2 = usize::BITS - (total - 1).leading_zeros();
+    (ceil_log2 + 1).clamp(WINDOW_LOG_MIN, WINDOW_LOG_MAX)
+}
+
+impl ZstdDecompressor {
+    /// A decompressor for magicless frames.
+    pub fn new() -> Result<ZstdDecompressor, Error> {
+        Ok(ZstdDecompressor {
+            dctx: magicless_dctx()?,
+        })
+    }
+
+    /// Decompresses a whole frame made without a dictionary; it must decode to exactly
+    /// `raw_len` bytes.
+    pub fn decompress(&mut self, payload: &[u8], raw_len: usize) -> Result<Vec<u8>, Error> {
+        self.decompress_impl(payload, raw_len, None)
+    }
+
+    /// Decompresses a whole frame made with `dict`; it must decode to exactly `raw_len` bytes.
+    pub fn decompress_with_dict(
+        &mut self,
+        payload: &[u8],
+        raw_len: usize,
+        dict: &ZstdDictionary,
+    ) -> Result<Vec<u8>, Error> {
+        self.decompress_impl(payload, raw_len, Some(dict))
+    }
+
+    fn decompress_impl(
+        &mut self,
+        payload: &[u8],
+        raw_len: usize,
+        dict: Option<&ZstdDictionary>,
+    ) -> Result<Vec<u8>, Error> {
+        check_payload(payload, raw_len)?;
+        let mut out = alloc_output(raw_len)?;
+        // One-shot decoding writes straight into `out` (never more than its capacity, raw_len)
+        // and allocates no window buffer.
+        let res = match dict.and_then(|d| d.prepared.as_ref()) {
+            Some(p) => self
+                .dctx
+                .decompress_using_ddict(&mut out, payload, p.decoder.as_ddict()),
+            None => self.dctx.decompress(&mut out, payload),
+        };
+        match res {
+            Ok(produced) if produced == raw_len => Ok(out),
+            Ok(produced) => Err(Error::LengthMismatch {
+                expected: raw_len,
+                produced,
+            }),
+            Err(code)
+                if zstd_safe::is_error_kind(code, ZSTD_ErrorCode::ZSTD_error_dstSize_tooSmall) =>
+            {
+                Err(Error::TooLong { expected: raw_len })
+            }
+            Err(code) => Err(corrupt(code, payload.len())),
+        }
+    }
+
+    /// Decompresses the first `prefix_len` bytes (capped at `raw_len`) of a frame made without
+    /// a dictionary. See [`ZstdDecompressor::decompress_prefix_with_dict`].
+    pub fn decompress_prefix(
+        &mut self,
+        payload: &[u8],
+        raw_len: usize,
+        prefix_len: usize,
+    ) -> Result<Vec<u8>, Error> {
+        decompress_prefix_impl(payload, raw_len, prefix_len, None)
+    }
+
+    /// Decompresses the first `prefix_len` bytes (capped at `raw_len`) of a frame made with
+    /// `dict`, streaming and stopping once they are out; the result has exactly that many
+    /// bytes, or the call fails. Corruption after the prefix goes unnoticed.
+    ///
+    /// Streaming needs a window buffer: this uses a context of its own, limited to the window
+    /// a frame of `raw_len` bytes with this dictionary can declare (a frame asking for more is
+    /// refused), and freed when the call returns.
+    pub fn decompress_prefix_with_dict(
+        &mut self,
+        payload: &[u8],
+        raw_len: usize,
+        prefix_len: usize,
+        dict: &ZstdDictionary,
+    ) -> Result<Vec<u8>, Error> {
+        decompress_prefix_impl(payload, raw_len, prefix_len, Some(dict))
+    }
+}
+
+fn decompress_prefix_impl(
+    payload: &[u8],
+    raw_len: usize,
+    prefix_len: usize,
+    dict: Option<&ZstdDictionary>,
+) -> Result<Vec<u8>, Error> {
+    check_payload(payload, raw_len)?;
+    let wanted = prefix_len.min(raw_len);
+    let mut out = alloc_output(wanted)?;
+    if wanted == 0 {
+        return Ok(out);
+    }
+    let prepared = dict.and_then(|d| d.prepared.as_ref());
+    let dict_len = dict.map_or(0, |d| d.len);
+    let bad = |code| corrupt(code, payload.len());
+
+    // A context of its own, borrowing the dictionary for this call only: the streaming window
+    // buffer it allocates is freed on return.
+    let mut dctx = magicless_dctx()?;
+    dctx.set_parameter(DParameter::WindowLogMax(window_log_limit(
+        raw_len, dict_len,
+    )))
+    .map_err(bad)?;
+    if let Some(p) = prepared {
+        dctx.ref_ddict(p.decoder.as_ddict()).map_err(bad)?;
+    }
+
+    let mut input = InBuffer::around(payload);
+    let mut output = OutBuffer::around(&mut out);
+    loop {
+        let (in_before, out_before) = (input.pos(), output.pos());
+        let hint = dctx
+            .decompress_stream(&mut output, &mut input)
+            .map_err(bad)?;
+        if output.pos() == wanted {
+            break;
+        }
+        // End of frame (hint 0), or no progress: the payload ran out before the prefix.
+        if hint == 0 || (input.pos() == in_before && output.pos() == out_before) {
+            return Err(Error::PrefixShort {
+                wanted,
+                produced: output.pos(),
+                raw_len,
+            });
+        }
+    }
+    // `output` has set `out`'s length after every call; it is done with `out` now.
+    debug_assert_eq!(out.len(), wanted);
+    Ok(out)
+}
+
+impl fmt::Debug for ZstdDecompressor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ZstdDecompressor").finish_non_exhaustive()
+    }
+}
+
+/// Compresses `input` into one magicless frame at [`DEFAULT_LEVEL`], without a dictionary
+/// (creates a context per call; use a [`ZstdCompressor`] per datum).
+pub fn compress(input: &[u8]) -> Result<Vec<u8>, Error> {
+    ZstdCompressor::new()?.compress(input)
+}
+
+/// Compresses `input` with `dict` (creates a context per call).
+pub fn compress_with_dict(input: &[u8], dict: &ZstdDictionary) -> Result<Vec<u8>, Error> {
+    ZstdCompressor::new()?.compress_with_dict(input, dict)
+}
+
+/// Decompresses a whole frame made without a dictionary to exactly `raw_len` bytes (creates a
+/// context per call).
+pub fn decompress(payload: &[u8], raw_len: usize) -> Result<Vec<u8>, Error> {
+    ZstdDecompressor::new()?.decompress(payload, raw_len)
+}
+
+/// Decompresses a whole frame made with `dict` to exactly `raw_len` bytes (creates a context
+/// per call).
+pub fn decompress_with_dict(
+    payload: &[u8],
+    raw_len: usize,
+    dict: &ZstdDictionary,
+) -> Result<Vec<u8>, Error> {
+    ZstdDecompressor::new()?.decompress_with_dict(payload, raw_len, dict)
+}
+
+/// Decompresses the first `prefix_len` bytes of a frame made without a dictionary.
+pub fn decompress_prefix(
+    payload: &[u8],
+    raw_len: usize,
+    prefix_len: usize,
+) -> Result<Vec<u8>, Error> {
+    decompress_prefix_impl(payload, raw_len, prefix_len, None)
+}
+
+/// Decompresses the first `prefix_len` bytes of a frame made with `dict`.
+pub fn decompress_prefix_with_dict(
+    payload: &[u8],
+    raw_len: usize,
+    prefix_len: usize,
+    dict: &ZstdDictionary,
+) -> Result<Vec<u8>, Error> {
+    decompress_prefix_impl(payload, raw_len, prefix_len, Some(dict))
+}

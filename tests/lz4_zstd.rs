@@ -1,0 +1,849 @@
+//! Integration tests for `pgdict::lz4` and `pgdict::zstd`: round trips over the shared corpus
+//! with dictionaries of several sizes, prefix decoding, PostgreSQL-identical plain lz4, the
+//! magicless zstd frame layout, and corrupt or mismatched input (errors, never panics).
+//!
+//! The corpus is read from `../shared/corpus/rows` next to the workspace (override with
+//! `PGDICT_CORPUS_ROWS`).
+
+use std::os::raw::{c_char, c_int};
+use std::path::PathBuf;
+
+use pgdict::lz4::{self, Lz4Compressor, Lz4Dictionary};
+use pgdict::zstd::{self, ZstdCompressor, ZstdDecompressor, ZstdDictionary};
+
+/// Rows per corpus file that are compressed (the rest feed dictionaries).
+const ROWS: usize = 200;
+
+/// Dictionary sizes every round trip runs with.
+const DICT_SIZES: [usize; 6] = [0, 1, 100, 4095, 4096, 65536];
+
+fn corpus_dir() -> PathBuf {
+    match std::env::var_os("PGDICT_CORPUS_ROWS") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/rows"),
+    }
+}
+
+/// One corpus file: its name and every datum in it.
+struct RowSet {
+    name: String,
+    rows: Vec<Vec<u8>>,
+}
+
+impl RowSet {
+    /// The rows under test.
+    fn tested(&self) -> &[Vec<u8>] {
+        &self.rows[..ROWS.min(self.rows.len())]
+    }
+
+    /// A dictionary of exactly `size` bytes: the rows after the tested ones, concatenated and
+    /// truncated (from the front, so the rows nearest the end are whole).
+    fn dict(&self, size: usize) -> Vec<u8> {
+        let mut dict = Vec::new();
+        for row in self.rows[ROWS.min(self.rows.len())..].iter() {
+            if dict.len() >= size {
+                break;
+            }
+            dict.extend_from_slice(row);
+        }
+        assert!(
+            dict.len() >= size,
+            "{}: not enough rows for a {size}-byte dictionary",
+            self.name
+        );
+        dict.split_off(dict.len() - size)
+    }
+}
+
+/// Every `.txt` (a datum per line) and `.jsonl` (a JSON string value is the decoded string,
+/// anything else the line itself) file of the corpus.
+fn corpus() -> Vec<RowSet> {
+    let dir = corpus_dir();
+    let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| {
+        panic!(
+            "cannot read the corpus at {} ({e}); set PGDICT_CORPUS_ROWS",
+            dir.display()
+        )
+    });
+    let mut paths: Vec<PathBuf> = entries.map(|e| e.unwrap().path()).collect();
+    paths.sort();
+    let mut sets = Vec::new();
+    for path in paths {
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        if ext != "txt" && ext != "jsonl" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let rows = text
+            .lines()
+            .filter(|line| !line.is_empty())
+            .map(|line| {
+                if ext == "jsonl" {
+                    if let Ok(serde_json::Value::String(s)) = serde_json::from_str(line) {
+                        return s.into_bytes();
+                    }
+                }
+                line.as_bytes().to_vec()
+            })
+            .collect();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        sets.push(RowSet { name, rows });
+    }
+    assert!(sets.len() >= 2, "no corpus files in {}", dir.display());
+    sets
+}
+
+/// Prefix lengths to try for a datum of `len` bytes (some over `len`, which are capped).
+fn prefix_lengths(len: usize) -> Vec<usize> {
+    let mut ks = vec![
+        0,
+        1,
+        2,
+        7,
+        15,
+        64,
+        len / 3,
+        len / 2,
+        len.saturating_sub(1),
+        len,
+        len + 1,
+        len + 1000,
+    ];
+    ks.sort_unstable();
+    ks.dedup();
+    ks
+}
+
+/// Calls liblz4's `LZ4_compress_default` directly, as PostgreSQL's `lz4_compress_datum` does.
+fn liblz4_compress_default(input: &[u8]) -> Vec<u8> {
+    // SAFETY: LZ4_compressBound only computes a number.
+    let bound = unsafe { lz4_sys::LZ4_compressBound(input.len() as c_int) };
+    assert!(bound > 0);
+    let mut out = vec![0u8; bound as usize];
+    // SAFETY: `input` is readable for its length; `out` is writable for `bound` bytes.
+    let len = unsafe {
+        lz4_sys::LZ4_compress_default(
+            input.as_ptr().cast::<c_char>(),
+            out.as_mut_ptr().cast::<c_char>(),
+            input.len() as c_int,
+            bound,
+        )
+    };
+    assert!(len > 0, "LZ4_compress_default returned {len}");
+    out.truncate(len as usize);
+    out
+}
+
+/// Small deterministic pseudo-random bytes (xorshift), for incompressible inputs.
+fn noise(len: usize, mut seed: u64) -> Vec<u8> {
+    (0..len)
+        .map(|_| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed as u8
+        })
+        .collect()
+}
+
+/// Inputs at the edges of the formats, on top of the corpus rows.
+fn edge_inputs() -> Vec<Vec<u8>> {
+    vec![
+        Vec::new(),
+        b"a".to_vec(),
+        b"abcdefghijkl".to_vec(),
+        b"abcdefghijklm".to_vec(),
+        vec![b'x'; 100],
+        vec![0u8; 70_000],
+        noise(5000, 1),
+        noise(70_000, 2),
+        b"0123456789".repeat(2000),
+    ]
+}
+
+// ---------------------------------------------------------------------------------------------
+// lz4
+
+#[test]
+fn lz4_plain_is_liblz4_compress_default() {
+    let mut reused = Lz4Compressor::new();
+    let dict =
+        Lz4Dictionary::new(&b"some dictionary text that is long enough to be loaded".repeat(50));
+    let mut inputs = edge_inputs();
+    for set in corpus() {
+        inputs.extend(set.tested().iter().cloned());
+    }
+    for (i, input) in inputs.iter().enumerate() {
+        let expected = liblz4_compress_default(input);
+        assert_eq!(lz4::compress(input).unwrap(), expected, "input {i}");
+        assert_eq!(
+            reused.compress(input).unwrap(),
+            expected,
+            "input {i} (reused state)"
+        );
+        // Leave the working stream dirty with a dictionary compression before the next input.
+        reused.compress_with_dict(input, &dict).unwrap();
+        assert_eq!(
+            lz4::decompress(&expected, input.len()).unwrap(),
+            *input,
+            "input {i}"
+        );
+    }
+}
+
+#[test]
+fn lz4_round_trips_with_every_dictionary_size() {
+    let mut compressor = Lz4Compressor::new();
+    for set in corpus() {
+        for size in DICT_SIZES {
+            let dict_bytes = set.dict(size);
+            let dict = Lz4Dictionary::new(&dict_bytes);
+            assert_eq!(dict.len(), size.min(lz4::DICT_WINDOW));
+            let mut out = b"header".to_vec();
+            for (i, row) in set.tested().iter().enumerate() {
+                let ctx = format!("{} dict {size} row {i}", set.name);
+                let payload = compressor.compress_with_dict(row, &dict).unwrap();
+                if size < 8 {
+                    // liblz4 ignores such a dictionary: exactly PostgreSQL's payload.
+                    assert_eq!(payload, liblz4_compress_default(row), "{ctx}");
+                    assert_eq!(lz4::decompress(&payload, row.len()).unwrap(), *row, "{ctx}");
+                }
+                assert_eq!(dict.decompress(&payload, row.len()).unwrap(), *row, "{ctx}");
+                assert_eq!(
+                    lz4::decompress_with_dict(&payload, row.len(), &dict_bytes).unwrap(),
+                    *row,
+                    "{ctx} (full dictionary bytes)"
+                );
+                for k in prefix_lengths(row.len()) {
+                    let prefix = dict.decompress_prefix(&payload, row.len(), k).unwrap();
+                    assert_eq!(prefix, row[..k.min(row.len())], "{ctx} prefix {k}");
+                }
+                // The reusable-buffer form appends the same bytes.
+                let before = out.len();
+                let n = compressor
+                    .compress_with_dict_into(row, &dict, &mut out)
+                    .unwrap();
+                assert_eq!(out[before..], payload[..], "{ctx}");
+                assert_eq!(n, payload.len(), "{ctx}");
+            }
+        }
+    }
+}
+
+#[test]
+fn lz4_plain_prefix_decoding() {
+    for input in edge_inputs() {
+        let payload = lz4::compress(&input).unwrap();
+        for k in prefix_lengths(input.len()) {
+            let prefix = lz4::decompress_prefix(&payload, input.len(), k).unwrap();
+            assert_eq!(
+                prefix,
+                input[..k.min(input.len())],
+                "len {} prefix {k}",
+                input.len()
+            );
+        }
+    }
+}
+
+#[test]
+fn lz4_dictionary_helps_and_edges_work() {
+    let sets = corpus();
+    let set = &sets[0];
+    let dict = Lz4Dictionary::new(&set.dict(65536));
+    let mut compressor = Lz4Compressor::new();
+    let (mut plain, mut with_dict) = (0, 0);
+    for row in set.tested() {
+        plain += lz4::compress(row).unwrap().len();
+        with_dict += compressor.compress_with_dict(row, &dict).unwrap().len();
+    }
+    assert!(with_dict < plain, "{}: {with_dict} >= {plain}", set.name);
+    for input in edge_inputs() {
+        let payload = compressor.compress_with_dict(&input, &dict).unwrap();
+        assert_eq!(dict.decompress(&payload, input.len()).unwrap(), input);
+    }
+    // A fresh compressor and a reused one produce the same bytes.
+    for row in set.tested().iter().take(50) {
+        assert_eq!(
+            Lz4Compressor::new().compress_with_dict(row, &dict).unwrap(),
+            compressor.compress_with_dict(row, &dict).unwrap()
+        );
+    }
+    // Dictionaries over the window keep their last 64 KiB.
+    let long: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+    let d = Lz4Dictionary::new(&long);
+    assert_eq!(d.as_bytes(), &long[long.len() - lz4::DICT_WINDOW..]);
+    assert_eq!(d.clone().as_bytes(), d.as_bytes());
+}
+
+#[test]
+fn lz4_exact_errors() {
+    use lz4::Error;
+    let abc = lz4::compress(b"abcabcabcabcabcabcabcabcabcabc").unwrap();
+    type Outcome = Result<Vec<u8>, Error>;
+    let cases: Vec<(&str, Outcome, Outcome)> = vec![
+        // An empty payload is not a block.
+        (
+            "empty",
+            lz4::decompress(&[], 0),
+            Err(Error::Corrupt {
+                code: -1,
+                payload_len: 0,
+            }),
+        ),
+        // The smallest block: a token with no literals and no match.
+        ("empty block", lz4::decompress(&[0x00], 0), Ok(Vec::new())),
+        // One literal 'a'.
+        (
+            "one literal",
+            lz4::decompress(&[0x10, b'a'], 1),
+            Ok(b"a".to_vec()),
+        ),
+        // The block holds 1 byte, the header says 2.
+        (
+            "short",
+            lz4::decompress(&[0x10, b'a'], 2),
+            Err(Error::LengthMismatch {
+                expected: 2,
+                produced: 1,
+            }),
+        ),
+        // The block holds 1 byte, the header says 0: liblz4 refuses to write past the end.
+        (
+            "long",
+            lz4::decompress(&[0x10, b'a'], 0),
+            Err(Error::Corrupt {
+                code: -1,
+                payload_len: 2,
+            }),
+        ),
+        // Raw length over the datum limit: refused before allocating.
+        (
+            "raw_len",
+            lz4::decompress(&abc, 1 << 30),
+            Err(Error::RawLenTooLarge {
+                raw_len: 1 << 30,
+                max: lz4::MAX_RAW_LEN,
+            }),
+        ),
+        (
+            "prefix raw_len",
+            lz4::decompress_prefix(&abc, usize::MAX, 1),
+            Err(Error::RawLenTooLarge {
+                raw_len: usize::MAX,
+                max: lz4::MAX_RAW_LEN,
+            }),
+        ),
+        // A prefix longer than what the block holds.
+        (
+            "prefix short",
+            lz4::decompress_prefix(&[0x10, b'a'], 5, 3),
+            Err(Error::PrefixShort {
+                wanted: 3,
+                produced: 1,
+                raw_len: 5,
+            }),
+        ),
+        // A match (offset 1) with nothing before it and no dictionary.
+        (
+            "offset before history",
+            lz4::decompress(&[0x00, 0x01, 0x00, 0x00], 4),
+            Err(Error::Corrupt {
+                code: -2,
+                payload_len: 4,
+            }),
+        ),
+    ];
+    for (what, got, expected) in cases {
+        assert_eq!(got, expected, "{what}");
+    }
+    let err = lz4::decompress(&[0x10, b'a'], 2).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "lz4: payload decodes to 1 bytes, expected 2"
+    );
+}
+
+/// Every truncation and (a sample of) single bit flips of `payload`: decoding may fail, but
+/// never panics, and success always means exactly the requested length.
+fn mangle(payload: &[u8], mut decode: impl FnMut(&[u8]) -> Option<usize>, expected_len: usize) {
+    for cut in 0..payload.len() {
+        if let Some(len) = decode(&payload[..cut]) {
+            assert_eq!(len, expected_len, "truncated to {cut}");
+        }
+    }
+    let step = (payload.len() * 8 / 400).max(1);
+    let mut bit = 0;
+    while bit < payload.len() * 8 {
+        let mut flipped = payload.to_vec();
+        flipped[bit / 8] ^= 1 << (bit % 8);
+        if let Some(len) = decode(&flipped) {
+            assert_eq!(len, expected_len, "bit {bit} flipped");
+        }
+        bit += step;
+    }
+}
+
+#[test]
+fn lz4_corrupt_and_mismatched_input_never_panics() {
+    let sets = corpus();
+    let mut compressor = Lz4Compressor::new();
+    for set in sets.iter().take(4) {
+        let dict = Lz4Dictionary::new(&set.dict(4096));
+        let other = Lz4Dictionary::new(&sets[sets.len() - 1].dict(4096));
+        for row in set.tested().iter().take(12) {
+            let n = row.len();
+            for payload in [
+                lz4::compress(row).unwrap(),
+                compressor.compress_with_dict(row, &dict).unwrap(),
+            ] {
+                // Wrong dictionary, no dictionary, wrong length: Err, or exactly raw_len bytes.
+                for d in [&other, &dict] {
+                    if let Ok(v) = d.decompress(&payload, n) {
+                        assert_eq!(v.len(), n);
+                    }
+                }
+                if let Ok(v) = lz4::decompress(&payload, n) {
+                    assert_eq!(v.len(), n);
+                }
+                assert!(dict.decompress(&payload, n + 1).is_err());
+                assert!(dict.decompress(&payload, n - 1).is_err());
+                mangle(&payload, |p| dict.decompress(p, n).ok().map(|v| v.len()), n);
+                mangle(&payload, |p| lz4::decompress(p, n).ok().map(|v| v.len()), n);
+                mangle(
+                    &payload,
+                    |p| dict.decompress_prefix(p, n, n / 2).ok().map(|v| v.len()),
+                    n / 2,
+                );
+                mangle(
+                    &payload,
+                    |p| other.decompress_prefix(p, n, n).ok().map(|v| v.len()),
+                    n,
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn lz4_dictionary_is_shared_between_threads() {
+    let sets = corpus();
+    let set = &sets[1];
+    let dict = Lz4Dictionary::new(&set.dict(65536));
+    let expected: Vec<Vec<u8>> = {
+        let mut c = Lz4Compressor::new();
+        set.tested()
+            .iter()
+            .map(|r| c.compress_with_dict(r, &dict).unwrap())
+            .collect()
+    };
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let (dict, expected) = (&dict, &expected);
+            s.spawn(move || {
+                let mut c = Lz4Compressor::new();
+                for _ in 0..3 {
+                    for (i, row) in set.tested().iter().enumerate().skip(t) {
+                        assert_eq!(c.compress_with_dict(row, dict).unwrap(), expected[i]);
+                        assert_eq!(dict.decompress(&expected[i], row.len()).unwrap(), *row);
+                    }
+                }
+            });
+        }
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// zstd
+
+/// zstd's frame magic number, little-endian, which the payload must not start with.
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
+
+/// Checks the magicless frame header: no content size, not single-segment (so a window
+/// descriptor follows), no checksum, no dictionary id.
+fn assert_bare_frame(payload: &[u8], ctx: &str) {
+    assert!(payload.len() >= 2 + 3, "{ctx}: frame too short");
+    assert_ne!(payload[..4], ZSTD_MAGIC, "{ctx}: magic number present");
+    let fhd = payload[0];
+    assert_eq!(fhd >> 6, 0, "{ctx}: content size flag");
+    assert_eq!(fhd & 0x20, 0, "{ctx}: single segment");
+    assert_eq!(fhd & 0x04, 0, "{ctx}: checksum flag");
+    assert_eq!(fhd & 0x03, 0, "{ctx}: dictionary id flag");
+}
+
+#[test]
+fn zstd_round_trips_with_every_dictionary_size() {
+    let mut compressor = ZstdCompressor::new().unwrap();
+    let mut decompressor = ZstdDecompressor::new().unwrap();
+    for set in corpus() {
+        for size in DICT_SIZES {
+            let dict_bytes = set.dict(size);
+            let dict = ZstdDictionary::new(&dict_bytes).unwrap();
+            assert_eq!(dict.len(), size);
+            let mut out = b"header".to_vec();
+            for (i, row) in set.tested().iter().enumerate() {
+                let ctx = format!("{} dict {size} row {i}", set.name);
+                let payload = compressor.compress_with_dict(row, &dict).unwrap();
+                assert_bare_frame(&payload, &ctx);
+                if size == 0 {
+                    // The empty dictionary is no dictionary.
+                    assert_eq!(payload, compressor.compress(row).unwrap(), "{ctx}");
+                }
+                let back = decompressor.decompress_with_dict(&payload, row.len(), &dict);
+                assert_eq!(back.unwrap(), *row, "{ctx}");
+                for k in prefix_lengths(row.len()) {
+                    let prefix = decompressor
+                        .decompress_prefix_with_dict(&payload, row.len(), k, &dict)
+                        .unwrap();
+                    assert_eq!(prefix, row[..k.min(row.len())], "{ctx} prefix {k}");
+                }
+                let before = out.len();
+                let n = compressor
+                    .compress_with_dict_into(row, &dict, &mut out)
+                    .unwrap();
+                assert_eq!(out[before..], payload[..], "{ctx}");
+                assert_eq!(n, payload.len(), "{ctx}");
+            }
+        }
+    }
+}
+
+#[test]
+fn zstd_plain_round_trips_and_frame_is_standard_without_magic() {
+    let mut compressor = ZstdCompressor::new().unwrap();
+    let mut decompressor = ZstdDecompressor::new().unwrap();
+    let mut inputs = edge_inputs();
+    for set in corpus() {
+        inputs.extend(set.tested().iter().take(40).cloned());
+    }
+    for (i, input) in inputs.iter().enumerate() {
+        let payload = compressor.compress(input).unwrap();
+        assert_bare_frame(&payload, &format!("input {i}"));
+        assert_eq!(zstd::compress(input).unwrap(), payload, "input {i}");
+        assert_eq!(
+            decompressor.decompress(&payload, input.len()).unwrap(),
+            *input,
+            "input {i}"
+        );
+        assert_eq!(
+            zstd::decompress(&payload, input.len()).unwrap(),
+            *input,
+            "input {i}"
+        );
+        for k in prefix_lengths(input.len()) {
+            let prefix = zstd::decompress_prefix(&payload, input.len(), k).unwrap();
+            assert_eq!(prefix, input[..k.min(input.len())], "input {i} prefix {k}");
+        }
+        // With the magic number put back, it is an ordinary zstd frame of unknown size.
+        let framed = [&ZSTD_MAGIC[..], &payload].concat();
+        assert!(
+            matches!(::zstd::zstd_safe::get_frame_content_size(&framed), Ok(None)),
+            "input {i}"
+        );
+        let decoded = ::zstd::bulk::Decompressor::new()
+            .unwrap()
+            .decompress(&framed, input.len())
+            .unwrap();
+        assert_eq!(decoded, *input, "input {i}");
+    }
+}
+
+#[test]
+fn zstd_levels_and_dictionary_benefit() {
+    let sets = corpus();
+    let set = &sets[0];
+    let dict_bytes = set.dict(4096);
+    let mut decompressor = ZstdDecompressor::new().unwrap();
+    for level in [1, 3, 9, 19, -5] {
+        let dict = ZstdDictionary::with_level(&dict_bytes, level).unwrap();
+        assert_eq!(dict.level(), level);
+        let mut compressor = ZstdCompressor::with_level(level).unwrap();
+        let (mut plain, mut with_dict) = (0, 0);
+        for row in set.tested().iter().take(50) {
+            let p = compressor.compress(row).unwrap();
+            let d = compressor.compress_with_dict(row, &dict).unwrap();
+            assert_eq!(decompressor.decompress(&p, row.len()).unwrap(), *row);
+            assert_eq!(
+                decompressor
+                    .decompress_with_dict(&d, row.len(), &dict)
+                    .unwrap(),
+                *row
+            );
+            plain += p.len();
+            with_dict += d.len();
+        }
+        assert!(with_dict < plain, "level {level}: {with_dict} >= {plain}");
+    }
+    assert!(matches!(
+        ZstdCompressor::with_level(1000),
+        Err(zstd::Error::Level { level: 1000, .. })
+    ));
+    assert!(matches!(
+        ZstdDictionary::with_level(b"x", 1000),
+        Err(zstd::Error::Level { .. })
+    ));
+}
+
+#[test]
+fn zstd_trained_dictionary_works() {
+    // A zstd-format dictionary (magic number, entropy tables), as zstd's trainer makes: its
+    // header is parsed, and frames still carry no dictionary id.
+    let sets = corpus();
+    let set = &sets[2];
+    let samples: Vec<&[u8]> = set.rows[ROWS..]
+        .iter()
+        .take(2000)
+        .map(|r| r.as_slice())
+        .collect();
+    let mut buf = Vec::with_capacity(8192);
+    let sizes: Vec<usize> = samples.iter().map(|s| s.len()).collect();
+    let flat = samples.concat();
+    let len = ::zstd::zstd_safe::train_from_buffer(&mut buf, &flat, &sizes).unwrap();
+    assert_eq!(len, buf.len());
+    let dict = ZstdDictionary::new(&buf).unwrap();
+    let mut compressor = ZstdCompressor::new().unwrap();
+    for row in set.tested() {
+        let payload = compressor.compress_with_dict(row, &dict).unwrap();
+        assert_bare_frame(&payload, "trained");
+        assert_eq!(
+            zstd::decompress_with_dict(&payload, row.len(), &dict).unwrap(),
+            *row
+        );
+    }
+}
+
+#[test]
+fn zstd_exact_errors() {
+    use zstd::Error;
+    let payload = zstd::compress(b"hello hello hello hello").unwrap();
+    assert_eq!(zstd::decompress(&[], 0), Err(Error::EmptyPayload));
+    assert_eq!(
+        zstd::decompress(&payload, 1 << 30),
+        Err(Error::RawLenTooLarge {
+            raw_len: 1 << 30,
+            max: zstd::MAX_RAW_LEN
+        })
+    );
+    assert_eq!(
+        zstd::decompress(&payload, 22),
+        Err(Error::TooLong { expected: 22 })
+    );
+    assert_eq!(
+        zstd::decompress(&payload, 24),
+        Err(Error::LengthMismatch {
+            expected: 24,
+            produced: 23
+        })
+    );
+    assert_eq!(
+        zstd::decompress_prefix(&payload, 40, 30),
+        Err(Error::PrefixShort {
+            wanted: 30,
+            produced: 23,
+            raw_len: 40
+        })
+    );
+    // With the magic number, the frame is not magicless: its first byte is a bad header.
+    let framed = [&ZSTD_MAGIC[..], &payload].concat();
+    assert!(matches!(
+        zstd::decompress(&framed, 23),
+        Err(Error::Corrupt { .. })
+    ));
+    // Trailing garbage is read as a second frame, and refused.
+    let trailing = [&payload[..], &[0xFF, 0xFF]].concat();
+    assert!(matches!(
+        zstd::decompress(&trailing, 23),
+        Err(Error::Corrupt { .. })
+    ));
+    // A dictionary starting with zstd's dictionary magic number but no valid header.
+    let bad_dict = [&[0x37, 0xA4, 0x30, 0xEC][..], &[0u8; 100]].concat();
+    assert_eq!(
+        ZstdDictionary::new(&bad_dict).unwrap_err(),
+        Error::Dictionary { len: 104 }
+    );
+    // A hand-made frame: no content size, window 2^27 (descriptor 0x88), one raw last block
+    // holding "a". One-shot decoding needs no window; streaming (prefix) decoding refuses to
+    // set up a 128 MiB window for a 1-byte datum.
+    let big_window = [0x00, 0x88, 0x09, 0x00, 0x00, b'a'];
+    assert_eq!(zstd::decompress(&big_window, 1), Ok(b"a".to_vec()));
+    assert_eq!(
+        zstd::decompress_prefix(&big_window, 1, 1),
+        Err(Error::Corrupt {
+            code: 16,
+            name: "Frame requires too much memory for decoding",
+            payload_len: 6
+        })
+    );
+    let small_window = [0x00, 0x00, 0x09, 0x00, 0x00, b'a'];
+    assert_eq!(
+        zstd::decompress_prefix(&small_window, 1, 1),
+        Ok(b"a".to_vec())
+    );
+    let err = zstd::decompress(&payload, 24).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "zstd: payload decodes to 23 bytes, expected 24"
+    );
+}
+
+#[test]
+fn zstd_corrupt_and_mismatched_input_never_panics() {
+    let sets = corpus();
+    let mut compressor = ZstdCompressor::new().unwrap();
+    let mut decompressor = ZstdDecompressor::new().unwrap();
+    for set in sets.iter().take(4) {
+        let dict = ZstdDictionary::new(&set.dict(4096)).unwrap();
+        let other = ZstdDictionary::new(&sets[sets.len() - 1].dict(4096)).unwrap();
+        for row in set.tested().iter().take(8) {
+            let n = row.len();
+            for payload in [
+                compressor.compress(row).unwrap(),
+                compressor.compress_with_dict(row, &dict).unwrap(),
+            ] {
+                for d in [&other, &dict] {
+                    if let Ok(v) = decompressor.decompress_with_dict(&payload, n, d) {
+                        assert_eq!(v.len(), n);
+                    }
+                }
+                if let Ok(v) = decompressor.decompress(&payload, n) {
+                    assert_eq!(v.len(), n);
+                }
+                assert!(decompressor
+                    .decompress_with_dict(&payload, n + 1, &dict)
+                    .is_err());
+                assert!(decompressor
+                    .decompress_with_dict(&payload, n - 1, &dict)
+                    .is_err());
+                mangle(
+                    &payload,
+                    |p| {
+                        decompressor
+                            .decompress_with_dict(p, n, &dict)
+                            .ok()
+                            .map(|v| v.len())
+                    },
+                    n,
+                );
+                mangle(
+                    &payload,
+                    |p| zstd::decompress(p, n).ok().map(|v| v.len()),
+                    n,
+                );
+                mangle(
+                    &payload,
+                    |p| {
+                        zstd::decompress_prefix_with_dict(p, n, n / 2, &dict)
+                            .ok()
+                            .map(|v| v.len())
+                    },
+                    n / 2,
+                );
+                mangle(
+                    &payload,
+                    |p| {
+                        zstd::decompress_prefix_with_dict(p, n, n, &other)
+                            .ok()
+                            .map(|v| v.len())
+                    },
+                    n,
+                );
+            }
+        }
+        // The contexts still work after all that.
+        let row = &set.tested()[0];
+        let payload = compressor.compress_with_dict(row, &dict).unwrap();
+        assert_eq!(
+            decompressor
+                .decompress_with_dict(&payload, row.len(), &dict)
+                .unwrap(),
+            *row
+        );
+    }
+}
+
+#[test]
+fn zstd_dictionary_is_shared_between_threads() {
+    let sets = corpus();
+    let set = &sets[1];
+    let dict = ZstdDictionary::new(&set.dict(65536)).unwrap();
+    let expected: Vec<Vec<u8>> = {
+        let mut c = ZstdCompressor::new().unwrap();
+        set.tested()
+            .iter()
+            .map(|r| c.compress_with_dict(r, &dict).unwrap())
+            .collect()
+    };
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let (dict, expected) = (&dict, &expected);
+            s.spawn(move || {
+                let mut c = ZstdCompressor::new().unwrap();
+                let mut d = ZstdDecompressor::new().unwrap();
+                for (i, row) in set.tested().iter().enumerate().skip(t) {
+                    assert_eq!(c.compress_with_dict(row, dict).unwrap(), expected[i]);
+                    assert_eq!(
+                        d.decompress_with_dict(&expected[i], row.len(), dict)
+                            .unwrap(),
+                        *row
+                    );
+                }
+            });
+        }
+    });
+}
+
+#[test]
+fn large_inputs_with_a_full_window_dictionary() {
+    // Over lz4's 4 KiB dictCtx/copy switch and zstd's single-block size, with a 64 KiB
+    // dictionary: full and prefix decoding (zstd's streaming window limit must admit them).
+    let sets = corpus();
+    let set = &sets[5];
+    let dict_bytes = set.dict(65536);
+    let text: Vec<u8> = set.tested().concat();
+    let mut inputs = vec![noise(70_000, 3), text.clone()];
+    while inputs.last().unwrap().len() < (1 << 20) {
+        let doubled = inputs.last().unwrap().repeat(2);
+        inputs.push(doubled);
+    }
+    let lz4_dict = Lz4Dictionary::new(&dict_bytes);
+    let mut lz4c = Lz4Compressor::new();
+    for input in &inputs {
+        let n = input.len();
+        let payload = lz4c.compress_with_dict(input, &lz4_dict).unwrap();
+        assert_eq!(lz4_dict.decompress(&payload, n).unwrap(), *input, "lz4 {n}");
+        for k in [1, 4096, n / 2, n] {
+            assert_eq!(
+                lz4_dict.decompress_prefix(&payload, n, k).unwrap(),
+                input[..k],
+                "lz4 {n} prefix {k}"
+            );
+        }
+    }
+    for level in [1, 3, 19] {
+        let dict = ZstdDictionary::with_level(&dict_bytes, level).unwrap();
+        let mut c = ZstdCompressor::with_level(level).unwrap();
+        let mut d = ZstdDecompressor::new().unwrap();
+        for input in &inputs {
+            let n = input.len();
+            for (payload, dict) in [
+                (c.compress_with_dict(input, &dict).unwrap(), Some(&dict)),
+                (c.compress(input).unwrap(), None),
+            ] {
+                let ctx = format!("zstd level {level} len {n} dict {}", dict.is_some());
+                assert_bare_frame(&payload, &ctx);
+                let back = match dict {
+                    Some(dict) => d.decompress_with_dict(&payload, n, dict),
+                    None => d.decompress(&payload, n),
+                };
+                assert_eq!(back.unwrap(), *input, "{ctx}");
+                for k in [1, 4096, n / 2, n] {
+                    let prefix = match dict {
+                        Some(dict) => d.decompress_prefix_with_dict(&payload, n, k, dict),
+                        None => d.decompress_prefix(&payload, n, k),
+                    };
+                    assert_eq!(prefix.unwrap(), input[..k], "{ctx} prefix {k}");
+                }
+            }
+        }
+    }
+}
