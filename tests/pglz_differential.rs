@@ -23,7 +23,12 @@ fn to_c(strategy: &pglz::Strategy) -> PglzStrategy {
 }
 
 /// Checks one input under one strategy, both directions. Returns whether it was compressed.
-fn check_input(compressor: &mut Compressor, input: &[u8], strategy: &pglz::Strategy, what: &str) -> bool {
+fn check_input(
+    compressor: &mut Compressor,
+    input: &[u8],
+    strategy: &pglz::Strategy,
+    what: &str,
+) -> bool {
     let ours = compressor.compress(input, strategy).map(<[u8]>::to_vec);
     let theirs = pgdict_pgref::compress(input, &to_c(strategy));
     match (&ours, &theirs) {
@@ -39,28 +44,50 @@ fn check_input(compressor: &mut Compressor, input: &[u8], strategy: &pglz::Strat
         (Some(_), Some(_)) | (None, None) => {}
         _ => panic!(
             "{what}: pgdict {} but PostgreSQL {} ({} input bytes, {strategy:?})",
-            if ours.is_some() { "compressed" } else { "refused" },
-            if theirs.is_some() { "compressed" } else { "refused" },
+            if ours.is_some() {
+                "compressed"
+            } else {
+                "refused"
+            },
+            if theirs.is_some() {
+                "compressed"
+            } else {
+                "refused"
+            },
             input.len()
         ),
     }
     let Some(payload) = ours else { return false };
     let decoded = pglz::decompress(&payload, input.len())
         .unwrap_or_else(|e| panic!("{what}: pgdict cannot decode C's output: {e}"));
-    assert!(decoded == input, "{what}: pgdict decodes C's output wrongly");
+    assert!(
+        decoded == input,
+        "{what}: pgdict decodes C's output wrongly"
+    );
     let c_decoded = pgdict_pgref::decompress(&payload, input.len(), true)
         .unwrap_or_else(|| panic!("{what}: C rejects pgdict's output"));
-    assert!(c_decoded == input, "{what}: C decodes pgdict's output wrongly");
+    assert!(
+        c_decoded == input,
+        "{what}: C decodes pgdict's output wrongly"
+    );
     true
 }
 
-const BUILT_IN: [(&str, pglz::Strategy); 2] =
-    [("default", pglz::Strategy::DEFAULT), ("always", pglz::Strategy::ALWAYS)];
+const BUILT_IN: [(&str, pglz::Strategy); 2] = [
+    ("default", pglz::Strategy::DEFAULT),
+    ("always", pglz::Strategy::ALWAYS),
+];
 
 #[test]
 fn built_in_strategies_match_postgresql() {
-    assert_eq!(to_c(&pglz::Strategy::DEFAULT), pgdict_pgref::strategy_default());
-    assert_eq!(to_c(&pglz::Strategy::ALWAYS), pgdict_pgref::strategy_always());
+    assert_eq!(
+        to_c(&pglz::Strategy::DEFAULT),
+        pgdict_pgref::strategy_default()
+    );
+    assert_eq!(
+        to_c(&pglz::Strategy::ALWAYS),
+        pgdict_pgref::strategy_always()
+    );
 }
 
 #[test]
@@ -70,7 +97,12 @@ fn corpus_payloads_whole_and_in_2k_and_8k_slices() {
     let mut compressed = 0;
     for (name, bytes) in shared_corpus::payload_files() {
         for (strategy_name, strategy) in &BUILT_IN {
-            compressed += check_input(&mut compressor, &bytes, strategy, &format!("{name} whole, {strategy_name}")) as usize;
+            compressed += check_input(
+                &mut compressor,
+                &bytes,
+                strategy,
+                &format!("{name} whole, {strategy_name}"),
+            ) as usize;
             checked += 1;
             for slice_len in [2048, 8192] {
                 for (i, slice) in bytes.chunks(slice_len).enumerate() {
@@ -82,7 +114,10 @@ fn corpus_payloads_whole_and_in_2k_and_8k_slices() {
         }
     }
     // Most slices of the corpus compress: the comparison is not vacuous.
-    assert!(checked > 30_000 && compressed > checked / 2, "{compressed} of {checked}");
+    assert!(
+        checked > 30_000 && compressed > checked / 2,
+        "{compressed} of {checked}"
+    );
 }
 
 #[test]
@@ -97,7 +132,10 @@ fn corpus_rows_every_row_of_every_set() {
             }
         }
         // "always" compresses nearly every row; each set has rows it compresses.
-        assert!(compressed[1] > 0, "{name}: no row compressed with the always strategy");
+        assert!(
+            compressed[1] > 0,
+            "{name}: no row compressed with the always strategy"
+        );
     }
 }
 
@@ -110,11 +148,21 @@ fn every_length_up_to_64() {
             vec![0xff; len],
             (0..len).map(|i| (i % 3) as u8 + 0x80).collect(),
             (0..len).map(|i| (i * 37 % 251) as u8).collect(),
-            b"abcabcabd\x80\x81\x82abc".iter().copied().cycle().take(len).collect(),
+            b"abcabcabd\x80\x81\x82abc"
+                .iter()
+                .copied()
+                .cycle()
+                .take(len)
+                .collect(),
         ];
         for (p, input) in patterns.iter().enumerate() {
             for (strategy_name, strategy) in &BUILT_IN {
-                check_input(&mut compressor, input, strategy, &format!("len {len} pattern {p} {strategy_name}"));
+                check_input(
+                    &mut compressor,
+                    input,
+                    strategy,
+                    &format!("len {len} pattern {p} {strategy_name}"),
+                );
             }
         }
     }
@@ -122,7 +170,24 @@ fn every_length_up_to_64() {
 
 #[test]
 fn maximum_compressed_size_matches_postgresql() {
-    let values = [0, 1, 2, 3, 7, 8, 9, 100, 1000, 4095, 4096, 1 << 20, (1 << 30) - 1, i32::MAX / 9, i32::MAX - 1, i32::MAX];
+    let values = [
+        0,
+        1,
+        2,
+        3,
+        7,
+        8,
+        9,
+        100,
+        1000,
+        4095,
+        4096,
+        1 << 20,
+        (1 << 30) - 1,
+        i32::MAX / 9,
+        i32::MAX - 1,
+        i32::MAX,
+    ];
     for &raw in &values {
         for &total in &values {
             assert_eq!(

@@ -4,7 +4,7 @@
 //! `pg_lzcompress.c` where a concept exists in both: `hist_start` (the newest position of each
 //! hash list), `good_match`, `good_drop`, `result_max`, `ctrlb`.
 
-use super::{Strategy, MAX_MATCH, MIN_MATCH};
+use super::{PglzDictionary, Strategy, MAX_MATCH, MIN_MATCH};
 
 /// Positions a history list can reach back to (`PGLZ_HISTORY_SIZE`). The ring of links to the
 /// previous position with the same hash has this many slots.
@@ -13,9 +13,18 @@ const HISTORY_SIZE: usize = 4096;
 /// Hash buckets for inputs of 1 KB and more (`PGLZ_MAX_HISTORY_LISTS`).
 const MAX_HASH_SIZE: usize = 8192;
 
-/// A candidate this many bytes back, or farther, ends the walk down a history list: its offset
-/// would not fit the 12-bit tag field once PostgreSQL's `thisoff >= 0x0fff` test is applied.
+/// A candidate this many bytes back, or farther, ends the walk down a history list: PostgreSQL
+/// stops at `thisoff >= 0x0fff`, so plain pglz never emits offset 4095.
 const WALK_LIMIT: usize = 0x0fff;
+
+/// With a dictionary the walk may use offset 4095 too (the decoder accepts it), so all of
+/// [`super::DICT_WINDOW`] is reachable from the datum's first byte.
+const DICT_WALK_LIMIT: usize = 0x1000;
+
+/// Hash buckets in dictionary mode, for the datum and the dictionary alike (their lists must
+/// agree on the hash). Dictionary mode is not PostgreSQL's format, so it need not follow
+/// PostgreSQL's sizing by input length; the largest table collides least.
+pub(super) const DICT_HASH_SIZE: usize = MAX_HASH_SIZE;
 
 /// A reusable pglz compressor: the history tables and the output buffer, kept between calls
 /// so that compressing allocates nothing once the buffer has grown to the largest input.
@@ -32,12 +41,18 @@ const WALK_LIMIT: usize = 0x0fff;
 /// assert!(compressor.compress(b"short", &Strategy::DEFAULT).is_none());
 /// ```
 pub struct Compressor {
-    /// For each hash bucket, 1 + the newest input position with that hash; 0 = empty list.
+    /// For each hash bucket, the newest input position with that hash, as a [`Self::base`]d
+    /// entry (see there).
     hist_start: Box<[u32; MAX_HASH_SIZE]>,
-    /// For input position `p`, at slot `p % HISTORY_SIZE`: 1 + the previous position with the
-    /// same hash; 0 = none. A slot is overwritten 4096 positions later, by which time `p` is
-    /// beyond [`WALK_LIMIT`] and no longer visited.
+    /// For input position `p`, at slot `p % HISTORY_SIZE`: the previous position with the
+    /// same hash, as a based entry. A slot is overwritten 4096 positions later, by which time
+    /// `p` is beyond [`WALK_LIMIT`] and no longer visited.
     hist_prev: Box<[u32; HISTORY_SIZE]>,
+    /// Entries in the history tables are `base + position`. Each call starts with `base` past
+    /// every entry of the calls before, so stale entries read as "none" (`entry < base`) and
+    /// the tables need no clearing between calls, where PostgreSQL clears up to 16 KB per
+    /// call. When `base` would overflow, the tables are cleared once and `base` restarts at 1.
+    base: u32,
     /// Output buffer; grows to `input.len() + 4` (PostgreSQL's `PGLZ_MAX_OUTPUT`), never shrinks.
     out: Vec<u8>,
 }
@@ -59,7 +74,9 @@ impl std::fmt::Debug for Compressor {
 /// Compresses `input` with `strategy` into a new vector; `None` when the strategy judges it not
 /// worth compressing. Builds a [`Compressor`] per call: reuse one to compress many values.
 pub fn compress(input: &[u8], strategy: &Strategy) -> Option<Vec<u8>> {
-    Compressor::new().compress(input, strategy).map(<[u8]>::to_vec)
+    Compressor::new()
+        .compress(input, strategy)
+        .map(<[u8]>::to_vec)
 }
 
 impl Compressor {
@@ -68,6 +85,7 @@ impl Compressor {
         Compressor {
             hist_start: Box::new([0; MAX_HASH_SIZE]),
             hist_prev: Box::new([0; HISTORY_SIZE]),
+            base: 1,
             out: Vec::new(),
         }
     }
@@ -82,7 +100,34 @@ impl Compressor {
         Some(&self.out[..len])
     }
 
+    /// Compresses `input` as if `dict` came just before it, so that matches can reach into the
+    /// dictionary ([`decompress_with_dict`](super::decompress_with_dict) decodes it). The
+    /// dictionary's index is only read: preparing it is [`PglzDictionary::new`]'s job, once.
+    ///
+    /// The strategy is applied as for plain compression; [`Strategy::DICTIONARY`] suits small
+    /// datums. Returns `None` when the strategy judges the result not worth it.
+    pub fn compress_with_dict(
+        &mut self,
+        input: &[u8],
+        dict: &PglzDictionary,
+        strategy: &Strategy,
+    ) -> Option<&[u8]> {
+        let len = self.compress_generic::<true>(input, dict, strategy)?;
+        Some(&self.out[..len])
+    }
+
     fn compress_to_buffer(&mut self, input: &[u8], strategy: &Strategy) -> Option<usize> {
+        self.compress_generic::<false>(input, &EMPTY_DICT, strategy)
+    }
+
+    /// The compressor, with (`DICT`) or without a dictionary; without one, `dict` is unused
+    /// and the code for it compiles away.
+    fn compress_generic<const DICT: bool>(
+        &mut self,
+        input: &[u8],
+        dict: &PglzDictionary,
+        strategy: &Strategy,
+    ) -> Option<usize> {
         // PostgreSQL's lengths are int32: anything longer cannot be handed to it at all.
         let slen = i32::try_from(input.len()).ok()?;
         if strategy.match_size_good <= 0
@@ -109,6 +154,7 @@ impl Compressor {
         // PostgreSQL sizes the hash table by input length: a small table is cheap to clear
         // for short inputs, a large one avoids collisions for long ones.
         let hash_size = match slen {
+            _ if DICT => DICT_HASH_SIZE,
             0..=127 => 512,
             128..=255 => 1024,
             256..=511 => 2048,
@@ -116,9 +162,21 @@ impl Compressor {
             _ => MAX_HASH_SIZE,
         };
         let mask = hash_size - 1;
-        let hist_start = &mut self.hist_start[..hash_size];
-        hist_start.fill(0);
-        let hist_prev = &mut *self.hist_prev;
+
+        // Claim entries base..base + slen for this call's positions (see `base`).
+        if u64::from(self.base) + input.len() as u64 >= u64::from(u32::MAX) {
+            self.hist_start.fill(0);
+            self.hist_prev.fill(0);
+            self.base = 1;
+        }
+        let base = self.base;
+        self.base += slen as u32;
+        let hist = History {
+            start: &mut self.hist_start,
+            prev: &mut self.hist_prev,
+            base,
+            dict,
+        };
 
         let out_len = input.len() + 4;
         if self.out.len() < out_len {
@@ -126,6 +184,7 @@ impl Compressor {
         }
         let out = &mut self.out[..out_len];
 
+        let mut hist = hist;
         let mut writer = TagWriter::new();
         let mut found_match = false;
         let mut dp = 0;
@@ -142,18 +201,18 @@ impl Compressor {
 
             let hash = hist_idx(input, dp, mask);
             let (match_len, match_off) =
-                find_match(input, dp, hist_start[hash], hist_prev, good_match, good_drop);
+                hist.find_match::<DICT>(input, dp, hash, good_match, good_drop);
             if match_len >= MIN_MATCH {
                 writer.tag(out, match_len, match_off);
-                hist_add(hist_start, hist_prev, dp, hash);
+                hist.add(dp, hash);
                 for p in dp + 1..dp + match_len {
-                    hist_add(hist_start, hist_prev, p, hist_idx(input, p, mask));
+                    hist.add(p, hist_idx(input, p, mask));
                 }
                 dp += match_len;
                 found_match = true;
             } else {
                 writer.literal(out, input[dp]);
-                hist_add(hist_start, hist_prev, dp, hash);
+                hist.add(dp, hash);
                 dp += 1;
             }
         }
@@ -164,73 +223,170 @@ impl Compressor {
 }
 
 /// The history bucket for position `pos`: a hash of the next four bytes, or of the byte alone
-/// in the last three positions (`pglz_hist_idx`).
+/// in the last three positions (`pglz_hist_idx`). Always below `mask + 1` <= 8192.
 ///
 /// Bytes are sign-extended, as PostgreSQL reads them through `char`, signed on x86_64. Without
 /// the sign extension bytes 0x80..=0xff land in other buckets and the output differs.
 #[inline(always)]
 fn hist_idx(input: &[u8], pos: usize, mask: usize) -> usize {
-    let signed = |i: usize| i32::from(input[pos + i] as i8);
-    let hash = if input.len() - pos < 4 {
-        signed(0)
-    } else {
-        (signed(0) << 6) ^ (signed(1) << 4) ^ (signed(2) << 2) ^ signed(3)
+    let hash = match input.get(pos..pos + 4) {
+        Some(&[b0, b1, b2, b3]) => {
+            let signed = |b: u8| i32::from(b as i8);
+            (signed(b0) << 6) ^ (signed(b1) << 4) ^ (signed(b2) << 2) ^ signed(b3)
+        }
+        _ => i32::from(input[pos] as i8),
     };
     (hash as usize) & mask
 }
 
-/// Puts position `pos` at the head of history list `hash` (`pglz_hist_add`).
+/// A four-byte hash: PostgreSQL's `pglz_hist_idx` before masking, bytes sign-extended.
 #[inline(always)]
-fn hist_add(hist_start: &mut [u32], hist_prev: &mut [u32; HISTORY_SIZE], pos: usize, hash: usize) {
-    hist_prev[pos % HISTORY_SIZE] = hist_start[hash];
-    // Positions are below 2^31 (the input length fits i32), so pos + 1 fits u32.
-    hist_start[hash] = pos as u32 + 1;
+pub(super) fn hash4(bytes: &[u8]) -> usize {
+    let signed = |i: usize| i32::from(bytes[i] as i8);
+    ((signed(0) << 6) ^ (signed(1) << 4) ^ (signed(2) << 2) ^ signed(3)) as usize
 }
 
-/// Walks the history list starting at `head` (1 + a position, or 0) for the longest match with
-/// `input[pos..]` (`pglz_find_match`). Returns `(length, offset)`; a length under
-/// [`MIN_MATCH`] means no usable match.
-#[inline(always)]
-fn find_match(
-    input: &[u8],
-    pos: usize,
-    head: u32,
-    hist_prev: &[u32; HISTORY_SIZE],
-    mut good_match: usize,
-    good_drop: usize,
-) -> (usize, usize) {
-    let limit = MAX_MATCH.min(input.len() - pos);
-    let mut best_len = 0;
-    let mut best_off = 0;
-    let mut entry = head;
-    while entry != 0 {
-        let candidate = entry as usize - 1;
-        let off = pos - candidate;
-        if off >= WALK_LIMIT {
-            break;
-        }
+/// An empty dictionary, for the plain compressor's unused `dict` argument.
+static EMPTY_DICT: std::sync::LazyLock<PglzDictionary> =
+    std::sync::LazyLock::new(|| PglzDictionary::new(&[]));
 
-        // Only a longer match counts, so a candidate that differs at byte `best_len` cannot
-        // win; checking that byte first skips most candidates without a full comparison.
-        // (PostgreSQL compares from the start; the chosen match is the same.)
-        if best_len < limit && input[candidate + best_len] == input[pos + best_len] {
-            let len = common_prefix(&input[candidate..], &input[pos..pos + limit]);
+/// The history lists of one call (`hist_start` and the links between entries), and in
+/// dictionary mode the dictionary's own lists, which continue each of the datum's.
+struct History<'a> {
+    start: &'a mut [u32; MAX_HASH_SIZE],
+    prev: &'a mut [u32; HISTORY_SIZE],
+    /// Entries below this belong to earlier calls and mean "none".
+    base: u32,
+    dict: &'a PglzDictionary,
+}
+
+impl History<'_> {
+    /// Puts position `pos` at the head of history list `hash` (`pglz_hist_add`).
+    #[inline(always)]
+    fn add(&mut self, pos: usize, hash: usize) {
+        let bucket = hash % MAX_HASH_SIZE;
+        self.prev[pos % HISTORY_SIZE] = self.start[bucket];
+        // `base + pos` fits: `compress_generic` reserved base..base + input length.
+        self.start[bucket] = self.base + pos as u32;
+    }
+
+    /// Walks history list `hash` for the longest match with `input[pos..]`
+    /// (`pglz_find_match`): newest first through the datum's own positions, then (with a
+    /// dictionary) through the dictionary's, newest first. Returns `(length, offset)`; a
+    /// length under [`MIN_MATCH`] means no usable match.
+    #[inline(always)]
+    fn find_match<const DICT: bool>(
+        &self,
+        input: &[u8],
+        pos: usize,
+        hash: usize,
+        mut good_match: usize,
+        good_drop: usize,
+    ) -> (usize, usize) {
+        let walk_limit = if DICT { DICT_WALK_LIMIT } else { WALK_LIMIT };
+        let dict = self.dict.as_bytes();
+        let bucket = hash % MAX_HASH_SIZE;
+        let current = &input[pos..input.len().min(pos + MAX_MATCH)];
+        let mut best_len = 0;
+        let mut best_off = 0;
+
+        // The next candidate: a datum entry (>= base) while `in_dict` is false, else a
+        // dictionary entry (1 + position, 0 = none).
+        let mut entry = self.start[bucket];
+        let mut in_dict = false;
+        if DICT && entry < self.base {
+            entry = self.dict.start[bucket % DICT_HASH_SIZE];
+            in_dict = true;
+        }
+        loop {
+            let exists = if in_dict {
+                entry != 0
+            } else {
+                entry >= self.base
+            };
+            if !exists {
+                break;
+            }
+            let (off, len);
+            if !in_dict {
+                let candidate = (entry - self.base) as usize;
+                off = pos - candidate;
+                if off >= walk_limit {
+                    break;
+                }
+                // Only a longer match counts, so a candidate that differs at byte `best_len`
+                // cannot win; checking that byte first skips most candidates without a full
+                // comparison. (PostgreSQL compares from the start; the chosen match is the
+                // same.)
+                let earlier = &input[candidate..];
+                len = if best_len < current.len() && earlier[best_len] == current[best_len] {
+                    common_prefix(earlier, current)
+                } else {
+                    0
+                };
+                entry = self.prev[candidate % HISTORY_SIZE];
+                if DICT && entry < self.base {
+                    entry = self.dict.start[bucket % DICT_HASH_SIZE];
+                    in_dict = true;
+                }
+            } else {
+                let candidate = entry as usize - 1;
+                off = pos + dict.len() - candidate;
+                if off >= walk_limit {
+                    break;
+                }
+                len = dict_match_len(&dict[candidate..], input, current, best_len);
+                entry = self.dict.prev[candidate];
+            }
             if len > best_len {
                 best_len = len;
                 best_off = off;
+                // Nothing can beat a match of all that is left (or of MAX_MATCH bytes), and
+                // a tie does not replace the best: the rest of the walk cannot change the
+                // result.
+                if best_len == current.len() {
+                    break;
+                }
             }
-        }
 
-        entry = hist_prev[candidate % HISTORY_SIZE];
-        // Be content with shorter matches the farther down the list we go.
-        if entry != 0 {
-            if best_len >= good_match {
-                break;
+            // Be content with shorter matches the farther down the list we go.
+            let next_exists = if in_dict {
+                entry != 0
+            } else {
+                entry >= self.base
+            };
+            if next_exists {
+                if best_len >= good_match {
+                    break;
+                }
+                good_match -= good_match * good_drop / 100;
             }
-            good_match -= good_match * good_drop / 100;
         }
+        (best_len, best_off)
     }
-    (best_len, best_off)
+}
+
+/// Match length of `current` against a candidate that starts in the dictionary: the rest of
+/// the dictionary (`dict_tail`) and then the datum from its first byte. Returns 0 early when
+/// the candidate cannot beat `best_len`.
+#[inline(always)]
+fn dict_match_len(dict_tail: &[u8], input: &[u8], current: &[u8], best_len: usize) -> usize {
+    if best_len >= current.len() {
+        return 0;
+    }
+    let byte_at_best = match dict_tail.get(best_len) {
+        Some(&b) => b,
+        None => input[best_len - dict_tail.len()],
+    };
+    if byte_at_best != current[best_len] {
+        return 0;
+    }
+    let in_dict = dict_tail.len().min(current.len());
+    let len = common_prefix(dict_tail, &current[..in_dict]);
+    if len < in_dict || in_dict == current.len() {
+        return len;
+    }
+    in_dict + common_prefix(input, &current[in_dict..])
 }
 
 /// Length of the common prefix of `a` and `b`; `a` must be at least as long as `b`.
@@ -241,7 +397,8 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     let mut chunks_b = b.chunks_exact(8);
     let mut len = 0;
     for (x, y) in (&mut chunks_a).zip(&mut chunks_b) {
-        let diff = u64::from_le_bytes(x.try_into().unwrap()) ^ u64::from_le_bytes(y.try_into().unwrap());
+        let diff =
+            u64::from_le_bytes(x.try_into().unwrap()) ^ u64::from_le_bytes(y.try_into().unwrap());
         if diff != 0 {
             return len + (diff.trailing_zeros() / 8) as usize;
         }

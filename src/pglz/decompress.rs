@@ -6,7 +6,7 @@
 //! of the output. With `check_complete`, the output must be filled and the payload consumed
 //! exactly.
 
-use super::{Error, MAX_EXPANSION_PER_PAYLOAD_BYTE, MAX_RAW_LEN};
+use super::{Error, DICT_WINDOW, MAX_EXPANSION_PER_PAYLOAD_BYTE, MAX_RAW_LEN};
 
 /// Decodes a whole payload that must expand to exactly `raw_len` bytes.
 ///
@@ -23,14 +23,14 @@ pub fn decompress(payload: &[u8], raw_len: usize) -> Result<Vec<u8>, Error> {
 /// length).
 pub fn decompress_into(payload: &[u8], out: &mut [u8]) -> Result<(), Error> {
     check_raw_len(payload.len(), out.len())?;
-    decode(payload, out, true).map(|_| ())
+    decode(payload, &[], out, true).map(|_| ())
 }
 
 /// Decodes as much of the first `out.len()` bytes as `payload` yields, and returns how many
 /// bytes were written: PostgreSQL's `pglz_decompress` with `check_complete = false`. The
 /// payload may end early (fewer bytes written) or go on past `out` (the rest is not read).
 pub fn decompress_prefix_into(payload: &[u8], out: &mut [u8]) -> Result<usize, Error> {
-    decode(payload, out, false)
+    decode(payload, &[], out, false)
 }
 
 /// Decodes the first `prefix_len` bytes of a value whose raw length is `raw_len`.
@@ -56,11 +56,55 @@ pub fn decompress_prefix(
     let readable = &payload[..maximum_compressed_size(prefix_len, payload.len())];
     // The prefix is bounded by what the readable part can produce, so a huge `prefix_len`
     // with a short payload does not allocate.
-    let possible = readable.len().saturating_mul(MAX_EXPANSION_PER_PAYLOAD_BYTE);
+    let possible = readable
+        .len()
+        .saturating_mul(MAX_EXPANSION_PER_PAYLOAD_BYTE);
     let mut out = vec![0; prefix_len.min(possible)];
     let produced = decompress_prefix_into(readable, &mut out)?;
     out.truncate(produced);
     Ok(out)
+}
+
+/// [`decompress`] for a payload compressed with a dictionary
+/// ([`Compressor::compress_with_dict`](super::Compressor::compress_with_dict)). `dict` is the
+/// dictionary's content; only its last [`DICT_WINDOW`] bytes can be referenced, and they are
+/// read in place, not copied.
+pub fn decompress_with_dict(payload: &[u8], raw_len: usize, dict: &[u8]) -> Result<Vec<u8>, Error> {
+    check_raw_len(payload.len(), raw_len)?;
+    let mut out = vec![0; raw_len];
+    decode(payload, dict_window(dict), &mut out, true)?;
+    Ok(out)
+}
+
+/// [`decompress_prefix`] for a payload compressed with a dictionary.
+pub fn decompress_prefix_with_dict(
+    payload: &[u8],
+    raw_len: usize,
+    prefix_len: usize,
+    dict: &[u8],
+) -> Result<Vec<u8>, Error> {
+    if prefix_len >= raw_len {
+        return decompress_with_dict(payload, raw_len, dict);
+    }
+    if raw_len > MAX_RAW_LEN {
+        return Err(Error::RawLenOverLimit {
+            raw_len,
+            limit: MAX_RAW_LEN,
+        });
+    }
+    let readable = &payload[..maximum_compressed_size(prefix_len, payload.len())];
+    let possible = readable
+        .len()
+        .saturating_mul(MAX_EXPANSION_PER_PAYLOAD_BYTE);
+    let mut out = vec![0; prefix_len.min(possible)];
+    let produced = decode(readable, dict_window(dict), &mut out, false)?;
+    out.truncate(produced);
+    Ok(out)
+}
+
+/// The part of a dictionary a pglz match can reach.
+fn dict_window(dict: &[u8]) -> &[u8] {
+    &dict[dict.len().saturating_sub(DICT_WINDOW)..]
 }
 
 /// The most payload bytes needed to decode the first `raw_len` bytes of a value whose payload
@@ -96,7 +140,14 @@ fn check_raw_len(payload_len: usize, raw_len: usize) -> Result<(), Error> {
 /// Decodes `payload` into `out` until either is exhausted; returns the bytes written.
 ///
 /// With `check_complete`, anything but "output full and payload consumed" is an error.
-fn decode(payload: &[u8], out: &mut [u8], check_complete: bool) -> Result<usize, Error> {
+/// `dict` is the history before the output (empty for plain pglz): a match may start in it
+/// and run on into the output.
+fn decode(
+    payload: &[u8],
+    dict: &[u8],
+    out: &mut [u8],
+    check_complete: bool,
+) -> Result<usize, Error> {
     let mut sp = 0;
     let mut dp = 0;
     while sp < payload.len() && dp < out.len() {
@@ -141,18 +192,30 @@ fn decode(payload: &[u8], out: &mut [u8], check_complete: bool) -> Result<usize,
                         dst_pos: dp,
                     });
                 }
-                if off > dp {
+                if off > dp + dict.len() {
                     return Err(Error::OffsetBeforeStart {
                         src_pos: tag_pos,
                         dst_pos: dp,
                         offset: off,
-                        history: dp,
+                        history: dp + dict.len(),
                     });
                 }
                 // Don't emit more than requested: a prefix may end inside a match.
-                let len = len.min(out.len() - dp);
-                copy_match(out, dp, off, len);
-                dp += len;
+                let mut len = len.min(out.len() - dp);
+                if off > dp {
+                    // The match starts `off - dp` bytes before the end of the dictionary and
+                    // may run on into the output: copy the dictionary part from where it is,
+                    // then go on as an ordinary match that now starts at output byte 0.
+                    let from_dict = &dict[dict.len() - (off - dp)..];
+                    let n = from_dict.len().min(len);
+                    out[dp..dp + n].copy_from_slice(&from_dict[..n]);
+                    dp += n;
+                    len -= n;
+                }
+                if len > 0 {
+                    copy_match(out, dp, off, len);
+                    dp += len;
+                }
             }
             ctrl >>= 1;
         }

@@ -71,11 +71,14 @@
 
 mod compress;
 mod decompress;
+mod dict;
 
 pub use compress::{compress, Compressor};
 pub use decompress::{
     decompress, decompress_into, decompress_prefix, decompress_prefix_into, maximum_compressed_size,
 };
+pub use decompress::{decompress_prefix_with_dict, decompress_with_dict};
+pub use dict::PglzDictionary;
 
 /// Longest match a tag can encode (`PGLZ_MAX_MATCH`).
 pub const MAX_MATCH: usize = 273;
@@ -86,6 +89,11 @@ pub const MIN_MATCH: usize = 3;
 /// Largest offset a tag can encode. PostgreSQL's compressor only emits offsets below 4095;
 /// its decoder, and this one, accept 4095 too.
 pub const MAX_OFFSET: usize = 4095;
+
+/// The dictionary bytes a pglz match can reach: offsets go up to 4095, so only the last 4095
+/// bytes of a dictionary are ever referenced (and the datum's own bytes push the dictionary
+/// out of reach as it grows).
+pub const DICT_WINDOW: usize = 4095;
 
 /// Largest raw length pgdict decodes or compresses: 1 GiB - 1, PostgreSQL's varlena limit.
 ///
@@ -124,22 +132,42 @@ pub struct Strategy {
 impl Strategy {
     /// PostgreSQL's `PGLZ_strategy_default`, the one TOAST uses.
     pub const DEFAULT: Strategy = Strategy {
-        min_input_size: 32,           // Data chunks under 32 bytes are not compressed
-        max_input_size: i32::MAX,     // No upper limit on what we try to compress
-        min_comp_rate: 25,            // Require 25 % compression, or not worth it
-        first_success_by: 1024,       // Give up if no match in the first 1 KB of output
-        match_size_good: 128,         // Stop history lookup at a 128-byte match
-        match_size_drop: 10,          // Lower the good match size by 10 % at every step
+        min_input_size: 32,       // Data chunks under 32 bytes are not compressed
+        max_input_size: i32::MAX, // No upper limit on what we try to compress
+        min_comp_rate: 25,        // Require 25 % compression, or not worth it
+        first_success_by: 1024,   // Give up if no match in the first 1 KB of output
+        match_size_good: 128,     // Stop history lookup at a 128-byte match
+        match_size_drop: 10,      // Lower the good match size by 10 % at every step
     };
 
     /// PostgreSQL's `PGLZ_strategy_always`: compresses anything that saves one byte.
     pub const ALWAYS: Strategy = Strategy {
-        min_input_size: 0,            // Chunks of any size are compressed
+        min_input_size: 0, // Chunks of any size are compressed
         max_input_size: i32::MAX,
-        min_comp_rate: 0,             // Saving one single byte is enough
-        first_success_by: i32::MAX,   // Never give up early
-        match_size_good: 128,         // Stop history lookup at a 128-byte match
-        match_size_drop: 6,           // Look harder for a good match
+        min_comp_rate: 0,           // Saving one single byte is enough
+        first_success_by: i32::MAX, // Never give up early
+        match_size_good: 128,       // Stop history lookup at a 128-byte match
+        match_size_drop: 6,         // Look harder for a good match
+    };
+}
+
+impl Strategy {
+    /// pgdict's strategy for compressing with a dictionary.
+    ///
+    /// PostgreSQL's 32-byte minimum and 25 % rule were made for an empty history, where short
+    /// inputs rarely compress. With a dictionary short inputs do, and the datum encoder
+    /// compares whole stored datums (headers included) and keeps the smallest form anyway, so
+    /// this strategy only refuses what cannot pay: inputs under 8 bytes (the dictionary form's
+    /// header alone is 10 bytes against raw's 1) and results that save nothing. It still gives
+    /// up after 1 KB of output without a match, as PostgreSQL's default does, so incompressible
+    /// data costs little time.
+    pub const DICTIONARY: Strategy = Strategy {
+        min_input_size: 8, // Under 8 bytes no compressed form beats raw
+        max_input_size: i32::MAX,
+        min_comp_rate: 0, // Any saving; the datum encoder picks the smallest form
+        first_success_by: 1024, // Give up if no match in the first 1 KB of output
+        match_size_good: 128, // As PostgreSQL's default
+        match_size_drop: 10,
     };
 }
 

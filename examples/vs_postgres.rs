@@ -1,0 +1,403 @@
+//! pgdict's pglz side by side with PostgreSQL's C pglz and the `pglz` crate, on your data.
+//!
+//! ```text
+//! cargo run --release --example vs_postgres -- [--slice N] [--json] [--strategy default|always] PATH...
+//! ```
+//!
+//! A PATH ending in `.txt` or `.jsonl` is a row file: one datum per line (see the corpus's
+//! MANIFEST.md). Any other file is cut into N-byte slices (default 2048), each a datum. Every
+//! datum is compressed on its own, as PostgreSQL compresses each value.
+//!
+//! For each PATH it reports the stored bytes (the compressed payload, or the raw datum when the
+//! strategy refuses it; no varlena header), compression and decompression throughput in MB/s of
+//! raw data, and whether pgdict's output is identical to C's for every datum. The three
+//! implementations are timed in interleaved rounds on the same datums, and the median round is
+//! kept, so the ratios hold even on a noisy machine; absolute numbers drift from run to run.
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use pgdict::pglz;
+
+struct Options {
+    slice: usize,
+    json: bool,
+    strategy: pglz::Strategy,
+    strategy_name: &'static str,
+    paths: Vec<PathBuf>,
+}
+
+fn parse_args() -> Result<Options, String> {
+    let mut options = Options {
+        slice: 2048,
+        json: false,
+        strategy: pglz::Strategy::DEFAULT,
+        strategy_name: "default",
+        paths: Vec::new(),
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--slice" => {
+                let value = args.next().ok_or("--slice needs a number of bytes")?;
+                options.slice = value
+                    .parse()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or(format!("--slice: not a positive number: {value}"))?;
+            }
+            "--json" => options.json = true,
+            "--strategy" => match args.next().as_deref() {
+                Some("default") => {}
+                Some("always") => {
+                    options.strategy = pglz::Strategy::ALWAYS;
+                    options.strategy_name = "always";
+                }
+                other => {
+                    return Err(format!(
+                        "--strategy: expected default or always, got {other:?}"
+                    ))
+                }
+            },
+            "-h" | "--help" => {
+                return Err(
+                    "usage: vs_postgres [--slice N] [--json] [--strategy default|always] PATH..."
+                        .into(),
+                )
+            }
+            _ if arg.starts_with('-') => return Err(format!("unknown option {arg}")),
+            _ => options.paths.push(PathBuf::from(arg)),
+        }
+    }
+    if options.paths.is_empty() {
+        return Err(
+            "usage: vs_postgres [--slice N] [--json] [--strategy default|always] PATH...".into(),
+        );
+    }
+    Ok(options)
+}
+
+fn load_datums(path: &Path, slice: usize) -> Result<Vec<Vec<u8>>, String> {
+    let is_row_file = matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("txt" | "jsonl")
+    );
+    if is_row_file {
+        pgdict::rows::read_row_file(path).map_err(|e| e.to_string())
+    } else {
+        let bytes =
+            std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        Ok(bytes.chunks(slice).map(<[u8]>::to_vec).collect())
+    }
+}
+
+/// One implementation's results on one input.
+#[derive(Default, Clone, Copy)]
+struct Measured {
+    stored_bytes: usize,
+    compress_mbps: f64,
+    decompress_mbps: f64,
+}
+
+/// Times `f` in rounds interleaved with the other implementations; see [`measure_side_by_side`].
+type Job<'a> = Box<dyn FnMut() + 'a>;
+
+/// Runs each job once per round, in turn, until every job has run `min_rounds` times and for at
+/// least `min_time` in all; returns each job's median round time.
+fn measure_side_by_side(
+    jobs: &mut [Job<'_>],
+    min_rounds: usize,
+    min_time: Duration,
+) -> Vec<Duration> {
+    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); jobs.len()];
+    let started = Instant::now();
+    while times[0].len() < min_rounds || started.elapsed() < min_time {
+        for (job, times) in jobs.iter_mut().zip(&mut times) {
+            let start = Instant::now();
+            job();
+            times.push(start.elapsed());
+        }
+    }
+    times
+        .into_iter()
+        .map(|mut t| {
+            t.sort();
+            t[t.len() / 2]
+        })
+        .collect()
+}
+
+fn mbps(bytes: usize, time: Duration) -> f64 {
+    if bytes == 0 || time.is_zero() {
+        return 0.0;
+    }
+    bytes as f64 / 1e6 / time.as_secs_f64()
+}
+
+struct Report {
+    input: String,
+    datums: usize,
+    raw_bytes: usize,
+    identical: bool,
+    pgdict: Measured,
+    c: Measured,
+    pglz_crate: Measured,
+}
+
+fn evaluate(name: String, datums: &[Vec<u8>], options: &Options) -> Report {
+    let strategy = options.strategy;
+    let c_strategy = pgdict_pgref::PglzStrategy {
+        min_input_size: strategy.min_input_size,
+        max_input_size: strategy.max_input_size,
+        min_comp_rate: strategy.min_comp_rate,
+        first_success_by: strategy.first_success_by,
+        match_size_good: strategy.match_size_good,
+        match_size_drop: strategy.match_size_drop,
+    };
+    let crate_strategy = ::pglz::Strategy {
+        min_input_size: strategy.min_input_size,
+        max_input_size: strategy.max_input_size,
+        min_comp_rate: strategy.min_comp_rate,
+        first_success_by: strategy.first_success_by,
+        match_size_good: strategy.match_size_good,
+        match_size_drop: strategy.match_size_drop,
+    };
+    let raw_bytes: usize = datums.iter().map(Vec::len).sum();
+    let max_len = datums.iter().map(Vec::len).max().unwrap_or(0);
+
+    // Compress once each, for stored sizes, identity and the payloads to decode.
+    let mut compressor = pglz::Compressor::new();
+    let ours: Vec<Option<Vec<u8>>> = datums
+        .iter()
+        .map(|d| compressor.compress(d, &strategy).map(<[u8]>::to_vec))
+        .collect();
+    let theirs: Vec<Option<Vec<u8>>> = datums
+        .iter()
+        .map(|d| pgdict_pgref::compress(d, &c_strategy))
+        .collect();
+    let crates: Vec<Option<Vec<u8>>> = datums
+        .iter()
+        .map(|d| ::pglz::compress(d, &crate_strategy))
+        .collect();
+    let identical = ours == theirs;
+    let stored = |payloads: &[Option<Vec<u8>>]| -> usize {
+        payloads
+            .iter()
+            .zip(datums)
+            .map(|(p, d)| p.as_ref().map_or(d.len(), Vec::len))
+            .sum()
+    };
+    // Decompression throughput counts the raw bytes of the datums that were compressed.
+    let compressed_raw = |payloads: &[Option<Vec<u8>>]| -> usize {
+        payloads
+            .iter()
+            .zip(datums)
+            .filter(|(p, _)| p.is_some())
+            .map(|(_, d)| d.len())
+            .sum()
+    };
+
+    let mut c_out = Vec::new();
+    let mut crate_out = vec![0; ::pglz::max_compressed_buffer_size(max_len)];
+    let compress_times = measure_side_by_side(
+        &mut [
+            Box::new(|| {
+                for d in datums {
+                    black_box(compressor.compress(black_box(d), &strategy));
+                }
+            }),
+            Box::new(|| {
+                for d in datums {
+                    black_box(pgdict_pgref::compress_into(
+                        black_box(d),
+                        &c_strategy,
+                        &mut c_out,
+                    ));
+                }
+            }),
+            Box::new(|| {
+                for d in datums {
+                    black_box(::pglz::compress_into(
+                        black_box(d),
+                        &mut crate_out,
+                        &crate_strategy,
+                    ));
+                }
+            }),
+        ],
+        5,
+        Duration::from_millis(300),
+    );
+
+    let mut out = vec![0; max_len];
+    let mut out_c = vec![0; max_len];
+    let mut out_crate = vec![0; max_len];
+    let decompress_times = measure_side_by_side(
+        &mut [
+            Box::new(|| {
+                for (p, d) in ours.iter().zip(datums) {
+                    if let Some(p) = p {
+                        pglz::decompress_into(black_box(p), &mut out[..d.len()]).unwrap();
+                    }
+                }
+            }),
+            Box::new(|| {
+                for (p, d) in theirs.iter().zip(datums) {
+                    if let Some(p) = p {
+                        pgdict_pgref::decompress_into(black_box(p), &mut out_c[..d.len()], true)
+                            .unwrap();
+                    }
+                }
+            }),
+            Box::new(|| {
+                for (p, d) in crates.iter().zip(datums) {
+                    if let Some(p) = p {
+                        ::pglz::decompress_into(black_box(p), &mut out_crate[..d.len()], true)
+                            .unwrap();
+                    }
+                }
+            }),
+        ],
+        5,
+        Duration::from_millis(300),
+    );
+
+    let measured = |i: usize, payloads: &[Option<Vec<u8>>]| Measured {
+        stored_bytes: stored(payloads),
+        compress_mbps: mbps(raw_bytes, compress_times[i]),
+        decompress_mbps: mbps(compressed_raw(payloads), decompress_times[i]),
+    };
+    Report {
+        input: name,
+        datums: datums.len(),
+        raw_bytes,
+        identical,
+        pgdict: measured(0, &ours),
+        c: measured(1, &theirs),
+        pglz_crate: measured(2, &crates),
+    }
+}
+
+fn json_line(report: &Report, options: &Options) -> String {
+    let part = |m: &Measured| {
+        serde_json::json!({
+            "stored_bytes": m.stored_bytes,
+            "compress_mbps": (m.compress_mbps * 10.0).round() / 10.0,
+            "decompress_mbps": (m.decompress_mbps * 10.0).round() / 10.0,
+        })
+    };
+    serde_json::json!({
+        "input": report.input,
+        "strategy": options.strategy_name,
+        "datums": report.datums,
+        "raw_bytes": report.raw_bytes,
+        "identical": report.identical,
+        "pgdict": part(&report.pgdict),
+        "c": part(&report.c),
+        "pglz_crate": part(&report.pglz_crate),
+        "compress_speedup_vs_c": ratio(report.pgdict.compress_mbps, report.c.compress_mbps),
+        "decompress_speedup_vs_c": ratio(report.pgdict.decompress_mbps, report.c.decompress_mbps),
+    })
+    .to_string()
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b == 0.0 {
+        0.0
+    } else {
+        (a / b * 100.0).round() / 100.0
+    }
+}
+
+fn print_table_header() {
+    println!(
+        "{:<44} {:>7} {:>10} {:>5} | {:>21} | {:>21} | {:>21} | {:>13}",
+        "input",
+        "datums",
+        "raw",
+        "same",
+        "pgdict: stored  c/d MB/s",
+        "C: stored  c/d MB/s",
+        "pglz crate: stored c/d",
+        "vs C: c / d"
+    );
+}
+
+fn print_table_row(r: &Report) {
+    let cell = |m: &Measured| {
+        format!(
+            "{:>9} {:>5.0} {:>5.0}",
+            m.stored_bytes, m.compress_mbps, m.decompress_mbps
+        )
+    };
+    println!(
+        "{:<44} {:>7} {:>10} {:>5} | {:>21} | {:>21} | {:>21} | {:>5.2}x {:>5.2}x",
+        r.input,
+        r.datums,
+        r.raw_bytes,
+        if r.identical { "yes" } else { "NO" },
+        cell(&r.pgdict),
+        cell(&r.c),
+        cell(&r.pglz_crate),
+        ratio(r.pgdict.compress_mbps, r.c.compress_mbps),
+        ratio(r.pgdict.decompress_mbps, r.c.decompress_mbps),
+    );
+}
+
+fn main() {
+    let options = parse_args().unwrap_or_else(|message| {
+        eprintln!("vs_postgres: {message}");
+        std::process::exit(2);
+    });
+    if !options.json {
+        println!(
+            "pglz, strategy {}, each datum compressed alone; C = {}",
+            options.strategy_name,
+            pgdict_pgref::PG_VERSION
+        );
+        print_table_header();
+    }
+    let mut all_identical = true;
+    let mut speedups = (Vec::new(), Vec::new());
+    for path in &options.paths {
+        let datums = load_datums(path, options.slice).unwrap_or_else(|message| {
+            eprintln!("vs_postgres: {message}");
+            std::process::exit(1);
+        });
+        let name = path.display().to_string();
+        let report = evaluate(name, &datums, &options);
+        all_identical &= report.identical;
+        speedups
+            .0
+            .push(ratio(report.pgdict.compress_mbps, report.c.compress_mbps));
+        speedups.1.push(ratio(
+            report.pgdict.decompress_mbps,
+            report.c.decompress_mbps,
+        ));
+        if options.json {
+            println!("{}", json_line(&report, &options));
+        } else {
+            print_table_row(&report);
+        }
+    }
+    if !options.json {
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        println!(
+            "median speed vs C: compress {:.2}x, decompress {:.2}x; output identical to C: {}",
+            median(&mut speedups.0),
+            median(&mut speedups.1),
+            if all_identical {
+                "yes, every datum"
+            } else {
+                "NO"
+            }
+        );
+    }
+    if !all_identical {
+        std::process::exit(1);
+    }
+}
