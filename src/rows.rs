@@ -60,11 +60,19 @@ pub fn read_row_file(path: &Path) -> Result<Vec<Vec<u8>>, RowsError> {
         path: path.display().to_string(),
         source,
     })?;
-    parse_rows(&bytes, RowFormat::from_path(path), &path.display().to_string())
+    parse_rows(
+        &bytes,
+        RowFormat::from_path(path),
+        &path.display().to_string(),
+    )
 }
 
 /// Splits `bytes` into datums; `origin` names the source in errors.
-pub fn parse_rows(bytes: &[u8], format: RowFormat, origin: &str) -> Result<Vec<Vec<u8>>, RowsError> {
+pub fn parse_rows(
+    bytes: &[u8],
+    format: RowFormat,
+    origin: &str,
+) -> Result<Vec<Vec<u8>>, RowsError> {
     let mut datums = Vec::new();
     for (index, line) in bytes.split(|&b| b == b'\n').enumerate() {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
@@ -100,14 +108,21 @@ mod tests {
         let rows = parse_rows(file, RowFormat::JsonLines, "t.jsonl").unwrap();
         assert_eq!(
             rows,
-            vec![b"line one\nline two".to_vec(), b"{\"a\": 1}".to_vec(), b"[1,2]".to_vec()]
+            vec![
+                b"line one\nline two".to_vec(),
+                b"{\"a\": 1}".to_vec(),
+                b"[1,2]".to_vec()
+            ]
         );
     }
 
     #[test]
     fn bad_json_names_the_line() {
         let err = parse_rows(b"\"ok\"\n{oops\n", RowFormat::JsonLines, "t.jsonl").unwrap_err();
-        assert!(err.to_string().starts_with("t.jsonl:2: not a JSON value"), "{err}");
+        assert!(
+            err.to_string().starts_with("t.jsonl:2: not a JSON value"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -34,7 +34,11 @@ pub fn payload_files() -> Vec<(String, Vec<u8>)> {
             (name, fs::read(&path).unwrap())
         })
         .collect();
-    assert!(loaded.len() >= 30, "expected the corpus's 32 payload files, found {}", loaded.len());
+    assert!(
+        loaded.len() >= 30,
+        "expected the corpus's 32 payload files, found {}",
+        loaded.len()
+    );
     loaded
 }
 
