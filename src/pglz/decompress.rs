@@ -150,74 +150,43 @@ fn decode(
 ) -> Result<usize, Error> {
     let mut sp = 0;
     let mut dp = 0;
-    while sp < payload.len() && dp < out.len() {
-        let mut ctrl = payload[sp];
+    // PostgreSQL reads items while both the payload and the output have room, and stops at
+    // the first item for which either has run out, even inside a group.
+    'groups: while sp < payload.len() && dp < out.len() {
+        // The control byte's bits, with a sentinel bit above the eighth: the group is done
+        // when only the sentinel is left.
+        let mut bits = u32::from(payload[sp]) | 0x100;
         sp += 1;
-
-        // Eight literals in a row, with room for all of them: one copy instead of eight.
-        if ctrl == 0 && payload.len() - sp >= 8 && out.len() - dp >= 8 {
-            out[dp..dp + 8].copy_from_slice(&payload[sp..sp + 8]);
-            sp += 8;
-            dp += 8;
-            continue;
-        }
-
-        for _ in 0..8 {
-            if sp >= payload.len() || dp >= out.len() {
+        loop {
+            // A run of literals (0 bits), up to the next tag or the group's end.
+            let literals = bits.trailing_zeros() as usize;
+            if literals > 0 {
+                if sp + 8 <= payload.len() && dp + 8 <= out.len() {
+                    // Copy eight bytes, keep `literals` of them: the rest of the eight are
+                    // overwritten by what follows before anything reads them.
+                    out[dp..dp + 8].copy_from_slice(&payload[sp..sp + 8]);
+                    sp += literals;
+                    dp += literals;
+                } else {
+                    for _ in 0..literals {
+                        if sp >= payload.len() || dp >= out.len() {
+                            break 'groups;
+                        }
+                        out[dp] = payload[sp];
+                        sp += 1;
+                        dp += 1;
+                    }
+                }
+                bits >>= literals;
+            }
+            if bits == 1 {
                 break;
             }
-            if ctrl & 1 == 0 {
-                out[dp] = payload[sp];
-                dp += 1;
-                sp += 1;
-            } else {
-                let tag_pos = sp;
-                let truncated = Error::TruncatedTag {
-                    src_pos: tag_pos,
-                    payload_len: payload.len(),
-                };
-                let [t1, t2] = *payload.get(sp..sp + 2).ok_or(truncated.clone())? else {
-                    unreachable!("a two-byte slice")
-                };
-                sp += 2;
-                let mut len = usize::from(t1 & 0x0f) + 3;
-                let off = (usize::from(t1 & 0xf0) << 4) | usize::from(t2);
-                if len == 18 {
-                    len += usize::from(*payload.get(sp).ok_or(truncated)?);
-                    sp += 1;
-                }
-                if off == 0 {
-                    return Err(Error::ZeroOffset {
-                        src_pos: tag_pos,
-                        dst_pos: dp,
-                    });
-                }
-                if off > dp + dict.len() {
-                    return Err(Error::OffsetBeforeStart {
-                        src_pos: tag_pos,
-                        dst_pos: dp,
-                        offset: off,
-                        history: dp + dict.len(),
-                    });
-                }
-                // Don't emit more than requested: a prefix may end inside a match.
-                let mut len = len.min(out.len() - dp);
-                if off > dp {
-                    // The match starts `off - dp` bytes before the end of the dictionary and
-                    // may run on into the output: copy the dictionary part from where it is,
-                    // then go on as an ordinary match that now starts at output byte 0.
-                    let from_dict = &dict[dict.len() - (off - dp)..];
-                    let n = from_dict.len().min(len);
-                    out[dp..dp + n].copy_from_slice(&from_dict[..n]);
-                    dp += n;
-                    len -= n;
-                }
-                if len > 0 {
-                    copy_match(out, dp, off, len);
-                    dp += len;
-                }
+            if sp >= payload.len() || dp >= out.len() {
+                break 'groups;
             }
-            ctrl >>= 1;
+            dp = decode_tag(payload, &mut sp, dict, out, dp)?;
+            bits >>= 1;
         }
     }
 
@@ -240,6 +209,65 @@ fn decode(
     Ok(dp)
 }
 
+/// Decodes the match tag at `payload[*sp..]` and copies the match to `out[dp..]` (at most up
+/// to the end of `out`). Advances `*sp` past the tag and returns the new output position.
+#[inline(always)]
+fn decode_tag(
+    payload: &[u8],
+    sp: &mut usize,
+    dict: &[u8],
+    out: &mut [u8],
+    mut dp: usize,
+) -> Result<usize, Error> {
+    let tag_pos = *sp;
+    let truncated = || Error::TruncatedTag {
+        src_pos: tag_pos,
+        payload_len: payload.len(),
+    };
+    let (t1, t2) = match payload.get(tag_pos..tag_pos + 2) {
+        Some(&[t1, t2]) => (t1, t2),
+        _ => return Err(truncated()),
+    };
+    let mut len = usize::from(t1 & 0x0f) + 3;
+    let off = (usize::from(t1 & 0xf0) << 4) | usize::from(t2);
+    *sp = tag_pos + 2;
+    if len == 18 {
+        len += usize::from(*payload.get(*sp).ok_or_else(truncated)?);
+        *sp += 1;
+    }
+    if off == 0 {
+        return Err(Error::ZeroOffset {
+            src_pos: tag_pos,
+            dst_pos: dp,
+        });
+    }
+    if off > dp + dict.len() {
+        return Err(Error::OffsetBeforeStart {
+            src_pos: tag_pos,
+            dst_pos: dp,
+            offset: off,
+            history: dp + dict.len(),
+        });
+    }
+    // Don't emit more than requested: a prefix may end inside a match.
+    let mut len = len.min(out.len() - dp);
+    if off > dp {
+        // The match starts `off - dp` bytes before the end of the dictionary and may run on
+        // into the output: copy the dictionary part from where it is, then go on as an
+        // ordinary match that now starts at output byte 0.
+        let from_dict = &dict[dict.len() - (off - dp)..];
+        let n = from_dict.len().min(len);
+        out[dp..dp + n].copy_from_slice(&from_dict[..n]);
+        dp += n;
+        len -= n;
+    }
+    if len > 0 {
+        copy_match(out, dp, off, len);
+        dp += len;
+    }
+    Ok(dp)
+}
+
 /// Copies `len` bytes from `off` bytes back to `out[dp..]`; the regions may overlap.
 ///
 /// When `off < len` the match repeats the last `off` bytes. Copying `off` bytes at a time keeps
@@ -249,6 +277,19 @@ fn decode(
 #[inline(always)]
 fn copy_match(out: &mut [u8], mut dp: usize, mut off: usize, mut len: usize) {
     let src = dp - off;
+    // The common case: the match is 8 or more bytes back and there is room to overshoot.
+    // Copy 8 bytes at a time; each chunk reads only bytes that are already final (they are at
+    // least 8 back), and the up to 7 bytes written past the match are overwritten by what
+    // follows it (they are never returned: the caller's length stops before them).
+    if off >= 8 && dp + len + 8 <= out.len() {
+        let mut i = 0;
+        while i < len {
+            let chunk: [u8; 8] = out[src + i..src + i + 8].try_into().unwrap();
+            out[dp + i..dp + i + 8].copy_from_slice(&chunk);
+            i += 8;
+        }
+        return;
+    }
     if off == 1 {
         let byte = out[src];
         out[dp..dp + len].fill(byte);
