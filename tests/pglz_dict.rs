@@ -113,10 +113,16 @@ fn decoder_copies_a_straddling_match_from_dictionary_then_output() {
 fn a_match_wholly_in_the_dictionary_that_fills_the_output() {
     // Tag: length 3, offset 3, at output position 0 with raw_len 3.
     let payload = [0b0000_0001, 0x00, 0x03];
-    assert_eq!(pglz::decompress_with_dict(&payload, 3, b"xyzabc").unwrap(), b"abc");
+    assert_eq!(
+        pglz::decompress_with_dict(&payload, 3, b"xyzabc").unwrap(),
+        b"abc"
+    );
     // A prefix that ends inside the dictionary part.
     let payload = [0b0000_0001, 0x02, 0x03];
-    assert_eq!(pglz::decompress_prefix_with_dict(&payload, 5, 2, b"xyzabc").unwrap(), b"ab");
+    assert_eq!(
+        pglz::decompress_prefix_with_dict(&payload, 5, 2, b"xyzabc").unwrap(),
+        b"ab"
+    );
 }
 
 #[test]
