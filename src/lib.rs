@@ -2,6 +2,7 @@
 //!
 //! The library is organised by concept:
 //!
+//! - [`datum`]: the datum format (PostgreSQL's varlena headers, extended to name a dictionary).
 //! - [`pglz`]: PostgreSQL's pglz codec, byte-identical to PostgreSQL 15's C code.
 //! - [`rows`]: reading datums from row files (lines, JSON Lines).
 //!
@@ -11,7 +12,8 @@
 #![forbid(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+pub mod datum;
+pub mod lz4;
 pub mod pglz;
 pub mod rows;
-pub mod lz4;
 pub mod zstd;

@@ -1,0 +1,879 @@
+//! What a dictionary buys, per row set, counting the whole stored datum.
+//!
+//! ```text
+//! cargo run --release --example dict_ratio -- [--json] [--max-rows N] ROWFILE...
+//! ```
+//!
+//! A ROWFILE is a row file (`.txt`: one datum per line; `.jsonl`: a JSON string is its decoded
+//! text, any other value its line; see `pgdict::rows`). Its rows are split interleaved, as
+//! `DESIGN.md` asks: the odd rows (index 1, 3, 5, ...) train a dictionary, the even rows
+//! (0, 2, 4, ...) are evaluated, each compressed on its own. At most N even rows are evaluated
+//! (default 3000, to keep the run short); `datums` says how many were.
+//!
+//! **The dictionary.** zstd's trainer (`zstd::dict::from_samples`, ZDICT) builds a 64 KB
+//! dictionary from the training rows (the first few MB of them). ZDICT puts its entropy tables
+//! first and its most valuable content last, so each codec takes what its window reaches:
+//! `pglz_dict` and `zstd_dict` its last 4 KB (pglz reaches 4095 bytes back), `lz4_dict` all of
+//! it (lz4's window is 64 KB).
+//!
+//! **What is counted.** Ratio = raw bytes / stored bytes, where a stored datum is everything
+//! PostgreSQL (or pgdict) would keep inline, headers included:
+//!
+//! | method          | stored datum                                                          |
+//! |-----------------|-----------------------------------------------------------------------|
+//! | `pglz_c`        | PostgreSQL 15's C `pglz_compress`, default strategy                   |
+//! | `pglz_c_always` | the same with `PGLZ_strategy_always`                                  |
+//! | `pglz`          | pgdict's pglz, default strategy (the same bytes as `pglz_c`)          |
+//! | `lz4`           | liblz4 as PostgreSQL calls it (`LZ4_compress_default`)                |
+//! | `zstd`          | a zstd frame without dictionary, level 3, behind a 10-byte header     |
+//! | `pglz_dict`     | pgdict's datum encoder, pglz with the 4 KB dictionary                 |
+//! | `lz4_dict`      | pgdict's datum encoder, lz4 with the 64 KB dictionary                 |
+//! | `zstd_dict`     | pgdict's datum encoder, zstd with the 4 KB dictionary                 |
+//!
+//! The first four are stored as PostgreSQL's `toast_compress_datum` stores them: compressed
+//! (8-byte header: varlena length, raw length and method) when the codec succeeds and the
+//! compressed datum is more than 2 bytes smaller than the raw bytes, otherwise raw (1-byte
+//! header up to 127 bytes in all, else 4 bytes). This counts each value as compressed on its
+//! own, as if PostgreSQL tried every value: in a real table it only tries rows over ~2 KB, so
+//! plain pglz does even less there. `zstd` is the 10-byte header (an extended header as if a
+//! dictionary were named: the format has no plain zstd form) and the frame, or the raw datum
+//! when that is smaller. The datum encoder keeps the smallest whole datum of raw, plain
+//! (PostgreSQL's form; none for zstd) and dictionary form. The round trip of every datum of every method is checked once before
+//! timing; a mismatch stops the run with an error.
+//!
+//! **How it is timed.** Compression is the whole per-datum write: compress and build the stored
+//! datum, for every evaluated row (rows a codec refuses, or that end up stored raw, included),
+//! in MB/s of all their raw bytes. For the datum encoder that means everything it tries: for
+//! pglz, plain pglz first, then pglz with the dictionary. Decompression reads back each datum
+//! that was stored compressed, header parsing and dictionary lookup included, in MB/s of those
+//! datums' raw bytes (a raw datum is only a copy; `-` when a method compressed none). The eight
+//! methods run side by side in interleaved rounds on the same datums and the median round is
+//! kept (as in `examples/vs_postgres.rs`), so the ratios between methods hold on a noisy
+//! machine even though the absolute numbers drift from run to run.
+//!
+//! **How to read it.** The first table gives the ratio of each method per file, then
+//! `dict/C` (pglz_dict vs PostgreSQL's pglz) and `lz4 d/p` (lz4_dict vs plain lz4); its last row
+//! holds geometric means over the files. The second table gives compression / decompression
+//! MB/s, then `cmp vs C` (pglz_dict's compression speed over C's default `pglz_compress`: 1.0 or
+//! more means not slower) and `dec vs C` (pglz_dict's decompression speed over C's
+//! `pglz_decompress` reading the always-strategy datums, which C compresses most). The summary
+//! line checks the targets: pglz_dict/pglz_c geomean ratio >= 2.0, lz4_dict/lz4 >= 1.7,
+//! compression not slower than C, decompression >= 1.5x C.
+//!
+//! With `--json`, stdout has one JSON object per file (`input`, `datums`, `raw_bytes`,
+//! `train_rows`, `dict_bytes`, then per method `stored_bytes`, `compressed_datums`, `ratio`,
+//! `compress_mbps`, `decompress_mbps`, 0 when no datum was stored compressed) and the summary
+//! line goes to stderr.
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use pgdict::datum::{Codec, DatumDecoder, DatumEncoder, Dictionaries, PreparedDictionary};
+use pgdict::lz4::Lz4Compressor;
+use pgdict::pglz;
+use pgdict::zstd::{ZstdCompressor, ZstdDecompressor};
+
+const USAGE: &str = "usage: dict_ratio [--json] [--max-rows N] ROWFILE...";
+
+/// Size of the trained dictionary: lz4's whole window.
+const DICT_SIZE: usize = 64 * 1024;
+
+/// The part of it pglz and zstd use: its end, which pglz reaches (4095 bytes back).
+const SMALL_DICT_SIZE: usize = 4096;
+
+/// Training rows are taken in file order until they hold this many bytes, which keeps
+/// training to a second or two per file.
+const MAX_TRAINING_BYTES: usize = 4 << 20;
+
+/// Timing: at least this many rounds per method, and at least this long in all.
+const MIN_ROUNDS: usize = 5;
+const MIN_TIME: Duration = Duration::from_millis(400);
+
+struct Options {
+    json: bool,
+    max_rows: usize,
+    paths: Vec<PathBuf>,
+}
+
+fn parse_args() -> Result<Options, String> {
+    let mut options = Options {
+        json: false,
+        max_rows: 3000,
+        paths: Vec::new(),
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--json" => options.json = true,
+            "--max-rows" => {
+                let value = args.next().ok_or("--max-rows needs a number of rows")?;
+                options.max_rows = value
+                    .parse()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or(format!("--max-rows: not a positive number: {value}"))?;
+            }
+            "-h" | "--help" => return Err(USAGE.into()),
+            _ if arg.starts_with('-') => return Err(format!("unknown option {arg}\n{USAGE}")),
+            _ => options.paths.push(PathBuf::from(arg)),
+        }
+    }
+    if options.paths.is_empty() {
+        return Err(USAGE.into());
+    }
+    Ok(options)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stored datums in PostgreSQL's inline layouts (DESIGN.md, "Datum format").
+
+/// `tcinfo` method bits of PostgreSQL's two codecs.
+const METHOD_PGLZ: u32 = 0;
+const METHOD_LZ4: u32 = 1;
+
+/// Largest total length of a datum with a 1-byte header (`VARATT_SHORT_MAX`).
+const SHORT_MAX: usize = 127;
+
+/// Header of the 10-byte extended form counted for plain zstd (see [`ZstdPlain`]).
+const ZSTD_HEADER: usize = 10;
+
+/// Writes `raw` as a raw datum: 1-byte header when the whole datum fits in 127 bytes.
+fn put_raw(raw: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    if raw.len() < SHORT_MAX {
+        out.push((((raw.len() + 1) << 1) | 1) as u8);
+    } else {
+        out.extend_from_slice(&(((raw.len() + 4) as u32) << 2).to_le_bytes());
+    }
+    out.extend_from_slice(raw);
+}
+
+/// Writes what PostgreSQL stores for `raw` given the codec's payload (`None`: the codec gave
+/// up). `toast_compress_datum` keeps the compressed form only if it is more than 2 bytes
+/// smaller than the raw bytes (`VARSIZE(tmp) < valsize - 2`).
+fn put_pg_datum(raw: &[u8], payload: Option<&[u8]>, method: u32, out: &mut Vec<u8>) {
+    match payload {
+        Some(payload) if 8 + payload.len() + 2 < raw.len() => {
+            out.clear();
+            out.extend_from_slice(&((((8 + payload.len()) as u32) << 2) | 0b10).to_le_bytes());
+            out.extend_from_slice(&(raw.len() as u32 | (method << 30)).to_le_bytes());
+            out.extend_from_slice(payload);
+        }
+        _ => put_raw(raw, out),
+    }
+}
+
+/// A stored datum, parsed.
+enum Stored<'a> {
+    Raw(&'a [u8]),
+    /// The `tcinfo` method, the raw length, and the bytes after the 8-byte header.
+    Compressed {
+        method: u32,
+        raw_len: usize,
+        rest: &'a [u8],
+    },
+}
+
+/// Parses the datums this program writes (a checker for our own output, not a full reader).
+fn parse_datum(datum: &[u8]) -> Result<Stored<'_>, String> {
+    let first = *datum.first().ok_or("empty datum")?;
+    let word = |at: usize| -> Result<u32, String> {
+        datum
+            .get(at..at + 4)
+            .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
+            .ok_or_else(|| format!("datum of {} bytes: header cut off", datum.len()))
+    };
+    let (total, body_start) = if first & 1 == 1 {
+        ((first >> 1) as usize, 1)
+    } else {
+        ((word(0)? >> 2) as usize, 4)
+    };
+    if total != datum.len() {
+        return Err(format!(
+            "header says {total} bytes, datum has {}",
+            datum.len()
+        ));
+    }
+    if first & 0b11 != 0b10 {
+        return Ok(Stored::Raw(&datum[body_start..]));
+    }
+    let tcinfo = word(4)?;
+    Ok(Stored::Compressed {
+        method: tcinfo >> 30,
+        raw_len: (tcinfo & ((1 << 30) - 1)) as usize,
+        rest: &datum[8..],
+    })
+}
+
+fn is_compressed(datum: &[u8]) -> bool {
+    datum.first().is_some_and(|&b| b & 0b11 == 0b10)
+}
+
+/// Decodes a datum in PostgreSQL's form with `decode(payload, raw_len, out)` for compressed
+/// ones, checking the method.
+fn read_pg_datum(
+    datum: &[u8],
+    method: u32,
+    out: &mut Vec<u8>,
+    decode: impl FnOnce(&[u8], usize, &mut Vec<u8>) -> Result<(), String>,
+) -> Result<(), String> {
+    match parse_datum(datum)? {
+        Stored::Raw(raw) => {
+            out.clear();
+            out.extend_from_slice(raw);
+            Ok(())
+        }
+        Stored::Compressed {
+            method: m,
+            raw_len,
+            rest,
+        } if m == method => decode(rest, raw_len, out),
+        Stored::Compressed { method: m, .. } => Err(format!("unexpected method {m}")),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The methods.
+
+/// One way of storing datums: writes a raw value as a stored datum and reads it back.
+trait Method {
+    /// Writes the stored datum for `raw` into `out` (replacing its contents).
+    fn encode(&mut self, raw: &[u8], out: &mut Vec<u8>) -> Result<(), String>;
+    /// Reads a stored datum back into `out` (replacing its contents).
+    fn decode(&mut self, datum: &[u8], out: &mut Vec<u8>) -> Result<(), String>;
+}
+
+/// PostgreSQL's C pglz (`libpgcommon.a`, through the test-only shim).
+struct PglzC {
+    strategy: pgdict_pgref::PglzStrategy,
+    payload: Vec<u8>,
+}
+
+impl Method for PglzC {
+    fn encode(&mut self, raw: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        let payload = pgdict_pgref::compress_into(raw, &self.strategy, &mut self.payload)
+            .map(|n| &self.payload[..n]);
+        put_pg_datum(raw, payload, METHOD_PGLZ, out);
+        Ok(())
+    }
+
+    fn decode(&mut self, datum: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        read_pg_datum(datum, METHOD_PGLZ, out, |payload, raw_len, out| {
+            out.resize(raw_len, 0);
+            match pgdict_pgref::decompress_into(payload, out, true) {
+                Some(n) if n == raw_len => Ok(()),
+                other => Err(format!("C pglz_decompress returned {other:?}")),
+            }
+        })
+    }
+}
+
+/// pgdict's plain pglz (PostgreSQL's format, byte-identical to C).
+struct PglzPlain {
+    compressor: pglz::Compressor,
+}
+
+impl Method for PglzPlain {
+    fn encode(&mut self, raw: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        let payload = self.compressor.compress(raw, &pglz::Strategy::DEFAULT);
+        put_pg_datum(raw, payload, METHOD_PGLZ, out);
+        Ok(())
+    }
+
+    fn decode(&mut self, datum: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        read_pg_datum(datum, METHOD_PGLZ, out, |payload, raw_len, out| {
+            out.resize(raw_len, 0);
+            pglz::decompress_into(payload, out).map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// Plain lz4 as PostgreSQL uses it: the block is dropped when larger than the input.
+struct Lz4Plain {
+    compressor: Lz4Compressor,
+    payload: Vec<u8>,
+}
+
+impl Method for Lz4Plain {
+    fn encode(&mut self, raw: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        self.payload.clear();
+        // Lz4Compressor gives LZ4_compress_default's bytes, reusing its state.
+        let payload = match self.compressor.compress_into(raw, &mut self.payload) {
+            Ok(n) if n <= raw.len() => Some(&self.payload[..n]),
+            _ => None,
+        };
+        put_pg_datum(raw, payload, METHOD_LZ4, out);
+        Ok(())
+    }
+
+    fn decode(&mut self, datum: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        read_pg_datum(datum, METHOD_LZ4, out, |payload, raw_len, out| {
+            *out = pgdict::lz4::decompress(payload, raw_len).map_err(|e| e.to_string())?;
+            Ok(())
+        })
+    }
+}
+
+/// zstd without a dictionary. The datum format has no plain-zstd form (the extended header's
+/// dict id must be 1 or more), so this counts the frame behind a 10-byte header as if it were
+/// extended (varlena length, tcinfo with method 3, codec byte, 1-byte dict id), or the raw
+/// datum when that is smaller, as the datum encoder would choose. The header written here is
+/// only read back by this program.
+struct ZstdPlain {
+    compressor: ZstdCompressor,
+    decompressor: ZstdDecompressor,
+}
+
+impl Method for ZstdPlain {
+    fn encode(&mut self, raw: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        out.clear();
+        out.extend_from_slice(&[0; ZSTD_HEADER]);
+        let frame_len = self
+            .compressor
+            .compress_into(raw, out)
+            .map_err(|e| e.to_string())?;
+        let total = ZSTD_HEADER + frame_len;
+        let raw_total = raw.len() + if raw.len() < SHORT_MAX { 1 } else { 4 };
+        if total >= raw_total {
+            put_raw(raw, out);
+            return Ok(());
+        }
+        out[..4].copy_from_slice(&(((total as u32) << 2) | 0b10).to_le_bytes());
+        out[4..8].copy_from_slice(&(raw.len() as u32 | (3 << 30)).to_le_bytes());
+        out[8] = 2; // codec: zstd
+        out[9] = 0; // stands for "no dictionary"; not a valid id in the real format
+        Ok(())
+    }
+
+    fn decode(&mut self, datum: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        read_pg_datum(datum, 3, out, |rest, raw_len, out| {
+            let frame = rest.get(ZSTD_HEADER - 8..).ok_or("zstd datum cut off")?;
+            *out = self
+                .decompressor
+                .decompress(frame, raw_len)
+                .map_err(|e| e.to_string())?;
+            Ok(())
+        })
+    }
+}
+
+/// pgdict's datum encoder with one dictionary, and its decoder.
+struct WithDict {
+    encoder: DatumEncoder,
+    decoder: DatumDecoder,
+    codec: Codec,
+    dict: Arc<PreparedDictionary>,
+    dicts: Dictionaries,
+}
+
+impl WithDict {
+    fn new(codec: Codec, dict: PreparedDictionary) -> WithDict {
+        let dict = Arc::new(dict);
+        WithDict {
+            encoder: DatumEncoder::new(),
+            decoder: DatumDecoder::new(),
+            codec,
+            dicts: std::iter::once(Arc::clone(&dict)).collect(),
+            dict,
+        }
+    }
+}
+
+impl Method for WithDict {
+    fn encode(&mut self, raw: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        out.clear();
+        self.encoder
+            .encode_into(raw, self.codec, Some(&self.dict), out)
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
+
+    fn decode(&mut self, datum: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        *out = self
+            .decoder
+            .decode(datum, &self.dicts)
+            .map_err(|e| e.to_string())?;
+        Ok(())
+    }
+}
+
+const METHOD_NAMES: [&str; 8] = [
+    "pglz_c",
+    "pglz_c_always",
+    "pglz",
+    "pglz_dict",
+    "lz4",
+    "lz4_dict",
+    "zstd",
+    "zstd_dict",
+];
+const PGLZ_C: usize = 0;
+const PGLZ_C_ALWAYS: usize = 1;
+const PGLZ_DICT: usize = 3;
+const LZ4: usize = 4;
+const LZ4_DICT: usize = 5;
+
+/// The eight methods, in [`METHOD_NAMES`] order, with the dictionary trained on this file.
+fn methods(dict: &[u8]) -> Result<Vec<Box<dyn Method>>, String> {
+    let small = &dict[dict.len().saturating_sub(SMALL_DICT_SIZE)..];
+    let prepared = |id: u32, bytes: &[u8]| {
+        PreparedDictionary::new(id, bytes)
+            .map_err(|e| format!("cannot prepare the {}-byte dictionary: {e}", bytes.len()))
+    };
+    let zstd = |what: &str, e: pgdict::zstd::Error| format!("zstd {what}: {e}");
+    Ok(vec![
+        Box::new(PglzC {
+            strategy: pgdict_pgref::strategy_default(),
+            payload: Vec::new(),
+        }),
+        Box::new(PglzC {
+            strategy: pgdict_pgref::strategy_always(),
+            payload: Vec::new(),
+        }),
+        Box::new(PglzPlain {
+            compressor: pglz::Compressor::new(),
+        }),
+        Box::new(WithDict::new(Codec::Pglz, prepared(1, small)?)),
+        Box::new(Lz4Plain {
+            compressor: Lz4Compressor::new(),
+            payload: Vec::new(),
+        }),
+        Box::new(WithDict::new(Codec::Lz4, prepared(2, dict)?)),
+        Box::new(ZstdPlain {
+            compressor: ZstdCompressor::new().map_err(|e| zstd("compressor", e))?,
+            decompressor: ZstdDecompressor::new().map_err(|e| zstd("decompressor", e))?,
+        }),
+        Box::new(WithDict::new(Codec::Zstd, prepared(3, small)?)),
+    ])
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measuring.
+
+/// Times `f` in rounds interleaved with the other jobs; see [`measure_side_by_side`].
+type Job<'a> = Box<dyn FnMut() + 'a>;
+
+/// Runs each job once per round, in turn, until every job has run `MIN_ROUNDS` times and for
+/// at least `MIN_TIME` in all; returns each job's median round time.
+fn measure_side_by_side(jobs: &mut [Job<'_>]) -> Vec<Duration> {
+    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); jobs.len()];
+    let started = Instant::now();
+    while times[0].len() < MIN_ROUNDS || started.elapsed() < MIN_TIME {
+        for (job, times) in jobs.iter_mut().zip(&mut times) {
+            let start = Instant::now();
+            job();
+            times.push(start.elapsed());
+        }
+    }
+    times
+        .into_iter()
+        .map(|mut t| {
+            t.sort();
+            t[t.len() / 2]
+        })
+        .collect()
+}
+
+fn mbps(bytes: usize, time: Duration) -> f64 {
+    if bytes == 0 || time.is_zero() {
+        return 0.0;
+    }
+    bytes as f64 / 1e6 / time.as_secs_f64()
+}
+
+/// One method's results on one file.
+#[derive(Default, Clone, Copy)]
+struct Measured {
+    stored_bytes: usize,
+    compressed_datums: usize,
+    compress_mbps: f64,
+    decompress_mbps: f64,
+}
+
+struct Report {
+    input: String,
+    name: String,
+    datums: usize,
+    raw_bytes: usize,
+    train_rows: usize,
+    dict_bytes: usize,
+    methods: [Measured; 8],
+}
+
+impl Report {
+    fn ratio(&self, method: usize) -> f64 {
+        ratio(
+            self.raw_bytes as f64,
+            self.methods[method].stored_bytes as f64,
+        )
+    }
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b == 0.0 {
+        0.0
+    } else {
+        a / b
+    }
+}
+
+fn evaluate(path: &Path, max_rows: usize) -> Result<Report, String> {
+    let rows = pgdict::rows::read_row_file(path).map_err(|e| e.to_string())?;
+    let datums: Vec<&[u8]> = rows
+        .iter()
+        .step_by(2)
+        .take(max_rows)
+        .map(|r| &r[..])
+        .collect();
+    let mut training_bytes = 0;
+    let samples: Vec<&[u8]> = rows
+        .iter()
+        .skip(1)
+        .step_by(2)
+        .take_while(|r| {
+            training_bytes += r.len();
+            training_bytes <= MAX_TRAINING_BYTES
+        })
+        .map(|r| &r[..])
+        .collect();
+    if datums.is_empty() || samples.is_empty() {
+        return Err(format!(
+            "{}: {} rows; need at least 2 (one to train, one to evaluate)",
+            path.display(),
+            rows.len()
+        ));
+    }
+    let dict = ::zstd::dict::from_samples(&samples, DICT_SIZE).map_err(|e| {
+        format!(
+            "{}: zstd could not train a dictionary on {} rows: {e}",
+            path.display(),
+            samples.len()
+        )
+    })?;
+    let mut methods = methods(&dict).map_err(|e| format!("{}: {e}", path.display()))?;
+
+    // Store every datum once per method, and check that it reads back.
+    let mut stored: Vec<Vec<Vec<u8>>> = Vec::new();
+    let mut back = Vec::new();
+    for (method, name) in methods.iter_mut().zip(METHOD_NAMES) {
+        let mut datums_stored = Vec::with_capacity(datums.len());
+        for (index, raw) in datums.iter().enumerate() {
+            let row = 2 * index;
+            let mut datum = Vec::new();
+            method.encode(raw, &mut datum).map_err(|e| {
+                format!(
+                    "{}: row {row} (0-based): {name} cannot store it: {e}",
+                    path.display()
+                )
+            })?;
+            method.decode(&datum, &mut back).map_err(|e| {
+                format!(
+                    "{}: row {row} (0-based): {name} cannot read its datum: {e}",
+                    path.display()
+                )
+            })?;
+            if back != *raw {
+                return Err(format!(
+                    "{}: row {row} (0-based): {name} round trip gives {} bytes that differ from the {} raw \
+                     bytes",
+                    path.display(),
+                    back.len(),
+                    raw.len()
+                ));
+            }
+            datums_stored.push(datum);
+        }
+        stored.push(datums_stored);
+    }
+
+    let raw_bytes: usize = datums.iter().map(|d| d.len()).sum();
+    let compress_times = {
+        let mut jobs: Vec<Job<'_>> = methods
+            .iter_mut()
+            .map(|method| {
+                let mut out = Vec::new();
+                let datums = &datums;
+                Box::new(move || {
+                    for raw in datums {
+                        method.encode(black_box(raw), &mut out).unwrap();
+                        black_box(&out);
+                    }
+                }) as Job<'_>
+            })
+            .collect();
+        measure_side_by_side(&mut jobs)
+    };
+    // Decompression is timed on the datums stored compressed: reading a raw datum is a copy,
+    // which would measure how many rows a method left raw rather than how fast it decodes.
+    let compressed: Vec<Vec<&[u8]>> = stored
+        .iter()
+        .map(|s| {
+            s.iter()
+                .filter(|d| is_compressed(d))
+                .map(|d| &d[..])
+                .collect()
+        })
+        .collect();
+    let compressed_raw_bytes: Vec<usize> = stored
+        .iter()
+        .map(|s| {
+            s.iter()
+                .zip(&datums)
+                .filter(|(d, _)| is_compressed(d))
+                .map(|(_, raw)| raw.len())
+                .sum()
+        })
+        .collect();
+    let decompress_times = {
+        let mut jobs: Vec<Job<'_>> = methods
+            .iter_mut()
+            .zip(&compressed)
+            .map(|(method, compressed)| {
+                let mut out = Vec::new();
+                Box::new(move || {
+                    for datum in compressed {
+                        method.decode(black_box(datum), &mut out).unwrap();
+                        black_box(&out);
+                    }
+                }) as Job<'_>
+            })
+            .collect();
+        measure_side_by_side(&mut jobs)
+    };
+
+    let mut measured = [Measured::default(); 8];
+    for (i, m) in measured.iter_mut().enumerate() {
+        *m = Measured {
+            stored_bytes: stored[i].iter().map(Vec::len).sum(),
+            compressed_datums: compressed[i].len(),
+            compress_mbps: mbps(raw_bytes, compress_times[i]),
+            decompress_mbps: mbps(compressed_raw_bytes[i], decompress_times[i]),
+        };
+    }
+    Ok(Report {
+        input: path.display().to_string(),
+        name: path.file_stem().map_or_else(
+            || path.display().to_string(),
+            |s| s.to_string_lossy().into(),
+        ),
+        datums: datums.len(),
+        raw_bytes,
+        train_rows: samples.len(),
+        dict_bytes: dict.len(),
+        methods: measured,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output.
+
+fn round(x: f64, places: i32) -> f64 {
+    let scale = 10f64.powi(places);
+    (x * scale).round() / scale
+}
+
+fn json_line(r: &Report) -> String {
+    let mut object = serde_json::json!({
+        "input": r.input,
+        "datums": r.datums,
+        "raw_bytes": r.raw_bytes,
+        "train_rows": r.train_rows,
+        "dict_bytes": r.dict_bytes,
+        "pglz_dict_vs_pglz_c": round(ratio(r.ratio(PGLZ_DICT), r.ratio(PGLZ_C)), 3),
+        "lz4_dict_vs_lz4": round(ratio(r.ratio(LZ4_DICT), r.ratio(LZ4)), 3),
+    });
+    for (i, name) in METHOD_NAMES.iter().enumerate() {
+        let m = &r.methods[i];
+        object[*name] = serde_json::json!({
+            "stored_bytes": m.stored_bytes,
+            "compressed_datums": m.compressed_datums,
+            "ratio": round(r.ratio(i), 3),
+            "compress_mbps": round(m.compress_mbps, 1),
+            "decompress_mbps": round(m.decompress_mbps, 1),
+        });
+    }
+    object.to_string()
+}
+
+fn geomean(values: impl IntoIterator<Item = f64>) -> f64 {
+    let (sum, n) = values
+        .into_iter()
+        .fold((0.0, 0), |(sum, n), v| (sum + v.ln(), n + 1));
+    if n == 0 {
+        0.0
+    } else {
+        (sum / n as f64).exp()
+    }
+}
+
+/// Short column titles, in [`METHOD_NAMES`] order.
+const SHORT_NAMES: [&str; 8] = [
+    "pglz_c", "c_alws", "pglz", "pg_dict", "lz4", "lz4_dict", "zstd", "zs_dict",
+];
+
+fn print_ratio_table(reports: &[Report]) {
+    println!("ratio = raw bytes / stored bytes (whole datums, headers counted)");
+    print!("{:<28} {:>6} {:>9} |", "input", "datums", "raw");
+    for name in SHORT_NAMES {
+        print!(" {name:>8}");
+    }
+    println!(" | {:>6} {:>7}", "dict/C", "lz4 d/p");
+    let row = |name: &str, datums: String, raw: String, ratios: [f64; 8]| {
+        print!("{name:<28} {datums:>6} {raw:>9} |");
+        for r in ratios {
+            print!(" {r:>8.2}");
+        }
+        println!(
+            " | {:>5.2}x {:>6.2}x",
+            ratio(ratios[PGLZ_DICT], ratios[PGLZ_C]),
+            ratio(ratios[LZ4_DICT], ratios[LZ4])
+        );
+    };
+    for r in reports {
+        row(
+            &r.name,
+            r.datums.to_string(),
+            r.raw_bytes.to_string(),
+            std::array::from_fn(|i| r.ratio(i)),
+        );
+    }
+    row(
+        "geometric mean",
+        String::new(),
+        String::new(),
+        std::array::from_fn(|i| geomean(reports.iter().map(|r| r.ratio(i)))),
+    );
+}
+
+fn print_speed_table(reports: &[Report]) {
+    println!();
+    println!("MB/s of raw data, compress/decompress (median of interleaved rounds)");
+    print!("{:<28} |", "input");
+    for name in SHORT_NAMES {
+        print!(" {name:>9}");
+    }
+    println!(" | {:>8} {:>8}", "cmp vs C", "dec vs C");
+    for r in reports {
+        print!("{:<28} |", r.name);
+        for m in &r.methods {
+            let decompress = if m.compressed_datums == 0 {
+                "-".to_string()
+            } else {
+                format!("{:.0}", m.decompress_mbps)
+            };
+            print!(" {:>9}", format!("{:.0}/{decompress}", m.compress_mbps));
+        }
+        println!(
+            " | {:>8} {:>8}",
+            format_speed_ratio(compress_vs_c(r)),
+            format_speed_ratio(decompress_vs_c(r))
+        );
+    }
+}
+
+/// `a / b` for two speeds, when both were measured (a method that stored no datum compressed
+/// has no decompression speed).
+fn speed_ratio(a: f64, b: f64) -> Option<f64> {
+    (a > 0.0 && b > 0.0).then(|| a / b)
+}
+
+/// pglz_dict's compression speed over C's default `pglz_compress` (per datum, same rows).
+fn compress_vs_c(r: &Report) -> Option<f64> {
+    speed_ratio(
+        r.methods[PGLZ_DICT].compress_mbps,
+        r.methods[PGLZ_C].compress_mbps,
+    )
+}
+
+/// pglz_dict's decompression speed over C's `pglz_decompress` on always-strategy datums.
+fn decompress_vs_c(r: &Report) -> Option<f64> {
+    speed_ratio(
+        r.methods[PGLZ_DICT].decompress_mbps,
+        r.methods[PGLZ_C_ALWAYS].decompress_mbps,
+    )
+}
+
+fn format_speed_ratio(x: Option<f64>) -> String {
+    x.map_or_else(|| "n/a".to_string(), |x| format!("{x:.2}x"))
+}
+
+/// Geometric mean and worst (lowest) of a per-file speed ratio, over the files that have it,
+/// and whether the geometric mean meets `target`.
+fn speed_check(reports: &[Report], of: fn(&Report) -> Option<f64>, target: f64) -> String {
+    let values: Vec<f64> = reports.iter().filter_map(of).collect();
+    if values.is_empty() {
+        return "not measured (no file has both speeds)".to_string();
+    }
+    let mean = geomean(values.iter().copied());
+    let worst = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let files = if values.len() == reports.len() {
+        String::new()
+    } else {
+        format!(" over {} of {} files", values.len(), reports.len())
+    };
+    format!(
+        "{mean:.2}x geomean{files}, {worst:.2}x worst file (target >= {target:.1}: {})",
+        if mean >= target { "met" } else { "NOT met" }
+    )
+}
+
+fn summary_line(reports: &[Report]) -> String {
+    let geo = |i: usize| geomean(reports.iter().map(|r| r.ratio(i)));
+    let verdict = |ok: bool| if ok { "met" } else { "NOT met" };
+    let pglz_gain = ratio(geo(PGLZ_DICT), geo(PGLZ_C));
+    let lz4_gain = ratio(geo(LZ4_DICT), geo(LZ4));
+    let ratios = METHOD_NAMES
+        .iter()
+        .enumerate()
+        .map(|(i, name)| format!("{name} {:.2}", geo(i)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        "summary over {} files: geomean ratio {ratios}; pglz_dict/pglz_c {pglz_gain:.2}x \
+         (target >= 2.0: {}); lz4_dict/lz4 {lz4_gain:.2}x (target >= 1.7: {}); pglz_dict \
+         compress speed vs C default {}; pglz_dict decompress speed vs C on always-strategy \
+         datums {}",
+        reports.len(),
+        verdict(pglz_gain >= 2.0),
+        verdict(lz4_gain >= 1.7),
+        speed_check(reports, compress_vs_c, 1.0),
+        speed_check(reports, decompress_vs_c, 1.5),
+    )
+}
+
+fn main() {
+    let options = parse_args().unwrap_or_else(|message| {
+        eprintln!("dict_ratio: {message}");
+        std::process::exit(2);
+    });
+    let mut reports = Vec::new();
+    for path in &options.paths {
+        let report = evaluate(path, options.max_rows).unwrap_or_else(|message| {
+            eprintln!("dict_ratio: {message}");
+            std::process::exit(1);
+        });
+        if options.json {
+            println!("{}", json_line(&report));
+        } else {
+            eprintln!(
+                "dict_ratio: {}: {} rows evaluated, dictionary of {} bytes from {} rows",
+                report.name, report.datums, report.dict_bytes, report.train_rows
+            );
+        }
+        reports.push(report);
+    }
+    if options.json {
+        eprintln!("{}", summary_line(&reports));
+    } else {
+        println!(
+            "C = PostgreSQL {}; dictionaries trained by zstd (ZDICT) on the odd rows, \
+             even rows evaluated",
+            pgdict_pgref::PG_VERSION
+        );
+        print_ratio_table(&reports);
+        print_speed_table(&reports);
+        println!("{}", summary_line(&reports));
+    }
+}

@@ -1,0 +1,1472 @@
+//! The pgdict datum: a PostgreSQL inline varlena that can name a dictionary.
+//!
+//! A datum is what pgdict stores for one value: a header, then either the value's bytes
+//! as they are (raw) or a codec's payload. The first bytes are PostgreSQL's own inline varlena
+//! layouts (`src/include/postgres.h` in PostgreSQL 15, `src/include/varatt.h` from 16), so raw,
+//! pglz and lz4 datums are byte-compatible with what PostgreSQL stores, and PostgreSQL's datums
+//! (read with pageinspect, say) decode here. Only compression method 3, which PostgreSQL leaves
+//! unused, is pgdict's own: an *extended* header that adds a codec and a dictionary id.
+//!
+//! # Layout
+//!
+//! Multi-byte integers are little-endian; bit diagrams show the most significant bit first.
+//! The low bits of the first byte select the form, as in PostgreSQL on little-endian machines:
+//!
+//! ```text
+//!   first byte   form                                        PostgreSQL's test
+//!   xxxxxxx1     raw, 1-byte header, total_len 1..=127       VARATT_IS_1B
+//!   00000001     a TOAST pointer (not inline): rejected      VARATT_IS_1B_E
+//!   xxxxxx00     raw, 4-byte header, total_len < 2^30        VARATT_IS_4B_U
+//!   xxxxxx10     compressed, 8-byte or longer header         VARATT_IS_4B_C
+//! ```
+//!
+//! **Raw, short** (1-byte header; `total_len` <= 127):
+//!
+//! ```text
+//!   byte 0       LLLLLLL1     total_len = byte >> 1             1..=127 (0x01 is taken)
+//!   bytes 1..    the raw bytes                                  raw_len = total_len - 1
+//! ```
+//!
+//! **Raw, long** (4-byte header):
+//!
+//! ```text
+//!   bytes 0..4   u32  LLLLLLLL LLLLLLLL LLLLLLLL LLLLLL00
+//!                     total_len = word >> 2                     4..=2^30-1
+//!   bytes 4..    the raw bytes                                  raw_len = total_len - 4
+//! ```
+//!
+//! **Compressed** (PostgreSQL's `varattrib_4b.va_compressed`):
+//!
+//! ```text
+//!   bytes 0..4   u32  LLLLLLLL LLLLLLLL LLLLLLLL LLLLLL10       va_header
+//!                     total_len = word >> 2                     >= the header's length
+//!   bytes 4..8   u32  MMRRRRRR RRRRRRRR RRRRRRRR RRRRRRRR       va_tcinfo
+//!                     raw_len = word & 0x3fff_ffff              0..=2^30-1
+//!                     method  = word >> 30                      0 pglz, 1 lz4 (PostgreSQL's
+//!                                                               TOAST_PGLZ/LZ4_COMPRESSION_ID),
+//!                                                               2 rejected, 3 extended
+//!   bytes 8..    the codec's payload (methods 0 and 1)
+//! ```
+//!
+//! **Extended** (method 3; pgdict only), continuing after byte 8:
+//!
+//! ```text
+//!   byte 8       codec        0 pglz, 1 lz4, 2 zstd; anything else is rejected
+//!   bytes 9..    dict id      unsigned LEB128: 7 bits a byte, least significant group first,
+//!                             the top bit set on every byte but the last; 1 to 5 bytes
+//!                  CIIIIIII [CIIIIIII [CIIIIIII [CIIIIIII [0000IIII]]]]
+//!                             value 1..=u32::MAX, in the fewest bytes that hold it
+//!   then         the codec's payload
+//! ```
+//!
+//! `total_len` counts every byte of the datum, headers included. The extended header is
+//! 10 to 14 bytes long. Payloads: pglz is PostgreSQL's pglz stream ([`crate::pglz`]); lz4 is one
+//! raw lz4 block ([`crate::lz4`]); zstd is one magicless frame without dictionary id, content
+//! size or checksum ([`crate::zstd`]). With a dictionary, each codec reads the dictionary as
+//! history that comes just before the datum.
+//!
+//! # Writing: the smallest form wins
+//!
+//! [`DatumEncoder::encode`] tries, for the codec it is given:
+//!
+//! - **raw**, with the 1-byte header when the datum fits in 127 bytes, else the 4-byte one;
+//! - **plain**, PostgreSQL's own form: pglz with PostgreSQL's default strategy (method 0; the
+//!   payload is byte-identical to PostgreSQL 15's) or lz4 as PostgreSQL calls it (method 1).
+//!   zstd has no PostgreSQL form, and an extended header cannot say "no dictionary" (ids start
+//!   at 1), so zstd without a dictionary stores the value raw;
+//! - **dictionary**: the extended form, when a dictionary is given (pglz with
+//!   [`Strategy::DICTIONARY`], lz4 with the dictionary attached, zstd with the prepared
+//!   dictionary),
+//!
+//! and stores whichever whole datum is smallest; on a tie the earlier one in that list (raw
+//! decodes fastest; plain is what PostgreSQL itself can read). So a datum is never larger than
+//! its raw form: `raw_len + 1` bytes up to 126 raw bytes, `raw_len + 4` beyond.
+//!
+//! Trying several forms costs time, so the dictionary form is compressed first and each pglz
+//! attempt is told how long a payload can be and still win: pglz checks its output size as it
+//! goes and gives up there (the limit only moves where pglz gives up, never what it writes, so
+//! plain payloads stay PostgreSQL's). When the dictionary form compresses well, the plain
+//! attempt after it stops early.
+//!
+//! PostgreSQL's own writer (`toast_compress_datum`) keeps a compressed value only if it saves
+//! more than 2 bytes over the raw *payload* (an allowance for alignment padding), where pgdict
+//! compares whole datums. pgdict may therefore store a value compressed that PostgreSQL would
+//! have stored raw; the datum is still one PostgreSQL reads. Raw inputs are limited to
+//! [`MAX_INPUT_LEN`] bytes so that the raw form always fits a 4-byte header.
+//!
+//! # Reading: what is rejected
+//!
+//! [`parse_header`] and [`decode`] reject, with a [`DatumError`] that names the byte position and
+//! the numbers involved (never a panic, never an out-of-bounds read or an allocation the payload
+//! cannot justify):
+//!
+//! - an empty datum, or a header cut off by the end of the datum;
+//! - the byte `0x01`: a TOAST pointer, which points at a value stored elsewhere;
+//! - a `total_len` shorter than the header, or different from the datum's length;
+//! - method 2, or an extended codec byte other than 0, 1, 2;
+//! - a dictionary id varint that is cut off, longer than 5 bytes, over `u32::MAX`, not in its
+//!   shortest form (a last byte of 0 after others), or 0;
+//! - a dictionary id that the [`DictionaryLookup`] does not have
+//!   ([`DatumError::MissingDictionary`]: sync the stores);
+//! - a `raw_len` the payload cannot possibly expand to (checked before allocating), and any
+//!   payload that does not decode to exactly `raw_len` bytes, or reaches back before its
+//!   history (the codec errors, wrapped with the payload's position).
+//!
+//! Decoding with the wrong dictionary (another dictionary under the same id) is not detected by
+//! the format: it gives an error or `raw_len` bytes of wrong content.
+//!
+//! [`decode_prefix`] decodes only the first K bytes of any form, as PostgreSQL does for
+//! `substr()` on compressed values; for pglz it reads at most
+//! [`pglz::maximum_compressed_size`] payload bytes.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use crate::lz4::{self, Lz4Compressor, Lz4Dictionary};
+use crate::pglz::{self, Compressor, PglzDictionary, Strategy};
+use crate::zstd::{self, ZstdCompressor, ZstdDecompressor, ZstdDictionary};
+
+/// The largest raw length a compressed header can record, and the largest `total_len` of any
+/// header: 30 bits, PostgreSQL's varlena limit (1 GiB - 1).
+pub const MAX_RAW_LEN: usize = (1 << 30) - 1;
+
+/// The largest input [`DatumEncoder::encode`] accepts: its raw form (4-byte header) must fit
+/// [`MAX_RAW_LEN`].
+pub const MAX_INPUT_LEN: usize = MAX_RAW_LEN - RAW_LONG_HEADER_LEN;
+
+/// The largest datum with a 1-byte header (PostgreSQL's `VARATT_SHORT_MAX`).
+pub const MAX_SHORT_TOTAL_LEN: usize = 0x7f;
+
+/// Bytes of the 1-byte raw header.
+const RAW_SHORT_HEADER_LEN: usize = 1;
+/// Bytes of the 4-byte raw header.
+const RAW_LONG_HEADER_LEN: usize = 4;
+/// Bytes of the compressed header (`va_header` and `va_tcinfo`).
+const COMPRESSED_HEADER_LEN: usize = 8;
+/// Where the extended header's codec byte is.
+const CODEC_POS: usize = COMPRESSED_HEADER_LEN;
+/// Where the extended header's dictionary id starts.
+const DICT_ID_POS: usize = CODEC_POS + 1;
+/// Most bytes a dictionary id takes: 5 × 7 bits hold 32.
+const MAX_DICT_ID_BYTES: usize = 5;
+
+/// `va_tcinfo`: the raw length is in the low 30 bits (`VARLENA_EXTSIZE_MASK`).
+const EXTSIZE_MASK: u32 = (1 << 30) - 1;
+/// `va_tcinfo`: the method is in the top 2 bits (`VARLENA_EXTSIZE_BITS`).
+const METHOD_SHIFT: u32 = 30;
+/// Method numbers in `va_tcinfo`.
+const METHOD_PGLZ: u32 = 0;
+const METHOD_LZ4: u32 = 1;
+const METHOD_EXTENDED: u32 = 3;
+
+/// The most raw bytes one lz4 payload byte can stand for: a match's length grows by 255 per
+/// extension byte (the first bytes of a sequence give less), rounded up.
+const LZ4_MAX_EXPANSION: usize = 256;
+/// The most raw bytes a zstd payload can produce per 3 bytes: every block has a 3-byte header
+/// and produces at most 128 KiB (`ZSTD_BLOCKSIZE_MAX`).
+const ZSTD_MAX_BLOCK: usize = 128 * 1024;
+
+/// A codec a datum can be compressed with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Codec {
+    /// PostgreSQL's pglz ([`crate::pglz`]).
+    Pglz,
+    /// lz4 as PostgreSQL uses it: one raw block ([`crate::lz4`]).
+    Lz4,
+    /// zstd, in magicless frames ([`crate::zstd`]); only with a dictionary.
+    Zstd,
+}
+
+impl Codec {
+    /// Every codec, in the order of their numbers.
+    pub const ALL: [Codec; 3] = [Codec::Pglz, Codec::Lz4, Codec::Zstd];
+
+    /// The codec's number in the extended header.
+    pub fn code(self) -> u8 {
+        match self {
+            Codec::Pglz => 0,
+            Codec::Lz4 => 1,
+            Codec::Zstd => 2,
+        }
+    }
+
+    /// The codec with this number in the extended header.
+    pub fn from_code(code: u8) -> Option<Codec> {
+        match code {
+            0 => Some(Codec::Pglz),
+            1 => Some(Codec::Lz4),
+            2 => Some(Codec::Zstd),
+            _ => None,
+        }
+    }
+
+    /// The codec's name: `pglz`, `lz4` or `zstd`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Codec::Pglz => "pglz",
+            Codec::Lz4 => "lz4",
+            Codec::Zstd => "zstd",
+        }
+    }
+}
+
+impl fmt::Display for Codec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Which of the datum layouts a header has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Form {
+    /// Raw bytes behind a 1-byte header.
+    RawShort,
+    /// Raw bytes behind a 4-byte header.
+    RawLong,
+    /// pglz without a dictionary, PostgreSQL's method 0.
+    Pglz,
+    /// lz4 without a dictionary, PostgreSQL's method 1.
+    Lz4,
+    /// pgdict's method 3: a codec with a dictionary.
+    Extended {
+        /// The codec of the payload.
+        codec: Codec,
+        /// The dictionary it was compressed with.
+        dict_id: u32,
+    },
+}
+
+impl Form {
+    /// The codec of a compressed form; `None` for raw.
+    pub fn codec(self) -> Option<Codec> {
+        match self {
+            Form::RawShort | Form::RawLong => None,
+            Form::Pglz => Some(Codec::Pglz),
+            Form::Lz4 => Some(Codec::Lz4),
+            Form::Extended { codec, .. } => Some(codec),
+        }
+    }
+
+    /// The dictionary id of the extended form; `None` for the others.
+    pub fn dict_id(self) -> Option<u32> {
+        match self {
+            Form::Extended { dict_id, .. } => Some(dict_id),
+            _ => None,
+        }
+    }
+
+    /// Whether the payload is the raw bytes themselves.
+    pub fn is_raw(self) -> bool {
+        matches!(self, Form::RawShort | Form::RawLong)
+    }
+
+    /// Whether PostgreSQL itself reads this form (everything but the extended one).
+    pub fn is_postgres_compatible(self) -> bool {
+        !matches!(self, Form::Extended { .. })
+    }
+}
+
+impl fmt::Display for Form {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Form::RawShort => f.write_str("raw (1-byte header)"),
+            Form::RawLong => f.write_str("raw (4-byte header)"),
+            Form::Pglz => f.write_str("pglz (PostgreSQL, method 0)"),
+            Form::Lz4 => f.write_str("lz4 (PostgreSQL, method 1)"),
+            Form::Extended { codec, dict_id } => {
+                write!(f, "{codec} with dictionary {dict_id} (pgdict, method 3)")
+            }
+        }
+    }
+}
+
+/// A parsed datum header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Header {
+    /// The layout, with the codec and dictionary id where there are any.
+    pub form: Form,
+    /// Bytes of the whole datum, header included (the header's own `total_len`).
+    pub total_len: usize,
+    /// Bytes of the value once decoded.
+    pub raw_len: usize,
+    /// Bytes of the header: 1, 4, 8, or 10..=14 (extended).
+    pub header_len: usize,
+}
+
+impl Header {
+    /// Bytes after the header: the raw bytes or the codec's payload.
+    pub fn payload_len(&self) -> usize {
+        self.total_len - self.header_len
+    }
+
+    /// The range of the datum that holds the payload.
+    pub fn payload_range(&self) -> std::ops::Range<usize> {
+        self.header_len..self.total_len
+    }
+}
+
+impl fmt::Display for Header {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: {} bytes stored ({}-byte header, {}-byte payload), {} bytes raw",
+            self.form,
+            self.total_len,
+            self.header_len,
+            self.payload_len(),
+            self.raw_len
+        )
+    }
+}
+
+/// Why a datum could not be read or written. Positions are byte offsets in the datum.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DatumError {
+    /// The datum has no bytes at all; the smallest datum is a 1-byte header.
+    #[error("datum: empty input (the smallest datum is its 1-byte header)")]
+    Empty,
+    /// The first byte is `0x01`: PostgreSQL's external TOAST pointer (`VARATT_IS_1B_E`).
+    #[error(
+        "datum: byte 0 is 0x01, a TOAST pointer (vartag {}), not an inline datum; \
+         fetch the value it points to first",
+        vartag_name(*.vartag)
+    )]
+    ToastPointer {
+        /// The byte after it (`va_tag`: 1 indirect, 2 and 3 expanded, 18 on-disk), if any.
+        vartag: Option<u8>,
+    },
+    /// The datum ends inside a fixed-size header field.
+    #[error(
+        "datum: truncated header (the {form} header needs {needed} bytes, the datum has {len})"
+    )]
+    TruncatedHeader {
+        /// The form the first bytes announce.
+        form: &'static str,
+        /// Bytes the header needs up to the end of the field that is cut off.
+        needed: usize,
+        /// Bytes present.
+        len: usize,
+    },
+    /// The header's `total_len` is smaller than the header itself.
+    #[error("datum: total_len {total_len} is less than the {header_len}-byte header")]
+    TotalLenTooSmall {
+        /// The header's `total_len`.
+        total_len: usize,
+        /// The header's own length.
+        header_len: usize,
+    },
+    /// The header's `total_len` differs from the number of bytes given.
+    #[error("datum: header says total_len {total_len}, but the datum has {len} bytes")]
+    LengthMismatch {
+        /// The header's `total_len`.
+        total_len: usize,
+        /// Bytes given.
+        len: usize,
+    },
+    /// Compression method 2 in `va_tcinfo`: neither PostgreSQL nor pgdict defines it.
+    #[error(
+        "datum: compression method {method} in bytes 4..8 is not defined \
+         (0 pglz, 1 lz4, 3 pgdict extended)"
+    )]
+    UnknownMethod {
+        /// The method bits (always 2: the other values are defined).
+        method: u32,
+    },
+    /// The extended header's codec byte is not 0, 1 or 2.
+    #[error("datum: codec byte {code:#04x} at byte 8 is not defined (0 pglz, 1 lz4, 2 zstd)")]
+    UnknownCodec {
+        /// The byte seen.
+        code: u8,
+    },
+    /// The dictionary id varint runs past the end of the datum.
+    #[error(
+        "datum: dictionary id is cut off at byte {position} (the datum has {len} bytes; \
+         byte {} has the continuation bit)",
+        .position - 1
+    )]
+    DictIdTruncated {
+        /// Where the next varint byte should be.
+        position: usize,
+        /// Bytes present.
+        len: usize,
+    },
+    /// The 5th varint byte has its continuation bit set: the id would be over 5 bytes.
+    #[error(
+        "datum: dictionary id is longer than 5 bytes (byte {position} is {byte:#04x}, \
+         with the continuation bit)"
+    )]
+    DictIdTooLong {
+        /// Position of the 5th varint byte.
+        position: usize,
+        /// The byte seen.
+        byte: u8,
+    },
+    /// The 5th varint byte has bits above the 32 an id holds.
+    #[error(
+        "datum: dictionary id is over u32::MAX (byte {position} is {byte:#04x}; \
+         a 5th byte holds at most 0x0f)"
+    )]
+    DictIdOverflow {
+        /// Position of the 5th varint byte.
+        position: usize,
+        /// The byte seen.
+        byte: u8,
+    },
+    /// The varint ends with a 0 byte after others: not the shortest encoding.
+    #[error(
+        "datum: dictionary id is not minimally encoded (its last byte, at {position}, is 0x00)"
+    )]
+    DictIdNotMinimal {
+        /// Position of the varint's last byte.
+        position: usize,
+    },
+    /// The header's dictionary id is 0; ids start at 1.
+    #[error("datum: dictionary id at byte {position} is 0 (ids start at 1)")]
+    DictIdZero {
+        /// Position of the varint.
+        position: usize,
+    },
+    /// The datum's dictionary is not in the store it was looked up in.
+    #[error(
+        "datum: dictionary {id} is not in {store}; run `pgdict dict sync` to copy it \
+         from a store that has it"
+    )]
+    MissingDictionary {
+        /// The dictionary id from the header.
+        id: u32,
+        /// What was searched ([`DictionaryLookup::describe`]).
+        store: String,
+    },
+    /// The lookup answered with a dictionary of another id (a bug in the lookup).
+    #[error("datum: asked {store} for dictionary {wanted}, got dictionary {got}")]
+    WrongDictionary {
+        /// The dictionary id from the header.
+        wanted: u32,
+        /// The id of the dictionary returned.
+        got: u32,
+        /// What was searched ([`DictionaryLookup::describe`]).
+        store: String,
+    },
+    /// A dictionary with id 0 was asked for ([`PreparedDictionary::new`]).
+    #[error("datum: dictionary id 0 is reserved (ids start at 1)")]
+    DictionaryIdZero,
+    /// zstd could not prepare a dictionary's bytes.
+    #[error("datum: cannot prepare dictionary {id}: {error}")]
+    DictionaryPrepare {
+        /// The dictionary's id.
+        id: u32,
+        /// What zstd said.
+        error: zstd::Error,
+    },
+    /// The header's `raw_len` is more than the payload could ever produce: rejected before
+    /// allocating `raw_len` bytes.
+    #[error(
+        "datum: raw_len {raw_len} is impossible for a {payload_len}-byte {codec} payload \
+         (at most {max_possible} bytes)"
+    )]
+    RawLenImpossible {
+        /// The payload's codec.
+        codec: Codec,
+        /// The header's `raw_len`.
+        raw_len: usize,
+        /// The payload's length.
+        payload_len: usize,
+        /// The most such a payload can produce.
+        max_possible: usize,
+    },
+    /// The pglz payload is corrupt (or decoded with the wrong dictionary).
+    #[error("datum: payload at byte {payload_pos}: {error}")]
+    Pglz {
+        /// Where the payload starts in the datum.
+        payload_pos: usize,
+        /// What the decoder found.
+        error: pglz::Error,
+    },
+    /// The lz4 payload is corrupt (or decoded with the wrong dictionary).
+    #[error("datum: payload at byte {payload_pos}: {error}")]
+    Lz4 {
+        /// Where the payload starts in the datum.
+        payload_pos: usize,
+        /// What the decoder found.
+        error: lz4::Error,
+    },
+    /// The zstd payload is corrupt (or decoded with the wrong dictionary).
+    #[error("datum: payload at byte {payload_pos}: {error}")]
+    Zstd {
+        /// Where the payload starts in the datum.
+        payload_pos: usize,
+        /// What the decoder found.
+        error: zstd::Error,
+    },
+    /// A payload decoded to another length than `raw_len`, or a prefix decode stopped short.
+    #[error(
+        "datum: payload at byte {payload_pos} decoded to {produced} bytes, expected {expected}"
+    )]
+    DecodedLength {
+        /// Where the payload starts in the datum.
+        payload_pos: usize,
+        /// `raw_len`, or the prefix length asked for (at most `raw_len`).
+        expected: usize,
+        /// Bytes produced.
+        produced: usize,
+    },
+    /// The value to encode is longer than [`MAX_INPUT_LEN`].
+    #[error("datum: a value of {len} bytes is over the limit of {max} bytes")]
+    InputTooLarge {
+        /// The value's length.
+        len: usize,
+        /// [`MAX_INPUT_LEN`].
+        max: usize,
+    },
+    /// lz4 failed to compress.
+    #[error("datum: cannot compress: {0}")]
+    Lz4Compress(lz4::Error),
+    /// zstd failed to compress.
+    #[error("datum: cannot compress: {0}")]
+    ZstdCompress(zstd::Error),
+}
+
+/// PostgreSQL's name for a TOAST pointer's `va_tag` (`vartag_external`).
+fn vartag_name(vartag: Option<u8>) -> String {
+    match vartag {
+        None => "missing".to_string(),
+        Some(1) => "1, indirect".to_string(),
+        Some(2) => "2, expanded read-only".to_string(),
+        Some(3) => "3, expanded read-write".to_string(),
+        Some(18) => "18, on-disk".to_string(),
+        Some(tag) => format!("{tag}, unknown"),
+    }
+}
+
+/// Reads the little-endian `u32` at `pos`, or reports the `form` header as truncated.
+fn read_u32(bytes: &[u8], pos: usize, form: &'static str) -> Result<u32, DatumError> {
+    match bytes.get(pos..pos + 4) {
+        Some(word) => Ok(u32::from_le_bytes([word[0], word[1], word[2], word[3]])),
+        None => Err(DatumError::TruncatedHeader {
+            form,
+            needed: pos + 4,
+            len: bytes.len(),
+        }),
+    }
+}
+
+/// Reads the dictionary id varint at [`DICT_ID_POS`]; returns the id and its length in bytes.
+fn read_dict_id(bytes: &[u8]) -> Result<(u32, usize), DatumError> {
+    let mut value: u32 = 0;
+    for index in 0..MAX_DICT_ID_BYTES {
+        let position = DICT_ID_POS + index;
+        let Some(&byte) = bytes.get(position) else {
+            return Err(DatumError::DictIdTruncated {
+                position,
+                len: bytes.len(),
+            });
+        };
+        if index == MAX_DICT_ID_BYTES - 1 {
+            // Bits 28..=31 are the last four of a u32: the 5th byte may use only its low 4
+            // bits, and must be the last.
+            if byte & 0x80 != 0 {
+                return Err(DatumError::DictIdTooLong { position, byte });
+            }
+            if byte & 0x70 != 0 {
+                return Err(DatumError::DictIdOverflow { position, byte });
+            }
+        }
+        value |= u32::from(byte & 0x7f) << (7 * index);
+        if byte & 0x80 == 0 {
+            // A 0 after other bytes adds nothing: the same id fits one byte fewer. Accepting
+            // it would give one id several encodings.
+            if byte == 0 && index > 0 {
+                return Err(DatumError::DictIdNotMinimal { position });
+            }
+            if value == 0 {
+                return Err(DatumError::DictIdZero {
+                    position: DICT_ID_POS,
+                });
+            }
+            return Ok((value, index + 1));
+        }
+    }
+    unreachable!("the 5th byte either ends the varint or is rejected above")
+}
+
+/// Appends `id`'s LEB128 encoding (1 to 5 bytes).
+fn write_dict_id(mut id: u32, out: &mut Vec<u8>) {
+    while id >= 0x80 {
+        out.push((id as u8) | 0x80);
+        id >>= 7;
+    }
+    out.push(id as u8);
+}
+
+/// Bytes the LEB128 encoding of `id` takes.
+fn dict_id_len(id: u32) -> usize {
+    let bits = (32 - id.leading_zeros()).max(1) as usize;
+    bits.div_ceil(7)
+}
+
+/// Reads the header at the start of `bytes` without requiring `bytes` to be exactly one datum:
+/// `bytes` may be only the header, or a datum followed by others. Use [`parse_header`] for a
+/// whole datum.
+///
+/// Checks everything the header alone can tell: its fields are all present, the method and
+/// codec are defined, the dictionary id is a valid, minimal varint of 1..=u32::MAX, and
+/// `total_len` covers the header.
+pub fn read_header(bytes: &[u8]) -> Result<Header, DatumError> {
+    let Some(&first) = bytes.first() else {
+        return Err(DatumError::Empty);
+    };
+    if first & 0x01 != 0 {
+        if first == 0x01 {
+            return Err(DatumError::ToastPointer {
+                vartag: bytes.get(1).copied(),
+            });
+        }
+        let total_len = usize::from(first >> 1);
+        return Ok(Header {
+            form: Form::RawShort,
+            total_len,
+            raw_len: total_len - RAW_SHORT_HEADER_LEN,
+            header_len: RAW_SHORT_HEADER_LEN,
+        });
+    }
+    let compressed = first & 0x02 != 0;
+    let form_name = if compressed { "compressed" } else { "raw" };
+    let total_len = (read_u32(bytes, 0, form_name)? >> 2) as usize;
+    if !compressed {
+        if total_len < RAW_LONG_HEADER_LEN {
+            return Err(DatumError::TotalLenTooSmall {
+                total_len,
+                header_len: RAW_LONG_HEADER_LEN,
+            });
+        }
+        return Ok(Header {
+            form: Form::RawLong,
+            total_len,
+            raw_len: total_len - RAW_LONG_HEADER_LEN,
+            header_len: RAW_LONG_HEADER_LEN,
+        });
+    }
+    if total_len < COMPRESSED_HEADER_LEN {
+        return Err(DatumError::TotalLenTooSmall {
+            total_len,
+            header_len: COMPRESSED_HEADER_LEN,
+        });
+    }
+    let tcinfo = read_u32(bytes, 4, form_name)?;
+    let raw_len = (tcinfo & EXTSIZE_MASK) as usize;
+    let (form, header_len) = match tcinfo >> METHOD_SHIFT {
+        METHOD_PGLZ => (Form::Pglz, COMPRESSED_HEADER_LEN),
+        METHOD_LZ4 => (Form::Lz4, COMPRESSED_HEADER_LEN),
+        METHOD_EXTENDED => {
+            let Some(&code) = bytes.get(CODEC_POS) else {
+                return Err(DatumError::TruncatedHeader {
+                    form: "extended",
+                    needed: CODEC_POS + 1,
+                    len: bytes.len(),
+                });
+            };
+            let codec = Codec::from_code(code).ok_or(DatumError::UnknownCodec { code })?;
+            let (dict_id, id_len) = read_dict_id(bytes)?;
+            (Form::Extended { codec, dict_id }, DICT_ID_POS + id_len)
+        }
+        method => return Err(DatumError::UnknownMethod { method }),
+    };
+    if total_len < header_len {
+        return Err(DatumError::TotalLenTooSmall {
+            total_len,
+            header_len,
+        });
+    }
+    Ok(Header {
+        form,
+        total_len,
+        raw_len,
+        header_len,
+    })
+}
+
+/// Parses the header of a whole datum: [`read_header`], and the header's `total_len` must be
+/// `datum.len()`.
+pub fn parse_header(datum: &[u8]) -> Result<Header, DatumError> {
+    let header = read_header(datum)?;
+    if header.total_len != datum.len() {
+        return Err(DatumError::LengthMismatch {
+            total_len: header.total_len,
+            len: datum.len(),
+        });
+    }
+    Ok(header)
+}
+
+/// A dictionary prepared for every codec: built once from its bytes, then shared (`Send +
+/// Sync`, usually in an [`Arc`]) by every thread that encodes or decodes with it.
+pub struct PreparedDictionary {
+    id: u32,
+    bytes: Box<[u8]>,
+    pglz: PglzDictionary,
+    lz4: Lz4Dictionary,
+    zstd: ZstdDictionary,
+}
+
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<PreparedDictionary>();
+};
+
+impl PreparedDictionary {
+    /// Prepares `bytes` as dictionary `id` for pglz (its last 4095 bytes, indexed), lz4 (its
+    /// last 64 KiB, loaded into a dictionary stream) and zstd (digested at zstd's default
+    /// level). Any bytes work, including none; zstd reads bytes that start with its dictionary
+    /// magic number as a zstd-format dictionary, and fails if they are not a valid one.
+    pub fn new(id: u32, bytes: &[u8]) -> Result<PreparedDictionary, DatumError> {
+        PreparedDictionary::with_zstd_level(id, bytes, zstd::DEFAULT_LEVEL)
+    }
+
+    /// [`PreparedDictionary::new`], with zstd compressing at `level`.
+    pub fn with_zstd_level(
+        id: u32,
+        bytes: &[u8],
+        level: i32,
+    ) -> Result<PreparedDictionary, DatumError> {
+        if id == 0 {
+            return Err(DatumError::DictionaryIdZero);
+        }
+        let zstd = ZstdDictionary::with_level(bytes, level)
+            .map_err(|error| DatumError::DictionaryPrepare { id, error })?;
+        Ok(PreparedDictionary {
+            id,
+            bytes: bytes.into(),
+            pglz: PglzDictionary::new(bytes),
+            lz4: Lz4Dictionary::new(bytes),
+            zstd,
+        })
+    }
+
+    /// The dictionary's id.
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+
+    /// The dictionary's bytes, whole.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Length of the dictionary's bytes.
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Whether the dictionary has no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// The pglz side: the last 4095 bytes and their index.
+    pub fn pglz(&self) -> &PglzDictionary {
+        &self.pglz
+    }
+
+    /// The lz4 side: the last 64 KiB and their dictionary stream.
+    pub fn lz4(&self) -> &Lz4Dictionary {
+        &self.lz4
+    }
+
+    /// The zstd side: the digested dictionaries.
+    pub fn zstd(&self) -> &ZstdDictionary {
+        &self.zstd
+    }
+}
+
+impl fmt::Debug for PreparedDictionary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PreparedDictionary")
+            .field("id", &self.id)
+            .field("len", &self.bytes.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Where a decoder finds dictionaries by id: implemented by the dictionary store, and here for
+/// [`Dictionaries`], a plain [`HashMap`], [`NoDictionaries`] and `()`.
+pub trait DictionaryLookup {
+    /// The dictionary with this id, if there is one.
+    fn dictionary(&self, id: u32) -> Option<Arc<PreparedDictionary>>;
+
+    /// What is searched, for error messages: the store's path, say.
+    fn describe(&self) -> String;
+}
+
+/// A set of prepared dictionaries in memory, by id.
+#[derive(Clone, Debug, Default)]
+pub struct Dictionaries {
+    by_id: HashMap<u32, Arc<PreparedDictionary>>,
+    description: Option<String>,
+}
+
+impl Dictionaries {
+    /// An empty set.
+    pub fn new() -> Dictionaries {
+        Dictionaries::default()
+    }
+
+    /// An empty set that error messages call `description` (a store's path, say).
+    pub fn described(description: impl Into<String>) -> Dictionaries {
+        Dictionaries {
+            by_id: HashMap::new(),
+            description: Some(description.into()),
+        }
+    }
+
+    /// Adds a dictionary under its id; returns the one it replaces, if any.
+    pub fn insert(&mut self, dict: Arc<PreparedDictionary>) -> Option<Arc<PreparedDictionary>> {
+        self.by_id.insert(dict.id(), dict)
+    }
+
+    /// The dictionary with this id, if there is one.
+    pub fn get(&self, id: u32) -> Option<&Arc<PreparedDictionary>> {
+        self.by_id.get(&id)
+    }
+
+    /// How many dictionaries the set holds.
+    pub fn len(&self) -> usize {
+        self.by_id.len()
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.by_id.is_empty()
+    }
+}
+
+impl FromIterator<Arc<PreparedDictionary>> for Dictionaries {
+    fn from_iter<I: IntoIterator<Item = Arc<PreparedDictionary>>>(iter: I) -> Self {
+        let mut set = Dictionaries::new();
+        for dict in iter {
+            set.insert(dict);
+        }
+        set
+    }
+}
+
+impl DictionaryLookup for Dictionaries {
+    fn dictionary(&self, id: u32) -> Option<Arc<PreparedDictionary>> {
+        self.by_id.get(&id).cloned()
+    }
+
+    fn describe(&self) -> String {
+        match &self.description {
+            Some(description) => description.clone(),
+            None => format!("an in-memory set of {} dictionaries", self.by_id.len()),
+        }
+    }
+}
+
+impl DictionaryLookup for HashMap<u32, Arc<PreparedDictionary>> {
+    fn dictionary(&self, id: u32) -> Option<Arc<PreparedDictionary>> {
+        self.get(&id).cloned()
+    }
+
+    fn describe(&self) -> String {
+        format!("an in-memory map of {} dictionaries", self.len())
+    }
+}
+
+/// No dictionaries at all: decodes raw and PostgreSQL datums, and reports every extended
+/// datum's dictionary as missing.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoDictionaries;
+
+impl DictionaryLookup for NoDictionaries {
+    fn dictionary(&self, _id: u32) -> Option<Arc<PreparedDictionary>> {
+        None
+    }
+
+    fn describe(&self) -> String {
+        "no dictionary store (none was given)".to_string()
+    }
+}
+
+/// `()` is [`NoDictionaries`].
+impl DictionaryLookup for () {
+    fn dictionary(&self, _id: u32) -> Option<Arc<PreparedDictionary>> {
+        None
+    }
+
+    fn describe(&self) -> String {
+        NoDictionaries.describe()
+    }
+}
+
+/// Writes datums, keeping every codec's work state between calls: one per thread.
+///
+/// ```
+/// use pgdict::datum::{self, Codec, DatumEncoder, Form, NoDictionaries};
+///
+/// let mut encoder = DatumEncoder::new();
+/// let row = b"{\"name\": \"alpha\", \"tags\": [\"alpha\", \"alpha\", \"alpha\", \"alpha\"]}";
+/// let stored = encoder.encode(row, Codec::Pglz, None).unwrap();
+/// assert_eq!(datum::parse_header(&stored).unwrap().form, Form::Pglz);
+/// assert_eq!(datum::decode(&stored, &NoDictionaries).unwrap(), row);
+/// ```
+#[derive(Debug, Default)]
+pub struct DatumEncoder {
+    pglz: Compressor,
+    lz4: Lz4Compressor,
+    /// Created on first use: making a zstd context can fail, and most callers never need one.
+    zstd: Option<ZstdCompressor>,
+    /// lz4 and zstd payloads are compressed here before the smallest is copied out.
+    scratch: Vec<u8>,
+}
+
+/// The smallest candidate so far while encoding.
+struct Best {
+    /// Where the datum starts in the output.
+    start: usize,
+    /// The header of what `out[start..]` holds; `None` while only raw has been considered
+    /// (raw is written last, and only if nothing beat it).
+    header: Option<Header>,
+    /// Length of the smallest datum so far (raw's at first).
+    total_len: usize,
+    /// Its [`Rank`]: on equal lengths the lower rank wins.
+    rank: Rank,
+}
+
+/// Preference between datums of equal length: raw decodes fastest, and plain is what
+/// PostgreSQL itself reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Rank {
+    Raw,
+    Plain,
+    Dictionary,
+}
+
+impl Best {
+    /// The largest payload with which a datum of this header length and rank would win;
+    /// `None` if even a 1-byte payload would not.
+    fn max_payload(&self, header_len: usize, rank: Rank) -> Option<usize> {
+        let ties_win = usize::from(rank < self.rank);
+        let limit = (self.total_len + ties_win).checked_sub(header_len + 1)?;
+        (limit >= 1).then_some(limit)
+    }
+
+    /// Writes the candidate over the best if it wins (shorter, or as long with a lower rank).
+    fn offer(&mut self, out: &mut Vec<u8>, form: Form, raw_len: usize, payload: &[u8]) {
+        let (header_len, rank) = match form {
+            Form::Extended { dict_id, .. } => {
+                (DICT_ID_POS + dict_id_len(dict_id), Rank::Dictionary)
+            }
+            _ => (COMPRESSED_HEADER_LEN, Rank::Plain),
+        };
+        match self.max_payload(header_len, rank) {
+            Some(max) if payload.len() <= max => {}
+            _ => return,
+        }
+        let total_len = header_len + payload.len();
+        out.truncate(self.start);
+        out.reserve(total_len);
+        // total_len <= raw's total <= MAX_RAW_LEN, and raw_len <= MAX_INPUT_LEN: both fit 30 bits.
+        out.extend_from_slice(&(((total_len as u32) << 2) | 0b10).to_le_bytes());
+        let method = match form {
+            Form::Pglz => METHOD_PGLZ,
+            Form::Lz4 => METHOD_LZ4,
+            _ => METHOD_EXTENDED,
+        };
+        out.extend_from_slice(&((raw_len as u32) | (method << METHOD_SHIFT)).to_le_bytes());
+        if let Form::Extended { codec, dict_id } = form {
+            out.push(codec.code());
+            write_dict_id(dict_id, out);
+        }
+        out.extend_from_slice(payload);
+        debug_assert_eq!(out.len() - self.start, total_len);
+        self.total_len = total_len;
+        self.rank = rank;
+        self.header = Some(Header {
+            form,
+            total_len,
+            raw_len,
+            header_len,
+        });
+    }
+}
+
+/// `base`, with `min_comp_rate` raised (never lowered) so that pglz gives up as soon as its
+/// output grows past `max_payload` bytes: a payload that long could not win anyway, and pglz
+/// checks its output size as it goes, so a hopeless attempt stops early instead of running to
+/// the end. The rate only decides when pglz gives up, never which bytes it writes, so a
+/// payload it does return is the one `base` would have returned.
+fn strategy_within(base: &Strategy, raw_len: usize, max_payload: usize) -> Strategy {
+    // pglz accepts a payload of p bytes iff p < result_max(rate) (its own arithmetic, below);
+    // find the highest rate whose result_max is still over max_payload.
+    let Ok(slen) = i64::try_from(raw_len) else {
+        return *base;
+    };
+    let result_max = |rate: i64| {
+        if slen > i64::from(i32::MAX / 100) {
+            (slen / 100) * (100 - rate)
+        } else {
+            (slen * (100 - rate)) / 100
+        }
+    };
+    let target = max_payload as i64 + 1;
+    // slen * (100 - rate) / 100 >= target  <=>  rate <= 100 - ceil(100 * target / slen).
+    let needed = (100 * target.unsigned_abs()).div_ceil(slen.unsigned_abs().max(1));
+    let mut rate = (100 - needed.min(100) as i64).clamp(0, 99);
+    while rate > 0 && result_max(rate) < target {
+        rate -= 1;
+    }
+    let base_rate = base.min_comp_rate.clamp(0, 99);
+    Strategy {
+        min_comp_rate: (rate as i32).max(base_rate),
+        ..*base
+    }
+}
+
+/// Length of the raw datum of `raw_len` bytes, and its header length.
+fn raw_datum_len(raw_len: usize) -> (usize, usize) {
+    if raw_len + RAW_SHORT_HEADER_LEN <= MAX_SHORT_TOTAL_LEN {
+        (raw_len + RAW_SHORT_HEADER_LEN, RAW_SHORT_HEADER_LEN)
+    } else {
+        (raw_len + RAW_LONG_HEADER_LEN, RAW_LONG_HEADER_LEN)
+    }
+}
+
+/// Appends the raw datum of `raw` (1-byte header up to 127 bytes in all) and returns its header.
+/// `raw.len()` must be at most [`MAX_INPUT_LEN`].
+fn write_raw(raw: &[u8], out: &mut Vec<u8>) -> Header {
+    let (total_len, header_len) = raw_datum_len(raw.len());
+    out.reserve(total_len);
+    let form = if header_len == RAW_SHORT_HEADER_LEN {
+        out.push(((total_len as u8) << 1) | 0x01);
+        Form::RawShort
+    } else {
+        out.extend_from_slice(&((total_len as u32) << 2).to_le_bytes());
+        Form::RawLong
+    };
+    out.extend_from_slice(raw);
+    Header {
+        form,
+        total_len,
+        raw_len: raw.len(),
+        header_len,
+    }
+}
+
+impl DatumEncoder {
+    /// An encoder with fresh codec state.
+    pub fn new() -> DatumEncoder {
+        DatumEncoder::default()
+    }
+
+    /// Encodes `raw` as the smallest of its raw, plain `codec` and (with `dict`) dictionary
+    /// forms; see the module documentation.
+    pub fn encode(
+        &mut self,
+        raw: &[u8],
+        codec: Codec,
+        dict: Option<&PreparedDictionary>,
+    ) -> Result<Vec<u8>, DatumError> {
+        let mut out = Vec::new();
+        self.encode_into(raw, codec, dict, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`DatumEncoder::encode`], appending the datum to `out` (whose contents are kept) and
+    /// returning its header, which says which form was chosen. On error `out` is unchanged.
+    pub fn encode_into(
+        &mut self,
+        raw: &[u8],
+        codec: Codec,
+        dict: Option<&PreparedDictionary>,
+        out: &mut Vec<u8>,
+    ) -> Result<Header, DatumError> {
+        if raw.len() > MAX_INPUT_LEN {
+            return Err(DatumError::InputTooLarge {
+                len: raw.len(),
+                max: MAX_INPUT_LEN,
+            });
+        }
+        let start = out.len();
+        let mut best = Best {
+            start,
+            header: None,
+            total_len: raw_datum_len(raw.len()).0,
+            rank: Rank::Raw,
+        };
+        let result = self.try_compressed(raw, codec, dict, out, &mut best);
+        if let Err(error) = result {
+            out.truncate(start);
+            return Err(error);
+        }
+        Ok(match best.header {
+            Some(header) => header,
+            None => write_raw(raw, out),
+        })
+    }
+
+    /// Offers the dictionary and plain forms to `best`, writing the winner into `out`.
+    ///
+    /// The dictionary form goes first: it usually wins, and the plain attempt after it then
+    /// gives up as soon as it is sure to lose (pglz), which makes trying both cost little more
+    /// than trying one.
+    fn try_compressed(
+        &mut self,
+        raw: &[u8],
+        codec: Codec,
+        dict: Option<&PreparedDictionary>,
+        out: &mut Vec<u8>,
+        best: &mut Best,
+    ) -> Result<(), DatumError> {
+        let raw_len = raw.len();
+        let dict_form = dict.map(|d| {
+            let form = Form::Extended {
+                codec,
+                dict_id: d.id(),
+            };
+            (d, form, DICT_ID_POS + dict_id_len(d.id()))
+        });
+        let DatumEncoder {
+            pglz,
+            lz4,
+            zstd,
+            scratch,
+        } = self;
+        match codec {
+            Codec::Pglz => {
+                if let Some((d, form, header_len)) = dict_form {
+                    if let Some(max) = best.max_payload(header_len, Rank::Dictionary) {
+                        let strategy = strategy_within(&Strategy::DICTIONARY, raw_len, max);
+                        if let Some(payload) = pglz.compress_with_dict(raw, d.pglz(), &strategy) {
+                            best.offer(out, form, raw_len, payload);
+                        }
+                    }
+                }
+                if let Some(max) = best.max_payload(COMPRESSED_HEADER_LEN, Rank::Plain) {
+                    // PostgreSQL's default strategy, only quicker to give up: what it returns
+                    // is byte for byte PostgreSQL's payload.
+                    let strategy = strategy_within(&Strategy::DEFAULT, raw_len, max);
+                    if let Some(payload) = pglz.compress(raw, &strategy) {
+                        best.offer(out, Form::Pglz, raw_len, payload);
+                    }
+                }
+            }
+            Codec::Lz4 => {
+                if let Some((d, form, header_len)) = dict_form {
+                    if best.max_payload(header_len, Rank::Dictionary).is_some() {
+                        scratch.clear();
+                        lz4.compress_with_dict_into(raw, d.lz4(), scratch)
+                            .map_err(DatumError::Lz4Compress)?;
+                        best.offer(out, form, raw_len, scratch);
+                    }
+                }
+                // PostgreSQL also drops a block larger than the value (`lz4_compress_datum`);
+                // such a block never beats the raw datum, so `offer` drops it too.
+                if best
+                    .max_payload(COMPRESSED_HEADER_LEN, Rank::Plain)
+                    .is_some()
+                {
+                    scratch.clear();
+                    lz4.compress_into(raw, scratch)
+                        .map_err(DatumError::Lz4Compress)?;
+                    best.offer(out, Form::Lz4, raw_len, scratch);
+                }
+            }
+            Codec::Zstd => {
+                // No plain form: an extended header always names a dictionary.
+                if let Some((d, form, header_len)) = dict_form {
+                    if best.max_payload(header_len, Rank::Dictionary).is_some() {
+                        let compressor = match zstd {
+                            Some(compressor) => compressor,
+                            None => zstd
+                                .insert(ZstdCompressor::new().map_err(DatumError::ZstdCompress)?),
+                        };
+                        scratch.clear();
+                        compressor
+                            .compress_with_dict_into(raw, d.zstd(), scratch)
+                            .map_err(DatumError::ZstdCompress)?;
+                        best.offer(out, form, raw_len, scratch);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads datums, keeping a zstd decompression context between calls: one per thread. The free
+/// functions [`decode`] and [`decode_prefix`] make one per call.
+#[derive(Debug, Default)]
+pub struct DatumDecoder {
+    /// Created on first use (only extended zstd datums need it).
+    zstd: Option<ZstdDecompressor>,
+}
+
+/// Checks that a payload of `payload_len` bytes could expand to `raw_len`, before `raw_len`
+/// bytes are allocated for it. (pglz checks this itself.)
+fn check_expansion(codec: Codec, raw_len: usize, payload_len: usize) -> Result<(), DatumError> {
+    let max_possible = match codec {
+        Codec::Pglz => return Ok(()),
+        Codec::Lz4 => payload_len.saturating_mul(LZ4_MAX_EXPANSION),
+        Codec::Zstd => payload_len.div_ceil(3).saturating_mul(ZSTD_MAX_BLOCK),
+    };
+    if raw_len > max_possible {
+        return Err(DatumError::RawLenImpossible {
+            codec,
+            raw_len,
+            payload_len,
+            max_possible,
+        });
+    }
+    Ok(())
+}
+
+/// Finds the dictionary an extended header names.
+fn resolve(id: u32, dicts: &dyn DictionaryLookup) -> Result<Arc<PreparedDictionary>, DatumError> {
+    let dict = dicts
+        .dictionary(id)
+        .ok_or_else(|| DatumError::MissingDictionary {
+            id,
+            store: dicts.describe(),
+        })?;
+    if dict.id() != id {
+        return Err(DatumError::WrongDictionary {
+            wanted: id,
+            got: dict.id(),
+            store: dicts.describe(),
+        });
+    }
+    Ok(dict)
+}
+
+impl DatumDecoder {
+    /// A decoder with no state yet.
+    pub fn new() -> DatumDecoder {
+        DatumDecoder::default()
+    }
+
+    /// The zstd context, created on first use; `payload_pos` is for the error if that fails.
+    fn zstd(&mut self, payload_pos: usize) -> Result<&mut ZstdDecompressor, DatumError> {
+        match &mut self.zstd {
+            Some(zstd) => Ok(zstd),
+            slot @ None => {
+                let created = ZstdDecompressor::new()
+                    .map_err(|error| DatumError::Zstd { payload_pos, error })?;
+                Ok(slot.insert(created))
+            }
+        }
+    }
+
+    /// Decodes a whole datum to its `raw_len` bytes, looking its dictionary (if any) up in
+    /// `dicts`.
+    pub fn decode(
+        &mut self,
+        datum: &[u8],
+        dicts: &dyn DictionaryLookup,
+    ) -> Result<Vec<u8>, DatumError> {
+        let header = parse_header(datum)?;
+        let payload = &datum[header.payload_range()];
+        let pos = header.header_len;
+        let raw_len = header.raw_len;
+        let pglz_err = |error| DatumError::Pglz {
+            payload_pos: pos,
+            error,
+        };
+        let lz4_err = |error| DatumError::Lz4 {
+            payload_pos: pos,
+            error,
+        };
+        let zstd_err = |error| DatumError::Zstd {
+            payload_pos: pos,
+            error,
+        };
+        if let Some(codec) = header.form.codec() {
+            check_expansion(codec, raw_len, payload.len())?;
+        }
+        let decoded = match header.form {
+            Form::RawShort | Form::RawLong => payload.to_vec(),
+            Form::Pglz => pglz::decompress(payload, raw_len).map_err(pglz_err)?,
+            Form::Lz4 => lz4::decompress(payload, raw_len).map_err(lz4_err)?,
+            Form::Extended { codec, dict_id } => {
+                let dict = resolve(dict_id, dicts)?;
+                match codec {
+                    Codec::Pglz => {
+                        pglz::decompress_with_dict(payload, raw_len, dict.pglz().as_bytes())
+                            .map_err(pglz_err)?
+                    }
+                    Codec::Lz4 => dict.lz4().decompress(payload, raw_len).map_err(lz4_err)?,
+                    Codec::Zstd => self
+                        .zstd(pos)?
+                        .decompress_with_dict(payload, raw_len, dict.zstd())
+                        .map_err(zstd_err)?,
+                }
+            }
+        };
+        // The codecs insist on raw_len already; this keeps the promise whatever they do.
+        if decoded.len() != raw_len {
+            return Err(DatumError::DecodedLength {
+                payload_pos: pos,
+                expected: raw_len,
+                produced: decoded.len(),
+            });
+        }
+        Ok(decoded)
+    }
+
+    /// Decodes the first `prefix_len` bytes of a datum (all of it if `prefix_len >= raw_len`):
+    /// exactly `min(prefix_len, raw_len)` bytes, or an error. Corruption after the prefix may
+    /// go unnoticed, as in PostgreSQL; for pglz at most
+    /// [`pglz::maximum_compressed_size`]`(prefix_len)` payload bytes are read.
+    pub fn decode_prefix(
+        &mut self,
+        datum: &[u8],
+        prefix_len: usize,
+        dicts: &dyn DictionaryLookup,
+    ) -> Result<Vec<u8>, DatumError> {
+        let header = parse_header(datum)?;
+        let payload = &datum[header.payload_range()];
+        let pos = header.header_len;
+        let raw_len = header.raw_len;
+        let wanted = prefix_len.min(raw_len);
+        let pglz_err = |error| DatumError::Pglz {
+            payload_pos: pos,
+            error,
+        };
+        let lz4_err = |error| DatumError::Lz4 {
+            payload_pos: pos,
+            error,
+        };
+        let zstd_err = |error| DatumError::Zstd {
+            payload_pos: pos,
+            error,
+        };
+        if let Some(codec) = header.form.codec() {
+            check_expansion(codec, raw_len, payload.len())?;
+        }
+        let decoded = match header.form {
+            Form::RawShort | Form::RawLong => payload[..wanted].to_vec(),
+            Form::Pglz => pglz::decompress_prefix(payload, raw_len, wanted).map_err(pglz_err)?,
+            Form::Lz4 => lz4::decompress_prefix(payload, raw_len, wanted).map_err(lz4_err)?,
+            Form::Extended { codec, dict_id } => {
+                let dict = resolve(dict_id, dicts)?;
+                match codec {
+                    Codec::Pglz => pglz::decompress_prefix_with_dict(
+                        payload,
+                        raw_len,
+                        wanted,
+                        dict.pglz().as_bytes(),
+                    )
+                    .map_err(pglz_err)?,
+                    Codec::Lz4 => dict
+                        .lz4()
+                        .decompress_prefix(payload, raw_len, wanted)
+                        .map_err(lz4_err)?,
+                    Codec::Zstd => self
+                        .zstd(pos)?
+                        .decompress_prefix_with_dict(payload, raw_len, wanted, dict.zstd())
+                        .map_err(zstd_err)?,
+                }
+            }
+        };
+        // pglz, like PostgreSQL, stops quietly when the payload ends before the prefix.
+        if decoded.len() != wanted {
+            return Err(DatumError::DecodedLength {
+                payload_pos: pos,
+                expected: wanted,
+                produced: decoded.len(),
+            });
+        }
+        Ok(decoded)
+    }
+}
+
+/// Decodes a whole datum (see [`DatumDecoder::decode`]; this makes a decoder per call).
+pub fn decode(datum: &[u8], dicts: &dyn DictionaryLookup) -> Result<Vec<u8>, DatumError> {
+    DatumDecoder::new().decode(datum, dicts)
+}
+
+/// Decodes the first `prefix_len` bytes of a datum (see [`DatumDecoder::decode_prefix`]).
+pub fn decode_prefix(
+    datum: &[u8],
+    prefix_len: usize,
+    dicts: &dyn DictionaryLookup,
+) -> Result<Vec<u8>, DatumError> {
+    DatumDecoder::new().decode_prefix(datum, prefix_len, dicts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// pglz's own `result_max` arithmetic (`pglz::compress`), to check `strategy_within`.
+    fn result_max(raw_len: usize, rate: i32) -> i64 {
+        let slen = raw_len as i64;
+        let rate = i64::from(rate.clamp(0, 99));
+        if slen > i64::from(i32::MAX / 100) {
+            (slen / 100) * (100 - rate)
+        } else {
+            (slen * (100 - rate)) / 100
+        }
+    }
+
+    #[test]
+    fn strategy_within_accepts_every_winner_and_gives_up_as_early_as_it_can() {
+        let lens = (0..300).chain([
+            1000,
+            4096,
+            21_474_836,
+            21_474_837,
+            100_000_000,
+            MAX_INPUT_LEN,
+        ]);
+        for raw_len in lens {
+            for max_payload in [1, 2, raw_len / 3, raw_len / 2, raw_len.saturating_sub(10)] {
+                for base in [Strategy::DEFAULT, Strategy::DICTIONARY] {
+                    let s = strategy_within(&base, raw_len, max_payload);
+                    let rate = s.min_comp_rate;
+                    assert_eq!(
+                        Strategy {
+                            min_comp_rate: base.min_comp_rate,
+                            ..s
+                        },
+                        base
+                    );
+                    assert!(rate >= base.min_comp_rate && rate <= 99);
+                    if rate > base.min_comp_rate {
+                        // Raised: a payload of max_payload bytes is still accepted...
+                        assert!(
+                            result_max(raw_len, rate) > max_payload as i64,
+                            "{raw_len} {max_payload}"
+                        );
+                        // ...and one rate more would refuse it.
+                        if rate < 99 {
+                            assert!(result_max(raw_len, rate + 1) <= max_payload as i64);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn dict_id_varint_lengths() {
+        for id in [
+            1,
+            0x7f,
+            0x80,
+            0x3fff,
+            0x4000,
+            0x1f_ffff,
+            0x20_0000,
+            0x0fff_ffff,
+            0x1000_0000,
+            u32::MAX,
+        ] {
+            let mut bytes = vec![0u8; DICT_ID_POS];
+            write_dict_id(id, &mut bytes);
+            assert_eq!(bytes.len() - DICT_ID_POS, dict_id_len(id), "{id}");
+            assert_eq!(read_dict_id(&bytes), Ok((id, dict_id_len(id))), "{id}");
+        }
+    }
+}
