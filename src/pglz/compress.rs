@@ -53,6 +53,8 @@ pub struct Compressor {
     /// the tables need no clearing between calls, where PostgreSQL clears up to 16 KB per
     /// call. When `base` would overflow, the tables are cleared once and `base` restarts at 1.
     base: u32,
+    /// `good_match` by walk step for the last strategy used.
+    good_match: GoodMatchSchedule,
     /// Output buffer; grows to `input.len() + 4` (PostgreSQL's `PGLZ_MAX_OUTPUT`), never shrinks.
     out: Vec<u8>,
 }
@@ -86,6 +88,7 @@ impl Compressor {
             hist_start: Box::new([0; MAX_HASH_SIZE]),
             hist_prev: Box::new([0; HISTORY_SIZE]),
             base: 1,
+            good_match: GoodMatchSchedule::new(128, 10),
             out: Vec::new(),
         }
     }
@@ -140,6 +143,9 @@ impl Compressor {
         // Limit the match parameters to the supported range, as PostgreSQL does.
         let good_match = strategy.match_size_good.clamp(17, MAX_MATCH as i32) as usize;
         let good_drop = strategy.match_size_drop.clamp(0, 100) as usize;
+        if self.good_match.key != (good_match, good_drop) {
+            self.good_match = GoodMatchSchedule::new(good_match, good_drop);
+        }
         let need_rate = strategy.min_comp_rate.clamp(0, 99);
 
         // The largest result the strategy accepts; PostgreSQL approximates for huge inputs to
@@ -184,6 +190,7 @@ impl Compressor {
         }
         let out = &mut self.out[..out_len];
 
+        let schedule = &self.good_match;
         let mut hist = hist;
         let mut writer = TagWriter::new();
         let mut found_match = false;
@@ -200,8 +207,7 @@ impl Compressor {
             }
 
             let hash = hist_idx(input, dp, mask);
-            let (match_len, match_off) =
-                hist.find_match::<DICT>(input, dp, hash, good_match, good_drop);
+            let (match_len, match_off) = hist.find_match::<DICT>(input, dp, hash, schedule);
             if match_len >= MIN_MATCH {
                 writer.tag(out, match_len, match_off);
                 hist.add(dp, hash);
@@ -274,95 +280,122 @@ impl History<'_> {
     /// (`pglz_find_match`): newest first through the datum's own positions, then (with a
     /// dictionary) through the dictionary's, newest first. Returns `(length, offset)`; a
     /// length under [`MIN_MATCH`] means no usable match.
+    ///
+    /// `good_match[k]` is the match length that ends the walk after `k` steps down the list
+    /// (PostgreSQL lowers it by `match_size_drop` percent per step).
     #[inline(always)]
     fn find_match<const DICT: bool>(
         &self,
         input: &[u8],
         pos: usize,
         hash: usize,
-        mut good_match: usize,
-        good_drop: usize,
+        good_match: &GoodMatchSchedule,
     ) -> (usize, usize) {
         let walk_limit = if DICT { DICT_WALK_LIMIT } else { WALK_LIMIT };
-        let dict = self.dict.as_bytes();
         let bucket = hash % MAX_HASH_SIZE;
         let current = &input[pos..input.len().min(pos + MAX_MATCH)];
         let mut best_len = 0;
         let mut best_off = 0;
+        let mut step = 0;
+        let dict_head = if DICT {
+            u32::from(self.dict.start[bucket % DICT_HASH_SIZE])
+        } else {
+            0
+        };
 
-        // The next candidate: a datum entry (>= base) while `in_dict` is false, else a
-        // dictionary entry (1 + position, 0 = none).
+        // The datum's own earlier positions (entries >= base).
         let mut entry = self.start[bucket];
-        let mut in_dict = false;
-        if DICT && entry < self.base {
-            entry = self.dict.start[bucket % DICT_HASH_SIZE];
-            in_dict = true;
+        while entry >= self.base {
+            let candidate = (entry - self.base) as usize;
+            let off = pos - candidate;
+            if off >= walk_limit {
+                // Dictionary candidates lie farther back still.
+                return (best_len, best_off);
+            }
+            // Only a longer match counts, so a candidate that differs at byte `best_len`
+            // cannot win; checking that byte first skips most candidates without a full
+            // comparison. (PostgreSQL compares from the start; the chosen match is the same.)
+            let earlier = &input[candidate..];
+            if best_len < current.len() && earlier[best_len] == current[best_len] {
+                let len = common_prefix(earlier, current);
+                if len > best_len {
+                    best_len = len;
+                    best_off = off;
+                    // Nothing can beat a match of all that is left (or of MAX_MATCH bytes),
+                    // and a tie does not replace the best: the walk cannot change the result.
+                    if best_len == current.len() {
+                        return (best_len, best_off);
+                    }
+                }
+            }
+            entry = self.prev[candidate % HISTORY_SIZE];
+            // Be content with shorter matches the farther down the list we go (PostgreSQL
+            // applies this only when there is a next entry).
+            let next_exists = entry >= self.base || dict_head != 0;
+            if !next_exists || best_len >= good_match.at(step) {
+                return (best_len, best_off);
+            }
+            step += 1;
         }
-        loop {
-            let exists = if in_dict {
-                entry != 0
-            } else {
-                entry >= self.base
-            };
-            if !exists {
-                break;
-            }
-            let (off, len);
-            if !in_dict {
-                let candidate = (entry - self.base) as usize;
-                off = pos - candidate;
-                if off >= walk_limit {
-                    break;
-                }
-                // Only a longer match counts, so a candidate that differs at byte `best_len`
-                // cannot win; checking that byte first skips most candidates without a full
-                // comparison. (PostgreSQL compares from the start; the chosen match is the
-                // same.)
-                let earlier = &input[candidate..];
-                len = if best_len < current.len() && earlier[best_len] == current[best_len] {
-                    common_prefix(earlier, current)
-                } else {
-                    0
-                };
-                entry = self.prev[candidate % HISTORY_SIZE];
-                if DICT && entry < self.base {
-                    entry = self.dict.start[bucket % DICT_HASH_SIZE];
-                    in_dict = true;
-                }
-            } else {
-                let candidate = entry as usize - 1;
-                off = pos + dict.len() - candidate;
-                if off >= walk_limit {
-                    break;
-                }
-                len = dict_match_len(&dict[candidate..], input, current, best_len);
-                entry = self.dict.prev[candidate];
-            }
-            if len > best_len {
-                best_len = len;
-                best_off = off;
-                // Nothing can beat a match of all that is left (or of MAX_MATCH bytes), and
-                // a tie does not replace the best: the rest of the walk cannot change the
-                // result.
-                if best_len == current.len() {
-                    break;
-                }
-            }
 
-            // Be content with shorter matches the farther down the list we go.
-            let next_exists = if in_dict {
-                entry != 0
-            } else {
-                entry >= self.base
-            };
-            if next_exists {
-                if best_len >= good_match {
+        // Then the dictionary's positions (entries are 1 + position, 0 = none).
+        if DICT {
+            let dict = self.dict.as_bytes();
+            let mut entry = dict_head;
+            while entry != 0 {
+                let candidate = entry as usize - 1;
+                let off = pos + dict.len() - candidate;
+                if off >= walk_limit {
                     break;
                 }
-                good_match -= good_match * good_drop / 100;
+                let len = dict_match_len(&dict[candidate..], input, current, best_len);
+                if len > best_len {
+                    best_len = len;
+                    best_off = off;
+                    if best_len == current.len() {
+                        break;
+                    }
+                }
+                entry = u32::from(self.dict.prev[candidate]);
+                if entry == 0 || best_len >= good_match.at(step) {
+                    break;
+                }
+                step += 1;
             }
         }
         (best_len, best_off)
+    }
+}
+
+/// PostgreSQL's `good_match` at each step of a walk: it starts at `match_size_good` (clamped)
+/// and is lowered by `match_size_drop` percent per step, in integer arithmetic, so after at
+/// most 137 steps (from 273 with a 1 % drop) it stops changing. Computed once per strategy
+/// rather than with a division at every step.
+struct GoodMatchSchedule {
+    /// The strategy's (clamped) `match_size_good` and `match_size_drop` this was made for.
+    key: (usize, usize),
+    by_step: [u16; GoodMatchSchedule::STEPS],
+}
+
+impl GoodMatchSchedule {
+    const STEPS: usize = 256;
+
+    fn new(good_match: usize, good_drop: usize) -> Self {
+        let mut by_step = [0; Self::STEPS];
+        let mut good = good_match;
+        for slot in &mut by_step {
+            *slot = good as u16;
+            good -= good * good_drop / 100;
+        }
+        GoodMatchSchedule {
+            key: (good_match, good_drop),
+            by_step,
+        }
+    }
+
+    #[inline(always)]
+    fn at(&self, step: usize) -> usize {
+        usize::from(self.by_step[step.min(Self::STEPS - 1)])
     }
 }
 

@@ -16,9 +16,9 @@ pub struct PglzDictionary {
     bytes: Box<[u8]>,
     /// For each hash bucket (of [`DICT_HASH_SIZE`]), 1 + the newest dictionary position whose
     /// four bytes hash there; 0 = none.
-    pub(super) start: Box<[u32; DICT_HASH_SIZE]>,
+    pub(super) start: Box<[u16; DICT_HASH_SIZE]>,
     /// For each dictionary position, 1 + the previous position in the same bucket; 0 = none.
-    pub(super) prev: Box<[u32]>,
+    pub(super) prev: Box<[u16]>,
 }
 
 impl PglzDictionary {
@@ -27,12 +27,13 @@ impl PglzDictionary {
     /// would need the datum's first bytes), so a match cannot start there.
     pub fn new(dict: &[u8]) -> PglzDictionary {
         let bytes: Box<[u8]> = dict[dict.len().saturating_sub(DICT_WINDOW)..].into();
-        let mut start = Box::new([0u32; DICT_HASH_SIZE]);
-        let mut prev = vec![0u32; bytes.len()].into_boxed_slice();
+        let mut start = Box::new([0u16; DICT_HASH_SIZE]);
+        let mut prev = vec![0u16; bytes.len()].into_boxed_slice();
         for pos in 0..bytes.len().saturating_sub(3) {
             let bucket = hash4(&bytes[pos..pos + 4]) & (DICT_HASH_SIZE - 1);
             prev[pos] = start[bucket];
-            start[bucket] = pos as u32 + 1;
+            // Positions are below DICT_WINDOW (4095), so 1 + position fits u16.
+            start[bucket] = pos as u16 + 1;
         }
         PglzDictionary { bytes, start, prev }
     }
