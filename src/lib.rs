@@ -3,6 +3,7 @@
 //! The library is organised by concept:
 //!
 //! - [`datum`]: the datum format (PostgreSQL's varlena headers, extended to name a dictionary).
+//! - [`dict`]: dictionary files and the stores that keep them (a directory, a PostgreSQL table).
 //! - [`pglz`]: PostgreSQL's pglz codec, byte-identical to PostgreSQL 15's C code.
 //! - [`rows`]: reading datums from row files (lines, JSON Lines).
 //!
@@ -13,6 +14,7 @@
 #![warn(missing_docs)]
 
 pub mod datum;
+pub mod dict;
 pub mod lz4;
 pub mod pglz;
 pub mod rows;

@@ -1,0 +1,645 @@
+//! The directory store: one dictionary file per id in a directory.
+//!
+//! The default store is the directory `dicts/` (relative to the working directory); the
+//! environment variable `PGDICT_STORE` overrides it ([`DirStore::default_path`]), and the CLI's
+//! flag overrides both.
+//!
+//! ```text
+//!   dicts/
+//!     00000001.pgdict       dictionary 1 (see [`crate::dict::file`] for the format)
+//!     00000002.pgdict
+//!     00000002.retired      dictionary 2 is retired (an empty marker file)
+//!     .tmp-00000003-...     an add in progress, or one a crash interrupted (ignored)
+//! ```
+//!
+//! A dictionary's file name is its id in decimal, zero-padded to 8 digits (ids over 99999999
+//! take the digits they need), then `.pgdict`. Nothing else is read as a dictionary: other
+//! names, `1.pgdict` included, are ignored.
+//!
+//! # Adding, atomically and without id races
+//!
+//! [`DirStore::add`] takes the next id, one more than the highest id ever used (any
+//! `.pgdict` or `.retired` name: retired ids count, and the store never deletes either), and:
+//!
+//! 1. writes the whole file to a new temporary file in the same directory (`.tmp-...`,
+//!    created exclusively) and fsyncs it;
+//! 2. hard-links it to its final name. `link(2)` fails if the name exists, so when another
+//!    process has claimed the same id in the meantime, this adder rereads the directory and
+//!    tries the next id (the file must be rewritten: the id is inside it);
+//! 3. removes the temporary name and fsyncs the directory, so the new name survives a crash.
+//!
+//! A reader therefore sees either no file for an id or a complete, fsynced one, and a crash at
+//! any point leaves either no dictionary or a complete one, plus at most a stray temporary
+//! file ([`DirStore::temp_files`], [`DirStore::remove_temp_files`]). Two processes never get
+//! the same id, with no lock file to go stale. (The directory must be on a file system with
+//! hard links.)
+//!
+//! Retiring creates the marker `<id>.retired` (exclusively; retiring twice is a no-op) and
+//! fsyncs the directory. Markers are never removed: retirement only goes one way.
+//!
+//! # Reading
+//!
+//! [`DirStore::get`] reads a file (refusing one longer than any dictionary file can be before
+//! reading it), checks it ([`Dictionary::from_bytes`]) and checks that the id inside is the id
+//! in its name; a damaged file gives an error naming the file, and every other dictionary keeps
+//! working. Dictionaries are immutable, so each is cached after its first load, and so is its
+//! [`PreparedDictionary`] (built on first use by [`DirStore::prepared`] or a decode).
+//!
+//! # Fault injection (tests)
+//!
+//! When the environment variable `PGDICT_FAULT_INJECT` is `dir-store-add-after-temp`,
+//! [`DirStore::add`] aborts the process right after writing and fsyncing the temporary file,
+//! before linking it: the crash the atomicity rule is about. Tests set it in a child process.
+
+use std::collections::{BTreeSet, HashMap};
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use crate::datum::{Codec, DictionaryLookup, PreparedDictionary};
+use crate::dict::file::{self, CodecSet, Dictionary, FormatError, Metadata};
+use crate::dict::{Store, StoreEntry, StoreError};
+
+/// The environment variable that names the default store.
+pub const STORE_ENV: &str = "PGDICT_STORE";
+
+/// The default store when [`STORE_ENV`] is not set.
+pub const DEFAULT_DIR: &str = "dicts";
+
+/// The extension of dictionary files.
+const DICT_EXT: &str = "pgdict";
+/// The extension of retirement markers.
+const RETIRED_EXT: &str = "retired";
+/// Temporary files start with this (a dot: hidden, and never a dictionary name).
+const TEMP_PREFIX: &str = ".tmp-";
+/// The fault injection variable and the value that aborts `add` before linking.
+const FAULT_ENV: &str = "PGDICT_FAULT_INJECT";
+const FAULT_ADD_AFTER_TEMP: &str = "dir-store-add-after-temp";
+/// How many ids one add tries before giving up: each failure means another process added a
+/// dictionary in between, so this bounds nothing a real workload reaches.
+const MAX_ADD_ATTEMPTS: usize = 1000;
+
+/// Distinguishes the temporary files of one process.
+static TEMP_SEQ: AtomicU64 = AtomicU64::new(0);
+
+/// A directory of dictionary files (see the module documentation).
+#[derive(Debug)]
+pub struct DirStore {
+    dir: PathBuf,
+    /// Dictionaries loaded so far; immutable, so never invalidated.
+    dicts: Mutex<HashMap<u32, Arc<Dictionary>>>,
+    /// Dictionaries prepared for the codecs so far.
+    prepared: Mutex<HashMap<u32, Arc<PreparedDictionary>>>,
+    /// Why the last [`DictionaryLookup::dictionary`] call failed, when it was not a plain
+    /// "not found" (a damaged file): [`DictionaryLookup::describe`] adds it to the message.
+    lookup_error: Mutex<Option<String>>,
+}
+
+/// What a directory listing holds.
+#[derive(Debug, Default)]
+struct Scan {
+    dicts: BTreeSet<u32>,
+    retired: BTreeSet<u32>,
+    temps: Vec<PathBuf>,
+}
+
+/// Whether [`DirStore::insert`] wrote the dictionary or found it there already.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Inserted {
+    /// The store did not hold the id; it does now.
+    Added,
+    /// The store already held this very dictionary (same content).
+    AlreadyPresent,
+}
+
+impl DirStore {
+    /// The default store's path: `$PGDICT_STORE` if it is set and not empty, else `dicts`.
+    pub fn default_path() -> PathBuf {
+        match std::env::var_os(STORE_ENV) {
+            Some(path) if !path.is_empty() => PathBuf::from(path),
+            _ => PathBuf::from(DEFAULT_DIR),
+        }
+    }
+
+    /// Opens the store in an existing directory.
+    pub fn open(path: impl AsRef<Path>) -> Result<DirStore, StoreError> {
+        let dir = path.as_ref().to_path_buf();
+        match fs::metadata(&dir) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => {
+                return Err(StoreError::NotAStore {
+                    path: dir,
+                    reason: "not a directory".into(),
+                })
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(StoreError::NotAStore {
+                    path: dir,
+                    reason: "no such directory (a new store is made by adding a dictionary \
+                             to it)"
+                        .into(),
+                })
+            }
+            Err(source) => {
+                return Err(StoreError::Io {
+                    op: "open",
+                    path: dir,
+                    source,
+                })
+            }
+        }
+        Ok(DirStore {
+            dir,
+            dicts: Mutex::default(),
+            prepared: Mutex::default(),
+            lookup_error: Mutex::default(),
+        })
+    }
+
+    /// Opens the store, creating the directory (and its parents) if it does not exist.
+    pub fn create(path: impl AsRef<Path>) -> Result<DirStore, StoreError> {
+        let dir = path.as_ref();
+        fs::create_dir_all(dir).map_err(|source| StoreError::Io {
+            op: "create directory",
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        DirStore::open(dir)
+    }
+
+    /// The store's directory.
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    /// What the store is, for messages.
+    pub fn describe(&self) -> String {
+        format!("the dictionary store {}", self.dir.display())
+    }
+
+    /// The path of dictionary `id`'s file (whether or not it exists).
+    pub fn file_path(&self, id: u32) -> PathBuf {
+        self.dir.join(format!("{id:08}.{DICT_EXT}"))
+    }
+
+    fn retired_path(&self, id: u32) -> PathBuf {
+        self.dir.join(format!("{id:08}.{RETIRED_EXT}"))
+    }
+
+    /// Every dictionary in the store, by increasing id, with its retired flag. Only names are
+    /// read: use [`DirStore::get`] to load (and verify) each.
+    pub fn list(&self) -> Result<Vec<StoreEntry>, StoreError> {
+        let scan = self.scan()?;
+        Ok(scan
+            .dicts
+            .iter()
+            .map(|&id| StoreEntry {
+                id,
+                retired: scan.retired.contains(&id),
+            })
+            .collect())
+    }
+
+    /// The dictionary with this id, loaded and verified on first use, then cached.
+    pub fn get(&self, id: u32) -> Result<Arc<Dictionary>, StoreError> {
+        if let Some(dict) = lock(&self.dicts).get(&id) {
+            return Ok(dict.clone());
+        }
+        let path = self.file_path(id);
+        let bytes = match read_capped(&path) {
+            Ok(bytes) => bytes,
+            Err(ReadError::Io(e)) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(StoreError::NotFound {
+                    id,
+                    store: self.describe(),
+                })
+            }
+            Err(ReadError::Io(source)) => {
+                return Err(StoreError::Io {
+                    op: "read",
+                    path,
+                    source,
+                })
+            }
+            Err(ReadError::TooLong(len)) => {
+                return Err(StoreError::Damaged {
+                    location: path.display().to_string(),
+                    error: FormatError::FileTooLong { len },
+                })
+            }
+        };
+        let dict = Dictionary::from_bytes(&bytes).map_err(|error| StoreError::Damaged {
+            location: path.display().to_string(),
+            error,
+        })?;
+        if dict.id() != id {
+            return Err(StoreError::IdMismatch {
+                location: path.display().to_string(),
+                filed: id,
+                inside: dict.id(),
+            });
+        }
+        Ok(lock(&self.dicts)
+            .entry(id)
+            .or_insert_with(|| Arc::new(dict))
+            .clone())
+    }
+
+    /// The dictionary with this id prepared for every codec, built on first use, then cached.
+    pub fn prepared(&self, id: u32) -> Result<Arc<PreparedDictionary>, StoreError> {
+        if let Some(prepared) = lock(&self.prepared).get(&id) {
+            return Ok(prepared.clone());
+        }
+        let dict = self.get(id)?;
+        let prepared = dict.prepare().map_err(|error| StoreError::Prepare {
+            id,
+            store: self.describe(),
+            error,
+        })?;
+        Ok(lock(&self.prepared)
+            .entry(id)
+            .or_insert_with(|| Arc::new(prepared))
+            .clone())
+    }
+
+    /// Whether dictionary `id` is retired.
+    pub fn is_retired(&self, id: u32) -> Result<bool, StoreError> {
+        let path = self.retired_path(id);
+        match fs::symlink_metadata(&path) {
+            Ok(_) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(source) => Err(StoreError::Io {
+                op: "check",
+                path,
+                source,
+            }),
+        }
+    }
+
+    /// The newest (highest id) dictionary that is not retired and was built for `codec`: the
+    /// one to compress with. Damaged files are errors, not skipped.
+    pub fn active(&self, codec: Codec) -> Result<Option<Arc<Dictionary>>, StoreError> {
+        for entry in self.list()?.into_iter().rev() {
+            if entry.retired {
+                continue;
+            }
+            let dict = self.get(entry.id)?;
+            if dict.codecs().contains(codec) {
+                return Ok(Some(dict));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Adds a dictionary with the next id (one more than the highest ever used) and returns
+    /// it. Atomic and safe against concurrent adders in other processes (see the module
+    /// documentation).
+    pub fn add(
+        &self,
+        codecs: CodecSet,
+        content: &[u8],
+        metadata: Metadata,
+    ) -> Result<Arc<Dictionary>, StoreError> {
+        let template = Dictionary::new(1, codecs, file::now_micros(), metadata, content)
+            .map_err(StoreError::Invalid)?;
+        for _ in 0..MAX_ADD_ATTEMPTS {
+            let next = self.next_id()?;
+            let dict = template.with_id(next).map_err(StoreError::Invalid)?;
+            if self.write_new(&dict)? {
+                let dict = Arc::new(dict);
+                lock(&self.dicts).insert(next, dict.clone());
+                return Ok(dict);
+            }
+            // Another process took `next` in between: look again.
+        }
+        Err(StoreError::TooMuchContention {
+            store: self.describe(),
+            attempts: MAX_ADD_ATTEMPTS,
+        })
+    }
+
+    /// Puts `dict` in the store under its own id (what [`crate::dict::sync()`] does). If the
+    /// store holds that id already, it must hold the same content: else
+    /// [`StoreError::Exists`], and nothing is written.
+    pub fn insert(&self, dict: &Dictionary) -> Result<Inserted, StoreError> {
+        let id = dict.id();
+        for _ in 0..2 {
+            match self.get(id) {
+                Ok(there) => {
+                    return if there.content_sha256() == dict.content_sha256() {
+                        Ok(Inserted::AlreadyPresent)
+                    } else {
+                        Err(StoreError::Exists {
+                            id,
+                            store: self.describe(),
+                            theirs: there.content_sha256(),
+                            ours: dict.content_sha256(),
+                        })
+                    };
+                }
+                Err(StoreError::NotFound { .. }) => {}
+                Err(e) => return Err(e),
+            }
+            if self.write_new(dict)? {
+                lock(&self.dicts).insert(id, Arc::new(dict.clone()));
+                return Ok(Inserted::Added);
+            }
+            // Someone else wrote this id just now: compare with theirs.
+        }
+        // The name was taken, then gone again: only a hand-made change does that.
+        Err(StoreError::TooMuchContention {
+            store: self.describe(),
+            attempts: 2,
+        })
+    }
+
+    /// Retires dictionary `id`: it still decodes, but [`DirStore::active`] no longer picks it.
+    /// Returns whether it was retired just now (false: it already was). Its id is never
+    /// reused.
+    pub fn retire(&self, id: u32) -> Result<bool, StoreError> {
+        // Only a dictionary the store holds (and can read) can be retired.
+        self.get(id)?;
+        let path = self.retired_path(id);
+        match OpenOptions::new().write(true).create_new(true).open(&path) {
+            Ok(marker) => {
+                marker.sync_all().map_err(|source| StoreError::Io {
+                    op: "fsync",
+                    path: path.clone(),
+                    source,
+                })?;
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(false),
+            Err(source) => {
+                return Err(StoreError::Io {
+                    op: "create",
+                    path,
+                    source,
+                })
+            }
+        }
+        self.sync_dir()?;
+        Ok(true)
+    }
+
+    /// Temporary files in the store: adds in progress, or left by a crash.
+    pub fn temp_files(&self) -> Result<Vec<PathBuf>, StoreError> {
+        Ok(self.scan()?.temps)
+    }
+
+    /// Removes temporary files last modified more than `older_than` ago (an add in progress
+    /// takes milliseconds; one a crash interrupted stays forever). Returns how many it removed.
+    pub fn remove_temp_files(&self, older_than: Duration) -> Result<usize, StoreError> {
+        let now = SystemTime::now();
+        let mut removed = 0;
+        for path in self.scan()?.temps {
+            let modified = match fs::symlink_metadata(&path).and_then(|m| m.modified()) {
+                Ok(modified) => modified,
+                // Gone already: its add finished.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(source) => {
+                    return Err(StoreError::Io {
+                        op: "stat",
+                        path,
+                        source,
+                    })
+                }
+            };
+            if now.duration_since(modified).unwrap_or_default() > older_than {
+                match fs::remove_file(&path) {
+                    Ok(()) => removed += 1,
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                    Err(source) => {
+                        return Err(StoreError::Io {
+                            op: "remove",
+                            path,
+                            source,
+                        })
+                    }
+                }
+            }
+        }
+        Ok(removed)
+    }
+
+    /// One more than the highest id any dictionary file or retirement marker has.
+    fn next_id(&self) -> Result<u32, StoreError> {
+        let scan = self.scan()?;
+        let max = scan
+            .dicts
+            .last()
+            .into_iter()
+            .chain(scan.retired.last())
+            .max()
+            .copied()
+            .unwrap_or(0);
+        max.checked_add(1).ok_or_else(|| StoreError::IdsExhausted {
+            store: self.describe(),
+        })
+    }
+
+    /// Reads the directory.
+    fn scan(&self) -> Result<Scan, StoreError> {
+        let io_err = |source| StoreError::Io {
+            op: "list",
+            path: self.dir.clone(),
+            source,
+        };
+        let mut scan = Scan::default();
+        for entry in fs::read_dir(&self.dir).map_err(io_err)? {
+            let entry = entry.map_err(io_err)?;
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            if name.starts_with(TEMP_PREFIX) {
+                scan.temps.push(entry.path());
+            } else if let Some(id) = parse_name(name, DICT_EXT) {
+                scan.dicts.insert(id);
+            } else if let Some(id) = parse_name(name, RETIRED_EXT) {
+                scan.retired.insert(id);
+            }
+        }
+        scan.temps.sort();
+        Ok(scan)
+    }
+
+    /// Writes `dict` to its file if no file has its id: temporary file, fsync, link, fsync the
+    /// directory. Returns false, having written nothing, if the name is taken.
+    fn write_new(&self, dict: &Dictionary) -> Result<bool, StoreError> {
+        let final_path = self.file_path(dict.id());
+        let (temp_path, mut temp) = self.create_temp(dict.id())?;
+        let written = temp
+            .write_all(&dict.to_bytes())
+            .map_err(|source| ("write", source))
+            .and_then(|()| temp.sync_all().map_err(|source| ("fsync", source)));
+        drop(temp);
+        if let Err((op, source)) = written {
+            let _ = fs::remove_file(&temp_path);
+            return Err(StoreError::Io {
+                op,
+                path: temp_path,
+                source,
+            });
+        }
+        if std::env::var_os(FAULT_ENV).is_some_and(|v| v == FAULT_ADD_AFTER_TEMP) {
+            // The crash the atomicity rule is about (see "Fault injection" above).
+            std::process::abort();
+        }
+        let linked = fs::hard_link(&temp_path, &final_path);
+        // Whatever happened, the temporary name has served its purpose. A failure to remove it
+        // leaves a stray temporary file, which readers ignore.
+        let _ = fs::remove_file(&temp_path);
+        match linked {
+            Ok(()) => {
+                self.sync_dir()?;
+                Ok(true)
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+            Err(source) => Err(StoreError::Io {
+                op: "link a new dictionary file to",
+                path: final_path,
+                source,
+            }),
+        }
+    }
+
+    /// Creates a new, exclusively owned temporary file for dictionary `id`.
+    fn create_temp(&self, id: u32) -> Result<(PathBuf, File), StoreError> {
+        let pid = std::process::id();
+        loop {
+            let seq = TEMP_SEQ.fetch_add(1, Ordering::Relaxed);
+            let nanos = SystemTime::now()
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos());
+            let path = self
+                .dir
+                .join(format!("{TEMP_PREFIX}{id:08}-{pid}-{seq}-{nanos}"));
+            match OpenOptions::new().write(true).create_new(true).open(&path) {
+                Ok(file) => return Ok((path, file)),
+                // Left by an earlier process with the same pid: take another name.
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(source) => {
+                    return Err(StoreError::Io {
+                        op: "create",
+                        path,
+                        source,
+                    })
+                }
+            }
+        }
+    }
+
+    /// Makes the directory's entries durable (new names survive a crash).
+    fn sync_dir(&self) -> Result<(), StoreError> {
+        File::open(&self.dir)
+            .and_then(|dir| dir.sync_all())
+            .map_err(|source| StoreError::Io {
+                op: "fsync directory",
+                path: self.dir.clone(),
+                source,
+            })
+    }
+}
+
+/// The id of a store file name `<digits>.<ext>`, if the digits are the id's canonical form
+/// (at least 8 digits, zero-padded to 8 only).
+fn parse_name(name: &str, ext: &str) -> Option<u32> {
+    let stem = name.strip_suffix(ext)?.strip_suffix('.')?;
+    if !stem.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let id: u32 = stem.parse().ok()?;
+    (id != 0 && format!("{id:08}") == stem).then_some(id)
+}
+
+enum ReadError {
+    Io(io::Error),
+    TooLong(u64),
+}
+
+/// Reads a file, refusing one longer than any dictionary file can be before reading it (and
+/// never reading more than that, should it grow meanwhile).
+fn read_capped(path: &Path) -> Result<Vec<u8>, ReadError> {
+    let file = File::open(path).map_err(ReadError::Io)?;
+    let len = file.metadata().map_err(ReadError::Io)?.len();
+    let cap = file::MAX_FILE_LEN as u64;
+    if len > cap {
+        return Err(ReadError::TooLong(len));
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(cap + 1)
+        .read_to_end(&mut bytes)
+        .map_err(ReadError::Io)?;
+    if bytes.len() as u64 > cap {
+        return Err(ReadError::TooLong(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // The maps stay consistent whatever a panicking holder did (inserts are single calls).
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Store for DirStore {
+    fn describe(&self) -> String {
+        DirStore::describe(self)
+    }
+
+    fn entries(&self) -> Result<Vec<StoreEntry>, StoreError> {
+        self.list()
+    }
+
+    fn get(&self, id: u32) -> Result<Arc<Dictionary>, StoreError> {
+        DirStore::get(self, id)
+    }
+}
+
+impl DictionaryLookup for DirStore {
+    /// The prepared dictionary, or `None` if the store does not hold it or its file is
+    /// damaged (then [`DictionaryLookup::describe`] says what is wrong with it).
+    fn dictionary(&self, id: u32) -> Option<Arc<PreparedDictionary>> {
+        let result = self.prepared(id);
+        let mut lookup_error = lock(&self.lookup_error);
+        match result {
+            Ok(prepared) => Some(prepared),
+            Err(StoreError::NotFound { .. }) => {
+                *lookup_error = None;
+                None
+            }
+            Err(e) => {
+                *lookup_error = Some(e.to_string());
+                None
+            }
+        }
+    }
+
+    fn describe(&self) -> String {
+        match &*lock(&self.lookup_error) {
+            Some(error) => format!("{} (it cannot be read: {error})", DirStore::describe(self)),
+            None => DirStore::describe(self),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert_eq!(parse_name("00000001.pgdict", "pgdict"), Some(1));
+        assert_eq!(parse_name("123456789.pgdict", "pgdict"), Some(123_456_789));
+        assert_eq!(parse_name("4294967295.retired", "retired"), Some(u32::MAX));
+        assert_eq!(parse_name("1.pgdict", "pgdict"), None);
+        assert_eq!(parse_name("000000001.pgdict", "pgdict"), None);
+        assert_eq!(parse_name("00000000.pgdict", "pgdict"), None);
+        assert_eq!(parse_name("4294967296.pgdict", "pgdict"), None);
+        assert_eq!(parse_name("0000000a.pgdict", "pgdict"), None);
+        assert_eq!(parse_name("00000001pgdict", "pgdict"), None);
+        assert_eq!(parse_name("00000001.pgdict.tmp", "pgdict"), None);
+    }
+}

@@ -1,0 +1,212 @@
+//! Dictionaries and the stores that keep them.
+//!
+//! A datum compressed with a dictionary names it by id (see [`crate::datum`]), so every node
+//! that reads the datum must resolve that id, forever, to the same bytes. This module holds:
+//!
+//! - [`file`](mod@file): the dictionary file format and [`Dictionary`], the immutable record (id, codecs,
+//!   creation time, training metadata, content, checksums) every store keeps.
+//! - [`DirStore`]: the default store, a directory of files (`dicts/`, or `$PGDICT_STORE`).
+//! - [`PgStore`] (feature `pg-store`, on by default): the same records in a PostgreSQL table,
+//!   so that physical standbys receive a dictionary, in WAL order, before any datum that uses
+//!   it.
+//! - [`sync()`]: copies dictionaries into a directory store from another directory store or
+//!   from a PostgreSQL store, refusing (and changing nothing) when one id holds different
+//!   content on the two sides.
+//!
+//! The rules every store keeps (`DESIGN.md`, "Dictionaries and the store"):
+//!
+//! - An id is never reused, not even after its dictionary is retired; a new dictionary gets
+//!   the highest id ever used, plus one. Two writers never get the same id.
+//! - A dictionary never changes once added. Retiring it only stops its use for compression:
+//!   retired dictionaries still decode.
+//! - Adding is atomic: a crash leaves either no dictionary or a complete, verified one.
+//! - Loading verifies checksums and that the id inside a record is the id it is filed under.
+//!
+//! Both stores implement [`crate::datum::DictionaryLookup`], so a datum decodes straight
+//! through a store:
+//!
+//! ```no_run
+//! use pgdict::datum;
+//! use pgdict::dict::DirStore;
+//!
+//! let store = DirStore::open(DirStore::default_path())?;
+//! # let stored: Vec<u8> = Vec::new();
+//! let value = datum::decode(&stored, &store)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::io;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::datum::DatumError;
+
+pub mod dir_store;
+pub mod file;
+#[cfg(feature = "pg-store")]
+pub mod pg_store;
+pub mod sync;
+
+pub use dir_store::DirStore;
+pub use file::{CodecSet, Dictionary, FormatError, Gain, Metadata, Sha256Sum};
+#[cfg(feature = "pg-store")]
+pub use pg_store::PgStore;
+pub use sync::{sync, Conflict, SyncReport};
+
+/// One dictionary a store holds, as [`Store::entries`] lists it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct StoreEntry {
+    /// The dictionary's id.
+    pub id: u32,
+    /// Whether it is retired (still decodes, no longer used to compress).
+    pub retired: bool,
+}
+
+/// What every store can do for a reader (and for [`sync()`]): list, load and describe.
+pub trait Store {
+    /// What the store is, for messages: its path, its server and table.
+    fn describe(&self) -> String;
+
+    /// Every dictionary the store holds, by increasing id.
+    fn entries(&self) -> Result<Vec<StoreEntry>, StoreError>;
+
+    /// The dictionary with this id, verified (checksums, id); [`StoreError::NotFound`] if the
+    /// store does not hold it.
+    fn get(&self, id: u32) -> Result<Arc<Dictionary>, StoreError>;
+}
+
+/// Why a store operation failed. Messages name the store and the file or row involved.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// A file system operation failed.
+    #[error("dictionary store: cannot {op} {}: {source}", .path.display())]
+    Io {
+        /// What was being done ("read", "create", "fsync", ...).
+        op: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// What the system said.
+        source: io::Error,
+    },
+    /// The path given as a directory store is not a directory.
+    #[error("dictionary store: {} is not a dictionary store: {reason}", .path.display())]
+    NotAStore {
+        /// The path.
+        path: PathBuf,
+        /// Why not.
+        reason: String,
+    },
+    /// The store does not hold this id.
+    #[error("dictionary store: dictionary {id} is not in {store}")]
+    NotFound {
+        /// The id asked for.
+        id: u32,
+        /// The store ([`Store::describe`]).
+        store: String,
+    },
+    /// A stored dictionary is damaged: its bytes fail a check of the file format.
+    #[error("dictionary store: {location} is damaged: {error}")]
+    Damaged {
+        /// The file (or table row) holding it.
+        location: String,
+        /// What is wrong with it.
+        error: FormatError,
+    },
+    /// A stored dictionary's id is not the one it is filed under.
+    #[error(
+        "dictionary store: {location} holds dictionary {inside}, but is filed as dictionary \
+         {filed} (a file renamed or copied by hand?)"
+    )]
+    IdMismatch {
+        /// The file (or table row).
+        location: String,
+        /// The id it is filed under (its name, its row key).
+        filed: u32,
+        /// The id inside the record.
+        inside: u32,
+    },
+    /// A dictionary given to a store is not valid (content too long, id 0, ...).
+    #[error("dictionary store: cannot store this dictionary: {0}")]
+    Invalid(FormatError),
+    /// A dictionary could not be prepared for the codecs.
+    #[error("dictionary store: cannot prepare dictionary {id} from {store}: {error}")]
+    Prepare {
+        /// Its id.
+        id: u32,
+        /// The store.
+        store: String,
+        /// What failed.
+        error: DatumError,
+    },
+    /// Every id up to `u32::MAX` has been used.
+    #[error(
+        "dictionary store: {store} has used every dictionary id up to {}",
+        u32::MAX
+    )]
+    IdsExhausted {
+        /// The store.
+        store: String,
+    },
+    /// Too many concurrent adders kept taking the id this one chose.
+    #[error(
+        "dictionary store: gave up adding to {store} after {attempts} ids were taken by others"
+    )]
+    TooMuchContention {
+        /// The store.
+        store: String,
+        /// How many ids were tried.
+        attempts: usize,
+    },
+    /// The store cannot be written here (a PostgreSQL standby).
+    #[error("dictionary store: {store} is read-only: {reason}")]
+    ReadOnly {
+        /// The store.
+        store: String,
+        /// Why.
+        reason: String,
+    },
+    /// The store holds, under this id, another dictionary than the one being put there.
+    #[error(
+        "dictionary store: {store} already holds a different dictionary {id} (content sha256 \
+         {} there, {} here)",
+        file::hex(theirs),
+        file::hex(ours)
+    )]
+    Exists {
+        /// The id.
+        id: u32,
+        /// The store.
+        store: String,
+        /// Content SHA-256 of the dictionary in the store.
+        theirs: Sha256Sum,
+        /// Content SHA-256 of the dictionary being put.
+        ours: Sha256Sum,
+    },
+    /// [`sync()`] found ids with different content on the two sides, and changed nothing.
+    #[error(
+        "dictionary sync: refused, nothing changed: {} id(s) hold different dictionaries in \
+         {from} and {to}: {}; the stores have diverged (each added its own dictionaries under \
+         the same ids): keep one of them as the source of truth",
+        .conflicts.len(),
+        sync::describe_conflicts(.conflicts)
+    )]
+    Conflict {
+        /// The source store.
+        from: String,
+        /// The destination store.
+        to: String,
+        /// Every id in conflict.
+        conflicts: Vec<Conflict>,
+    },
+    /// The PostgreSQL server reported an error, or the connection failed.
+    #[error("dictionary store: {store}: {what}: {message}")]
+    Postgres {
+        /// The store.
+        store: String,
+        /// What was being done.
+        what: String,
+        /// The server's message (severity, text, SQLSTATE, detail, hint) or the client's.
+        message: String,
+    },
+}

@@ -1,0 +1,560 @@
+//! The PostgreSQL store: the same records as the directory store, in a table, so that
+//! physical replication carries dictionaries to standbys.
+//!
+//! A dictionary is committed to this store before any datum that uses it is written, so WAL
+//! order delivers it to every physical standby before those datums: a standby resolves a
+//! datum's dictionary id from its own replica of the table ([`PgStore`] opened on the standby,
+//! read-only).
+//!
+//! # Schema
+//!
+//! Created on first open on a primary (in one transaction, under an advisory lock, so
+//! concurrent first opens do not collide); never created, or written, on a standby.
+//!
+//! ```sql
+//! CREATE SCHEMA pgdict;
+//! CREATE TABLE pgdict.dictionaries (
+//!     id              bigint PRIMARY KEY CHECK (id BETWEEN 1 AND 4294967295),
+//!     codecs          smallint NOT NULL CHECK (codecs BETWEEN 1 AND 7),  -- the file's bit set
+//!     created_micros  bigint NOT NULL CHECK (created_micros >= 0),       -- since the epoch
+//!     created         timestamptz GENERATED ALWAYS AS (...) STORED,      -- for people
+//!     metadata        json,                          -- kept as written; NULL for none
+//!     content         bytea NOT NULL CHECK (length(content) <= 1048576),
+//!     content_sha256  bytea NOT NULL CHECK (content_sha256 = sha256(content))
+//! );
+//! CREATE TABLE pgdict.retired (
+//!     id          bigint PRIMARY KEY REFERENCES pgdict.dictionaries (id),
+//!     retired_at  timestamptz NOT NULL DEFAULT now()
+//! );
+//! ```
+//!
+//! Triggers on both tables refuse every `UPDATE`, `DELETE` and `TRUNCATE` (the function
+//! `pgdict.refuse_change()`): a dictionary never changes, retirement only goes one way, and
+//! since rows are never deleted, no id is ever used twice. (A superuser can still disable
+//! triggers; the checksums then catch changed content, but not a reused id.)
+//!
+//! # Ids
+//!
+//! [`PgStore::add`] takes `SHARE ROW EXCLUSIVE` on `pgdict.dictionaries` (it conflicts with
+//! itself, not with readers), reads `max(id) + 1` and inserts, in one transaction: concurrent
+//! writers queue on the lock and each sees the others' committed rows, so no two get the same
+//! id, and an id is used only once it is committed.
+//!
+//! # Reading
+//!
+//! [`PgStore::get`] checks each row as the file format would: codec bits, metadata, and the
+//! content against its stored SHA-256. Rows are cached by id after their first load (they
+//! are immutable); a missing id is not cached, since it may arrive later by replication.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use postgres::error::SqlState;
+use postgres::{Client, Config, NoTls};
+
+use crate::datum::{Codec, DictionaryLookup, PreparedDictionary};
+use crate::dict::file::{self, CodecSet, Dictionary, FormatError, Metadata};
+use crate::dict::{Store, StoreEntry, StoreError};
+
+/// The store's schema.
+pub const SCHEMA: &str = "pgdict";
+
+/// The advisory lock key that serializes schema creation: "pgdict" in ASCII.
+const SETUP_LOCK_KEY: i64 = 0x7067_6469_6374;
+
+/// The schema, created in one transaction on first open.
+const SCHEMA_SQL: &str = r#"
+CREATE SCHEMA IF NOT EXISTS pgdict;
+
+CREATE TABLE pgdict.dictionaries (
+    id              bigint PRIMARY KEY CHECK (id BETWEEN 1 AND 4294967295),
+    codecs          smallint NOT NULL CHECK (codecs BETWEEN 1 AND 7),
+    created_micros  bigint NOT NULL CHECK (created_micros >= 0),
+    created         timestamptz
+                    GENERATED ALWAYS AS (to_timestamp(created_micros / 1000000.0)) STORED,
+    metadata        json,
+    content         bytea NOT NULL CHECK (length(content) <= 1048576),
+    content_sha256  bytea NOT NULL CHECK (content_sha256 = sha256(content))
+);
+COMMENT ON TABLE pgdict.dictionaries IS
+    'pgdict dictionary store, schema version 1: immutable rows; ids are never reused';
+
+CREATE TABLE pgdict.retired (
+    id          bigint PRIMARY KEY REFERENCES pgdict.dictionaries (id),
+    retired_at  timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE pgdict.retired IS
+    'pgdict: retired dictionaries (they still decode; they are no longer used to compress)';
+
+CREATE FUNCTION pgdict.refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'pgdict: % on %.% refused: dictionaries are immutable, retirement is '
+                    'permanent, and ids are never reused', TG_OP, TG_TABLE_SCHEMA, TG_TABLE_NAME
+        USING ERRCODE = 'integrity_constraint_violation',
+              HINT = 'add a new dictionary instead, and retire the old one';
+END
+$$;
+
+CREATE TRIGGER refuse_change BEFORE UPDATE OR DELETE ON pgdict.dictionaries
+    FOR EACH ROW EXECUTE FUNCTION pgdict.refuse_change();
+CREATE TRIGGER refuse_truncate BEFORE TRUNCATE ON pgdict.dictionaries
+    FOR EACH STATEMENT EXECUTE FUNCTION pgdict.refuse_change();
+CREATE TRIGGER refuse_change BEFORE UPDATE OR DELETE ON pgdict.retired
+    FOR EACH ROW EXECUTE FUNCTION pgdict.refuse_change();
+CREATE TRIGGER refuse_truncate BEFORE TRUNCATE ON pgdict.retired
+    FOR EACH STATEMENT EXECUTE FUNCTION pgdict.refuse_change();
+"#;
+
+/// A dictionary store in a PostgreSQL database (see the module documentation).
+pub struct PgStore {
+    client: Mutex<Client>,
+    description: String,
+    /// The server was a standby when the store was opened.
+    opened_on_standby: bool,
+    dicts: Mutex<HashMap<u32, Arc<Dictionary>>>,
+    prepared: Mutex<HashMap<u32, Arc<PreparedDictionary>>>,
+    /// Why the last [`DictionaryLookup::dictionary`] call failed, when it was not a plain
+    /// "not found".
+    lookup_error: Mutex<Option<String>>,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore")
+            .field("description", &self.description)
+            .field("opened_on_standby", &self.opened_on_standby)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PgStore {
+    /// Connects (without TLS) with a libpq-style connection string or URL and opens the
+    /// store: on a primary, creates the schema if it is missing; on a standby, only checks
+    /// that it is there (it arrives by replication once the primary has it).
+    pub fn connect(conninfo: &str) -> Result<PgStore, StoreError> {
+        let description = describe_conninfo(conninfo);
+        let client = Client::connect(conninfo, NoTls).map_err(|e| StoreError::Postgres {
+            store: description.clone(),
+            what: "connecting".into(),
+            message: error_text(&e),
+        })?;
+        PgStore::from_client(client, description)
+    }
+
+    /// Opens the store over an existing connection; `description` names the store in
+    /// messages (say, the server and database).
+    pub fn from_client(
+        mut client: Client,
+        description: impl Into<String>,
+    ) -> Result<PgStore, StoreError> {
+        let description = description.into();
+        let pg_err = |what: &str, e: postgres::Error| StoreError::Postgres {
+            store: description.clone(),
+            what: what.into(),
+            message: error_text(&e),
+        };
+        let standby: bool = client
+            .query_one("SELECT pg_is_in_recovery()", &[])
+            .map_err(|e| pg_err("checking whether the server is a standby", e))?
+            .get(0);
+        let exists = |client: &mut Client| -> Result<bool, StoreError> {
+            client
+                .query_one(
+                    "SELECT to_regclass('pgdict.dictionaries') IS NOT NULL \
+                     AND to_regclass('pgdict.retired') IS NOT NULL",
+                    &[],
+                )
+                .map(|row| row.get(0))
+                .map_err(|e| pg_err("looking for the tables pgdict.dictionaries and retired", e))
+        };
+        if standby {
+            if !exists(&mut client)? {
+                return Err(StoreError::Postgres {
+                    store: description,
+                    what: "opening the store on a standby".into(),
+                    message: "the tables pgdict.dictionaries and pgdict.retired do not exist \
+                              here; a standby never creates them: open the store on the \
+                              primary once, and they arrive by replication"
+                        .into(),
+                });
+            }
+        } else {
+            let mut tx = client
+                .transaction()
+                .map_err(|e| pg_err("starting the setup transaction", e))?;
+            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SETUP_LOCK_KEY])
+                .map_err(|e| pg_err("taking the setup lock", e))?;
+            let present: bool = tx
+                .query_one("SELECT to_regclass('pgdict.dictionaries') IS NOT NULL", &[])
+                .map_err(|e| pg_err("looking for the table pgdict.dictionaries", e))?
+                .get(0);
+            if !present {
+                tx.batch_execute(SCHEMA_SQL)
+                    .map_err(|e| pg_err("creating the schema pgdict", e))?;
+            }
+            tx.commit()
+                .map_err(|e| pg_err("committing the setup transaction", e))?;
+        }
+        Ok(PgStore {
+            client: Mutex::new(client),
+            description,
+            opened_on_standby: standby,
+            dicts: Mutex::default(),
+            prepared: Mutex::default(),
+            lookup_error: Mutex::default(),
+        })
+    }
+
+    /// What the store is, for messages: the table, database, server and user.
+    pub fn describe(&self) -> String {
+        self.description.clone()
+    }
+
+    /// Whether the server was a standby when the store was opened (every write then fails).
+    pub fn opened_on_standby(&self) -> bool {
+        self.opened_on_standby
+    }
+
+    /// Every dictionary in the store, by increasing id, with its retired flag.
+    pub fn list(&self) -> Result<Vec<StoreEntry>, StoreError> {
+        let rows = self
+            .client()
+            .query(
+                "SELECT d.id, r.id IS NOT NULL FROM pgdict.dictionaries d \
+                 LEFT JOIN pgdict.retired r USING (id) ORDER BY d.id",
+                &[],
+            )
+            .map_err(|e| self.pg_err("listing dictionaries", e))?;
+        Ok(rows
+            .iter()
+            .map(|row| StoreEntry {
+                // The CHECK constraint keeps ids in u32's range.
+                id: row.get::<_, i64>(0) as u32,
+                retired: row.get(1),
+            })
+            .collect())
+    }
+
+    /// The dictionary with this id, loaded and verified on first use, then cached.
+    pub fn get(&self, id: u32) -> Result<Arc<Dictionary>, StoreError> {
+        if let Some(dict) = lock(&self.dicts).get(&id) {
+            return Ok(dict.clone());
+        }
+        let row = self
+            .client()
+            .query_opt(
+                "SELECT codecs, created_micros, coalesce(metadata::text, ''), content, \
+                 content_sha256 FROM pgdict.dictionaries WHERE id = $1",
+                &[&i64::from(id)],
+            )
+            .map_err(|e| self.pg_err(&format!("reading dictionary {id}"), e))?;
+        let Some(row) = row else {
+            return Err(StoreError::NotFound {
+                id,
+                store: self.describe(),
+            });
+        };
+        let location = format!("the row id = {id} of {}", self.description);
+        let damaged = |error| StoreError::Damaged {
+            location: location.clone(),
+            error,
+        };
+        let bits: i16 = row.get(0);
+        let codecs = u16::try_from(bits)
+            .ok()
+            .and_then(CodecSet::from_bits)
+            .ok_or_else(|| damaged(FormatError::BadCodecs { bits: bits as u16 }))?;
+        let created_micros: i64 = row.get(1);
+        let metadata: String = row.get(2);
+        let content: Vec<u8> = row.get(3);
+        let stored_sha: Vec<u8> = row.get(4);
+        let dict = Dictionary::from_parts(
+            id,
+            codecs,
+            created_micros.max(0) as u64,
+            &metadata,
+            &content,
+        )
+        .map_err(damaged)?;
+        if stored_sha.as_slice() != dict.content_sha256() {
+            let mut stored = [0; 32];
+            let n = stored_sha.len().min(32);
+            stored[..n].copy_from_slice(&stored_sha[..n]);
+            return Err(damaged(FormatError::ContentChecksumMismatch {
+                stored,
+                computed: dict.content_sha256(),
+            }));
+        }
+        Ok(lock(&self.dicts)
+            .entry(id)
+            .or_insert_with(|| Arc::new(dict))
+            .clone())
+    }
+
+    /// The dictionary with this id prepared for every codec, built on first use, then cached.
+    pub fn prepared(&self, id: u32) -> Result<Arc<PreparedDictionary>, StoreError> {
+        if let Some(prepared) = lock(&self.prepared).get(&id) {
+            return Ok(prepared.clone());
+        }
+        let dict = self.get(id)?;
+        let prepared = dict.prepare().map_err(|error| StoreError::Prepare {
+            id,
+            store: self.describe(),
+            error,
+        })?;
+        Ok(lock(&self.prepared)
+            .entry(id)
+            .or_insert_with(|| Arc::new(prepared))
+            .clone())
+    }
+
+    /// The newest (highest id) dictionary that is not retired and was built for `codec`.
+    pub fn active(&self, codec: Codec) -> Result<Option<Arc<Dictionary>>, StoreError> {
+        for entry in self.list()?.into_iter().rev() {
+            if entry.retired {
+                continue;
+            }
+            let dict = self.get(entry.id)?;
+            if dict.codecs().contains(codec) {
+                return Ok(Some(dict));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Adds a dictionary with the next id (`max(id) + 1`, under a table lock) and returns it,
+    /// committed. Fails with [`StoreError::ReadOnly`] on a standby.
+    pub fn add(
+        &self,
+        codecs: CodecSet,
+        content: &[u8],
+        metadata: Metadata,
+    ) -> Result<Arc<Dictionary>, StoreError> {
+        let template = Dictionary::new(1, codecs, file::now_micros(), metadata, content)
+            .map_err(StoreError::Invalid)?;
+        let mut client = self.client();
+        self.check_writable(&mut client)?;
+        let what = "adding a dictionary";
+        let mut tx = client.transaction().map_err(|e| self.pg_err(what, e))?;
+        tx.batch_execute("LOCK TABLE pgdict.dictionaries IN SHARE ROW EXCLUSIVE MODE")
+            .map_err(|e| self.pg_err(what, e))?;
+        let next: i64 = tx
+            .query_one(
+                "SELECT coalesce(max(id), 0) + 1 FROM pgdict.dictionaries",
+                &[],
+            )
+            .map_err(|e| self.pg_err(what, e))?
+            .get(0);
+        let id = u32::try_from(next).map_err(|_| StoreError::IdsExhausted {
+            store: self.describe(),
+        })?;
+        let dict = template.with_id(id).map_err(StoreError::Invalid)?;
+        let metadata_json = (!dict.metadata_json().is_empty()).then(|| dict.metadata_json());
+        tx.execute(
+            "INSERT INTO pgdict.dictionaries \
+             (id, codecs, created_micros, metadata, content, content_sha256) \
+             VALUES ($1, $2, $3, $4::text::json, $5, $6)",
+            &[
+                &next,
+                &(dict.codecs().bits() as i16),
+                &(dict.created_micros() as i64),
+                &metadata_json,
+                &dict.content(),
+                &dict.content_sha256().as_slice(),
+            ],
+        )
+        .map_err(|e| self.pg_err(what, e))?;
+        tx.commit().map_err(|e| self.pg_err(what, e))?;
+        drop(client);
+        let dict = Arc::new(dict);
+        lock(&self.dicts).insert(id, dict.clone());
+        Ok(dict)
+    }
+
+    /// Retires dictionary `id`: it still decodes, but [`PgStore::active`] no longer picks it.
+    /// Returns whether it was retired just now (false: it already was).
+    pub fn retire(&self, id: u32) -> Result<bool, StoreError> {
+        let mut client = self.client();
+        self.check_writable(&mut client)?;
+        let inserted = client
+            .execute(
+                "INSERT INTO pgdict.retired (id) VALUES ($1) ON CONFLICT (id) DO NOTHING",
+                &[&i64::from(id)],
+            )
+            .map_err(|e| {
+                if e.code() == Some(&SqlState::FOREIGN_KEY_VIOLATION) {
+                    StoreError::NotFound {
+                        id,
+                        store: self.describe(),
+                    }
+                } else {
+                    self.pg_err(&format!("retiring dictionary {id}"), e)
+                }
+            })?;
+        Ok(inserted == 1)
+    }
+
+    /// Refuses to write on a standby (checked at each write: a standby may be promoted).
+    fn check_writable(&self, client: &mut Client) -> Result<(), StoreError> {
+        let standby: bool = client
+            .query_one("SELECT pg_is_in_recovery()", &[])
+            .map_err(|e| self.pg_err("checking whether the server is a standby", e))?
+            .get(0);
+        if standby {
+            return Err(StoreError::ReadOnly {
+                store: self.describe(),
+                reason: "the server is a standby (pg_is_in_recovery() is true); add and \
+                         retire dictionaries on the primary: they reach standbys by \
+                         replication"
+                    .into(),
+            });
+        }
+        Ok(())
+    }
+
+    fn client(&self) -> MutexGuard<'_, Client> {
+        lock(&self.client)
+    }
+
+    fn pg_err(&self, what: &str, e: postgres::Error) -> StoreError {
+        if e.code() == Some(&SqlState::READ_ONLY_SQL_TRANSACTION) {
+            return StoreError::ReadOnly {
+                store: self.describe(),
+                reason: error_text(&e),
+            };
+        }
+        StoreError::Postgres {
+            store: self.describe(),
+            what: what.into(),
+            message: error_text(&e),
+        }
+    }
+}
+
+/// "the PostgreSQL store pgdict.dictionaries in database D at HOST:PORT (user U)", from a
+/// connection string, never with its password.
+fn describe_conninfo(conninfo: &str) -> String {
+    let Ok(config) = conninfo.parse::<Config>() else {
+        return "the PostgreSQL store pgdict.dictionaries (at an unparsable connection string)"
+            .into();
+    };
+    let ports = config.get_ports();
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .enumerate()
+        .map(|(i, host)| {
+            let host = match host {
+                postgres::config::Host::Tcp(name) => name.clone(),
+                postgres::config::Host::Unix(path) => path.display().to_string(),
+            };
+            let port = ports.get(i).or(ports.first()).copied().unwrap_or(5432);
+            format!("{host}:{port}")
+        })
+        .collect();
+    let mut text = String::from("the PostgreSQL store pgdict.dictionaries");
+    if let Some(db) = config.get_dbname() {
+        text.push_str(&format!(" in database {db}"));
+    }
+    if !hosts.is_empty() {
+        text.push_str(&format!(" at {}", hosts.join(",")));
+    }
+    if let Some(user) = config.get_user() {
+        text.push_str(&format!(" (user {user})"));
+    }
+    text
+}
+
+/// A client error with everything it knows: the server's severity, message, SQLSTATE, detail
+/// and hint, else the chain of causes (the error's own `Display` says only "db error").
+fn error_text(error: &postgres::Error) -> String {
+    if let Some(db) = error.as_db_error() {
+        let mut text = format!(
+            "{}: {} (SQLSTATE {})",
+            db.severity(),
+            db.message(),
+            db.code().code()
+        );
+        if let Some(detail) = db.detail() {
+            text.push_str(&format!("; detail: {detail}"));
+        }
+        if let Some(hint) = db.hint() {
+            text.push_str(&format!("; hint: {hint}"));
+        }
+        return text;
+    }
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
+    text
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Store for PgStore {
+    fn describe(&self) -> String {
+        PgStore::describe(self)
+    }
+
+    fn entries(&self) -> Result<Vec<StoreEntry>, StoreError> {
+        self.list()
+    }
+
+    fn get(&self, id: u32) -> Result<Arc<Dictionary>, StoreError> {
+        PgStore::get(self, id)
+    }
+}
+
+impl DictionaryLookup for PgStore {
+    /// The prepared dictionary, or `None` if the store does not hold it (yet: on a standby it
+    /// may arrive later) or it cannot be read (then [`DictionaryLookup::describe`] says why).
+    fn dictionary(&self, id: u32) -> Option<Arc<PreparedDictionary>> {
+        let result = self.prepared(id);
+        let mut lookup_error = lock(&self.lookup_error);
+        match result {
+            Ok(prepared) => Some(prepared),
+            Err(StoreError::NotFound { .. }) => {
+                *lookup_error = None;
+                None
+            }
+            Err(e) => {
+                *lookup_error = Some(e.to_string());
+                None
+            }
+        }
+    }
+
+    fn describe(&self) -> String {
+        match &*lock(&self.lookup_error) {
+            Some(error) => format!("{} (it cannot be read: {error})", self.description),
+            None => self.description.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn descriptions_name_the_server_and_never_the_password() {
+        let text = describe_conninfo(
+            "host=127.0.0.1 port=5433 user=app password=secret dbname=shop connect_timeout=3",
+        );
+        assert_eq!(
+            text,
+            "the PostgreSQL store pgdict.dictionaries in database shop at 127.0.0.1:5433 \
+             (user app)"
+        );
+        let text = describe_conninfo("postgresql://app:secret@db.example:6000/shop");
+        assert!(!text.contains("secret"), "{text}");
+        assert!(text.contains("db.example:6000"), "{text}");
+    }
+}

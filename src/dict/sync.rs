@@ -1,0 +1,126 @@
+//! `sync`: bringing a directory store up to date from another store.
+//!
+//! [`sync()`] copies into a [`DirStore`] every dictionary of the source (another directory
+//! store, or a [`crate::dict::PgStore`]) that it lacks, and retires there what is retired in
+//! the source. It works in two phases, so that a refusal changes nothing:
+//!
+//! 1. **Check everything.** Load and verify every source dictionary (checksums, ids), and every
+//!    destination dictionary whose id the source also has. An id holding different content on
+//!    the two sides is a conflict; a damaged file on either side is an error. Any conflict
+//!    refuses the whole sync, listing every conflicting id, before anything is written.
+//! 2. **Copy.** Write each missing dictionary with the store's atomic add-under-an-id
+//!    ([`DirStore::insert`]: temporary file, fsync, link, fsync the directory), by increasing
+//!    id, then write the retirement markers.
+//!
+//! Only content decides whether two dictionaries with one id are the same (their content
+//! SHA-256): that is all a decoder reads. Metadata differences are not conflicts.
+//!
+//! A writer that adds to the destination between the phases can still make phase 2 meet an
+//! id it did not expect; [`DirStore::insert`] then refuses that id (nothing is overwritten),
+//! and the dictionaries copied before it stay (each is complete and verified).
+
+use std::collections::BTreeMap;
+
+use crate::dict::dir_store::{DirStore, Inserted};
+use crate::dict::file::{hex, Sha256Sum};
+use crate::dict::{Store, StoreError};
+
+/// One id that holds different dictionaries in the two stores.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Conflict {
+    /// The id.
+    pub id: u32,
+    /// Content SHA-256 of the source's dictionary.
+    pub from_sha256: Sha256Sum,
+    /// Content SHA-256 of the destination's dictionary.
+    pub to_sha256: Sha256Sum,
+}
+
+/// What [`sync()`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SyncReport {
+    /// Ids copied into the destination.
+    pub copied: Vec<u32>,
+    /// Ids the destination already held, with the same content.
+    pub present: Vec<u32>,
+    /// Ids retired in the destination because they are retired in the source.
+    pub retired: Vec<u32>,
+}
+
+/// Copies into `to` what `from` has and `to` lacks (see the module documentation).
+pub fn sync(from: &dyn Store, to: &DirStore) -> Result<SyncReport, StoreError> {
+    // Phase 1: check everything.
+    let source = from.entries()?;
+    let destination: BTreeMap<u32, bool> = to
+        .list()?
+        .into_iter()
+        .map(|entry| (entry.id, entry.retired))
+        .collect();
+    let mut report = SyncReport::default();
+    let mut conflicts = Vec::new();
+    let mut to_copy = Vec::new();
+    let mut to_retire = Vec::new();
+    for entry in &source {
+        let dict = from.get(entry.id)?;
+        match destination.get(&entry.id) {
+            Some(&retired_there) => {
+                let there = to.get(entry.id)?;
+                if there.content_sha256() != dict.content_sha256() {
+                    conflicts.push(Conflict {
+                        id: entry.id,
+                        from_sha256: dict.content_sha256(),
+                        to_sha256: there.content_sha256(),
+                    });
+                    continue;
+                }
+                report.present.push(entry.id);
+                if entry.retired && !retired_there {
+                    to_retire.push(entry.id);
+                }
+            }
+            None => {
+                if entry.retired {
+                    to_retire.push(entry.id);
+                }
+                to_copy.push(dict);
+            }
+        }
+    }
+    if !conflicts.is_empty() {
+        return Err(StoreError::Conflict {
+            from: from.describe(),
+            to: to.describe(),
+            conflicts,
+        });
+    }
+    // Phase 2: copy, then retire.
+    for dict in to_copy {
+        match to.insert(&dict)? {
+            Inserted::Added => report.copied.push(dict.id()),
+            Inserted::AlreadyPresent => report.present.push(dict.id()),
+        }
+    }
+    for id in to_retire {
+        if to.retire(id)? {
+            report.retired.push(id);
+        }
+    }
+    report.present.sort_unstable();
+    Ok(report)
+}
+
+/// The conflicts for an error message: `3 (sha256 0123456789abcdef... there, ... here)`.
+pub(crate) fn describe_conflicts(conflicts: &[Conflict]) -> String {
+    conflicts
+        .iter()
+        .map(|c| {
+            format!(
+                "id {} (content sha256 {}... in the source, {}... in the destination)",
+                c.id,
+                &hex(&c.from_sha256)[..16],
+                &hex(&c.to_sha256)[..16]
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}

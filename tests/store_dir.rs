@@ -1,0 +1,838 @@
+//! The directory store (`pgdict::dict::DirStore`) and `sync` between directory stores, with
+//! real files and real processes:
+//!
+//! - add, get, list and retire; ids are never reused, not even after the newest dictionary is
+//!   retired and the store reopened; loaded dictionaries are cached;
+//! - damaged files (truncated, bit-flipped, another dictionary's file under this id's name,
+//!   over-long) are detected, named, and do not stop the other dictionaries from loading;
+//! - datums decode through the store; retired dictionaries still decode; a missing id gives
+//!   the error that names the id and the store and suggests `sync`;
+//! - 8 processes adding 5 dictionaries each at once get 40 distinct ids, and every file is
+//!   valid;
+//! - a process that aborts after writing its temporary file and before linking it, and
+//!   processes SIGKILLed at arbitrary points of their adds, leave a valid store: ids 1..=N with
+//!   every file complete, no partial dictionary, and the next add works;
+//! - `sync` copies what is missing (and retirements), and refuses a conflict or a damaged
+//!   source, changing nothing.
+//!
+//! The processes are this test binary itself, run with `--ignored --exact child_adder` and the
+//! `PGDICT_TEST_CHILD_*` variables that tell the child what to do.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use pgdict::datum::{self, Codec, DatumEncoder, DatumError, DictionaryLookup, Form};
+use pgdict::dict::{
+    self, CodecSet, Dictionary, DirStore, FormatError, Gain, Metadata, StoreEntry, StoreError,
+};
+use tempfile::TempDir;
+
+/// The child's store directory; its presence makes `child_adder` a child.
+const CHILD_STORE: &str = "PGDICT_TEST_CHILD_STORE";
+/// How many dictionaries the child adds.
+const CHILD_ADDS: &str = "PGDICT_TEST_CHILD_ADDS";
+/// A tag that goes into each content, so every dictionary is distinct and traceable.
+const CHILD_TAG: &str = "PGDICT_TEST_CHILD_TAG";
+/// A file the child waits for before adding, so that all children start at once.
+const CHILD_GO: &str = "PGDICT_TEST_CHILD_GO";
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+fn new_store() -> (TempDir, DirStore) {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let store = DirStore::open(dir.path()).expect("open an empty directory as a store");
+    (dir, store)
+}
+
+/// Distinct content for tag and index, a few hundred bytes.
+fn content(tag: &str, index: usize) -> Vec<u8> {
+    format!("{{\"tag\": \"{tag}\", \"index\": {index}, \"pad\": \"")
+        .into_bytes()
+        .into_iter()
+        .chain(std::iter::repeat_n(b'a' + (index % 26) as u8, 200))
+        .chain(*b"\"}")
+        .collect()
+}
+
+fn metadata(source: &str) -> Metadata {
+    let mut metadata = Metadata::new();
+    metadata.source = Some(source.into());
+    metadata.trainer = Some("tests/store_dir.rs".into());
+    metadata.sample_rows = Some(1000);
+    metadata.parameters.insert("seed".into(), 42.into());
+    metadata.gains.push(Gain {
+        codec: Codec::Pglz,
+        rows: 1000,
+        raw_bytes: 400_000,
+        plain_bytes: 390_000,
+        dict_bytes: 150_000,
+    });
+    metadata
+}
+
+fn ids(entries: &[StoreEntry]) -> Vec<u32> {
+    entries.iter().map(|e| e.id).collect()
+}
+
+/// The project's own rows (always present): events of a web shop, as JSON.
+fn event_rows() -> Vec<Vec<u8>> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/events.jsonl");
+    let rows = pgdict::rows::read_row_file(&path)
+        .unwrap_or_else(|e| panic!("cannot read the project corpus: {e}"));
+    assert!(
+        rows.len() >= 1000,
+        "{} has {} rows",
+        path.display(),
+        rows.len()
+    );
+    rows
+}
+
+/// A pglz-sized dictionary: the last 4095 bytes of the even-numbered rows concatenated.
+fn dictionary_from(rows: &[Vec<u8>]) -> Vec<u8> {
+    let joined: Vec<u8> = rows
+        .iter()
+        .step_by(2)
+        .take(200)
+        .flatten()
+        .copied()
+        .collect();
+    joined[joined.len() - 4095..].to_vec()
+}
+
+/// Every dictionary in the store at `dir`, loaded by a fresh store (no cache), with errors.
+fn load_all(dir: &Path) -> BTreeMap<u32, Result<Arc<Dictionary>, String>> {
+    let store = DirStore::open(dir).unwrap();
+    store
+        .list()
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.id, store.get(e.id).map_err(|err| err.to_string())))
+        .collect()
+}
+
+/// Every file in `dir` with its bytes: to show that an operation changed nothing.
+fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Starts a child that adds `adds` dictionaries to `store`. Its output is captured, except
+/// with `quiet` (for children that are killed, whose output nobody reads).
+fn spawn_adder(
+    store: &Path,
+    adds: usize,
+    tag: &str,
+    go: Option<&Path>,
+    fault: bool,
+    quiet: bool,
+) -> Child {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let mut command = Command::new(exe);
+    command
+        .args(["--ignored", "--exact", "child_adder", "--nocapture"])
+        .args(["--test-threads", "1"])
+        .env(CHILD_STORE, store)
+        .env(CHILD_ADDS, adds.to_string())
+        .env(CHILD_TAG, tag)
+        .env_remove("PGDICT_FAULT_INJECT")
+        .stdout(if quiet { Stdio::null() } else { Stdio::piped() })
+        .stderr(if quiet { Stdio::null() } else { Stdio::piped() });
+    if let Some(go) = go {
+        command.env(CHILD_GO, go);
+    }
+    if fault {
+        command.env("PGDICT_FAULT_INJECT", "dir-store-add-after-temp");
+    }
+    command.spawn().expect("spawning a child test process")
+}
+
+/// The ids a child reported (`added <id> <tag> <index>` lines).
+fn reported(stdout: &[u8]) -> Vec<(u32, String, usize)> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .filter_map(|line| {
+            // The harness may have written "test child_adder ... " before the first line.
+            let at = line.find("added ")?;
+            let mut words = line[at + "added ".len()..].split(' ');
+            let id = words.next()?.parse().ok()?;
+            let tag = words.next()?.to_string();
+            let index = words.next()?.parse().ok()?;
+            Some((id, tag, index))
+        })
+        .collect()
+}
+
+/// Not a test: the body of the child processes the tests below start.
+#[test]
+#[ignore = "run by other tests in child processes"]
+fn child_adder() {
+    let Some(store) = std::env::var_os(CHILD_STORE) else {
+        return;
+    };
+    let adds: usize = std::env::var(CHILD_ADDS).unwrap().parse().unwrap();
+    let tag = std::env::var(CHILD_TAG).unwrap();
+    if let Some(go) = std::env::var_os(CHILD_GO) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !Path::new(&go).exists() {
+            assert!(Instant::now() < deadline, "the go file never appeared");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    let store = DirStore::open(store).unwrap();
+    for index in 0..adds {
+        let dict = store
+            .add(
+                CodecSet::ALL,
+                &content(&tag, index),
+                metadata(&format!("{tag}/{index}")),
+            )
+            .unwrap();
+        println!("added {} {tag} {index}", dict.id());
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Add, get, list, retire
+
+#[test]
+fn add_get_list_retire() {
+    let (dir, store) = new_store();
+    assert_eq!(store.list().unwrap(), vec![]);
+    let mut added = Vec::new();
+    for index in 0..3 {
+        let dict = store
+            .add(
+                CodecSet::only(Codec::Pglz),
+                &content("a", index),
+                metadata("a"),
+            )
+            .unwrap();
+        assert_eq!(dict.id(), index as u32 + 1);
+        added.push(dict);
+    }
+    for dict in &added {
+        let path = dir.path().join(format!("{:08}.pgdict", dict.id()));
+        assert_eq!(store.file_path(dict.id()), path);
+        // The file is the dictionary's own bytes, and a fresh store reads back the same thing.
+        assert_eq!(fs::read(&path).unwrap(), dict.to_bytes());
+        let fresh = DirStore::open(dir.path()).unwrap();
+        let loaded = fresh.get(dict.id()).unwrap();
+        assert_eq!(*loaded, **dict);
+        assert_eq!(loaded.metadata(), metadata("a"));
+        assert_eq!(loaded.codecs(), CodecSet::only(Codec::Pglz));
+        assert_eq!(loaded.content(), &content("a", dict.id() as usize - 1)[..]);
+    }
+    assert_eq!(ids(&store.list().unwrap()), vec![1, 2, 3]);
+    assert!(store.temp_files().unwrap().is_empty());
+
+    assert!(store.retire(2).unwrap());
+    assert!(!store.retire(2).unwrap(), "retiring twice is a no-op");
+    assert!(store.is_retired(2).unwrap());
+    assert!(!store.is_retired(1).unwrap());
+    assert_eq!(
+        store.list().unwrap(),
+        vec![
+            StoreEntry {
+                id: 1,
+                retired: false
+            },
+            StoreEntry {
+                id: 2,
+                retired: true
+            },
+            StoreEntry {
+                id: 3,
+                retired: false
+            },
+        ]
+    );
+    // A retired dictionary still loads.
+    assert_eq!(store.get(2).unwrap().content(), &content("a", 1)[..]);
+    assert!(matches!(
+        store.retire(9),
+        Err(StoreError::NotFound { id: 9, .. })
+    ));
+    assert!(matches!(
+        store.get(9),
+        Err(StoreError::NotFound { id: 9, .. })
+    ));
+    // Files that are not dictionaries are ignored.
+    fs::write(dir.path().join("README"), "not a dictionary").unwrap();
+    fs::write(dir.path().join("7.pgdict"), "not canonical").unwrap();
+    assert_eq!(ids(&store.list().unwrap()), vec![1, 2, 3]);
+}
+
+#[test]
+fn ids_are_never_reused_after_retiring() {
+    let (dir, store) = new_store();
+    for index in 0..3 {
+        store
+            .add(CodecSet::ALL, &content("b", index), Metadata::new())
+            .unwrap();
+    }
+    // Retire the newest: its id still counts.
+    store.retire(3).unwrap();
+    let reopened = DirStore::open(dir.path()).unwrap();
+    let next = reopened
+        .add(CodecSet::ALL, &content("b", 3), Metadata::new())
+        .unwrap();
+    assert_eq!(next.id(), 4);
+    // Even if the retired dictionary's file were lost, its marker keeps the id used.
+    reopened.retire(4).unwrap();
+    fs::remove_file(reopened.file_path(4)).unwrap();
+    let next = DirStore::open(dir.path())
+        .unwrap()
+        .add(CodecSet::ALL, &content("b", 4), Metadata::new())
+        .unwrap();
+    assert_eq!(next.id(), 5);
+}
+
+#[test]
+fn active_is_the_newest_unretired_dictionary_for_the_codec() {
+    let (_dir, store) = new_store();
+    assert!(store.active(Codec::Pglz).unwrap().is_none());
+    let pglz = CodecSet::only(Codec::Pglz);
+    let lz4 = CodecSet::only(Codec::Lz4);
+    store.add(pglz, &content("c", 0), Metadata::new()).unwrap();
+    store.add(pglz, &content("c", 1), Metadata::new()).unwrap();
+    store.add(lz4, &content("c", 2), Metadata::new()).unwrap();
+    assert_eq!(store.active(Codec::Pglz).unwrap().unwrap().id(), 2);
+    assert_eq!(store.active(Codec::Lz4).unwrap().unwrap().id(), 3);
+    assert!(store.active(Codec::Zstd).unwrap().is_none());
+    store.retire(2).unwrap();
+    assert_eq!(store.active(Codec::Pglz).unwrap().unwrap().id(), 1);
+}
+
+#[test]
+fn dictionaries_are_cached_after_first_load() {
+    let (dir, store) = new_store();
+    store
+        .add(CodecSet::ALL, &content("d", 0), Metadata::new())
+        .unwrap();
+    let reader = DirStore::open(dir.path()).unwrap();
+    let first = reader.get(1).unwrap();
+    let prepared = reader.prepared(1).unwrap();
+    // Damage the file: the reader that loaded it does not read it again.
+    let path = reader.file_path(1);
+    fs::write(&path, b"garbage").unwrap();
+    let again = reader.get(1).unwrap();
+    assert!(
+        Arc::ptr_eq(&first, &again),
+        "get must return the cached Arc"
+    );
+    assert!(Arc::ptr_eq(&prepared, &reader.prepared(1).unwrap()));
+    // A store that never loaded it sees the damage.
+    let fresh = DirStore::open(dir.path()).unwrap();
+    assert!(matches!(fresh.get(1), Err(StoreError::Damaged { .. })));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Damaged files
+
+#[test]
+fn damaged_files_are_named_and_the_others_still_load() {
+    let (dir, store) = new_store();
+    for index in 0..6 {
+        store
+            .add(CodecSet::ALL, &content("e", index), metadata("e"))
+            .unwrap();
+    }
+    let path = |id: u32| store.file_path(id);
+    let bytes = |id: u32| fs::read(path(id)).unwrap();
+
+    // 1: truncated by one byte (the checksum's last byte is gone).
+    let b = bytes(1);
+    fs::write(path(1), &b[..b.len() - 1]).unwrap();
+    // 2: one bit flipped in the content.
+    let mut b = bytes(2);
+    let mid = b.len() - 100;
+    b[mid] ^= 0x04;
+    fs::write(path(2), &b).unwrap();
+    // 3: dictionary 5's file copied over dictionary 3's name (a valid file, the wrong id).
+    fs::copy(path(5), path(3)).unwrap();
+    // 4: cut to a few bytes.
+    fs::write(path(4), &bytes(4)[..5]).unwrap();
+    // 6: longer than any dictionary file can be (refused before it is read).
+    let huge = fs::File::create(path(6)).unwrap();
+    huge.set_len(dict::file::MAX_FILE_LEN as u64 + 1).unwrap();
+
+    let fresh = DirStore::open(dir.path()).unwrap();
+    let name = |id: u32| format!("{:08}.pgdict", id);
+    let err = fresh.get(1).unwrap_err();
+    match &err {
+        StoreError::Damaged {
+            location,
+            error: FormatError::LengthMismatch { .. },
+        } => assert!(location.ends_with(&name(1)), "{err}"),
+        other => panic!("truncated file: {other:?}"),
+    }
+    assert!(err.to_string().contains("truncated"), "{err}");
+    let err = fresh.get(2).unwrap_err();
+    match &err {
+        StoreError::Damaged {
+            location,
+            error: FormatError::ChecksumMismatch { .. },
+        } => assert!(location.ends_with(&name(2)), "{err}"),
+        other => panic!("bit flip: {other:?}"),
+    }
+    assert!(err.to_string().contains("checksum mismatch"), "{err}");
+    let err = fresh.get(3).unwrap_err();
+    match &err {
+        StoreError::IdMismatch {
+            location,
+            filed: 3,
+            inside: 5,
+        } => assert!(location.ends_with(&name(3)), "{err}"),
+        other => panic!("wrong id inside: {other:?}"),
+    }
+    let err = fresh.get(4).unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            StoreError::Damaged {
+                error: FormatError::Truncated { len: 5, .. },
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let err = fresh.get(6).unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            StoreError::Damaged {
+                error: FormatError::FileTooLong { .. },
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    // The undamaged dictionary still loads, and listing still lists every name.
+    assert_eq!(fresh.get(5).unwrap().content(), &content("e", 4)[..]);
+    assert_eq!(ids(&fresh.list().unwrap()), vec![1, 2, 3, 4, 5, 6]);
+    // The next id is still 7: damaged files still hold their ids.
+    let next = fresh
+        .add(CodecSet::ALL, &content("e", 6), Metadata::new())
+        .unwrap();
+    assert_eq!(next.id(), 7);
+}
+
+#[test]
+fn every_bit_flip_and_truncation_of_a_stored_file_is_detected() {
+    let (dir, store) = new_store();
+    store
+        .add(CodecSet::ALL, b"small dictionary", metadata("f"))
+        .unwrap();
+    let path = store.file_path(1);
+    let good = fs::read(&path).unwrap();
+    for bit in 0..good.len() * 8 {
+        let mut bad = good.clone();
+        bad[bit / 8] ^= 1 << (bit % 8);
+        fs::write(&path, &bad).unwrap();
+        let fresh = DirStore::open(dir.path()).unwrap();
+        assert!(fresh.get(1).is_err(), "flip of bit {bit} went unnoticed");
+    }
+    for len in 0..good.len() {
+        fs::write(&path, &good[..len]).unwrap();
+        let fresh = DirStore::open(dir.path()).unwrap();
+        assert!(fresh.get(1).is_err(), "truncation to {len} went unnoticed");
+    }
+    fs::write(&path, &good).unwrap();
+    assert!(DirStore::open(dir.path()).unwrap().get(1).is_ok());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoding through the store
+
+#[test]
+fn datums_decode_through_the_store_and_a_missing_id_is_named() {
+    let rows = event_rows();
+    let (dir, store) = new_store();
+    let dict = store
+        .add(
+            CodecSet::ALL,
+            &dictionary_from(&rows),
+            metadata("corpus/events.jsonl"),
+        )
+        .unwrap();
+    let prepared = store.prepared(dict.id()).unwrap();
+    let mut encoder = DatumEncoder::new();
+    let mut extended = 0;
+    let held_out: Vec<&Vec<u8>> = rows.iter().skip(1).step_by(2).take(300).collect();
+    for codec in Codec::ALL {
+        let mut stored = Vec::new();
+        for row in &held_out {
+            let datum = encoder.encode(row, codec, Some(&prepared)).unwrap();
+            if let Form::Extended { dict_id, .. } = datum::parse_header(&datum).unwrap().form {
+                assert_eq!(dict_id, dict.id());
+                extended += 1;
+            }
+            stored.push(datum);
+        }
+        // Decoding through a fresh store (it loads and prepares the dictionary itself).
+        let reader = DirStore::open(dir.path()).unwrap();
+        for (datum, row) in stored.iter().zip(&held_out) {
+            assert_eq!(&datum::decode(datum, &reader).unwrap(), *row);
+        }
+        // A retired dictionary still decodes.
+        store.retire(dict.id()).unwrap();
+        let reader = DirStore::open(dir.path()).unwrap();
+        for (datum, row) in stored.iter().zip(&held_out) {
+            assert_eq!(&datum::decode(datum, &reader).unwrap(), *row);
+        }
+    }
+    assert!(
+        extended >= 800,
+        "only {extended} of 900 datums used the dictionary: the test proves little"
+    );
+
+    // A datum naming an id the store lacks.
+    let other = pgdict::datum::PreparedDictionary::new(42, &dictionary_from(&rows)).unwrap();
+    let datum = encoder
+        .encode(held_out[0], Codec::Pglz, Some(&other))
+        .unwrap();
+    let err = datum::decode(&datum, &store).unwrap_err();
+    assert_eq!(
+        err,
+        DatumError::MissingDictionary {
+            id: 42,
+            store: store.describe(),
+        }
+    );
+    let message = err.to_string();
+    assert!(message.contains("dictionary 42"), "{message}");
+    assert!(
+        message.contains(&dir.path().display().to_string()),
+        "{message}"
+    );
+    assert!(message.contains("sync"), "{message}");
+
+    // A datum whose dictionary file is damaged: the message says what is wrong with it.
+    fs::copy(store.file_path(1), store.file_path(42)).unwrap();
+    let fresh = DirStore::open(dir.path()).unwrap();
+    let err = datum::decode(&datum, &fresh).unwrap_err();
+    let message = err.to_string();
+    assert!(matches!(err, DatumError::MissingDictionary { id: 42, .. }));
+    assert!(message.contains("00000042.pgdict"), "{message}");
+    assert!(message.contains("holds dictionary 1"), "{message}");
+    assert!(DictionaryLookup::dictionary(&fresh, 1).is_some());
+}
+
+#[test]
+fn default_path_is_dicts_unless_pgdict_store_is_set() {
+    // The only test in this binary that touches PGDICT_STORE.
+    std::env::remove_var("PGDICT_STORE");
+    assert_eq!(DirStore::default_path(), PathBuf::from("dicts"));
+    std::env::set_var("PGDICT_STORE", "/srv/pgdict/dicts");
+    assert_eq!(DirStore::default_path(), PathBuf::from("/srv/pgdict/dicts"));
+    std::env::set_var("PGDICT_STORE", "");
+    assert_eq!(DirStore::default_path(), PathBuf::from("dicts"));
+    std::env::remove_var("PGDICT_STORE");
+
+    let missing = tempfile::tempdir().unwrap().path().join("nope");
+    let err = DirStore::open(&missing).unwrap_err();
+    assert!(matches!(err, StoreError::NotAStore { .. }), "{err:?}");
+    let created = DirStore::create(&missing).unwrap();
+    assert!(created.list().unwrap().is_empty());
+    fs::remove_dir(&missing).unwrap();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Concurrency and crashes, with real processes
+
+#[test]
+fn concurrent_adders_in_separate_processes_get_distinct_ids() {
+    const PROCESSES: usize = 8;
+    const ADDS: usize = 5;
+    let (dir, _store) = new_store();
+    let go_dir = tempfile::tempdir().unwrap();
+    let go = go_dir.path().join("go");
+    let children: Vec<Child> = (0..PROCESSES)
+        .map(|p| spawn_adder(dir.path(), ADDS, &format!("p{p}"), Some(&go), false, false))
+        .collect();
+    // Let every child start and wait at the go file, then release them together.
+    std::thread::sleep(Duration::from_millis(300));
+    fs::write(&go, b"go").unwrap();
+    let mut reports = Vec::new();
+    for child in children {
+        let output = child.wait_with_output().unwrap();
+        assert!(
+            output.status.success(),
+            "child failed: {}\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let lines = reported(&output.stdout);
+        assert_eq!(
+            lines.len(),
+            ADDS,
+            "{}",
+            String::from_utf8_lossy(&output.stdout)
+        );
+        reports.extend(lines);
+    }
+    let reported_ids: BTreeSet<u32> = reports.iter().map(|r| r.0).collect();
+    assert_eq!(reported_ids.len(), PROCESSES * ADDS, "two adds got one id");
+    assert_eq!(
+        reported_ids,
+        (1..=(PROCESSES * ADDS) as u32).collect::<BTreeSet<_>>()
+    );
+    // Every file is valid, and holds what the process that got its id added.
+    let loaded = load_all(dir.path());
+    assert_eq!(loaded.len(), PROCESSES * ADDS);
+    for (id, tag, index) in &reports {
+        let dict = loaded[id].as_ref().unwrap();
+        assert_eq!(dict.content(), &content(tag, *index)[..], "id {id}");
+        assert_eq!(dict.metadata().source, Some(format!("{tag}/{index}")));
+    }
+    let store = DirStore::open(dir.path()).unwrap();
+    assert!(store.temp_files().unwrap().is_empty());
+}
+
+#[test]
+fn a_process_killed_between_temp_file_and_rename_leaves_a_valid_store() {
+    let (dir, store) = new_store();
+    for index in 0..2 {
+        store
+            .add(CodecSet::ALL, &content("g", index), Metadata::new())
+            .unwrap();
+    }
+    let before = snapshot(dir.path());
+    let output = spawn_adder(dir.path(), 1, "crash", None, true, false)
+        .wait_with_output()
+        .unwrap();
+    assert_eq!(
+        output.status.signal(),
+        Some(6),
+        "the child should have aborted (SIGABRT) in add: {}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(reported(&output.stdout).is_empty());
+
+    // The child got as far as a complete temporary file for id 3, and no further.
+    let temps = store.temp_files().unwrap();
+    assert_eq!(temps.len(), 1, "{temps:?}");
+    let temp = Dictionary::from_bytes(&fs::read(&temps[0]).unwrap()).unwrap();
+    assert_eq!(temp.id(), 3);
+    assert_eq!(temp.content(), &content("crash", 0)[..]);
+    // The store is as before: no dictionary 3, the others valid.
+    let mut after = snapshot(dir.path());
+    after.retain(|name, _| !name.starts_with(".tmp-"));
+    assert_eq!(after, before);
+    let fresh = DirStore::open(dir.path()).unwrap();
+    assert_eq!(ids(&fresh.list().unwrap()), vec![1, 2]);
+    assert!(matches!(
+        fresh.get(3),
+        Err(StoreError::NotFound { id: 3, .. })
+    ));
+    assert!(load_all(dir.path()).values().all(Result::is_ok));
+    // The id was never used, so the next add takes it; then the leftover can be cleaned.
+    let next = fresh
+        .add(CodecSet::ALL, &content("g", 2), Metadata::new())
+        .unwrap();
+    assert_eq!(next.id(), 3);
+    assert_eq!(
+        fresh.remove_temp_files(Duration::from_secs(3600)).unwrap(),
+        0
+    );
+    assert_eq!(fresh.remove_temp_files(Duration::ZERO).unwrap(), 1);
+    assert!(fresh.temp_files().unwrap().is_empty());
+    assert_eq!(ids(&fresh.list().unwrap()), vec![1, 2, 3]);
+}
+
+#[test]
+fn processes_killed_at_arbitrary_points_leave_a_valid_store() {
+    const PROCESSES: usize = 4;
+    let (dir, _store) = new_store();
+    let mut total_killed = 0;
+    for (round, delay_ms) in [40u64, 95, 150].into_iter().enumerate() {
+        let children: Vec<Child> = (0..PROCESSES)
+            .map(|p| {
+                spawn_adder(
+                    dir.path(),
+                    100_000,
+                    &format!("r{round}p{p}"),
+                    None,
+                    false,
+                    true,
+                )
+            })
+            .collect();
+        // Process start-up takes a while; wait until the round's first dictionaries appear,
+        // then kill everyone in the middle of whatever they are doing.
+        let start_count = DirStore::open(dir.path()).unwrap().list().unwrap().len();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while DirStore::open(dir.path()).unwrap().list().unwrap().len() < start_count + 2 {
+            assert!(Instant::now() < deadline, "the children added nothing");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        for mut child in children {
+            child.kill().unwrap();
+            let status = child.wait().unwrap();
+            assert_eq!(status.signal(), Some(9), "{status}");
+            total_killed += 1;
+        }
+        // Every id from 1 up is a complete, valid dictionary: no gaps, no partial files.
+        let loaded = load_all(dir.path());
+        let n = loaded.len() as u32;
+        assert!(n > start_count as u32, "round {round} added nothing");
+        assert_eq!(
+            loaded.keys().copied().collect::<Vec<_>>(),
+            (1..=n).collect::<Vec<_>>()
+        );
+        for (id, dict) in &loaded {
+            let dict = dict.as_ref().unwrap_or_else(|e| panic!("id {id}: {e}"));
+            assert!(dict.metadata().source.unwrap().starts_with('r'));
+        }
+        // The store takes new dictionaries at the next id.
+        let store = DirStore::open(dir.path()).unwrap();
+        let next = store
+            .add(
+                CodecSet::ALL,
+                &content("after", round),
+                metadata(&format!("round {round}, after the kills")),
+            )
+            .unwrap();
+        assert_eq!(next.id(), n + 1);
+        // Leftover temporary files (an add killed before its link) are never dictionaries.
+        let temps = store.temp_files().unwrap();
+        eprintln!(
+            "round {round}: {} dictionaries after killing {PROCESSES} adders, {} temporary \
+             files left",
+            n,
+            temps.len()
+        );
+        for temp in temps {
+            let name = temp.file_name().unwrap().to_string_lossy().into_owned();
+            assert!(name.starts_with(".tmp-"), "{name}");
+        }
+        store.remove_temp_files(Duration::ZERO).unwrap();
+    }
+    assert_eq!(total_killed, 3 * PROCESSES);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sync between directory stores
+
+#[test]
+fn sync_copies_what_is_missing_and_retirements() {
+    let (_src_dir, source) = new_store();
+    let (dst_dir, destination) = new_store();
+    for index in 0..4 {
+        source
+            .add(CodecSet::ALL, &content("s", index), metadata("s"))
+            .unwrap();
+    }
+    source.retire(2).unwrap();
+    // The destination already has dictionary 1 (the same one, copied earlier).
+    destination.insert(&source.get(1).unwrap()).unwrap();
+
+    let report = dict::sync(&source, &destination).unwrap();
+    assert_eq!(report.copied, vec![2, 3, 4]);
+    assert_eq!(report.present, vec![1]);
+    assert_eq!(report.retired, vec![2]);
+    let loaded = load_all(dst_dir.path());
+    assert_eq!(loaded.len(), 4);
+    for (id, dict) in loaded {
+        let dict = dict.unwrap();
+        // Copied byte for byte: metadata and creation time included.
+        assert_eq!(dict.to_bytes(), source.get(id).unwrap().to_bytes());
+    }
+    assert!(destination.is_retired(2).unwrap());
+    assert!(destination.temp_files().unwrap().is_empty());
+
+    // Nothing left to do; then a retirement in the source follows.
+    let report = dict::sync(&source, &destination).unwrap();
+    assert_eq!(report.copied, Vec::<u32>::new());
+    assert_eq!(report.present, vec![1, 2, 3, 4]);
+    assert!(report.retired.is_empty());
+    source.retire(4).unwrap();
+    assert_eq!(dict::sync(&source, &destination).unwrap().retired, vec![4]);
+    // New dictionaries in the destination continue after the synced ids.
+    let next = destination
+        .add(CodecSet::ALL, &content("d", 0), Metadata::new())
+        .unwrap();
+    assert_eq!(next.id(), 5);
+}
+
+#[test]
+fn sync_refuses_a_conflict_and_changes_nothing() {
+    let (_src_dir, source) = new_store();
+    let (dst_dir, destination) = new_store();
+    for index in 0..4 {
+        source
+            .add(CodecSet::ALL, &content("s", index), Metadata::new())
+            .unwrap();
+    }
+    // The destination's own dictionaries 1 and 2: 1 is the same, 2 is not.
+    destination.insert(&source.get(1).unwrap()).unwrap();
+    destination
+        .add(CodecSet::ALL, &content("other", 0), Metadata::new())
+        .unwrap();
+    source.retire(1).unwrap();
+    let before = snapshot(dst_dir.path());
+
+    let err = dict::sync(&source, &destination).unwrap_err();
+    match &err {
+        StoreError::Conflict { conflicts, .. } => {
+            assert_eq!(conflicts.len(), 1);
+            assert_eq!(conflicts[0].id, 2);
+            assert_eq!(
+                conflicts[0].from_sha256,
+                source.get(2).unwrap().content_sha256()
+            );
+        }
+        other => panic!("expected a conflict: {other:?}"),
+    }
+    let message = err.to_string();
+    assert!(message.contains("nothing changed"), "{message}");
+    assert!(message.contains("id 2"), "{message}");
+    // Not even the missing ids 3 and 4, nor the retirement of 1, were written.
+    assert_eq!(snapshot(dst_dir.path()), before);
+
+    // `insert` refuses the same way, one id at a time.
+    let err = destination.insert(&source.get(2).unwrap()).unwrap_err();
+    assert!(matches!(err, StoreError::Exists { id: 2, .. }), "{err:?}");
+    assert_eq!(snapshot(dst_dir.path()), before);
+}
+
+#[test]
+fn sync_refuses_a_damaged_source_and_changes_nothing() {
+    let (src_dir, source) = new_store();
+    let (dst_dir, destination) = new_store();
+    for index in 0..3 {
+        source
+            .add(CodecSet::ALL, &content("s", index), Metadata::new())
+            .unwrap();
+    }
+    let path = src_dir.path().join("00000003.pgdict");
+    let mut bytes = fs::read(&path).unwrap();
+    bytes[70] ^= 1;
+    fs::write(&path, bytes).unwrap();
+    let source = DirStore::open(src_dir.path()).unwrap();
+    let err = dict::sync(&source, &destination).unwrap_err();
+    match &err {
+        StoreError::Damaged { location, .. } => {
+            assert!(location.ends_with("00000003.pgdict"), "{err}")
+        }
+        other => panic!("expected a damaged source: {other:?}"),
+    }
+    assert!(snapshot(dst_dir.path()).is_empty());
+}

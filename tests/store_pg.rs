@@ -1,0 +1,514 @@
+//! The PostgreSQL store (`pgdict::dict::PgStore`) on real PostgreSQL 15 servers (the cluster
+//! harness in tests/support/cluster.rs), and the standby test:
+//!
+//! - add, get, list, retire; a dictionary read back from the table (by a store with no cache)
+//!   is the one added, byte for byte in file form;
+//! - the database itself refuses UPDATE, DELETE and TRUNCATE of dictionaries and retirements,
+//!   a row whose checksum does not match its content, and an id used twice;
+//! - 8 threads, each with its own connection and its own first open of a store that does not
+//!   exist yet, adding 5 dictionaries each: 40 distinct ids, all readable;
+//! - sync from the PostgreSQL store into a directory store, and its refusal of a conflict;
+//! - the standby test: a primary and a streaming hot standby; dictionaries added on the
+//!   primary, then datums compressed with them inserted into a bytea column; once the standby
+//!   has replayed, every datum read there decodes to its original bytes through a store opened
+//!   on the standby; a datum naming an id the standby lacks gives the error naming the id, the
+//!   store and `sync`; the standby store never writes (opening creates nothing, writes are
+//!   refused); a dictionary added later resolves once replayed (no negative caching).
+//!
+//! The datums are rows of the shared corpus (`$PGDICT_CORPUS/rows`, else `../shared/corpus/rows`);
+//! a missing corpus fails the test.
+
+#![cfg(feature = "pg-store")]
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::Path;
+use std::sync::Arc;
+
+use pgdict::datum::{self, Codec, DatumEncoder, DatumError, Form, PreparedDictionary};
+use pgdict::dict::{
+    self, CodecSet, Dictionary, DirStore, Gain, Metadata, PgStore, StoreEntry, StoreError,
+};
+use support::cluster::describe_error;
+use support::{corpus, PgCluster};
+
+fn metadata(source: &str) -> Metadata {
+    let mut metadata = Metadata::new();
+    metadata.source = Some(source.into());
+    metadata.trainer = Some("tests/store_pg.rs".into());
+    metadata.sample_rows = Some(500);
+    metadata.parameters.insert("size".into(), 4095.into());
+    metadata.gains.push(Gain {
+        codec: Codec::Pglz,
+        rows: 500,
+        raw_bytes: 100_000,
+        plain_bytes: 99_000,
+        dict_bytes: 30_000,
+    });
+    metadata
+}
+
+fn content(tag: &str, index: usize) -> Vec<u8> {
+    let mut bytes = format!("{{\"tag\": \"{tag}\", \"index\": {index}, \"pad\": \"").into_bytes();
+    bytes.extend(std::iter::repeat_n(b'a' + (index % 26) as u8, 300));
+    bytes.extend_from_slice(b"\"}");
+    bytes
+}
+
+/// The rows of a shared-corpus row file, read with pgdict's own reader.
+fn corpus_rows(file: &str) -> Vec<Vec<u8>> {
+    let path = corpus::dir().join("rows").join(file);
+    let rows = pgdict::rows::read_row_file(&path)
+        .unwrap_or_else(|e| panic!("cannot read corpus rows {}: {e}", path.display()));
+    assert!(
+        rows.len() >= 1000,
+        "{} has only {} rows",
+        path.display(),
+        rows.len()
+    );
+    rows
+}
+
+/// A dictionary of `size` bytes: the end of the even-numbered rows, concatenated.
+fn train(rows: &[Vec<u8>], size: usize) -> Vec<u8> {
+    let joined: Vec<u8> = rows.iter().step_by(2).flatten().copied().collect();
+    joined[joined.len().saturating_sub(size)..].to_vec()
+}
+
+/// The message of a failed statement, with SQLSTATE.
+fn sql_error(client: &mut postgres::Client, sql: &str) -> String {
+    match client.batch_execute(sql) {
+        Ok(()) => panic!("the server accepted: {sql}"),
+        Err(e) => describe_error(&e),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// One primary
+
+#[test]
+fn add_get_list_retire_and_immutability_in_the_database() {
+    let cluster = PgCluster::start();
+    let store = PgStore::connect(&cluster.connection_string()).unwrap();
+    assert!(!store.opened_on_standby());
+    assert!(store
+        .describe()
+        .contains(&format!("127.0.0.1:{}", cluster.port())));
+    assert_eq!(store.list().unwrap(), vec![]);
+
+    let mut added = Vec::new();
+    for index in 0..3 {
+        let dict = store
+            .add(CodecSet::ALL, &content("a", index), metadata("a"))
+            .unwrap();
+        assert_eq!(dict.id(), index as u32 + 1);
+        added.push(dict);
+    }
+    // An empty dictionary with no metadata is a dictionary too.
+    let empty = store
+        .add(CodecSet::only(Codec::Lz4), b"", Metadata::new())
+        .unwrap();
+    assert_eq!(empty.id(), 4);
+    added.push(empty);
+    // A second store on another connection has no cache: it reads the rows.
+    let reader = PgStore::connect(&cluster.connection_string()).unwrap();
+    for dict in &added {
+        let loaded = reader.get(dict.id()).unwrap();
+        assert_eq!(*loaded, **dict);
+        assert_eq!(loaded.to_bytes(), dict.to_bytes());
+    }
+    assert!(matches!(
+        reader.get(99),
+        Err(StoreError::NotFound { id: 99, .. })
+    ));
+
+    assert!(store.retire(2).unwrap());
+    assert!(!store.retire(2).unwrap());
+    assert!(matches!(
+        store.retire(99),
+        Err(StoreError::NotFound { id: 99, .. })
+    ));
+    assert_eq!(
+        reader.list().unwrap(),
+        [1, 2, 3, 4]
+            .map(|id| StoreEntry {
+                id,
+                retired: id == 2
+            })
+            .to_vec()
+    );
+    assert_eq!(reader.active(Codec::Pglz).unwrap().unwrap().id(), 3);
+    assert_eq!(reader.active(Codec::Lz4).unwrap().unwrap().id(), 4);
+    // The newest is retired: its id is still never reused.
+    store.retire(4).unwrap();
+    let next = store
+        .add(CodecSet::ALL, &content("a", 4), Metadata::new())
+        .unwrap();
+    assert_eq!(next.id(), 5);
+
+    // The database refuses every change to a stored dictionary or a retirement.
+    let mut client = cluster.client();
+    let refused = [
+        "UPDATE pgdict.dictionaries SET content = 'x'::bytea WHERE id = 1",
+        "UPDATE pgdict.dictionaries SET id = 100 WHERE id = 1",
+        "UPDATE pgdict.dictionaries SET metadata = NULL WHERE id = 1",
+        "DELETE FROM pgdict.dictionaries WHERE id = 3",
+        "TRUNCATE pgdict.dictionaries CASCADE",
+        "DELETE FROM pgdict.retired WHERE id = 2",
+        "UPDATE pgdict.retired SET id = 1 WHERE id = 2",
+        "TRUNCATE pgdict.retired",
+    ];
+    for sql in refused {
+        let message = sql_error(&mut client, sql);
+        assert!(message.contains("refused"), "{sql}: {message}");
+        assert!(message.contains("immutable"), "{sql}: {message}");
+    }
+    let message = sql_error(
+        &mut client,
+        "INSERT INTO pgdict.dictionaries (id, codecs, created_micros, content, content_sha256) \
+         VALUES (50, 1, 0, 'abc'::bytea, sha256('abd'::bytea))",
+    );
+    assert!(message.contains("check constraint"), "{message}");
+    let message = sql_error(
+        &mut client,
+        "INSERT INTO pgdict.dictionaries (id, codecs, created_micros, content, content_sha256) \
+         VALUES (1, 1, 0, 'abc'::bytea, sha256('abc'::bytea))",
+    );
+    assert!(message.contains("23505"), "{message}");
+    // Nothing changed.
+    let fresh = PgStore::connect(&cluster.connection_string()).unwrap();
+    for dict in &added {
+        assert_eq!(*fresh.get(dict.id()).unwrap(), **dict);
+    }
+    assert_eq!(fresh.list().unwrap().len(), 5);
+    // The human-readable creation time is the exact one, to the microsecond.
+    let row = client
+        .query_one(
+            "SELECT (extract(epoch FROM created) * 1000000)::bigint = created_micros \
+             FROM pgdict.dictionaries WHERE id = 1",
+            &[],
+        )
+        .unwrap();
+    assert!(row.get::<_, bool>(0));
+}
+
+#[test]
+fn concurrent_writers_get_distinct_ids() {
+    const THREADS: usize = 8;
+    const ADDS: usize = 5;
+    let cluster = PgCluster::start();
+    let conninfo = cluster.connection_string();
+    // No store yet: the threads' first opens race to create the schema as well.
+    let barrier = Arc::new(std::sync::Barrier::new(THREADS));
+    let threads: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let conninfo = conninfo.clone();
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                barrier.wait();
+                let store = PgStore::connect(&conninfo).unwrap();
+                (0..ADDS)
+                    .map(|i| {
+                        let tag = format!("t{t}");
+                        let dict = store
+                            .add(CodecSet::ALL, &content(&tag, i), metadata(&tag))
+                            .unwrap();
+                        (dict.id(), tag, i)
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let added: Vec<(u32, String, usize)> = threads
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
+    let ids: BTreeSet<u32> = added.iter().map(|a| a.0).collect();
+    assert_eq!(ids.len(), THREADS * ADDS, "two writers got one id");
+    assert_eq!(ids, (1..=(THREADS * ADDS) as u32).collect());
+    let reader = PgStore::connect(&conninfo).unwrap();
+    assert_eq!(reader.list().unwrap().len(), THREADS * ADDS);
+    for (id, tag, index) in &added {
+        assert_eq!(
+            reader.get(*id).unwrap().content(),
+            &content(tag, *index)[..]
+        );
+    }
+}
+
+#[test]
+fn sync_from_the_pg_store_into_a_directory_store() {
+    let cluster = PgCluster::start();
+    let store = PgStore::connect(&cluster.connection_string()).unwrap();
+    let rows = corpus_rows("json_user_agents.jsonl");
+    let dict_bytes = train(&rows, 4095);
+    let first = store
+        .add(CodecSet::ALL, &dict_bytes, metadata("user agents"))
+        .unwrap();
+    for index in 0..2 {
+        store
+            .add(CodecSet::ALL, &content("p", index), Metadata::new())
+            .unwrap();
+    }
+    store.retire(2).unwrap();
+
+    let dir = tempfile::tempdir().unwrap();
+    let local = DirStore::open(dir.path()).unwrap();
+    let report = dict::sync(&store, &local).unwrap();
+    assert_eq!(report.copied, vec![1, 2, 3]);
+    assert_eq!(report.retired, vec![2]);
+    for id in 1..=3 {
+        let file = fs::read(local.file_path(id)).unwrap();
+        assert_eq!(file, store.get(id).unwrap().to_bytes(), "id {id}");
+    }
+    assert!(local.is_retired(2).unwrap());
+    // Datums compressed against the database's dictionary decode through the directory.
+    let prepared = store.prepared(first.id()).unwrap();
+    let mut encoder = DatumEncoder::new();
+    let mut extended = 0;
+    for row in rows.iter().skip(1).step_by(2).take(200) {
+        let datum = encoder.encode(row, Codec::Pglz, Some(&prepared)).unwrap();
+        extended += usize::from(matches!(
+            datum::parse_header(&datum).unwrap().form,
+            Form::Extended { .. }
+        ));
+        assert_eq!(&datum::decode(&datum, &local).unwrap(), row);
+    }
+    assert!(extended > 150, "only {extended} datums used the dictionary");
+    // Again: nothing to do.
+    let report = dict::sync(&store, &local).unwrap();
+    assert!(report.copied.is_empty() && report.retired.is_empty());
+    assert_eq!(report.present, vec![1, 2, 3]);
+
+    // A directory store that made its own dictionary 2: refused, nothing changed.
+    let other_dir = tempfile::tempdir().unwrap();
+    let other = DirStore::open(other_dir.path()).unwrap();
+    other.insert(&store.get(1).unwrap()).unwrap();
+    other
+        .add(CodecSet::ALL, b"a different dictionary 2", Metadata::new())
+        .unwrap();
+    let names_before: Vec<_> = fs::read_dir(other_dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    let err = dict::sync(&store, &other).unwrap_err();
+    match &err {
+        StoreError::Conflict {
+            conflicts, from, ..
+        } => {
+            assert_eq!(conflicts.iter().map(|c| c.id).collect::<Vec<_>>(), [2]);
+            assert!(from.contains("PostgreSQL store"), "{from}");
+        }
+        other => panic!("expected a conflict: {other:?}"),
+    }
+    let names_after: Vec<_> = fs::read_dir(other_dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names_after, names_before);
+    assert!(!other.file_path(3).exists());
+}
+
+// ---------------------------------------------------------------------------------------------
+// The standby test
+
+/// One row set's datums: which dictionary and codec, and the original rows.
+struct DatumSet {
+    file: &'static str,
+    dict: Arc<Dictionary>,
+    codec: Codec,
+    rows: Vec<Vec<u8>>,
+}
+
+#[test]
+fn a_standby_resolves_dictionaries_from_the_replicated_store() {
+    const ROWS_PER_SET: usize = 400;
+    let primary = PgCluster::start();
+    let standby = primary.start_standby();
+
+    // Before the primary has a store, opening one on the standby fails clearly, and creates
+    // nothing (a standby cannot, and the store never tries).
+    let err = PgStore::connect(&standby.connection_string()).unwrap_err();
+    let message = err.to_string();
+    assert!(
+        message.contains("open the store on the primary"),
+        "{message}"
+    );
+    assert!(
+        message.contains(&format!("127.0.0.1:{}", standby.port())),
+        "{message}"
+    );
+
+    // On the primary: the store, then its dictionaries (committed), then the datums.
+    let store = PgStore::connect(&primary.connection_string()).unwrap();
+    let mut sets = Vec::new();
+    for (file, codec, size) in [
+        ("json_user_agents.jsonl", Codec::Pglz, 4095),
+        ("csv_airports.txt", Codec::Lz4, 16 * 1024),
+        ("json_geonames_cities.jsonl", Codec::Zstd, 16 * 1024),
+    ] {
+        let rows = corpus_rows(file);
+        let dict = store
+            .add(CodecSet::only(codec), &train(&rows, size), metadata(file))
+            .unwrap();
+        let held_out: Vec<Vec<u8>> = rows
+            .into_iter()
+            .skip(1)
+            .step_by(2)
+            .take(ROWS_PER_SET)
+            .collect();
+        sets.push(DatumSet {
+            file,
+            dict,
+            codec,
+            rows: held_out,
+        });
+    }
+    let mut client = primary.client();
+    client
+        .batch_execute(
+            "CREATE TABLE datums (id serial PRIMARY KEY, set text NOT NULL, raw bytea NOT NULL, \
+             datum bytea NOT NULL)",
+        )
+        .unwrap();
+    let mut encoder = DatumEncoder::new();
+    let mut extended = 0;
+    let mut tx = client.transaction().unwrap();
+    for set in &sets {
+        let prepared = set.dict.prepare().unwrap();
+        for row in &set.rows {
+            let datum = encoder.encode(row, set.codec, Some(&prepared)).unwrap();
+            if let Form::Extended { dict_id, .. } = datum::parse_header(&datum).unwrap().form {
+                assert_eq!(dict_id, set.dict.id());
+                extended += 1;
+            }
+            tx.execute(
+                "INSERT INTO datums (set, raw, datum) VALUES ($1, $2, $3)",
+                &[&set.file, row, &datum],
+            )
+            .unwrap();
+        }
+    }
+    tx.commit().unwrap();
+    let total = sets.len() * ROWS_PER_SET;
+    assert!(
+        extended * 10 >= total * 9,
+        "only {extended} of {total} datums used their dictionary: the test would prove little"
+    );
+    // A datum written by a node whose store has a dictionary 999 this cluster never had.
+    let foreign = PreparedDictionary::new(999, &train(&sets[0].rows, 4095)).unwrap();
+    let foreign_datum = encoder
+        .encode(&sets[0].rows[0], Codec::Pglz, Some(&foreign))
+        .unwrap();
+    assert!(matches!(
+        datum::parse_header(&foreign_datum).unwrap().form,
+        Form::Extended { dict_id: 999, .. }
+    ));
+    client
+        .execute(
+            "INSERT INTO datums (set, raw, datum) VALUES ('foreign', $1, $2)",
+            &[&sets[0].rows[0], &foreign_datum],
+        )
+        .unwrap();
+    primary.wait_for_replay(&standby);
+
+    // On the standby: a read-only store over the replicated tables.
+    let on_standby = PgStore::connect(&standby.connection_string()).unwrap();
+    assert!(on_standby.opened_on_standby());
+    assert_eq!(on_standby.list().unwrap(), store.list().unwrap());
+    let mut standby_client = standby.client();
+    let rows = standby_client
+        .query(
+            "SELECT set, raw, datum FROM datums WHERE set <> 'foreign' ORDER BY id",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(rows.len(), total);
+    let mut decoded = 0;
+    for (row, original) in rows.iter().zip(sets.iter().flat_map(|s| &s.rows)) {
+        let raw: Vec<u8> = row.get(1);
+        let stored: Vec<u8> = row.get(2);
+        assert_eq!(&raw, original);
+        let value = datum::decode(&stored, &on_standby).unwrap_or_else(|e| {
+            panic!(
+                "a datum of {} does not decode on the standby: {e}",
+                row.get::<_, String>(0)
+            )
+        });
+        assert_eq!(value, raw);
+        decoded += 1;
+    }
+    assert_eq!(decoded, total);
+
+    // The datum naming an id the standby lacks: the error names the id, the store and sync.
+    let stored: Vec<u8> = standby_client
+        .query_one("SELECT datum FROM datums WHERE set = 'foreign'", &[])
+        .unwrap()
+        .get(0);
+    let err = datum::decode(&stored, &on_standby).unwrap_err();
+    assert_eq!(
+        err,
+        DatumError::MissingDictionary {
+            id: 999,
+            store: on_standby.describe(),
+        }
+    );
+    let message = err.to_string();
+    assert!(message.contains("dictionary 999"), "{message}");
+    assert!(
+        message.contains(&format!("127.0.0.1:{}", standby.port())),
+        "{message}"
+    );
+    assert!(message.contains("pgdict.dictionaries"), "{message}");
+    assert!(message.contains("sync"), "{message}");
+
+    // The standby never writes to the store: the store refuses, and so would the server.
+    let err = on_standby
+        .add(CodecSet::ALL, b"written on a standby", Metadata::new())
+        .unwrap_err();
+    assert!(matches!(err, StoreError::ReadOnly { .. }), "{err:?}");
+    assert!(err.to_string().contains("standby"), "{err}");
+    let err = on_standby.retire(1).unwrap_err();
+    assert!(matches!(err, StoreError::ReadOnly { .. }), "{err:?}");
+    let message = sql_error(
+        &mut standby_client,
+        "INSERT INTO pgdict.retired (id) VALUES (1)",
+    );
+    assert!(message.contains("25006"), "{message}");
+    assert_eq!(on_standby.list().unwrap(), store.list().unwrap());
+    assert!(store.list().unwrap().iter().all(|e| !e.retired));
+
+    // A dictionary added on the primary later (one the standby was asked for before it
+    // existed) resolves once replayed: a missing id is not remembered as missing.
+    let next_id = store.list().unwrap().len() as u32 + 1;
+    let early = PreparedDictionary::new(next_id, &train(&sets[0].rows, 4095)).unwrap();
+    let early_datum = encoder
+        .encode(&sets[0].rows[2], Codec::Pglz, Some(&early))
+        .unwrap();
+    assert!(matches!(
+        datum::decode(&early_datum, &on_standby),
+        Err(DatumError::MissingDictionary { .. })
+    ));
+    let later = store
+        .add(
+            CodecSet::ALL,
+            early.as_bytes(),
+            metadata("added after the standby looked"),
+        )
+        .unwrap();
+    assert_eq!(later.id(), next_id);
+    primary.wait_for_replay(&standby);
+    assert_eq!(
+        datum::decode(&early_datum, &on_standby).unwrap(),
+        sets[0].rows[2]
+    );
+
+    // A standby's store is a sync source like any other.
+    let dir = tempfile::tempdir().unwrap();
+    let local = DirStore::open(dir.path()).unwrap();
+    let report = dict::sync(&on_standby, &local).unwrap();
+    assert_eq!(report.copied.len(), sets.len() + 1);
+    assert!(Path::new(&local.file_path(1)).is_file());
+}
