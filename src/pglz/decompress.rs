@@ -72,8 +72,15 @@ pub fn decompress_prefix(
 pub fn decompress_with_dict(payload: &[u8], raw_len: usize, dict: &[u8]) -> Result<Vec<u8>, Error> {
     check_raw_len(payload.len(), raw_len)?;
     let mut out = vec![0; raw_len];
-    decode(payload, dict_window(dict), &mut out, true)?;
+    decompress_into_with_dict(payload, &mut out, dict)?;
     Ok(out)
+}
+
+/// [`decompress_into`] for a payload compressed with a dictionary: decodes into `out`, which
+/// it must fill exactly.
+pub fn decompress_into_with_dict(payload: &[u8], out: &mut [u8], dict: &[u8]) -> Result<(), Error> {
+    check_raw_len(payload.len(), out.len())?;
+    decode(payload, dict_window(dict), out, true).map(|_| ())
 }
 
 /// [`decompress_prefix`] for a payload compressed with a dictionary.
@@ -249,13 +256,44 @@ fn decode_tag(
             history: dp + dict.len(),
         });
     }
+    // Short matches are the common case (a 2-byte tag covers 3..=17 bytes): with room for
+    // 16 bytes in the output and a source 8 or more bytes back, copy two fixed 8-byte chunks
+    // without a loop; the second reads only bytes the first has already made final.
+    if len <= 16 && dp + 16 <= out.len() {
+        if off >= 8 && off <= dp {
+            let src = dp - off;
+            copy_chunk8(out, src, dp);
+            copy_chunk8(out, src + 8, dp + 8);
+            return Ok(dp + len);
+        }
+        if off >= dp + 16 {
+            // Wholly inside the dictionary, with 16 bytes there to read.
+            let from = dict.len() - (off - dp);
+            let chunk: [u8; 16] = dict[from..from + 16].try_into().unwrap();
+            out[dp..dp + 16].copy_from_slice(&chunk);
+            return Ok(dp + len);
+        }
+    }
     // Don't emit more than requested: a prefix may end inside a match.
     let mut len = len.min(out.len() - dp);
     if off > dp {
-        // The match starts `off - dp` bytes before the end of the dictionary and may run on
-        // into the output: copy the dictionary part from where it is, then go on as an
-        // ordinary match that now starts at output byte 0.
-        let from_dict = &dict[dict.len() - (off - dp)..];
+        // The match starts `off - dp` bytes before the end of the dictionary.
+        let back = off - dp;
+        if len + 7 <= back && dp + len + 7 <= out.len() {
+            // Wholly inside the dictionary, with 8-byte chunks fitting both buffers: copy
+            // by chunks (the bytes past `len` are overwritten by what follows).
+            let from = dict.len() - back;
+            let mut i = 0;
+            while i < len {
+                let chunk: [u8; 8] = dict[from + i..from + i + 8].try_into().unwrap();
+                out[dp + i..dp + i + 8].copy_from_slice(&chunk);
+                i += 8;
+            }
+            return Ok(dp + len);
+        }
+        // Otherwise the match may run on into the output: copy the dictionary part from
+        // where it is, then go on as an ordinary match that now starts at output byte 0.
+        let from_dict = &dict[dict.len() - back..];
         let n = from_dict.len().min(len);
         out[dp..dp + n].copy_from_slice(&from_dict[..n]);
         dp += n;
@@ -266,6 +304,14 @@ fn decode_tag(
         dp += len;
     }
     Ok(dp)
+}
+
+/// Copies `out[src..src + 8]` to `out[dst..dst + 8]` (`src + 8 <= dst`, or the source bytes are
+/// read before any is written: one 8-byte load, one store).
+#[inline(always)]
+fn copy_chunk8(out: &mut [u8], src: usize, dst: usize) {
+    let chunk: [u8; 8] = out[src..src + 8].try_into().unwrap();
+    out[dst..dst + 8].copy_from_slice(&chunk);
 }
 
 /// Copies `len` bytes from `off` bytes back to `out[dp..]`; the regions may overlap.
@@ -284,8 +330,7 @@ fn copy_match(out: &mut [u8], mut dp: usize, mut off: usize, mut len: usize) {
     if off >= 8 && dp + len + 8 <= out.len() {
         let mut i = 0;
         while i < len {
-            let chunk: [u8; 8] = out[src + i..src + i + 8].try_into().unwrap();
-            out[dp + i..dp + i + 8].copy_from_slice(&chunk);
+            copy_chunk8(out, src + i, dp + i);
             i += 8;
         }
         return;

@@ -77,7 +77,9 @@ pub use compress::{compress, Compressor};
 pub use decompress::{
     decompress, decompress_into, decompress_prefix, decompress_prefix_into, maximum_compressed_size,
 };
-pub use decompress::{decompress_prefix_with_dict, decompress_with_dict};
+pub use decompress::{
+    decompress_into_with_dict, decompress_prefix_with_dict, decompress_with_dict,
+};
 pub use dict::PglzDictionary;
 
 /// Longest match a tag can encode (`PGLZ_MAX_MATCH`).
