@@ -391,11 +391,10 @@ impl Method for WithDict {
     }
 
     fn decode(&mut self, datum: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
-        *out = self
-            .decoder
-            .decode(datum, &self.dicts)
-            .map_err(|e| e.to_string())?;
-        Ok(())
+        self.decoder
+            .decode_into(datum, &self.dicts, out)
+            .map(drop)
+            .map_err(|e| e.to_string())
     }
 }
 

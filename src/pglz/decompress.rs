@@ -125,8 +125,9 @@ pub fn maximum_compressed_size(raw_len: usize, total_compressed_size: usize) -> 
 }
 
 /// Rejects a raw length over the limit, or one that the payload cannot possibly produce,
-/// before anything is allocated for it.
-fn check_raw_len(payload_len: usize, raw_len: usize) -> Result<(), Error> {
+/// before anything is allocated for it. (Every decoding entry point checks this itself; it is
+/// public for callers that size a reused buffer before decoding into it.)
+pub fn check_raw_len(payload_len: usize, raw_len: usize) -> Result<(), Error> {
     if raw_len > MAX_RAW_LEN {
         return Err(Error::RawLenOverLimit {
             raw_len,

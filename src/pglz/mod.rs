@@ -75,7 +75,8 @@ mod dict;
 
 pub use compress::{compress, Compressor};
 pub use decompress::{
-    decompress, decompress_into, decompress_prefix, decompress_prefix_into, maximum_compressed_size,
+    check_raw_len, decompress, decompress_into, decompress_prefix, decompress_prefix_into,
+    maximum_compressed_size,
 };
 pub use decompress::{
     decompress_into_with_dict, decompress_prefix_with_dict, decompress_with_dict,
