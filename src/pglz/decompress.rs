@@ -341,6 +341,21 @@ fn copy_match(out: &mut [u8], mut dp: usize, mut off: usize, mut len: usize) {
         out[dp..dp + len].fill(byte);
         return;
     }
+    // A repeat of 2..8 bytes: write the first 8 bytes one by one (a forward byte copy repeats
+    // the pattern by itself), then the rest in 8-byte chunks from a whole number of periods
+    // back, at least 8 bytes: the same bytes, since the output repeats every `off`.
+    if len > 8 && dp + len + 8 <= out.len() {
+        for i in 0..8 {
+            out[dp + i] = out[src + i];
+        }
+        let period = off * 8_usize.div_ceil(off);
+        let mut i = 8;
+        while i < len {
+            copy_chunk8(out, dp + i - period, dp + i);
+            i += 8;
+        }
+        return;
+    }
     while off < len {
         out.copy_within(src..src + off, dp);
         dp += off;
