@@ -1,0 +1,129 @@
+//! Dictionary builders: the bytes a codec reads as history before each datum.
+//!
+//! Two builders share one interface, [`Builder::build`]`(samples, codec, size)`:
+//!
+//! - [`Builder::Zstd`], the baseline: zstd's own trainer (ZDICT, `zstd::dict::from_samples`).
+//!   ZDICT writes its entropy tables first and its most valuable content last, so for pglz and
+//!   lz4 the baseline keeps the end of the trained dictionary, all their window reaches (see
+//!   [`zstd`](self::zstd) for which size it trains at).
+//! - [`Builder::Pgdict`], pgdict's own builder, which knows each codec's window and match rules
+//!   and checks its candidates with the real codec; see [`pgdict`](self::pgdict).
+//!
+//! Both return at most `size` bytes (for pglz at most [`pglz::DICT_WINDOW`], the bytes a
+//! match can reach) and never an empty dictionary: when the samples hold nothing worth a
+//! dictionary the result is [`BuildError::NothingToLearn`].
+
+pub mod kmer;
+pub mod parse;
+pub mod pgdict;
+pub mod probe;
+pub mod select;
+pub mod zstd;
+
+use ::pgdict::datum::Codec;
+use ::pgdict::pglz;
+
+/// Which builder makes a dictionary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Builder {
+    /// zstd's trainer (ZDICT), its content cut to the codec's window: the baseline.
+    Zstd,
+    /// pgdict's codec-aware builder.
+    Pgdict,
+}
+
+impl Builder {
+    /// Both builders, baseline first.
+    pub const ALL: [Builder; 2] = [Builder::Zstd, Builder::Pgdict];
+
+    /// The builder's name, as `--builder` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Builder::Zstd => "zstd",
+            Builder::Pgdict => "pgdict",
+        }
+    }
+
+    /// The builder `--builder` names.
+    pub fn from_name(name: &str) -> Option<Builder> {
+        Builder::ALL.into_iter().find(|b| b.name() == name)
+    }
+
+    /// Builds a dictionary of at most `size` bytes for `codec` from `samples` (the training
+    /// rows, one datum each).
+    pub fn build<S: AsRef<[u8]>>(
+        self,
+        samples: &[S],
+        codec: Codec,
+        size: usize,
+    ) -> Result<Vec<u8>, BuildError> {
+        check_input(samples, size)?;
+        let dict = match self {
+            Builder::Zstd => zstd::build(samples, codec, size)?,
+            Builder::Pgdict => pgdict::PgdictBuilder::default().build(samples, codec, size)?,
+        };
+        if dict.is_empty() {
+            return Err(BuildError::NothingToLearn {
+                rows: samples.len(),
+            });
+        }
+        Ok(dict)
+    }
+}
+
+impl std::fmt::Display for Builder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The most dictionary bytes `codec` can use: pglz reaches 4095 bytes back, lz4 64 KiB, and
+/// zstd any number (its dictionaries are capped only by what is sensible to keep in memory).
+pub fn max_useful_size(codec: Codec) -> usize {
+    match codec {
+        Codec::Pglz => pglz::DICT_WINDOW,
+        Codec::Lz4 => ::pgdict::lz4::DICT_WINDOW,
+        Codec::Zstd => usize::MAX,
+    }
+}
+
+/// Why no dictionary was built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// There were no samples, or all of them were empty.
+    #[error("no sample rows to build a dictionary from")]
+    NoSamples,
+    /// The requested size is 0.
+    #[error("a dictionary of 0 bytes was asked for")]
+    ZeroSize,
+    /// The samples hold no content that repeats across rows.
+    #[error(
+        "the {rows} sample rows share no content worth a dictionary (nothing repeats across \
+         rows)"
+    )]
+    NothingToLearn {
+        /// How many sample rows there were.
+        rows: usize,
+    },
+    /// zstd's trainer failed (it needs a minimum of sample bytes and rows).
+    #[error("zstd's trainer failed on {rows} rows ({bytes} bytes): {message}")]
+    Zstd {
+        /// How many sample rows there were.
+        rows: usize,
+        /// Their total size.
+        bytes: usize,
+        /// What zstd said.
+        message: String,
+    },
+}
+
+fn check_input<S: AsRef<[u8]>>(samples: &[S], size: usize) -> Result<(), BuildError> {
+    if size == 0 {
+        return Err(BuildError::ZeroSize);
+    }
+    if samples.iter().all(|s| s.as_ref().is_empty()) {
+        return Err(BuildError::NoSamples);
+    }
+    Ok(())
+}

@@ -1,0 +1,190 @@
+//! Reading back what a codec did: the literal runs and copies of a pglz or lz4 payload.
+//!
+//! The builder compresses sample rows with a candidate dictionary and reads the payloads back
+//! to see which dictionary bytes the codec actually copied, and how much each copy saved.
+//! Only payloads that pgdict's own compressors just wrote are read here, so these readers
+//! trust their input (a malformed payload ends the walk early; it cannot read out of bounds).
+
+/// One step of a payload: bytes written literally, or copied from earlier history.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// `len` literal bytes written at datum position `pos`.
+    Literal {
+        /// Datum position of the first byte.
+        pos: usize,
+        /// How many bytes.
+        len: usize,
+    },
+    /// `len` bytes copied to datum position `pos` from `offset` bytes back; when `offset` is
+    /// over `pos` the copy starts in the dictionary.
+    Copy {
+        /// Datum position of the first byte written.
+        pos: usize,
+        /// How many bytes.
+        len: usize,
+        /// How far back the copy starts.
+        offset: usize,
+    },
+}
+
+/// The steps of a pglz payload that decodes to `raw_len` bytes (see `pgdict::pglz` for the
+/// format: a control byte, then eight items, each a literal byte or a 2–3 byte tag).
+pub fn pglz_ops(payload: &[u8], raw_len: usize, mut f: impl FnMut(Op)) {
+    let mut sp = 0;
+    let mut dp = 0;
+    while sp < payload.len() && dp < raw_len {
+        let ctrl = payload[sp];
+        sp += 1;
+        for bit in 0..8 {
+            if sp >= payload.len() || dp >= raw_len {
+                break;
+            }
+            if ctrl & (1 << bit) == 0 {
+                f(Op::Literal { pos: dp, len: 1 });
+                sp += 1;
+                dp += 1;
+                continue;
+            }
+            let Some(&[t1, t2]) = payload.get(sp..sp + 2) else {
+                return;
+            };
+            sp += 2;
+            let mut len = usize::from(t1 & 0x0f) + 3;
+            let offset = (usize::from(t1 & 0xf0) << 4) | usize::from(t2);
+            if len == 18 {
+                let Some(&extra) = payload.get(sp) else {
+                    return;
+                };
+                len += usize::from(extra);
+                sp += 1;
+            }
+            f(Op::Copy {
+                pos: dp,
+                len,
+                offset,
+            });
+            dp += len;
+        }
+    }
+}
+
+/// The steps of an lz4 block: sequences of a token, literals, a 2-byte offset and a match
+/// length (the last sequence has literals only).
+pub fn lz4_ops(block: &[u8], mut f: impl FnMut(Op)) {
+    let mut sp = 0;
+    let mut dp = 0;
+    // Reads the 255-continued extension of a 4-bit length.
+    let extend = |sp: &mut usize, mut len: usize| -> Option<usize> {
+        loop {
+            let b = *block.get(*sp)?;
+            *sp += 1;
+            len += usize::from(b);
+            if b != 255 {
+                return Some(len);
+            }
+        }
+    };
+    while sp < block.len() {
+        let token = block[sp];
+        sp += 1;
+        let mut literals = usize::from(token >> 4);
+        if literals == 15 {
+            let Some(len) = extend(&mut sp, literals) else {
+                return;
+            };
+            literals = len;
+        }
+        if literals > 0 {
+            f(Op::Literal {
+                pos: dp,
+                len: literals,
+            });
+        }
+        sp += literals;
+        dp += literals;
+        let Some(&[lo, hi]) = block.get(sp..sp + 2) else {
+            return;
+        };
+        sp += 2;
+        let offset = usize::from(u16::from_le_bytes([lo, hi]));
+        let mut len = usize::from(token & 0x0f);
+        if len == 15 {
+            let Some(extended) = extend(&mut sp, len) else {
+                return;
+            };
+            len = extended;
+        }
+        len += 4;
+        f(Op::Copy {
+            pos: dp,
+            len,
+            offset,
+        });
+        dp += len;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pgdict::lz4::{Lz4Compressor, Lz4Dictionary};
+    use pgdict::pglz::{Compressor, PglzDictionary, Strategy};
+
+    /// Rebuilds the datum from the ops, with `dict` as history.
+    fn replay(ops: &[Op], dict: &[u8], raw: &[u8]) -> Vec<u8> {
+        let mut out: Vec<u8> = Vec::new();
+        for &op in ops {
+            match op {
+                Op::Literal { pos, len } => {
+                    assert_eq!(pos, out.len());
+                    out.extend_from_slice(&raw[pos..pos + len]);
+                }
+                Op::Copy { pos, len, offset } => {
+                    assert_eq!(pos, out.len());
+                    for i in 0..len {
+                        let at = pos + i;
+                        let byte = if offset > at {
+                            dict[dict.len() - (offset - at)]
+                        } else {
+                            out[at - offset]
+                        };
+                        out.push(byte);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    const DICT: &[u8] =
+        b"{\"name\":\"\",\"country\":\"\",\"population\":,\"timezone\":\"Europe/\"}";
+    const ROW: &[u8] = b"{\"name\":\"Lyon\",\"country\":\"FR\",\"population\":513275,\
+        \"timezone\":\"Europe/Paris\"} {\"name\":\"Lyon\",\"country\":\"FR\"}";
+
+    #[test]
+    fn pglz_ops_replay_the_datum() {
+        let dict = PglzDictionary::new(DICT);
+        let payload = Compressor::new()
+            .compress_with_dict(ROW, &dict, &Strategy::ALWAYS)
+            .unwrap()
+            .to_vec();
+        let mut ops = Vec::new();
+        pglz_ops(&payload, ROW.len(), |op| ops.push(op));
+        assert!(ops
+            .iter()
+            .any(|op| matches!(op, Op::Copy { pos, offset, .. } if offset > pos)));
+        assert_eq!(replay(&ops, DICT, ROW), ROW);
+    }
+
+    #[test]
+    fn lz4_ops_replay_the_datum() {
+        let dict = Lz4Dictionary::new(DICT);
+        let block = Lz4Compressor::new().compress_with_dict(ROW, &dict).unwrap();
+        let mut ops = Vec::new();
+        lz4_ops(&block, |op| ops.push(op));
+        assert!(ops
+            .iter()
+            .any(|op| matches!(op, Op::Copy { pos, offset, .. } if offset > pos)));
+        assert_eq!(replay(&ops, DICT, ROW), ROW);
+    }
+}

@@ -1,0 +1,269 @@
+//! The builder's check: compress a slice of the training rows with a candidate dictionary,
+//! using the real codec, and see what each dictionary byte earned.
+//!
+//! A row's stored size is what the datum encoder would keep: the smallest of its raw form,
+//! its plain form (both independent of the dictionary, so computed once) and its dictionary
+//! form (a 10-byte extended header and the codec's payload). When the dictionary form wins,
+//! the bytes it saved over the best other form are shared among the dictionary bytes the
+//! payload copied, in proportion to what each copy saved; that is the *usage* of each byte.
+
+use pgdict::datum::{Codec, DatumEncoder};
+use pgdict::lz4::{Lz4Compressor, Lz4Dictionary};
+use pgdict::pglz::{Compressor, PglzDictionary, Strategy};
+
+use super::parse::{self, Op};
+
+/// Header of a dictionary datum with an id of 1..=127: varlena word, raw length and method,
+/// codec byte, 1-byte id.
+pub const DICT_HEADER_LEN: usize = 10;
+
+/// Threads the check runs on.
+const THREADS: usize = 2;
+
+/// Rows to check candidate dictionaries against.
+pub struct Probe<'a> {
+    codec: Codec,
+    rows: Vec<&'a [u8]>,
+    /// Per row, the stored size without the dictionary (the smaller of raw and plain).
+    base: Vec<usize>,
+}
+
+/// What a dictionary did for the probe rows.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// Total stored bytes of the rows.
+    pub stored: usize,
+    /// Each row's stored bytes.
+    pub sizes: Vec<u32>,
+    /// Per dictionary byte (indexed like the whole dictionary), the stored bytes it saved;
+    /// empty unless asked for.
+    pub usage: Vec<f64>,
+    /// Per dictionary byte, its usage times the datum position of the copies that used it
+    /// (so `reach / usage` is the mean datum position it was copied at); empty unless asked.
+    pub reach: Vec<f64>,
+}
+
+impl<'a> Probe<'a> {
+    /// A probe over `rows` for `codec` (pglz or lz4).
+    pub fn new(rows: Vec<&'a [u8]>, codec: Codec) -> Probe<'a> {
+        assert!(
+            matches!(codec, Codec::Pglz | Codec::Lz4),
+            "the probe reads pglz and lz4 payloads only"
+        );
+        let mut encoder = DatumEncoder::new();
+        let base = rows
+            .iter()
+            .map(|row| {
+                encoder
+                    .encode(row, codec, None)
+                    .map(|d| d.len())
+                    .unwrap_or(usize::MAX)
+            })
+            .collect();
+        Probe { codec, rows, base }
+    }
+
+    /// How many rows are checked.
+    pub fn rows(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Total stored bytes of the rows without a dictionary.
+    pub fn base_stored(&self) -> usize {
+        self.base.iter().sum()
+    }
+
+    /// Per row, the stored size without the dictionary.
+    pub fn base_sizes(&self) -> &[usize] {
+        &self.base
+    }
+
+    /// Compresses every row with `dict` and returns the stored sizes and, if `usage`, each
+    /// dictionary byte's usage.
+    pub fn measure(&self, dict: &[u8], usage: bool) -> Outcome {
+        let chunk = self.rows.len().div_ceil(THREADS).max(1);
+        let parts: Vec<Outcome> = match self.codec {
+            Codec::Pglz => {
+                let prepared = PglzDictionary::new(dict);
+                let window = prepared.len();
+                std::thread::scope(|scope| {
+                    let handles: Vec<_> = self
+                        .rows
+                        .chunks(chunk)
+                        .zip(self.base.chunks(chunk))
+                        .map(|(rows, base)| {
+                            let prepared = &prepared;
+                            scope.spawn(move || {
+                                let mut compressor = Compressor::new();
+                                measure_rows(
+                                    rows,
+                                    base,
+                                    dict.len(),
+                                    window,
+                                    true,
+                                    usage,
+                                    |row, ops| {
+                                        let payload = compressor.compress_with_dict(
+                                            row,
+                                            prepared,
+                                            &Strategy::DICTIONARY,
+                                        )?;
+                                        if usage {
+                                            parse::pglz_ops(payload, row.len(), ops);
+                                        }
+                                        Some(payload.len())
+                                    },
+                                )
+                            })
+                        })
+                        .collect();
+                    handles.into_iter().map(|h| h.join().unwrap()).collect()
+                })
+            }
+            Codec::Lz4 | Codec::Zstd => {
+                let prepared = Lz4Dictionary::new(dict);
+                let window = prepared.len();
+                std::thread::scope(|scope| {
+                    let handles: Vec<_> = self
+                        .rows
+                        .chunks(chunk)
+                        .zip(self.base.chunks(chunk))
+                        .map(|(rows, base)| {
+                            let prepared = &prepared;
+                            scope.spawn(move || {
+                                let mut compressor = Lz4Compressor::new();
+                                let mut block = Vec::new();
+                                measure_rows(
+                                    rows,
+                                    base,
+                                    dict.len(),
+                                    window,
+                                    false,
+                                    usage,
+                                    |row, ops| {
+                                        block.clear();
+                                        compressor
+                                            .compress_with_dict_into(row, prepared, &mut block)
+                                            .ok()?;
+                                        if usage {
+                                            parse::lz4_ops(&block, ops);
+                                        }
+                                        Some(block.len())
+                                    },
+                                )
+                            })
+                        })
+                        .collect();
+                    handles.into_iter().map(|h| h.join().unwrap()).collect()
+                })
+            }
+        };
+        let mut total = Outcome {
+            stored: 0,
+            sizes: Vec::with_capacity(self.rows.len()),
+            usage: if usage {
+                vec![0.0; dict.len()]
+            } else {
+                Vec::new()
+            },
+            reach: if usage {
+                vec![0.0; dict.len()]
+            } else {
+                Vec::new()
+            },
+        };
+        for part in parts {
+            total.stored += part.stored;
+            total.sizes.extend(part.sizes);
+            for (sum, u) in total.usage.iter_mut().zip(part.usage) {
+                *sum += u;
+            }
+            for (sum, r) in total.reach.iter_mut().zip(part.reach) {
+                *sum += r;
+            }
+        }
+        total
+    }
+}
+
+/// What one copy saves over writing its bytes literally, in stored bytes, by codec: pglz pays
+/// 9 bits a literal and a 2-byte tag (3 bytes from 18 bytes on) plus a control bit; lz4 about
+/// a byte a literal and 3 bytes a match (token, 2-byte offset).
+fn copy_saving(codec_is_pglz: bool, len: usize) -> f64 {
+    if codec_is_pglz {
+        let tag = if len > 17 { 3.125 } else { 2.125 };
+        1.125 * len as f64 - tag
+    } else {
+        len as f64 - 3.0
+    }
+}
+
+/// Measures `rows` with `compress(row, ops)`, which compresses a row, reports its payload's
+/// ops and returns the payload's length (`None`: no dictionary form). `dict_len` is the whole
+/// dictionary's length, `window` the part the codec reaches (its end); `is_pglz` says which
+/// codec's costs apply.
+fn measure_rows(
+    rows: &[&[u8]],
+    base: &[usize],
+    dict_len: usize,
+    window: usize,
+    is_pglz: bool,
+    want_usage: bool,
+    mut compress: impl FnMut(&[u8], &mut dyn FnMut(Op)) -> Option<usize>,
+) -> Outcome {
+    let window_start = dict_len - window;
+    let mut usage = if want_usage {
+        vec![0.0; dict_len]
+    } else {
+        Vec::new()
+    };
+    let mut reach = usage.clone();
+    let mut stored = 0;
+    let mut sizes = Vec::with_capacity(rows.len());
+    // Copies from the dictionary in the current row: (first dictionary index, bytes, saving).
+    let mut copies: Vec<(usize, usize, f64, usize)> = Vec::new();
+    for (row, &base) in rows.iter().zip(base) {
+        copies.clear();
+        let payload_len = compress(row, &mut |op| {
+            if let Op::Copy { pos, len, offset } = op {
+                if offset > pos && offset - pos <= window {
+                    let back = offset - pos;
+                    let in_dict = len.min(back);
+                    let saving = copy_saving(is_pglz, len) * in_dict as f64 / len as f64;
+                    if saving > 0.0 {
+                        copies.push((window_start + window - back, in_dict, saving, pos));
+                    }
+                }
+            }
+        });
+        let with_dict = payload_len.map_or(usize::MAX, |p| DICT_HEADER_LEN + p);
+        if with_dict >= base {
+            stored += base;
+            sizes.push(base as u32);
+            continue;
+        }
+        stored += with_dict;
+        sizes.push(with_dict as u32);
+        // Share the row's real gain among the copies, in proportion to their savings.
+        let gain = (base - with_dict) as f64;
+        let total: f64 = copies.iter().map(|c| c.2).sum();
+        if total <= 0.0 {
+            continue;
+        }
+        for &(start, len, saving, pos) in &copies {
+            let per_byte = gain * saving / total / len as f64;
+            for u in &mut usage[start..start + len] {
+                *u += per_byte;
+            }
+            for r in &mut reach[start..start + len] {
+                *r += per_byte * pos as f64;
+            }
+        }
+    }
+    Outcome {
+        stored,
+        sizes,
+        usage,
+        reach,
+    }
+}

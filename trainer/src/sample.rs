@@ -1,0 +1,257 @@
+//! Sampling rows: seeded, reproducible reservoir sampling, bounded by rows and by bytes, with a
+//! held-out split that never shares a row with the training sample.
+//!
+//! Rows stream through a [`Sampler`] once, in any number, in constant memory (the two
+//! reservoirs). Each row first draws which side it belongs to (held out with probability
+//! `eval_share`), then a random key; each side keeps the rows with the smallest keys that fit
+//! its bounds (a *bottom-k* sample, which is uniform over the rows seen: every subset of the
+//! bounded size is equally likely). A row lands on one side only, so the two samples never
+//! overlap (identical rows in the input are distinct rows, and may fall on both sides).
+//!
+//! Given the same seed and the same rows in the same order, the sample is the same, row for
+//! row and in the same order (rows come out in the order they were read). The random stream is
+//! `rand`'s `StdRng` (ChaCha12) seeded from the `u64` seed, so it holds for a given build; a
+//! `rand` major version may change the stream.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// How much a sample may hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Rows at most.
+    pub max_rows: usize,
+    /// Bytes (sum of the rows' lengths) at most.
+    pub max_bytes: usize,
+}
+
+impl Limits {
+    /// No bound on rows nor bytes.
+    pub const UNBOUNDED: Limits = Limits {
+        max_rows: usize::MAX,
+        max_bytes: usize::MAX,
+    };
+}
+
+/// The training rows and the held-out rows, each in the order they were read.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Sample {
+    /// Rows to build the dictionary from.
+    pub train: Vec<Vec<u8>>,
+    /// Rows to evaluate it on; none of them is in `train`.
+    pub eval: Vec<Vec<u8>>,
+    /// Rows offered to the sampler in all.
+    pub rows_seen: u64,
+    /// Bytes offered to the sampler in all.
+    pub bytes_seen: u64,
+}
+
+/// One side's reservoir: the rows with the smallest keys that fit the limits.
+#[derive(Debug)]
+struct Reservoir {
+    limits: Limits,
+    /// Max-heap on the key: the first row to go when the limits are exceeded.
+    rows: BinaryHeap<Entry>,
+    bytes: usize,
+}
+
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Entry {
+    key: u64,
+    /// Position in the input, to return rows in input order (and to break key ties).
+    index: Reverse<u64>,
+    row: Vec<u8>,
+}
+
+impl Reservoir {
+    fn new(limits: Limits) -> Reservoir {
+        Reservoir {
+            limits,
+            rows: BinaryHeap::new(),
+            bytes: 0,
+        }
+    }
+
+    fn offer(&mut self, key: u64, index: u64, row: &[u8]) {
+        if self.limits.max_rows == 0 || row.len() > self.limits.max_bytes {
+            return;
+        }
+        let full = self.rows.len() >= self.limits.max_rows
+            || self.bytes + row.len() > self.limits.max_bytes;
+        if full && self.rows.peek().is_some_and(|top| top.key <= key) {
+            // A full reservoir keeps its keys; this row's key is no smaller than the largest.
+            // (With a byte bound a smaller row might still fit; skipping it keeps the sample
+            // a prefix of the random order, which is what makes it uniform.)
+            return;
+        }
+        self.bytes += row.len();
+        self.rows.push(Entry {
+            key,
+            index: Reverse(index),
+            row: row.to_vec(),
+        });
+        while self.rows.len() > self.limits.max_rows || self.bytes > self.limits.max_bytes {
+            let Some(out) = self.rows.pop() else { break };
+            self.bytes -= out.row.len();
+        }
+    }
+
+    fn into_rows(self) -> Vec<Vec<u8>> {
+        let mut entries = self.rows.into_vec();
+        entries.sort_by_key(|e| e.index.0);
+        entries.into_iter().map(|e| e.row).collect()
+    }
+}
+
+/// Streams rows into a training sample and a held-out sample.
+#[derive(Debug)]
+pub struct Sampler {
+    rng: StdRng,
+    /// A row is held out when its draw is below this (`eval_share` of `u64::MAX`).
+    eval_threshold: u64,
+    train: Reservoir,
+    eval: Reservoir,
+    rows_seen: u64,
+    bytes_seen: u64,
+}
+
+impl Sampler {
+    /// A sampler drawing from `seed`: rows are held out with probability `eval_share`
+    /// (clamped to 0..=1); each side keeps at most its limits.
+    pub fn new(seed: u64, train: Limits, eval: Limits, eval_share: f64) -> Sampler {
+        let share = if eval_share.is_nan() {
+            0.0
+        } else {
+            eval_share.clamp(0.0, 1.0)
+        };
+        let eval_threshold = if share >= 1.0 {
+            u64::MAX
+        } else {
+            (share * u64::MAX as f64) as u64
+        };
+        Sampler {
+            rng: StdRng::seed_from_u64(seed),
+            eval_threshold,
+            train: Reservoir::new(train),
+            eval: Reservoir::new(eval),
+            rows_seen: 0,
+            bytes_seen: 0,
+        }
+    }
+
+    /// Offers the next row.
+    pub fn push(&mut self, row: &[u8]) {
+        let side = self.rng.next_u64();
+        let key = self.rng.next_u64();
+        let index = self.rows_seen;
+        self.rows_seen += 1;
+        self.bytes_seen += row.len() as u64;
+        if side < self.eval_threshold {
+            self.eval.offer(key, index, row);
+        } else {
+            self.train.offer(key, index, row);
+        }
+    }
+
+    /// The two samples.
+    pub fn finish(self) -> Sample {
+        Sample {
+            train: self.train.into_rows(),
+            eval: self.eval.into_rows(),
+            rows_seen: self.rows_seen,
+            bytes_seen: self.bytes_seen,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(n: usize) -> Vec<Vec<u8>> {
+        (0..n).map(|i| format!("row {i:05}").into_bytes()).collect()
+    }
+
+    fn sample(seed: u64, train: Limits, eval: Limits, share: f64, rows: &[Vec<u8>]) -> Sample {
+        let mut sampler = Sampler::new(seed, train, eval, share);
+        for row in rows {
+            sampler.push(row);
+        }
+        sampler.finish()
+    }
+
+    #[test]
+    fn same_seed_same_sample_other_seed_other_sample() {
+        let rows = rows(5000);
+        let limits = Limits {
+            max_rows: 300,
+            max_bytes: usize::MAX,
+        };
+        let a = sample(7, limits, limits, 0.2, &rows);
+        let b = sample(7, limits, limits, 0.2, &rows);
+        let c = sample(8, limits, limits, 0.2, &rows);
+        assert_eq!(a, b);
+        assert_ne!(a.train, c.train);
+        assert_eq!(a.train.len(), 300);
+        assert_eq!(a.eval.len(), 300);
+        assert_eq!(a.rows_seen, 5000);
+    }
+
+    #[test]
+    fn held_out_rows_never_train() {
+        let rows = rows(2000);
+        let s = sample(1, Limits::UNBOUNDED, Limits::UNBOUNDED, 0.25, &rows);
+        assert_eq!(s.train.len() + s.eval.len(), 2000);
+        let train: std::collections::HashSet<_> = s.train.iter().collect();
+        assert!(s.eval.iter().all(|r| !train.contains(r)));
+        // About a quarter held out.
+        assert!((400..600).contains(&s.eval.len()), "{}", s.eval.len());
+        // Input order kept.
+        assert!(s.train.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn bounded_by_bytes() {
+        let rows = rows(1000); // 9 bytes each
+        let train = Limits {
+            max_rows: usize::MAX,
+            max_bytes: 95,
+        };
+        let s = sample(3, train, Limits::UNBOUNDED, 0.0, &rows);
+        assert_eq!(s.train.len(), 10);
+        assert!(s.eval.is_empty());
+        // A row larger than the byte bound is never taken.
+        let s = sample(
+            3,
+            Limits {
+                max_rows: 5,
+                max_bytes: 4,
+            },
+            Limits::UNBOUNDED,
+            0.0,
+            &rows,
+        );
+        assert!(s.train.is_empty());
+    }
+
+    #[test]
+    fn uniform_enough() {
+        // Each of 100 rows should be picked in about 10 % of 2000 samples of 10.
+        let rows = rows(100);
+        let limits = Limits {
+            max_rows: 10,
+            max_bytes: usize::MAX,
+        };
+        let mut hits = [0u32; 100];
+        for seed in 0..2000 {
+            for row in sample(seed, limits, limits, 0.0, &rows).train {
+                let i: usize = String::from_utf8(row).unwrap()[4..].parse().unwrap();
+                hits[i] += 1;
+            }
+        }
+        assert!(hits.iter().all(|&h| (120..290).contains(&h)), "{hits:?}");
+    }
+}
