@@ -40,7 +40,7 @@
 
 use std::cell::RefCell;
 use std::os::raw::c_char;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 /// `pg_config --version` of the PostgreSQL whose `libpgcommon.a` was linked, e.g.
 /// `"PostgreSQL 15.20 (Debian 15.20-0+deb12u1)"`, for benchmark and test reports.
@@ -165,40 +165,64 @@ pub fn compress(input: &[u8], strategy: &PglzStrategy) -> Option<Vec<u8>> {
 ///
 /// If `input` is longer than `i32::MAX` bytes.
 pub fn compress_into(input: &[u8], strategy: &PglzStrategy, out: &mut Vec<u8>) -> Option<usize> {
-    let slen = to_i32(input.len(), "compress: input");
-    let capacity = max_output(input.len());
-    out.clear();
-    out.reserve(capacity);
+    exclusive().compress_into(input, strategy, out)
+}
 
-    let written = {
-        // A poisoned lock only means another thread panicked while holding it; C's static
-        // arrays are reinitialised by every call, so carry on.
-        let _guard = COMPRESS_LOCK.lock().unwrap_or_else(PoisonError::into_inner);
+/// Holds the lock that serialises C's `pglz_compress` for as long as it lives, so a batch of
+/// calls pays for the lock once: what benchmarks use, so that C's timings carry no per-call
+/// lock that pgdict's do not. Calling [`compress`] or [`compress_into`] on the same thread
+/// while holding it deadlocks.
+pub struct ExclusiveCompressor {
+    _guard: MutexGuard<'static, ()>,
+}
+
+/// Takes the compress lock; see [`ExclusiveCompressor`].
+pub fn exclusive() -> ExclusiveCompressor {
+    // A poisoned lock only means another thread panicked while holding it; C's static arrays
+    // are reinitialised by every call, so carry on.
+    ExclusiveCompressor {
+        _guard: COMPRESS_LOCK.lock().unwrap_or_else(PoisonError::into_inner),
+    }
+}
+
+impl ExclusiveCompressor {
+    /// [`compress_into`] under the lock this guard holds.
+    pub fn compress_into(
+        &mut self,
+        input: &[u8],
+        strategy: &PglzStrategy,
+        out: &mut Vec<u8>,
+    ) -> Option<usize> {
+        let slen = to_i32(input.len(), "compress: input");
+        let capacity = max_output(input.len());
+        out.clear();
+        out.reserve(capacity);
+
         // SAFETY: `input` is valid for reads of `slen` bytes (C reads nothing past
         // `source + slen`); `out` has capacity for `slen + 4` bytes, PostgreSQL's
         // `PGLZ_MAX_OUTPUT`, the most C writes for any strategy values (it clamps them and
         // stops once the output reaches `slen`, checking before each item of at most 4
         // bytes); `strategy` points to a live `#[repr(C)]` copy of `PGLZ_Strategy`, only
         // read. The global lock gives C's file-static `hist_start` / `hist_entries` to this
-        // call alone.
-        unsafe {
+        // call alone (this guard holds it).
+        let written = unsafe {
             ffi::pglz_compress(
                 input.as_ptr().cast::<c_char>(),
                 slen,
                 out.as_mut_ptr().cast::<c_char>(),
                 strategy,
             )
-        }
-    };
-    let written = usize::try_from(written).ok()?;
-    assert!(
-        written <= capacity,
-        "pgdict-pgref: pglz_compress reported {written} bytes for a {capacity}-byte buffer"
-    );
-    // SAFETY: C initialised the first `written` bytes of `out`'s buffer, and `written` is
-    // within its capacity (checked above).
-    unsafe { out.set_len(written) };
-    Some(written)
+        };
+        let written = usize::try_from(written).ok()?;
+        assert!(
+            written <= capacity,
+            "pgdict-pgref: pglz_compress reported {written} bytes for a {capacity}-byte buffer"
+        );
+        // SAFETY: C initialised the first `written` bytes of `out`'s buffer, and `written` is
+        // within its capacity (checked above).
+        unsafe { out.set_len(written) };
+        Some(written)
+    }
 }
 
 /// Decompresses a pglz `payload` of a datum whose raw length is `raw_len`, with PostgreSQL's
