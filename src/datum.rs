@@ -439,6 +439,17 @@ pub enum DatumError {
         /// What was searched ([`DictionaryLookup::describe`]).
         store: String,
     },
+    /// The store has the dictionary but cannot produce it (a damaged file, a lost
+    /// connection).
+    #[error("datum: dictionary {id} in {store} cannot be read: {reason}")]
+    DictionaryUnreadable {
+        /// The dictionary id from the header.
+        id: u32,
+        /// What was searched ([`DictionaryLookup::describe`]).
+        store: String,
+        /// What the store said.
+        reason: String,
+    },
     /// The lookup answered with a dictionary of another id (a bug in the lookup).
     #[error("datum: asked {store} for dictionary {wanted}, got dictionary {got}")]
     WrongDictionary {
@@ -792,8 +803,10 @@ impl fmt::Debug for PreparedDictionary {
 /// Where a decoder finds dictionaries by id: implemented by the dictionary store, and here for
 /// [`Dictionaries`], a plain [`HashMap`], [`NoDictionaries`] and `()`.
 pub trait DictionaryLookup {
-    /// The dictionary with this id, if there is one.
-    fn dictionary(&self, id: u32) -> Option<Arc<PreparedDictionary>>;
+    /// The dictionary with this id: `Ok(None)` when there is none; `Err(reason)` when there is
+    /// one but it cannot be had (a damaged file, a lost connection), so that the decode error
+    /// says what is wrong instead of calling the dictionary missing.
+    fn dictionary(&self, id: u32) -> Result<Option<Arc<PreparedDictionary>>, String>;
 
     /// What is searched, for error messages: the store's path, say.
     fn describe(&self) -> String;
@@ -852,8 +865,8 @@ impl FromIterator<Arc<PreparedDictionary>> for Dictionaries {
 }
 
 impl DictionaryLookup for Dictionaries {
-    fn dictionary(&self, id: u32) -> Option<Arc<PreparedDictionary>> {
-        self.by_id.get(&id).cloned()
+    fn dictionary(&self, id: u32) -> Result<Option<Arc<PreparedDictionary>>, String> {
+        Ok(self.by_id.get(&id).cloned())
     }
 
     fn describe(&self) -> String {
@@ -865,8 +878,8 @@ impl DictionaryLookup for Dictionaries {
 }
 
 impl DictionaryLookup for HashMap<u32, Arc<PreparedDictionary>> {
-    fn dictionary(&self, id: u32) -> Option<Arc<PreparedDictionary>> {
-        self.get(&id).cloned()
+    fn dictionary(&self, id: u32) -> Result<Option<Arc<PreparedDictionary>>, String> {
+        Ok(self.get(&id).cloned())
     }
 
     fn describe(&self) -> String {
@@ -880,8 +893,8 @@ impl DictionaryLookup for HashMap<u32, Arc<PreparedDictionary>> {
 pub struct NoDictionaries;
 
 impl DictionaryLookup for NoDictionaries {
-    fn dictionary(&self, _id: u32) -> Option<Arc<PreparedDictionary>> {
-        None
+    fn dictionary(&self, _id: u32) -> Result<Option<Arc<PreparedDictionary>>, String> {
+        Ok(None)
     }
 
     fn describe(&self) -> String {
@@ -891,8 +904,8 @@ impl DictionaryLookup for NoDictionaries {
 
 /// `()` is [`NoDictionaries`].
 impl DictionaryLookup for () {
-    fn dictionary(&self, _id: u32) -> Option<Arc<PreparedDictionary>> {
-        None
+    fn dictionary(&self, _id: u32) -> Result<Option<Arc<PreparedDictionary>>, String> {
+        Ok(None)
     }
 
     fn describe(&self) -> String {
@@ -1226,6 +1239,11 @@ fn check_expansion(codec: Codec, raw_len: usize, payload_len: usize) -> Result<(
 fn resolve(id: u32, dicts: &dyn DictionaryLookup) -> Result<Arc<PreparedDictionary>, DatumError> {
     let dict = dicts
         .dictionary(id)
+        .map_err(|reason| DatumError::DictionaryUnreadable {
+            id,
+            store: dicts.describe(),
+            reason,
+        })?
         .ok_or_else(|| DatumError::MissingDictionary {
             id,
             store: dicts.describe(),

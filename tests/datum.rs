@@ -857,8 +857,8 @@ fn missing_dictionary_message_names_the_id_the_store_and_the_fix() {
 fn a_lookup_that_answers_with_another_id_is_caught() {
     struct Liar(Arc<PreparedDictionary>);
     impl DictionaryLookup for Liar {
-        fn dictionary(&self, _id: u32) -> Option<Arc<PreparedDictionary>> {
-            Some(self.0.clone())
+        fn dictionary(&self, _id: u32) -> Result<Option<Arc<PreparedDictionary>>, String> {
+            Ok(Some(self.0.clone()))
         }
         fn describe(&self) -> String {
             "the liar".into()

@@ -61,7 +61,7 @@ use std::time::{Duration, SystemTime};
 
 use crate::datum::{Codec, DictionaryLookup, PreparedDictionary};
 use crate::dict::file::{self, CodecSet, Dictionary, FormatError, Metadata};
-use crate::dict::{Store, StoreEntry, StoreError};
+use crate::dict::{lock, lookup_answer, Store, StoreEntry, StoreError};
 
 /// The environment variable that names the default store.
 pub const STORE_ENV: &str = "PGDICT_STORE";
@@ -93,9 +93,6 @@ pub struct DirStore {
     dicts: Mutex<HashMap<u32, Arc<Dictionary>>>,
     /// Dictionaries prepared for the codecs so far.
     prepared: Mutex<HashMap<u32, Arc<PreparedDictionary>>>,
-    /// Why the last [`DictionaryLookup::dictionary`] call failed, when it was not a plain
-    /// "not found" (a damaged file): [`DictionaryLookup::describe`] adds it to the message.
-    lookup_error: Mutex<Option<String>>,
 }
 
 /// What a directory listing holds.
@@ -155,7 +152,6 @@ impl DirStore {
             dir,
             dicts: Mutex::default(),
             prepared: Mutex::default(),
-            lookup_error: Mutex::default(),
         })
     }
 
@@ -577,13 +573,6 @@ fn read_capped(path: &Path) -> Result<Vec<u8>, ReadError> {
     Ok(bytes)
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // The maps stay consistent whatever a panicking holder did (inserts are single calls).
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
 impl Store for DirStore {
     fn describe(&self) -> String {
         DirStore::describe(self)
@@ -599,29 +588,14 @@ impl Store for DirStore {
 }
 
 impl DictionaryLookup for DirStore {
-    /// The prepared dictionary, or `None` if the store does not hold it or its file is
-    /// damaged (then [`DictionaryLookup::describe`] says what is wrong with it).
-    fn dictionary(&self, id: u32) -> Option<Arc<PreparedDictionary>> {
-        let result = self.prepared(id);
-        let mut lookup_error = lock(&self.lookup_error);
-        match result {
-            Ok(prepared) => Some(prepared),
-            Err(StoreError::NotFound { .. }) => {
-                *lookup_error = None;
-                None
-            }
-            Err(e) => {
-                *lookup_error = Some(e.to_string());
-                None
-            }
-        }
+    /// The prepared dictionary; `Ok(None)` if the store does not hold it, `Err` with the
+    /// reason if its file is damaged.
+    fn dictionary(&self, id: u32) -> Result<Option<Arc<PreparedDictionary>>, String> {
+        lookup_answer(self.prepared(id))
     }
 
     fn describe(&self) -> String {
-        match &*lock(&self.lookup_error) {
-            Some(error) => format!("{} (it cannot be read: {error})", DirStore::describe(self)),
-            None => DirStore::describe(self),
-        }
+        DirStore::describe(self)
     }
 }
 

@@ -39,7 +39,7 @@ use std::io;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::datum::DatumError;
+use crate::datum::{DatumError, PreparedDictionary};
 
 pub mod dir_store;
 pub mod file;
@@ -209,4 +209,24 @@ pub enum StoreError {
         /// The server's message (severity, text, SQLSTATE, detail, hint) or the client's.
         message: String,
     },
+}
+
+/// A store's answer to [`DictionaryLookup::dictionary`](crate::datum::DictionaryLookup):
+/// "not there" is `Ok(None)`; any other failure is the reason the dictionary cannot be read.
+pub(crate) fn lookup_answer(
+    prepared: Result<Arc<PreparedDictionary>, StoreError>,
+) -> Result<Option<Arc<PreparedDictionary>>, String> {
+    match prepared {
+        Ok(prepared) => Ok(Some(prepared)),
+        Err(StoreError::NotFound { .. }) => Ok(None),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Locks a store's cache. A cache stays consistent whatever a panicking holder did (every
+/// change is a single insert), so a poisoned lock is taken as it is.
+pub(crate) fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }

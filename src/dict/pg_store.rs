@@ -54,7 +54,7 @@ use postgres::{Client, Config, NoTls};
 
 use crate::datum::{Codec, DictionaryLookup, PreparedDictionary};
 use crate::dict::file::{self, CodecSet, Dictionary, FormatError, Metadata};
-use crate::dict::{Store, StoreEntry, StoreError};
+use crate::dict::{lock, lookup_answer, Store, StoreEntry, StoreError};
 
 /// The store's schema.
 pub const SCHEMA: &str = "pgdict";
@@ -113,9 +113,6 @@ pub struct PgStore {
     opened_on_standby: bool,
     dicts: Mutex<HashMap<u32, Arc<Dictionary>>>,
     prepared: Mutex<HashMap<u32, Arc<PreparedDictionary>>>,
-    /// Why the last [`DictionaryLookup::dictionary`] call failed, when it was not a plain
-    /// "not found".
-    lookup_error: Mutex<Option<String>>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -201,7 +198,6 @@ impl PgStore {
             opened_on_standby: standby,
             dicts: Mutex::default(),
             prepared: Mutex::default(),
-            lookup_error: Mutex::default(),
         })
     }
 
@@ -492,12 +488,6 @@ fn error_text(error: &postgres::Error) -> String {
     text
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
 impl Store for PgStore {
     fn describe(&self) -> String {
         PgStore::describe(self)
@@ -513,29 +503,14 @@ impl Store for PgStore {
 }
 
 impl DictionaryLookup for PgStore {
-    /// The prepared dictionary, or `None` if the store does not hold it (yet: on a standby it
-    /// may arrive later) or it cannot be read (then [`DictionaryLookup::describe`] says why).
-    fn dictionary(&self, id: u32) -> Option<Arc<PreparedDictionary>> {
-        let result = self.prepared(id);
-        let mut lookup_error = lock(&self.lookup_error);
-        match result {
-            Ok(prepared) => Some(prepared),
-            Err(StoreError::NotFound { .. }) => {
-                *lookup_error = None;
-                None
-            }
-            Err(e) => {
-                *lookup_error = Some(e.to_string());
-                None
-            }
-        }
+    /// The prepared dictionary; `Ok(None)` if the store does not hold it (yet: on a standby it
+    /// may arrive later), `Err` with the reason if it cannot be read.
+    fn dictionary(&self, id: u32) -> Result<Option<Arc<PreparedDictionary>>, String> {
+        lookup_answer(self.prepared(id))
     }
 
     fn describe(&self) -> String {
-        match &*lock(&self.lookup_error) {
-            Some(error) => format!("{} (it cannot be read: {error})", self.description),
-            None => self.description.clone(),
-        }
+        self.description.clone()
     }
 }
 
