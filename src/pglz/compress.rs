@@ -53,7 +53,7 @@ pub struct Compressor {
     /// call. When `base` would overflow, the tables are cleared once and `base` restarts at 1.
     base: u32,
     /// `good_match` by walk step for the last strategy used.
-    good_match: GoodMatchSchedule,
+    good_match: Box<GoodMatchSchedule>,
     /// Output buffer; grows to `input.len() + 4` (PostgreSQL's `PGLZ_MAX_OUTPUT`), never shrinks.
     out: Vec<u8>,
 }
@@ -87,7 +87,7 @@ impl Compressor {
             hist_start: Box::new([0; MAX_HASH_SIZE]),
             hist_prev: Box::new([0; HISTORY_SIZE]),
             base: 1,
-            good_match: GoodMatchSchedule::new(128, 10),
+            good_match: Box::new(GoodMatchSchedule::new(128, 10)),
             out: Vec::new(),
         }
     }
@@ -143,7 +143,7 @@ impl Compressor {
         let good_match = strategy.match_size_good.clamp(17, MAX_MATCH as i32) as usize;
         let good_drop = strategy.match_size_drop.clamp(0, 100) as usize;
         if self.good_match.key != (good_match, good_drop) {
-            self.good_match = GoodMatchSchedule::new(good_match, good_drop);
+            *self.good_match = GoodMatchSchedule::new(good_match, good_drop);
         }
         let need_rate = strategy.min_comp_rate.clamp(0, 99);
 
