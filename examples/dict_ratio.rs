@@ -68,10 +68,11 @@
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use pgdict::datum::{Codec, DatumDecoder, DatumEncoder, Dictionaries, PreparedDictionary};
 use pgdict::lz4::Lz4Compressor;
+use pgdict::measure::{self, geometric_mean, mbps, Job};
 use pgdict::pglz;
 use pgdict::zstd::{ZstdCompressor, ZstdDecompressor};
 
@@ -451,37 +452,6 @@ fn methods(dict: &[u8]) -> Result<Vec<Box<dyn Method>>, String> {
 // ---------------------------------------------------------------------------------------------
 // Measuring.
 
-/// Times `f` in rounds interleaved with the other jobs; see [`measure_side_by_side`].
-type Job<'a> = Box<dyn FnMut() + 'a>;
-
-/// Runs each job once per round, in turn, until every job has run `MIN_ROUNDS` times and for
-/// at least `MIN_TIME` in all; returns each job's median round time.
-fn measure_side_by_side(jobs: &mut [Job<'_>]) -> Vec<Duration> {
-    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); jobs.len()];
-    let started = Instant::now();
-    while times[0].len() < MIN_ROUNDS || started.elapsed() < MIN_TIME {
-        for (job, times) in jobs.iter_mut().zip(&mut times) {
-            let start = Instant::now();
-            job();
-            times.push(start.elapsed());
-        }
-    }
-    times
-        .into_iter()
-        .map(|mut t| {
-            t.sort();
-            t[t.len() / 2]
-        })
-        .collect()
-}
-
-fn mbps(bytes: usize, time: Duration) -> f64 {
-    if bytes == 0 || time.is_zero() {
-        return 0.0;
-    }
-    bytes as f64 / 1e6 / time.as_secs_f64()
-}
-
 /// One method's results on one file.
 #[derive(Default, Clone, Copy)]
 struct Measured {
@@ -602,7 +572,7 @@ fn evaluate(path: &Path, max_rows: usize) -> Result<Report, String> {
                 }) as Job<'_>
             })
             .collect();
-        measure_side_by_side(&mut jobs)
+        measure::side_by_side(&mut jobs, MIN_ROUNDS, MIN_TIME)
     };
     // Decompression is timed on the datums stored compressed: reading a raw datum is a copy,
     // which would measure how many rows a method left raw rather than how fast it decodes.
@@ -639,7 +609,7 @@ fn evaluate(path: &Path, max_rows: usize) -> Result<Report, String> {
                 }) as Job<'_>
             })
             .collect();
-        measure_side_by_side(&mut jobs)
+        measure::side_by_side(&mut jobs, MIN_ROUNDS, MIN_TIME)
     };
 
     let mut measured = [Measured::default(); 8];
@@ -696,17 +666,6 @@ fn json_line(r: &Report) -> String {
     object.to_string()
 }
 
-fn geomean(values: impl IntoIterator<Item = f64>) -> f64 {
-    let (sum, n) = values
-        .into_iter()
-        .fold((0.0, 0), |(sum, n), v| (sum + v.ln(), n + 1));
-    if n == 0 {
-        0.0
-    } else {
-        (sum / n as f64).exp()
-    }
-}
-
 /// Short column titles, in [`METHOD_NAMES`] order.
 const SHORT_NAMES: [&str; 8] = [
     "pglz_c", "c_alws", "pglz", "pg_dict", "lz4", "lz4_dict", "zstd", "zs_dict",
@@ -742,7 +701,7 @@ fn print_ratio_table(reports: &[Report]) {
         "geometric mean",
         String::new(),
         String::new(),
-        std::array::from_fn(|i| geomean(reports.iter().map(|r| r.ratio(i)))),
+        std::array::from_fn(|i| geometric_mean(reports.iter().map(|r| r.ratio(i)))),
     );
 }
 
@@ -805,7 +764,7 @@ fn speed_check(reports: &[Report], of: fn(&Report) -> Option<f64>, target: f64) 
     if values.is_empty() {
         return "not measured (no file has both speeds)".to_string();
     }
-    let mean = geomean(values.iter().copied());
+    let mean = geometric_mean(values.iter().copied());
     let worst = values.iter().copied().fold(f64::INFINITY, f64::min);
     let files = if values.len() == reports.len() {
         String::new()
@@ -819,7 +778,7 @@ fn speed_check(reports: &[Report], of: fn(&Report) -> Option<f64>, target: f64) 
 }
 
 fn summary_line(reports: &[Report]) -> String {
-    let geo = |i: usize| geomean(reports.iter().map(|r| r.ratio(i)));
+    let geo = |i: usize| geometric_mean(reports.iter().map(|r| r.ratio(i)));
     let verdict = |ok: bool| if ok { "met" } else { "NOT met" };
     let pglz_gain = ratio(geo(PGLZ_DICT), geo(PGLZ_C));
     let lz4_gain = ratio(geo(LZ4_DICT), geo(LZ4));

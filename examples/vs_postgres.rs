@@ -16,8 +16,9 @@
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use pgdict::measure::{self, mbps};
 use pgdict::pglz;
 
 struct Options {
@@ -100,41 +101,6 @@ struct Measured {
     decompress_mbps: f64,
 }
 
-/// Times `f` in rounds interleaved with the other implementations; see [`measure_side_by_side`].
-type Job<'a> = Box<dyn FnMut() + 'a>;
-
-/// Runs each job once per round, in turn, until every job has run `min_rounds` times and for at
-/// least `min_time` in all; returns each job's median round time.
-fn measure_side_by_side(
-    jobs: &mut [Job<'_>],
-    min_rounds: usize,
-    min_time: Duration,
-) -> Vec<Duration> {
-    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); jobs.len()];
-    let started = Instant::now();
-    while times[0].len() < min_rounds || started.elapsed() < min_time {
-        for (job, times) in jobs.iter_mut().zip(&mut times) {
-            let start = Instant::now();
-            job();
-            times.push(start.elapsed());
-        }
-    }
-    times
-        .into_iter()
-        .map(|mut t| {
-            t.sort();
-            t[t.len() / 2]
-        })
-        .collect()
-}
-
-fn mbps(bytes: usize, time: Duration) -> f64 {
-    if bytes == 0 || time.is_zero() {
-        return 0.0;
-    }
-    bytes as f64 / 1e6 / time.as_secs_f64()
-}
-
 struct Report {
     input: String,
     datums: usize,
@@ -200,7 +166,7 @@ fn evaluate(name: String, datums: &[Vec<u8>], options: &Options) -> Report {
 
     let mut c_out = Vec::new();
     let mut crate_out = vec![0; ::pglz::max_compressed_buffer_size(max_len)];
-    let compress_times = measure_side_by_side(
+    let compress_times = measure::side_by_side(
         &mut [
             Box::new(|| {
                 for d in datums {
@@ -238,7 +204,7 @@ fn evaluate(name: String, datums: &[Vec<u8>], options: &Options) -> Report {
     let mut out = vec![0; max_len];
     let mut out_c = vec![0; max_len];
     let mut out_crate = vec![0; max_len];
-    let decompress_times = measure_side_by_side(
+    let decompress_times = measure::side_by_side(
         &mut [
             Box::new(|| {
                 for (p, d) in ours.iter().zip(datums) {

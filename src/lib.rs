@@ -4,6 +4,7 @@
 //!
 //! - [`datum`]: the datum format (PostgreSQL's varlena headers, extended to name a dictionary).
 //! - [`dict`]: dictionary files and the stores that keep them (a directory, a PostgreSQL table).
+//! - [`measure`]: timing implementations side by side (interleaved rounds, medians).
 //! - [`pglz`]: PostgreSQL's pglz codec, byte-identical to PostgreSQL 15's C code.
 //! - [`rows`]: reading datums from row files (lines, JSON Lines).
 //!
@@ -16,6 +17,7 @@
 pub mod datum;
 pub mod dict;
 pub mod lz4;
+pub mod measure;
 pub mod pglz;
 pub mod rows;
 pub mod zstd;

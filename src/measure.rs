@@ -1,0 +1,80 @@
+//! Measuring side by side: the timing and summary arithmetic pgdict's comparisons share (the
+//! `compare` command, the trainer's evaluation, the `vs_postgres` and `dict_ratio` examples).
+//!
+//! This machine class is shared and noisy: absolute times drift by 20-30 % between runs. So
+//! the implementations being compared run in interleaved rounds on the same inputs, and each
+//! keeps its median round: their ratio holds even when the absolute numbers move.
+
+use std::time::{Duration, Instant};
+
+/// One thing to time: a closure that does one round of work.
+pub type Job<'a> = Box<dyn FnMut() + 'a>;
+
+/// Runs each job once per round, in turn, until every job has run `min_rounds` times and at
+/// least `min_time` has passed; returns each job's median round time, in the jobs' order.
+pub fn side_by_side(jobs: &mut [Job<'_>], min_rounds: usize, min_time: Duration) -> Vec<Duration> {
+    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); jobs.len()];
+    if jobs.is_empty() {
+        return Vec::new();
+    }
+    let started = Instant::now();
+    while times[0].len() < min_rounds.max(1) || started.elapsed() < min_time {
+        for (job, times) in jobs.iter_mut().zip(&mut times) {
+            let start = Instant::now();
+            job();
+            times.push(start.elapsed());
+        }
+    }
+    times
+        .into_iter()
+        .map(|mut t| {
+            t.sort();
+            t[t.len() / 2]
+        })
+        .collect()
+}
+
+/// Throughput in MB/s (10^6 bytes per second); 0 when nothing was measured.
+pub fn mbps(bytes: usize, time: Duration) -> f64 {
+    if bytes == 0 || time.is_zero() {
+        return 0.0;
+    }
+    bytes as f64 / 1e6 / time.as_secs_f64()
+}
+
+/// The geometric mean, the average for ratios; 0 for no values.
+pub fn geometric_mean(values: impl IntoIterator<Item = f64>) -> f64 {
+    let (sum, count) = values
+        .into_iter()
+        .fold((0.0, 0usize), |(sum, count), v| (sum + v.ln(), count + 1));
+    if count == 0 {
+        0.0
+    } else {
+        (sum / count as f64).exp()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn side_by_side_runs_every_job_the_same_number_of_times() {
+        let mut runs = [0, 0];
+        {
+            let (a, b) = runs.split_at_mut(1);
+            let mut jobs: Vec<Job<'_>> = vec![Box::new(|| a[0] += 1), Box::new(|| b[0] += 1)];
+            let medians = side_by_side(&mut jobs, 7, Duration::ZERO);
+            assert_eq!(medians.len(), 2);
+        }
+        assert_eq!(runs, [7, 7]);
+    }
+
+    #[test]
+    fn arithmetic() {
+        assert_eq!(mbps(2_000_000, Duration::from_secs(2)), 1.0);
+        assert_eq!(mbps(0, Duration::from_secs(1)), 0.0);
+        assert!((geometric_mean([2.0, 8.0]) - 4.0).abs() < 1e-12);
+        assert_eq!(geometric_mean([]), 0.0);
+    }
+}
