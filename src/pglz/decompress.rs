@@ -13,17 +13,13 @@ use super::{Error, DICT_WINDOW, MAX_EXPANSION_PER_PAYLOAD_BYTE, MAX_RAW_LEN};
 /// Allocates `raw_len` bytes only after checking that `raw_len` is within [`MAX_RAW_LEN`] and
 /// that the payload is long enough to possibly produce it.
 pub fn decompress(payload: &[u8], raw_len: usize) -> Result<Vec<u8>, Error> {
-    check_raw_len(payload.len(), raw_len)?;
-    let mut out = vec![0; raw_len];
-    decompress_into(payload, &mut out)?;
-    Ok(out)
+    decompress_with_dict(payload, raw_len, &[])
 }
 
 /// Decodes a whole payload into `out`, which it must fill exactly (`out.len()` is the raw
 /// length).
 pub fn decompress_into(payload: &[u8], out: &mut [u8]) -> Result<(), Error> {
-    check_raw_len(payload.len(), out.len())?;
-    decode(payload, &[], out, true).map(|_| ())
+    decompress_into_with_dict(payload, out, &[])
 }
 
 /// Decodes as much of the first `out.len()` bytes as `payload` yields, and returns how many
@@ -44,25 +40,7 @@ pub fn decompress_prefix(
     raw_len: usize,
     prefix_len: usize,
 ) -> Result<Vec<u8>, Error> {
-    if prefix_len >= raw_len {
-        return decompress(payload, raw_len);
-    }
-    if raw_len > MAX_RAW_LEN {
-        return Err(Error::RawLenOverLimit {
-            raw_len,
-            limit: MAX_RAW_LEN,
-        });
-    }
-    let readable = &payload[..maximum_compressed_size(prefix_len, payload.len())];
-    // The prefix is bounded by what the readable part can produce, so a huge `prefix_len`
-    // with a short payload does not allocate.
-    let possible = readable
-        .len()
-        .saturating_mul(MAX_EXPANSION_PER_PAYLOAD_BYTE);
-    let mut out = vec![0; prefix_len.min(possible)];
-    let produced = decompress_prefix_into(readable, &mut out)?;
-    out.truncate(produced);
-    Ok(out)
+    decompress_prefix_with_dict(payload, raw_len, prefix_len, &[])
 }
 
 /// [`decompress`] for a payload compressed with a dictionary
@@ -100,6 +78,8 @@ pub fn decompress_prefix_with_dict(
         });
     }
     let readable = &payload[..maximum_compressed_size(prefix_len, payload.len())];
+    // The prefix is bounded by what the readable part can produce, so a huge `prefix_len`
+    // with a short payload does not allocate.
     let possible = readable
         .len()
         .saturating_mul(MAX_EXPANSION_PER_PAYLOAD_BYTE);
