@@ -179,6 +179,14 @@ pub enum Error {
         /// `i32::MAX`.
         max: usize,
     },
+    /// A match with offset 0, which the block format forbids (liblz4 does not check it).
+    #[error("lz4: corrupt payload (a match at byte {pos} of {payload_len} has offset 0)")]
+    ZeroOffset {
+        /// Payload position of the match's offset field.
+        pos: usize,
+        /// Length of the payload.
+        payload_len: usize,
+    },
     /// liblz4 found the payload malformed (a negative return code: minus the input position
     /// where decoding failed, minus one).
     #[error("lz4: corrupt payload of {payload_len} bytes (liblz4 returned {code})")]
@@ -268,10 +276,55 @@ fn check_input(input: &[u8]) -> Result<(), Error> {
 }
 
 fn check_payload(payload: &[u8]) -> Result<c_int, Error> {
-    c_int::try_from(payload.len()).map_err(|_| Error::PayloadTooLarge {
+    let len = c_int::try_from(payload.len()).map_err(|_| Error::PayloadTooLarge {
         len: payload.len(),
         max: c_int::MAX as usize,
-    })
+    })?;
+    check_offsets(payload)?;
+    Ok(len)
+}
+
+/// Rejects a block with a match of offset 0, which the lz4 block format calls invalid but
+/// liblz4's decoders accept: its whole decoder then writes zeros, its partial decoder other
+/// bytes, so `substr()` and a whole read of the same corrupt datum would disagree (found by
+/// fuzzing, `tests/fuzz_regressions.rs`). Walks the sequences: a token (literal length in the
+/// high nibble, match length in the low), the literal length's extension bytes, the literals,
+/// then the 2-byte little-endian offset and the match length's extension bytes. Anything else
+/// wrong with the block (truncation, offsets reaching too far) is left to liblz4.
+fn check_offsets(block: &[u8]) -> Result<(), Error> {
+    // Reads a length that continues in extension bytes while they are 255.
+    fn extended(block: &[u8], pos: &mut usize, nibble: usize) -> usize {
+        let mut len = nibble;
+        if nibble == 15 {
+            while let Some(&byte) = block.get(*pos) {
+                *pos += 1;
+                len += usize::from(byte);
+                if byte != 255 {
+                    break;
+                }
+            }
+        }
+        len
+    }
+    let mut pos = 0;
+    while let Some(&token) = block.get(pos) {
+        pos += 1;
+        let literals = extended(block, &mut pos, usize::from(token >> 4));
+        pos = pos.saturating_add(literals);
+        let Some(&[low, high]) = block.get(pos..pos.saturating_add(2)) else {
+            // The last sequence has literals only (or the block is cut short).
+            return Ok(());
+        };
+        if low == 0 && high == 0 {
+            return Err(Error::ZeroOffset {
+                pos,
+                payload_len: block.len(),
+            });
+        }
+        pos += 2;
+        extended(block, &mut pos, usize::from(token & 15));
+    }
+    Ok(())
 }
 
 fn check_raw_len(raw_len: usize) -> Result<(), Error> {
@@ -285,10 +338,17 @@ fn check_raw_len(raw_len: usize) -> Result<(), Error> {
 }
 
 /// An empty vector with room for exactly `len` bytes, or an error instead of an abort.
+/// A zero-filled output buffer of `len` bytes, or an error if it cannot be had.
+///
+/// Zero-filled, not merely reserved: liblz4 does not reject a match with offset 0 (the block
+/// format calls it invalid), and its decoders then "copy" the match from the bytes they are
+/// writing. Over uninitialised memory that would hand heap garbage to the caller (found by
+/// fuzzing: `tests/fuzz_regressions.rs`); over zeros it yields zeros.
 fn alloc_output(len: usize) -> Result<Vec<u8>, Error> {
     let mut out = Vec::new();
     out.try_reserve_exact(len)
         .map_err(|_| Error::OutOfMemory { bytes: len })?;
+    out.resize(len, 0);
     Ok(out)
 }
 
@@ -398,7 +458,7 @@ fn decompress_impl(payload: &[u8], raw_len: usize, dict: &[u8]) -> Result<Vec<u8
     let src_len = check_payload(payload)?;
     debug_assert!(dict.len() <= DICT_WINDOW);
     let mut out = alloc_output(raw_len)?;
-    let dst = out.spare_capacity_mut().as_mut_ptr().cast::<c_char>();
+    let dst = out.as_mut_ptr().cast::<c_char>();
     // SAFETY: `payload` is `src_len` readable bytes; `dst` has room for `raw_len` (< 2^30, so it
     // fits a c_int) bytes; `dict` is `dict.len()` (<= 64 KiB) readable bytes that do not overlap
     // `dst`. The _safe decoders write at most `raw_len` bytes to `dst`, read only within `src`
@@ -427,8 +487,6 @@ fn decompress_impl(payload: &[u8], raw_len: usize, dict: &[u8]) -> Result<Vec<u8
             produced,
         });
     }
-    // SAFETY: liblz4 wrote `produced` (== raw_len == capacity) bytes at the start of `out`.
-    unsafe { out.set_len(produced) };
     Ok(out)
 }
 
@@ -443,7 +501,7 @@ fn decompress_prefix_impl(
     debug_assert!(dict.len() <= DICT_WINDOW);
     let wanted = prefix_len.min(raw_len);
     let mut out = alloc_output(wanted)?;
-    let dst = out.spare_capacity_mut().as_mut_ptr().cast::<c_char>();
+    let dst = out.as_mut_ptr().cast::<c_char>();
     // SAFETY: as in decompress_impl, with `wanted` (<= raw_len < 2^30) writable bytes at `dst`;
     // the partial decoder stops after `wanted` bytes and never writes past `dst + wanted`
     // (targetOutputSize == dstCapacity). An empty `dict` makes this call
@@ -473,8 +531,6 @@ fn decompress_prefix_impl(
             raw_len,
         });
     }
-    // SAFETY: liblz4 wrote `produced` (== wanted == capacity) bytes at the start of `out`.
-    unsafe { out.set_len(produced) };
     Ok(out)
 }
 

@@ -116,6 +116,14 @@ pub enum Error {
         /// The input's length.
         input_len: usize,
     },
+    /// Bytes follow the payload's frame (a datum's payload is exactly one frame).
+    #[error("zstd: {payload_len}-byte payload has bytes after its {frame_len}-byte frame")]
+    TrailingBytes {
+        /// Length of the frame at the start of the payload.
+        frame_len: usize,
+        /// Length of the payload.
+        payload_len: usize,
+    },
     /// The payload is empty: a frame has at least a header.
     #[error("zstd: empty payload")]
     EmptyPayload,
@@ -214,7 +222,58 @@ fn check_payload(payload: &[u8], raw_len: usize) -> Result<(), Error> {
     if payload.is_empty() {
         return Err(Error::EmptyPayload);
     }
+    if let Some(frame_len) = magicless_frame_len(payload) {
+        if frame_len < payload.len() {
+            return Err(Error::TrailingBytes {
+                frame_len,
+                payload_len: payload.len(),
+            });
+        }
+    }
     Ok(())
+}
+
+/// The length of the magicless frame at the start of `payload`, found by walking its header
+/// and block headers, or `None` if they are cut short or malformed (zstd reports those).
+///
+/// A datum's payload is one frame; zstd's one-shot decoder would go on to decode a second
+/// frame after it, and its streaming decoder (the prefix decode) would not, so a payload
+/// with bytes after its frame is refused by both (found by fuzzing,
+/// `tests/fuzz_regressions.rs`). The layout, from the zstd format: a frame header descriptor
+/// byte (content-size field size in bits 7-6, single segment in bit 5, checksum in bit 2,
+/// dictionary-id field size in bits 1-0), a window byte unless single segment, the dictionary
+/// id (0, 1, 2 or 4 bytes), the content size (0 or 1 when single segment, 2, 4 or 8 bytes);
+/// then blocks, each a 3-byte little-endian header (last-block bit 0, type in bits 1-2, size
+/// in bits 3-23) and its content (size bytes; 1 byte for an RLE block); then a 4-byte
+/// checksum if the frame has one.
+fn magicless_frame_len(payload: &[u8]) -> Option<usize> {
+    let descriptor = *payload.first()?;
+    let single_segment = descriptor & 0x20 != 0;
+    let dict_id_len = [0, 1, 2, 4][usize::from(descriptor & 3)];
+    let content_size_len = match descriptor >> 6 {
+        0 if single_segment => 1,
+        0 => 0,
+        1 => 2,
+        2 => 4,
+        _ => 8,
+    };
+    let mut pos = 1 + usize::from(!single_segment) + dict_id_len + content_size_len;
+    loop {
+        let header = payload.get(pos..pos + 3)?;
+        let header = u32::from(header[0]) | u32::from(header[1]) << 8 | u32::from(header[2]) << 16;
+        let last = header & 1 != 0;
+        let size = (header >> 3) as usize;
+        pos += 3 + match (header >> 1) & 3 {
+            0 | 2 => size,
+            1 => 1,
+            _ => return None,
+        };
+        if last {
+            break;
+        }
+    }
+    pos += if descriptor & 0x04 != 0 { 4 } else { 0 };
+    (pos <= payload.len()).then_some(pos)
 }
 
 /// An empty vector with room for exactly `len` bytes, or an error instead of an abort.

@@ -649,12 +649,15 @@ fn zstd_exact_errors() {
         zstd::decompress(&framed, 23),
         Err(Error::Corrupt { .. })
     ));
-    // Trailing garbage is read as a second frame, and refused.
+    // Bytes after the frame are refused before zstd reads them as a second frame.
     let trailing = [&payload[..], &[0xFF, 0xFF]].concat();
-    assert!(matches!(
+    assert_eq!(
         zstd::decompress(&trailing, 23),
-        Err(Error::Corrupt { .. })
-    ));
+        Err(Error::TrailingBytes {
+            frame_len: payload.len(),
+            payload_len: payload.len() + 2
+        })
+    );
     // A dictionary starting with zstd's dictionary magic number but no valid header.
     let bad_dict = [&[0x37, 0xA4, 0x30, 0xEC][..], &[0u8; 100]].concat();
     assert_eq!(

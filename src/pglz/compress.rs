@@ -4,7 +4,7 @@
 //! `pg_lzcompress.c` where a concept exists in both: `hist_start` (the newest position of each
 //! hash list), `good_match`, `good_drop`, `result_max`, `ctrlb`.
 
-use super::{PglzDictionary, Strategy, MAX_MATCH, MIN_MATCH};
+use super::{PglzDictionary, Strategy, MAX_MATCH, MAX_OFFSET, MIN_MATCH};
 
 /// Positions a history list can reach back to (`PGLZ_HISTORY_SIZE`). The ring of links to the
 /// previous position with the same hash has this many slots.
@@ -505,7 +505,8 @@ impl TagWriter {
 
     #[inline(always)]
     fn tag(&mut self, out: &mut [u8], len: usize, off: usize) {
-        debug_assert!((MIN_MATCH..=MAX_MATCH).contains(&len) && (1..WALK_LIMIT).contains(&off));
+        // Plain pglz stays below WALK_LIMIT; dictionary mode may use the tag's whole range.
+        debug_assert!((MIN_MATCH..=MAX_MATCH).contains(&len) && (1..=MAX_OFFSET).contains(&off));
         self.next_item(out);
         self.ctrlb |= self.ctrl;
         self.ctrl <<= 1;
