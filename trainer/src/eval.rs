@@ -1,10 +1,23 @@
 //! Measuring a dictionary: the stored size of rows compressed one by one, as pgdict stores them.
 //!
+//! [`evaluate`] is what the trainer reports after building: the held-out rows stored with
+//! plain pglz (PostgreSQL's default), pglz with the dictionary, plain lz4 and lz4 with the
+//! dictionary, per [`SizeBucket`], with compression and decompression speeds, every datum
+//! decoded back and checked. [`stored_bytes`] is the quick form for one codec.
+//!
 //! Each row is written by [`DatumEncoder`], which keeps the smallest whole datum of raw, plain
 //! (PostgreSQL's own form) and dictionary form; the sizes here are of those whole datums,
 //! headers included, as DESIGN.md ("Measuring") asks of user-facing reports.
 
-use pgdict::datum::{Codec, DatumEncoder, DatumError, PreparedDictionary};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use pgdict::datum::{
+    Codec, DatumDecoder, DatumEncoder, DatumError, Dictionaries, PreparedDictionary,
+};
+use pgdict::dict::Gain;
+
+use crate::progress::{Phase, Progress};
 
 /// The id a dictionary is prepared under while it is measured. Any id from 1 to 127 gives the
 /// same (1-byte) varint in the extended header, so sizes do not depend on it.
@@ -48,5 +61,429 @@ pub fn geomean(values: impl IntoIterator<Item = f64>) -> f64 {
         0.0
     } else {
         (sum / n as f64).exp()
+    }
+}
+
+/// The size classes the evaluation reports on, by raw datum length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SizeBucket {
+    /// Under 64 bytes: under pglz's 32-byte floor, or barely over it.
+    Under64,
+    /// 64 to 255 bytes.
+    To256,
+    /// 256 to 1023 bytes.
+    To1K,
+    /// 1 KiB to 4095 bytes: about where PostgreSQL starts compressing on its own (a ~2 KB row).
+    To4K,
+    /// 4 KiB and more.
+    Over4K,
+}
+
+impl SizeBucket {
+    /// The five buckets, smallest first.
+    pub const ALL: [SizeBucket; 5] = [
+        SizeBucket::Under64,
+        SizeBucket::To256,
+        SizeBucket::To1K,
+        SizeBucket::To4K,
+        SizeBucket::Over4K,
+    ];
+
+    /// The bucket of a datum of `len` raw bytes.
+    pub fn of(len: usize) -> SizeBucket {
+        match len {
+            0..64 => SizeBucket::Under64,
+            64..256 => SizeBucket::To256,
+            256..1024 => SizeBucket::To1K,
+            1024..4096 => SizeBucket::To4K,
+            _ => SizeBucket::Over4K,
+        }
+    }
+
+    /// A short label: `<64`, `64-256`, `256-1K`, `1K-4K`, `>=4K`.
+    pub fn label(self) -> &'static str {
+        match self {
+            SizeBucket::Under64 => "<64",
+            SizeBucket::To256 => "64-256",
+            SizeBucket::To1K => "256-1K",
+            SizeBucket::To4K => "1K-4K",
+            SizeBucket::Over4K => ">=4K",
+        }
+    }
+}
+
+/// How a held-out row is stored in an evaluation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Method {
+    /// PostgreSQL's default: pglz with `PGLZ_strategy_default`, or raw where it does not pay.
+    Pglz,
+    /// pglz with the dictionary (or plain, or raw, whichever datum is smallest).
+    PglzDict,
+    /// lz4 as PostgreSQL calls it (`default_toast_compression = lz4`), or raw.
+    Lz4,
+    /// lz4 with the dictionary attached (or plain, or raw, whichever is smallest).
+    Lz4Dict,
+}
+
+impl Method {
+    /// The four, plain before dictionary, pglz before lz4.
+    pub const ALL: [Method; 4] = [Method::Pglz, Method::PglzDict, Method::Lz4, Method::Lz4Dict];
+
+    /// `pglz`, `pglz_dict`, `lz4`, `lz4_dict` (the `--json` report's keys).
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Pglz => "pglz",
+            Method::PglzDict => "pglz_dict",
+            Method::Lz4 => "lz4",
+            Method::Lz4Dict => "lz4_dict",
+        }
+    }
+
+    /// The codec it compresses with.
+    pub fn codec(self) -> Codec {
+        match self {
+            Method::Pglz | Method::PglzDict => Codec::Pglz,
+            Method::Lz4 | Method::Lz4Dict => Codec::Lz4,
+        }
+    }
+
+    /// Whether it uses the dictionary.
+    pub fn uses_dict(self) -> bool {
+        matches!(self, Method::PglzDict | Method::Lz4Dict)
+    }
+
+    /// The plain method of `codec` (pglz or lz4) and its dictionary method.
+    pub fn of(codec: Codec, dict: bool) -> Option<Method> {
+        Some(match (codec, dict) {
+            (Codec::Pglz, false) => Method::Pglz,
+            (Codec::Pglz, true) => Method::PglzDict,
+            (Codec::Lz4, false) => Method::Lz4,
+            (Codec::Lz4, true) => Method::Lz4Dict,
+            (Codec::Zstd, _) => return None,
+        })
+    }
+}
+
+/// What one method did to a set of rows.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Measured {
+    /// Total bytes of the whole stored datums, headers included.
+    pub stored_bytes: u64,
+    /// How many datums ended up compressed with the dictionary (0 for plain methods).
+    pub dict_datums: u64,
+    /// How many ended up raw (compression did not pay).
+    pub raw_datums: u64,
+    /// Seconds to encode the rows (all forms tried: with a dictionary, the dictionary form,
+    /// then plain, keeping the smallest, as pgdict writes); the fastest of several passes.
+    pub compress_seconds: f64,
+    /// Seconds to decode the stored datums; the fastest of several passes.
+    pub decompress_seconds: f64,
+}
+
+impl Measured {
+    /// raw / stored for `raw_bytes` raw bytes.
+    pub fn ratio(&self, raw_bytes: u64) -> f64 {
+        ratio(raw_bytes as usize, self.stored_bytes as usize)
+    }
+
+    /// Raw megabytes (10^6 bytes) encoded per second.
+    pub fn compress_mb_s(&self, raw_bytes: u64) -> f64 {
+        mb_per_s(raw_bytes, self.compress_seconds)
+    }
+
+    /// Raw megabytes (10^6 bytes) decoded per second.
+    pub fn decompress_mb_s(&self, raw_bytes: u64) -> f64 {
+        mb_per_s(raw_bytes, self.decompress_seconds)
+    }
+}
+
+fn mb_per_s(bytes: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        bytes as f64 / 1e6 / seconds
+    } else {
+        0.0
+    }
+}
+
+/// The four methods on one set of rows (a size bucket, or all of them).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Group {
+    /// The bucket; `None` for all rows.
+    pub bucket: Option<SizeBucket>,
+    /// How many rows.
+    pub datums: u64,
+    /// Their raw bytes.
+    pub raw_bytes: u64,
+    /// Plain pglz.
+    pub pglz: Measured,
+    /// pglz with the dictionary; `None` when evaluated without one.
+    pub pglz_dict: Option<Measured>,
+    /// Plain lz4.
+    pub lz4: Measured,
+    /// lz4 with the dictionary; `None` when evaluated without one.
+    pub lz4_dict: Option<Measured>,
+}
+
+impl Group {
+    /// The measurement of `method`, if it was made.
+    pub fn get(&self, method: Method) -> Option<&Measured> {
+        match method {
+            Method::Pglz => Some(&self.pglz),
+            Method::PglzDict => self.pglz_dict.as_ref(),
+            Method::Lz4 => Some(&self.lz4),
+            Method::Lz4Dict => self.lz4_dict.as_ref(),
+        }
+    }
+
+    fn get_mut(&mut self, method: Method) -> &mut Measured {
+        match method {
+            Method::Pglz => &mut self.pglz,
+            Method::PglzDict => self.pglz_dict.get_or_insert_with(Measured::default),
+            Method::Lz4 => &mut self.lz4,
+            Method::Lz4Dict => self.lz4_dict.get_or_insert_with(Measured::default),
+        }
+    }
+
+    /// raw / stored for `method` (`None` if it was not measured).
+    pub fn ratio(&self, method: Method) -> Option<f64> {
+        self.get(method).map(|m| m.ratio(self.raw_bytes))
+    }
+
+    /// How many times smaller `method` stores these rows than `baseline` (stored bytes of the
+    /// baseline over stored bytes of the method): the ratio "vs plain pglz" when the baseline
+    /// is [`Method::Pglz`].
+    pub fn gain(&self, method: Method, baseline: Method) -> Option<f64> {
+        let m = self.get(method)?;
+        let b = self.get(baseline)?;
+        Some(ratio(b.stored_bytes as usize, m.stored_bytes as usize))
+    }
+
+    fn add(&mut self, other: &Group) {
+        self.datums += other.datums;
+        self.raw_bytes += other.raw_bytes;
+        for method in Method::ALL {
+            if let Some(m) = other.get(method) {
+                let sum = self.get_mut(method);
+                sum.stored_bytes += m.stored_bytes;
+                sum.dict_datums += m.dict_datums;
+                sum.raw_datums += m.raw_datums;
+                sum.compress_seconds += m.compress_seconds;
+                sum.decompress_seconds += m.decompress_seconds;
+            }
+        }
+    }
+}
+
+/// What a dictionary does to held-out rows: [`evaluate`]'s result.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Evaluation {
+    /// All rows.
+    pub all: Group,
+    /// The rows of each [`SizeBucket`], smallest first; all five, empty ones included.
+    pub buckets: Vec<Group>,
+}
+
+impl Evaluation {
+    /// Whether the dictionary, used with `codec`, saves at least `min_saving` (a share: 0.01
+    /// is 1 %) of the bytes plain `codec` stores. False when nothing was evaluated, or no
+    /// dictionary was.
+    pub fn helps(&self, codec: Codec, min_saving: f64) -> bool {
+        let (Some(plain), Some(dict)) = (Method::of(codec, false), Method::of(codec, true)) else {
+            return false;
+        };
+        match (self.all.get(plain), self.all.get(dict)) {
+            (Some(plain), Some(dict)) if self.all.datums > 0 => {
+                (dict.stored_bytes as f64) < plain.stored_bytes as f64 * (1.0 - min_saving)
+            }
+            _ => false,
+        }
+    }
+
+    /// The measured gain for the dictionary's metadata: `codec` with the dictionary against
+    /// plain `codec` (what PostgreSQL stores for a column compressed with `codec`).
+    pub fn gain_record(&self, codec: Codec) -> Option<Gain> {
+        let plain = self.all.get(Method::of(codec, false)?)?;
+        let dict = self.all.get(Method::of(codec, true)?)?;
+        Some(Gain {
+            codec,
+            rows: self.all.datums,
+            raw_bytes: self.all.raw_bytes,
+            plain_bytes: plain.stored_bytes,
+            dict_bytes: dict.stored_bytes,
+        })
+    }
+}
+
+/// Why an evaluation failed: only on a bug or a row over PostgreSQL's 1 GiB limit.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EvalError {
+    /// Encoding or decoding a datum failed.
+    #[error("evaluating {method} on held-out row {row}: {error}")]
+    Datum {
+        /// The method.
+        method: &'static str,
+        /// 0-based index of the row.
+        row: usize,
+        /// What failed.
+        error: DatumError,
+    },
+    /// A datum decoded to other bytes than it was made from (a codec bug).
+    #[error("evaluating {method}: held-out row {row} did not decode to itself")]
+    RoundTrip {
+        /// The method.
+        method: &'static str,
+        /// 0-based index of the row.
+        row: usize,
+    },
+}
+
+/// A timed pass is run at least [`MIN_RUNS`] times and until the runs have taken
+/// [`MIN_TIMED`] in all (at most [`MAX_RUNS`] times), and the fastest run counts: on a shared,
+/// noisy machine the fastest run is the one least disturbed by others.
+const MIN_TIMED: Duration = Duration::from_millis(20);
+/// See [`MIN_TIMED`].
+const MIN_RUNS: u32 = 3;
+/// See [`MIN_TIMED`].
+const MAX_RUNS: u32 = 64;
+
+/// Compresses every held-out row alone with each method (plain pglz and lz4, and with `dict`
+/// if given, pglz and lz4 with it), as whole pgdict datums (each the smallest of raw, plain
+/// and dictionary form), decodes each datum back and checks it, and reports stored sizes and
+/// speeds per [`SizeBucket`] and in all. `progress` counts rows ([`Phase::Evaluating`]).
+///
+/// Datums name the dictionary by `dict`'s id, so their headers are as long as they will be
+/// in the store when `dict` is the stored dictionary (ids up to 127 take 1 byte).
+pub fn evaluate<S: AsRef<[u8]>>(
+    holdout: &[S],
+    dict: Option<&Arc<PreparedDictionary>>,
+    progress: &dyn Progress,
+) -> Result<Evaluation, EvalError> {
+    progress.begin(Phase::Evaluating, Some(holdout.len() as u64));
+    let mut by_bucket: Vec<Vec<usize>> = vec![Vec::new(); SizeBucket::ALL.len()];
+    for (index, row) in holdout.iter().enumerate() {
+        by_bucket[SizeBucket::of(row.as_ref().len()) as usize].push(index);
+    }
+    let lookup: Dictionaries = dict.cloned().into_iter().collect();
+    let methods: Vec<Method> = Method::ALL
+        .into_iter()
+        .filter(|m| dict.is_some() || !m.uses_dict())
+        .collect();
+    let mut encoder = DatumEncoder::new();
+    let mut decoder = DatumDecoder::new();
+    let mut evaluation = Evaluation::default();
+    let mut done = 0;
+    for (bucket, rows) in SizeBucket::ALL.into_iter().zip(&by_bucket) {
+        let mut group = Group {
+            bucket: Some(bucket),
+            datums: rows.len() as u64,
+            raw_bytes: rows.iter().map(|&i| holdout[i].as_ref().len() as u64).sum(),
+            ..Group::default()
+        };
+        for (k, &method) in methods.iter().enumerate() {
+            let measured = measure(
+                holdout,
+                rows,
+                method,
+                dict.map(|d| &**d),
+                &lookup,
+                &mut encoder,
+                &mut decoder,
+            )?;
+            *group.get_mut(method) = measured;
+            progress.update(done + (rows.len() * (k + 1) / methods.len()) as u64);
+        }
+        evaluation.all.add(&group);
+        evaluation.buckets.push(group);
+        done += rows.len() as u64;
+    }
+    if dict.is_some() {
+        // Present even when there were no rows.
+        evaluation.all.get_mut(Method::PglzDict);
+        evaluation.all.get_mut(Method::Lz4Dict);
+    }
+    progress.end(&format!("{} held-out rows", holdout.len()));
+    Ok(evaluation)
+}
+
+/// One method on the rows `indices` of `holdout`.
+fn measure<S: AsRef<[u8]>>(
+    holdout: &[S],
+    indices: &[usize],
+    method: Method,
+    dict: Option<&PreparedDictionary>,
+    lookup: &Dictionaries,
+    encoder: &mut DatumEncoder,
+    decoder: &mut DatumDecoder,
+) -> Result<Measured, EvalError> {
+    let dict = if method.uses_dict() { dict } else { None };
+    let codec = method.codec();
+    let datum_err = |row: usize| {
+        move |error| EvalError::Datum {
+            method: method.name(),
+            row,
+            error,
+        }
+    };
+    let mut measured = Measured::default();
+    // The datums, one after another, and where each ends.
+    let mut stored = Vec::new();
+    let mut ends = Vec::with_capacity(indices.len());
+    let mut pass = |stored: &mut Vec<u8>, ends: &mut Vec<usize>, measured: &mut Measured| {
+        stored.clear();
+        ends.clear();
+        measured.stored_bytes = 0;
+        measured.dict_datums = 0;
+        measured.raw_datums = 0;
+        for &i in indices {
+            let header = encoder
+                .encode_into(holdout[i].as_ref(), codec, dict, stored)
+                .map_err(datum_err(i))?;
+            ends.push(stored.len());
+            measured.stored_bytes += header.total_len as u64;
+            if header.form.dict_id().is_some() {
+                measured.dict_datums += 1;
+            } else if header.form.is_raw() {
+                measured.raw_datums += 1;
+            }
+        }
+        Ok::<(), EvalError>(())
+    };
+    measured.compress_seconds = timed(|| pass(&mut stored, &mut ends, &mut measured))?;
+    let mut out = Vec::new();
+    let decode_all = |out: &mut Vec<u8>, decoder: &mut DatumDecoder, check: bool| {
+        let mut start = 0;
+        for (&i, &end) in indices.iter().zip(&ends) {
+            decoder
+                .decode_into(&stored[start..end], lookup, out)
+                .map_err(datum_err(i))?;
+            if check && out.as_slice() != holdout[i].as_ref() {
+                return Err(EvalError::RoundTrip {
+                    method: method.name(),
+                    row: i,
+                });
+            }
+            start = end;
+        }
+        Ok(())
+    };
+    decode_all(&mut out, decoder, true)?;
+    measured.decompress_seconds = timed(|| decode_all(&mut out, decoder, false))?;
+    Ok(measured)
+}
+
+/// Seconds of the fastest run of `f` (see [`MIN_TIMED`]).
+fn timed<E>(mut f: impl FnMut() -> Result<(), E>) -> Result<f64, E> {
+    let start = Instant::now();
+    let mut fastest = f64::INFINITY;
+    let mut runs = 0;
+    loop {
+        let run = Instant::now();
+        f()?;
+        fastest = fastest.min(run.elapsed().as_secs_f64());
+        runs += 1;
+        if runs >= MAX_RUNS || (runs >= MIN_RUNS && start.elapsed() >= MIN_TIMED) {
+            return Ok(fastest);
+        }
     }
 }

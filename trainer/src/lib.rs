@@ -1,12 +1,41 @@
-//! pgdict's trainer: samples a user's rows and builds a dictionary for each codec.
+//! pgdict's trainer: samples a user's rows, builds a dictionary for a codec, measures what it
+//! buys on held-out rows, and adds it to a dictionary store.
+//!
+//! The one-call API, for programs that train (the `pgdict` CLI's `compare` and `demo`):
+//!
+//! - [`train`]`(rows, options)` → [`Trained`] (content, codec, builder, time, evaluation);
+//!   [`train_split`] when the held-out rows are already set apart (as [`sample`] does);
+//! - [`evaluate`]`(holdout, dict, progress)` → [`Evaluation`]: plain pglz, pglz with the
+//!   dictionary, plain lz4, lz4 with it, per size bucket, with speeds;
+//! - [`source::open`]`(spec)` → [`source::Rows`], an iterator of datums from a file, a
+//!   directory, standard input or a PostgreSQL column; [`source::datums_file`] reads and
+//!   writes the length-prefixed datums file;
+//! - [`sample_source`]`(rows, options, origin, progress)` → training and held-out rows,
+//!   drawn by seeded reservoir sampling as the source streams by;
+//! - [`store`]`(target, trained, metadata)` → the stored dictionary, with its new id.
+//!
+//! The parts:
 //!
 //! - [`build`]: the dictionary builders ([`build::Builder`]): zstd's trainer, the baseline,
 //!   and pgdict's own, which knows each codec's window and match rules.
 //! - [`eval`]: what a dictionary buys, in whole stored datums.
 //! - [`sample`]: seeded reservoir sampling of rows, with a held-out split.
+//! - [`source`]: where rows come from.
+//! - [`progress`]: progress reports (and `indicatif` bars) for the long steps.
 
 #![warn(missing_docs)]
 
 pub mod build;
 pub mod eval;
+pub mod progress;
 pub mod sample;
+pub mod source;
+mod train;
+
+pub use build::{BuildError, Builder};
+pub use eval::{evaluate, EvalError, Evaluation, Group, Measured, Method, SizeBucket};
+pub use train::{
+    default_size, evaluation_json, sample_source, split, store, train, train_split, SampleOptions,
+    StoreTarget, TrainError, TrainOptions, Trained, DEFAULT_HOLDOUT, LZ4_DEFAULT_SIZE, MIN_SAVING,
+    PGLZ_DEFAULT_SIZE,
+};

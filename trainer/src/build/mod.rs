@@ -5,9 +5,9 @@
 //! - [`Builder::Zstd`], the baseline: zstd's own trainer (ZDICT, `zstd::dict::from_samples`).
 //!   ZDICT writes its entropy tables first and its most valuable content last, so for pglz and
 //!   lz4 the baseline keeps the end of the trained dictionary, all their window reaches (see
-//!   [`zstd`](self::zstd) for which size it trains at).
+//!   [`zstd`] for which size it trains at).
 //! - [`Builder::Pgdict`], pgdict's own builder, which knows each codec's window and match rules
-//!   and checks its candidates with the real codec; see [`pgdict`](self::pgdict).
+//!   and checks its candidates with the real codec; see [`pgdict`].
 //!
 //! Both return at most `size` bytes (for pglz at most [`pglz::DICT_WINDOW`], the bytes a
 //! match can reach) and never an empty dictionary: when the samples hold nothing worth a

@@ -1,0 +1,653 @@
+//! `pgdict-trainer`: one command from "a table of small values" to "a dictionary in the store,
+//! and what it buys". See `pgdict-trainer --help`.
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::error::ErrorKind;
+use clap::parser::ValueSource;
+use clap::{CommandFactory, FromArgMatches, Parser, ValueEnum};
+use pgdict::datum::Codec;
+use pgdict_trainer::progress::Bars;
+use pgdict_trainer::source::{self, CsvColumn, CsvOptions, Format, PgSource, SourceSpec};
+use pgdict_trainer::{
+    evaluation_json, sample_source, store, train_split, Builder, Method, SampleOptions,
+    StoreTarget, TrainError, TrainOptions, Trained,
+};
+use serde_json::{json, Map, Value};
+
+/// Exit status: a dictionary was refused as not helping.
+const EXIT_REFUSED: u8 = 3;
+
+const AFTER_HELP: &str = "\
+HOW IT WORKS:
+  1. Sample: rows stream from SOURCE through a seeded reservoir sampler (the same --seed and
+     input give the same sample). Each row is held out with probability --holdout; held-out
+     rows are never trained on.
+  2. Build: a dictionary of --size bytes for the codec. pglz can reach only the last 4095
+     bytes of a dictionary, lz4 the last 64 KiB; pgdict's builder knows this and checks its
+     candidates with the real codec.
+  3. Evaluate: every held-out row is stored alone, as pgdict stores it (whole datum, header
+     counted; the smallest of raw, plain and dictionary form): plain pglz (PostgreSQL's
+     default), pglz with the dictionary, plain lz4, lz4 with the dictionary. The report
+     gives ratios (raw/stored) per size bucket and speeds.
+  4. Store: if the dictionary saves at least 1% of what plain compression stores with its
+     codec, it is added to the store and its new id printed. Otherwise it is refused (exit
+     3) unless --force.
+
+SOURCES:
+  rows.txt               one datum per line (line feed not included; empty lines skipped)
+  rows.jsonl             JSON Lines: a JSON string is its decoded text, other values the line
+  rows.datums            length-prefixed: u32 little-endian length, then the bytes (binary ok)
+  rows.csv --csv-column body      one CSV column, by header name or 0-based index
+  DIR/                   one datum per regular file, in file-name order
+  -                      standard input (--format says how it holds datums; lines by default)
+  --pg-source 'host=db user=app dbname=app' --table events --column payload
+                         a PostgreSQL column (bytea as bytes, other types as text); large
+                         tables are sampled by pages (TABLESAMPLE SYSTEM ... REPEATABLE)
+
+EXIT STATUS:
+  0  the dictionary was built, helps, and was stored (or --dry-run)
+  1  error: unreadable source, no rows, unreachable database, store failure, ...
+  2  usage error: bad or missing arguments
+  3  no dictionary helps: the one built does not save at least 1% on the held-out rows
+     (--force stores it anyway), or the rows share nothing to build one from (random or
+     already compressed data); with --codec both, the other dictionary may have been stored
+
+EXAMPLES:
+  pgdict-trainer rows.jsonl                     train a 4 KB pglz dictionary into dicts/
+  pgdict-trainer --codec both --json rows.txt   pglz and lz4 dictionaries, JSON report
+  pgdict-trainer --dry-run --builder zstd rows.txt   measure zstd's trainer, store nothing";
+
+/// Train a compression dictionary for small PostgreSQL values, measure what it buys on rows
+/// it was not trained on, and add it to a pgdict dictionary store.
+#[derive(Debug, Parser)]
+#[command(name = "pgdict-trainer", version, after_help = AFTER_HELP)]
+struct Args {
+    /// The rows to train on: a file, a directory (one datum per file) or `-` for standard
+    /// input. Not with --pg-source.
+    #[arg(value_name = "SOURCE", required_unless_present = "pg_source")]
+    source: Option<PathBuf>,
+
+    /// How SOURCE holds datums. Default: from the file name (.jsonl/.ndjson: jsonl,
+    /// .datums: datums, else lines); csv when --csv-column is given.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    format: Option<FormatArg>,
+
+    /// The CSV column holding the datums: a header name, or a 0-based index.
+    #[arg(long, value_name = "NAME|INDEX")]
+    csv_column: Option<String>,
+
+    /// The CSV file has no header line (its first line is data; name columns by index).
+    #[arg(long)]
+    csv_no_header: bool,
+
+    /// The CSV field delimiter (one byte).
+    #[arg(long, value_name = "CHAR", default_value = ",", value_parser = parse_delimiter)]
+    csv_delimiter: u8,
+
+    /// Sample a PostgreSQL table column instead of SOURCE: a libpq-style connection string
+    /// ('host=... port=... user=... dbname=...') or a postgresql:// URL. Needs --table and
+    /// --column.
+    #[arg(
+        long,
+        value_name = "CONNINFO",
+        requires_all = ["table", "column"],
+        conflicts_with = "source"
+    )]
+    pg_source: Option<String>,
+
+    /// The table (or view) to sample, as SQL names it: events, public.events, "Mixed".
+    #[arg(long, value_name = "TABLE", requires = "pg_source")]
+    table: Option<String>,
+
+    /// The column to sample (its name as it is, unquoted).
+    #[arg(long, value_name = "COLUMN", requires = "pg_source")]
+    column: Option<String>,
+
+    /// The codec the dictionary is for: pglz (PostgreSQL's default compression), lz4
+    /// (default_toast_compression = lz4), or both (two dictionaries, one each).
+    #[arg(long, value_enum, default_value_t = CodecArg::Pglz)]
+    codec: CodecArg,
+
+    /// Dictionary size in bytes (K, M suffixes: KiB, MiB). Default: 4096 for pglz (it reaches
+    /// the last 4095 bytes), 65536 for lz4 (its window).
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    size: Option<usize>,
+
+    /// Which builder: pgdict (codec-aware, refined with the real codec) or zstd (zstd's
+    /// trainer, the baseline, its content cut to the codec's window).
+    #[arg(long, value_enum, default_value_t = BuilderArg::Pgdict)]
+    builder: BuilderArg,
+
+    /// Seed of the sampling draw: the same seed and input give the same sample (and, unless
+    /// the builder hits its time limit, the same dictionary).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+
+    /// Training rows to keep at most (more rows: a better dictionary, a slower build).
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    max_rows: usize,
+
+    /// Training bytes to keep at most (K, M, G suffixes). Rows longer than this are skipped.
+    #[arg(long, value_name = "BYTES", default_value = "64M", value_parser = parse_bytes)]
+    max_bytes: usize,
+
+    /// Share of rows held out to measure the dictionary on, never trained on (0 to 0.9).
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.2, value_parser = parse_holdout)]
+    holdout: f64,
+
+    /// The directory store to add the dictionary to (created if missing).
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "PGDICT_STORE",
+        default_value = "dicts"
+    )]
+    store: PathBuf,
+
+    /// Add the dictionary to the PostgreSQL store (table pgdict.dictionaries, created if
+    /// missing) at this connection string, instead of a directory.
+    #[arg(long, value_name = "CONNINFO")]
+    pg_store: Option<String>,
+
+    /// Store the dictionary even if it does not help on the held-out rows.
+    #[arg(long)]
+    force: bool,
+
+    /// Build and evaluate, but store nothing.
+    #[arg(long)]
+    dry_run: bool,
+
+    /// No progress bars and no report: print only the new dictionary id(s).
+    #[arg(long, short)]
+    quiet: bool,
+
+    /// Print a JSON report on standard output (one object per dictionary, one per line)
+    /// instead of the text report.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum FormatArg {
+    /// One datum per line.
+    Lines,
+    /// JSON Lines: a JSON string is its decoded text, other values the line.
+    Jsonl,
+    /// Length-prefixed records: u32 little-endian length, then the bytes.
+    Datums,
+    /// One CSV column (--csv-column).
+    Csv,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum CodecArg {
+    Pglz,
+    Lz4,
+    Both,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum BuilderArg {
+    Pgdict,
+    Zstd,
+}
+
+fn parse_bytes(text: &str) -> Result<usize, String> {
+    let text = text.trim();
+    let (digits, unit) = match text.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => text.split_at(i),
+        None => (text, ""),
+    };
+    let shift = match unit.to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        _ => return Err(format!("unknown unit {unit:?} (use K, M or G)")),
+    };
+    let n: usize = digits
+        .parse()
+        .map_err(|_| format!("{text:?} is not a byte count"))?;
+    n.checked_mul(1 << shift)
+        .filter(|&n| n > 0)
+        .ok_or_else(|| format!("{text} is out of range (1 byte and up)"))
+}
+
+fn parse_holdout(text: &str) -> Result<f64, String> {
+    let share: f64 = text
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number"))?;
+    if (0.0..=0.9).contains(&share) {
+        Ok(share)
+    } else {
+        Err(format!("{share} is not between 0 and 0.9"))
+    }
+}
+
+fn parse_delimiter(text: &str) -> Result<u8, String> {
+    match text.as_bytes() {
+        [byte] => Ok(*byte),
+        b"\\t" | b"tab" => Ok(b'\t'),
+        _ => Err(format!("{text:?} is not one byte")),
+    }
+}
+
+/// An error for the user: what failed, and what to do about it.
+struct Failure {
+    message: String,
+    hint: Option<&'static str>,
+    code: u8,
+}
+
+impl From<TrainError> for Failure {
+    fn from(error: TrainError) -> Failure {
+        let hint = match &error {
+            TrainError::NoRows { .. } => Some(
+                "check that the source holds rows and that --format matches it; rows longer \
+                 than --max-bytes are skipped",
+            ),
+            TrainError::Source(source::SourceError::Connect { .. }) => Some(
+                "is the server running and listening on that host and port? check the \
+                 connection string",
+            ),
+            TrainError::Source(source::SourceError::BadJson { .. }) => Some(
+                "each line must be one JSON value; use --format lines to take lines as they are",
+            ),
+            TrainError::Build(_) => Some(
+                "the rows may share too little (random or already compressed data); a \
+                 dictionary cannot help them",
+            ),
+            _ => None,
+        };
+        let code = match error {
+            TrainError::DoesNotHelp { .. }
+            | TrainError::NothingHeldOut
+            | TrainError::Build(pgdict_trainer::BuildError::NothingToLearn { .. }) => EXIT_REFUSED,
+            _ => 1,
+        };
+        Failure {
+            message: error.to_string(),
+            hint,
+            code,
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    // clap exits with 2 on a usage error, 0 for --help and --version.
+    let matches = Args::command().get_matches();
+    let args = match Args::from_arg_matches(&matches) {
+        Ok(args) => args,
+        Err(error) => error.exit(),
+    };
+    // --store and --pg-store exclude each other, but PGDICT_STORE (which sets --store) may
+    // stay in the environment when --pg-store is given.
+    if args.pg_store.is_some() && matches.value_source("store") == Some(ValueSource::CommandLine) {
+        Args::command()
+            .error(
+                ErrorKind::ArgumentConflict,
+                "the argument '--store <DIR>' cannot be used with '--pg-store <CONNINFO>'",
+            )
+            .exit();
+    }
+    match run(&args) {
+        Ok(code) => ExitCode::from(code),
+        Err(failure) => {
+            let mut stderr = io::stderr().lock();
+            let _ = writeln!(stderr, "pgdict-trainer: error: {}", failure.message);
+            if let Some(hint) = failure.hint {
+                let _ = writeln!(stderr, "  hint: {hint}");
+            }
+            ExitCode::from(failure.code)
+        }
+    }
+}
+
+fn source_spec(args: &Args) -> Result<SourceSpec, Failure> {
+    let usage = |message: String| Failure {
+        message,
+        hint: None,
+        code: 2,
+    };
+    if let Some(conninfo) = &args.pg_source {
+        let holdout = sample_options(args);
+        return Ok(SourceSpec::Postgres(PgSource {
+            conninfo: conninfo.clone(),
+            table: args.table.clone().unwrap_or_default(),
+            column: args.column.clone().unwrap_or_default(),
+            rows_wanted: Some(holdout.rows_wanted()),
+            seed: args.seed,
+        }));
+    }
+    let Some(path) = &args.source else {
+        return Err(usage("give a SOURCE or --pg-source".into()));
+    };
+    let csv = || {
+        args.csv_column.as_ref().map(|column| {
+            Format::Csv(CsvOptions {
+                column: CsvColumn::parse(column),
+                has_header: !args.csv_no_header,
+                delimiter: args.csv_delimiter,
+            })
+        })
+    };
+    let format = match args.format {
+        None => csv(),
+        Some(FormatArg::Lines) => Some(Format::Lines),
+        Some(FormatArg::Jsonl) => Some(Format::JsonLines),
+        Some(FormatArg::Datums) => Some(Format::Datums),
+        Some(FormatArg::Csv) => Some(csv().ok_or_else(|| {
+            usage(
+                "--format csv needs --csv-column NAME|INDEX (which column holds the datums)".into(),
+            )
+        })?),
+    };
+    if args.csv_column.is_some() && !matches!(format, Some(Format::Csv(_))) {
+        return Err(usage("--csv-column is only for --format csv".into()));
+    }
+    Ok(SourceSpec::from_arg(path, format))
+}
+
+fn sample_options(args: &Args) -> SampleOptions {
+    SampleOptions {
+        seed: args.seed,
+        max_rows: args.max_rows,
+        max_bytes: args.max_bytes,
+        holdout: args.holdout,
+    }
+}
+
+fn run(args: &Args) -> Result<u8, Failure> {
+    let spec = source_spec(args)?;
+    let described = spec.describe();
+    let options = sample_options(args);
+    let bars = Bars::new(args.quiet);
+    let target = match &args.pg_store {
+        Some(conninfo) => StoreTarget::Pg(conninfo.clone()),
+        None => StoreTarget::Dir(args.store.clone()),
+    };
+
+    // An unreachable PostgreSQL store fails now, not after the work of training. (A directory
+    // store is created only when a dictionary goes into it.)
+    if let (StoreTarget::Pg(conninfo), false) = (&target, args.dry_run) {
+        pgdict::dict::PgStore::connect(conninfo).map_err(TrainError::from)?;
+    }
+
+    let start = Instant::now();
+    let rows = source::open(&spec).map_err(TrainError::from)?;
+    let sample = sample_source(rows, &options, &described, &bars)?;
+    let sample_seconds = start.elapsed().as_secs_f64();
+
+    let codecs: &[Codec] = match args.codec {
+        CodecArg::Pglz => &[Codec::Pglz],
+        CodecArg::Lz4 => &[Codec::Lz4],
+        CodecArg::Both => &[Codec::Pglz, Codec::Lz4],
+    };
+    let builder = match args.builder {
+        BuilderArg::Pgdict => Builder::Pgdict,
+        BuilderArg::Zstd => Builder::Zstd,
+    };
+    let mut out = Output::new(args);
+    out.text(&format!(
+        "source: {described}: {} rows, {} bytes read in {sample_seconds:.2} s\n\
+         sample: {} training rows ({} bytes), {} held out (seed {})\n",
+        sample.rows_seen,
+        sample.bytes_seen,
+        sample.train.len(),
+        sample.train.iter().map(Vec::len).sum::<usize>(),
+        sample.eval.len(),
+        args.seed,
+    ))?;
+
+    let mut refused = false;
+    for &codec in codecs {
+        let train_options = TrainOptions {
+            codec,
+            builder,
+            size: args.size,
+            holdout: args.holdout,
+            seed: args.seed,
+        };
+        let trained = train_split(&sample.train, &sample.eval, &train_options, &bars)?;
+        let verdict = trained.check_helps();
+        let mut report = Report {
+            trained: &trained,
+            dict_id: None,
+            store: None,
+            refused: None,
+        };
+        match verdict {
+            Err(error) if !args.force => {
+                refused = true;
+                report.refused = Some(error.to_string());
+            }
+            _ if args.dry_run => {}
+            _ => {
+                let mut parameters = Map::new();
+                parameters.insert("seed".into(), args.seed.into());
+                parameters.insert("max_rows".into(), (args.max_rows as u64).into());
+                parameters.insert("max_bytes".into(), (args.max_bytes as u64).into());
+                parameters.insert("holdout".into(), json!(args.holdout));
+                parameters.insert("rows_seen".into(), sample.rows_seen.into());
+                parameters.insert("forced".into(), (args.force && !trained.helps()).into());
+                let metadata = trained.metadata(&described, parameters);
+                let dict = store(&target, &trained, metadata)?;
+                report.dict_id = Some(dict.id());
+                report.store = Some(target.describe());
+            }
+        }
+        out.report(&report, &sample, args)?;
+        if let Some(message) = &report.refused {
+            let mut stderr = io::stderr().lock();
+            let _ = writeln!(stderr, "pgdict-trainer: refused: {message}");
+        }
+    }
+    Ok(if refused { EXIT_REFUSED } else { 0 })
+}
+
+/// One dictionary's outcome.
+struct Report<'a> {
+    trained: &'a Trained,
+    dict_id: Option<u32>,
+    store: Option<String>,
+    refused: Option<String>,
+}
+
+/// Standard output, in the mode asked for; a closed pipe ends output quietly.
+struct Output {
+    json: bool,
+    quiet: bool,
+    closed: bool,
+}
+
+impl Output {
+    fn new(args: &Args) -> Output {
+        Output {
+            json: args.json,
+            quiet: args.quiet,
+            closed: false,
+        }
+    }
+
+    fn write(&mut self, text: &str) -> Result<(), Failure> {
+        if self.closed {
+            return Ok(());
+        }
+        let mut stdout = io::stdout().lock();
+        match stdout
+            .write_all(text.as_bytes())
+            .and_then(|()| stdout.flush())
+        {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(())
+            }
+            Err(e) => Err(Failure {
+                message: format!("cannot write to standard output: {e}"),
+                hint: None,
+                code: 1,
+            }),
+        }
+    }
+
+    /// Text for the human report only.
+    fn text(&mut self, text: &str) -> Result<(), Failure> {
+        if self.json || self.quiet {
+            return Ok(());
+        }
+        self.write(text)
+    }
+
+    fn report(
+        &mut self,
+        report: &Report,
+        sample: &pgdict_trainer::sample::Sample,
+        args: &Args,
+    ) -> Result<(), Failure> {
+        if self.json {
+            let line = json_report(report, sample, args).to_string() + "\n";
+            return self.write(&line);
+        }
+        if self.quiet {
+            return match report.dict_id {
+                Some(id) => self.write(&format!("{id}\n")),
+                None => Ok(()),
+            };
+        }
+        let text = text_report(report, args);
+        self.write(&text)
+    }
+}
+
+fn json_report(report: &Report, sample: &pgdict_trainer::sample::Sample, args: &Args) -> Value {
+    let t = report.trained;
+    json!({
+        "dict_id": report.dict_id,
+        "stored": report.dict_id.is_some(),
+        "store": report.store,
+        "dry_run": args.dry_run,
+        "refused": report.refused,
+        "codec": t.codec.name(),
+        "dict_bytes": t.content.len(),
+        "size": t.size,
+        "builder": t.builder.name(),
+        "train_seconds": (t.train_seconds * 1000.0).round() / 1000.0,
+        "seed": args.seed,
+        "sample": {
+            "rows_seen": sample.rows_seen,
+            "bytes_seen": sample.bytes_seen,
+            "train_rows": t.train_rows,
+            "train_bytes": t.train_bytes,
+            "holdout_rows": sample.eval.len(),
+        },
+        "helps": t.helps(),
+        "gain_vs_pglz": (t.gain_vs_pglz() * 1000.0).round() / 1000.0,
+        "gain_vs_lz4": (t.gain_vs_lz4() * 1000.0).round() / 1000.0,
+        "eval": evaluation_json(&t.evaluation),
+    })
+}
+
+fn text_report(report: &Report, args: &Args) -> String {
+    let t = report.trained;
+    let e = &t.evaluation;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "\n{} dictionary: {} bytes (size {}), builder {}, built in {:.2} s from {} rows",
+        t.codec,
+        t.content.len(),
+        t.size,
+        t.builder,
+        t.train_seconds,
+        t.train_rows
+    );
+    let _ = writeln!(
+        s,
+        "held-out rows, each stored alone as a whole datum (header counted); ratio = raw/stored"
+    );
+    let _ = writeln!(
+        s,
+        "  {:<8} {:>6} {:>10} {:>7} {:>7} {:>7} {:>7} {:>9} {:>9}",
+        "size", "rows", "raw bytes", "pglz", "+dict", "lz4", "+dict", "vs pglz", "vs lz4"
+    );
+    let dict_method = Method::of(t.codec, true).unwrap_or(Method::Lz4Dict);
+    for group in e.buckets.iter().chain([&e.all]) {
+        if group.datums == 0 && group.bucket.is_some() {
+            continue;
+        }
+        let label = group.bucket.map_or("all", |b| b.label());
+        let ratio = |m| group.ratio(m).map_or("-".into(), |r| format!("{r:.2}"));
+        let gain = |b| {
+            group
+                .gain(dict_method, b)
+                .map_or("-".into(), |g| format!("{g:.2}x"))
+        };
+        let _ = writeln!(
+            s,
+            "  {:<8} {:>6} {:>10} {:>7} {:>7} {:>7} {:>7} {:>9} {:>9}",
+            label,
+            group.datums,
+            group.raw_bytes,
+            ratio(Method::Pglz),
+            ratio(Method::PglzDict),
+            ratio(Method::Lz4),
+            ratio(Method::Lz4Dict),
+            gain(Method::Pglz),
+            gain(Method::Lz4),
+        );
+    }
+    let _ = writeln!(
+        s,
+        "  speed, MB/s of raw bytes (all rows): compress / decompress"
+    );
+    let mut speeds = Vec::new();
+    for method in Method::ALL {
+        if let Some(m) = e.all.get(method) {
+            speeds.push(format!(
+                "{} {:.0} / {:.0}",
+                method.name(),
+                m.compress_mb_s(e.all.raw_bytes),
+                m.decompress_mb_s(e.all.raw_bytes)
+            ));
+        }
+    }
+    let _ = writeln!(s, "    {}", speeds.join(", "));
+    let raw: Vec<String> = Method::ALL
+        .into_iter()
+        .filter_map(|method| {
+            Some(format!(
+                "{} {}",
+                method.name(),
+                e.all.get(method)?.raw_datums
+            ))
+        })
+        .collect();
+    let _ = writeln!(
+        s,
+        "  rows stored raw (compression did not pay): {}",
+        raw.join(", ")
+    );
+    match (&report.refused, report.dict_id) {
+        (Some(message), _) => {
+            let _ = writeln!(s, "not stored: {message}");
+        }
+        (None, Some(id)) => {
+            let _ = writeln!(
+                s,
+                "stored as dictionary {id} in the {}",
+                report.store.as_deref().unwrap_or("store")
+            );
+        }
+        (None, None) if args.dry_run => {
+            let _ = writeln!(s, "dry run: not stored");
+        }
+        (None, None) => {}
+    }
+    s
+}

@@ -1,0 +1,131 @@
+//! Progress reports from the long steps (sampling, building, evaluating), for a progress bar.
+//!
+//! The library calls a [`Progress`]; it draws nothing itself. [`NoProgress`] ignores every
+//! call; [`Bars`] draws `indicatif` bars on standard error, and draws nothing when standard
+//! error is not a terminal (a pipe, a file, a test) or when asked to be quiet.
+
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// A step of training.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Reading the source into the reservoirs; counted in input bytes when the input's size
+    /// is known, else in rows.
+    Sampling,
+    /// Building the dictionary (no count: a spinner).
+    Building,
+    /// Compressing and decompressing the held-out rows; counted in rows.
+    Evaluating,
+}
+
+impl Phase {
+    /// What the step is called on a bar.
+    pub fn label(self) -> &'static str {
+        match self {
+            Phase::Sampling => "sampling",
+            Phase::Building => "building",
+            Phase::Evaluating => "evaluating",
+        }
+    }
+}
+
+/// Receives progress. Every method has a default that does nothing.
+pub trait Progress {
+    /// A step begins; `total` is how many units it counts to, if known.
+    fn begin(&self, phase: Phase, total: Option<u64>) {
+        let _ = (phase, total);
+    }
+
+    /// The step has done `done` units so far (a position, not an increment).
+    fn update(&self, done: u64) {
+        let _ = done;
+    }
+
+    /// The step has ended; `message` sums it up (shown if the bar stays on screen).
+    fn end(&self, message: &str) {
+        let _ = message;
+    }
+}
+
+/// Ignores progress.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoProgress;
+
+impl Progress for NoProgress {}
+
+/// `indicatif` bars on standard error, one per step, each left on screen with its summary
+/// when it ends. Hidden when standard error is not a terminal.
+#[derive(Debug)]
+pub struct Bars {
+    visible: bool,
+    current: std::cell::RefCell<Option<ProgressBar>>,
+}
+
+impl Bars {
+    /// Bars that draw when standard error is a terminal and `quiet` is false.
+    pub fn new(quiet: bool) -> Bars {
+        let visible = !quiet && !ProgressDrawTarget::stderr().is_hidden();
+        Bars {
+            visible,
+            current: std::cell::RefCell::new(None),
+        }
+    }
+
+    /// Whether anything is drawn.
+    pub fn visible(&self) -> bool {
+        self.visible
+    }
+}
+
+impl Progress for Bars {
+    fn begin(&self, phase: Phase, total: Option<u64>) {
+        if !self.visible {
+            return;
+        }
+        let bar = match total {
+            Some(total) => {
+                let bar = ProgressBar::new(total);
+                let counter = match phase {
+                    Phase::Sampling => "{binary_bytes}/{binary_total_bytes}",
+                    _ => "{human_pos}/{human_len} rows",
+                };
+                let template = format!("{{prefix:>10}} [{{bar:30}}] {counter} {{elapsed}} {{msg}}");
+                if let Ok(style) = ProgressStyle::with_template(&template) {
+                    bar.set_style(style.progress_chars("=> "));
+                }
+                bar
+            }
+            None => {
+                let bar = ProgressBar::new_spinner();
+                let counter = match phase {
+                    Phase::Building => "",
+                    _ => "{human_pos} rows",
+                };
+                let template = format!("{{prefix:>10}} {{spinner}} {counter} {{elapsed}} {{msg}}");
+                if let Ok(style) = ProgressStyle::with_template(&template) {
+                    bar.set_style(style);
+                }
+                bar.enable_steady_tick(Duration::from_millis(120));
+                bar
+            }
+        };
+        bar.set_prefix(phase.label());
+        if let Some(old) = self.current.replace(Some(bar)) {
+            old.finish();
+        }
+    }
+
+    fn update(&self, done: u64) {
+        if let Some(bar) = self.current.borrow().as_ref() {
+            bar.set_position(done);
+        }
+    }
+
+    fn end(&self, message: &str) {
+        if let Some(bar) = self.current.take() {
+            bar.finish_with_message(message.to_string());
+        }
+    }
+}

@@ -1,0 +1,1101 @@
+//! Where training rows come from: files, a directory, standard input, a PostgreSQL column.
+//!
+//! [`open`] turns a [`SourceSpec`] into [`Rows`], an iterator of datums that reads its input
+//! as it goes: nothing is loaded whole, so a source of any size streams through the reservoir
+//! sampler ([`crate::sample`]) in the sampler's memory. Every error names where it happened
+//! (the file and line, the datums file record, the server's host and port).
+//!
+//! | source | a datum is | spec |
+//! |---|---|---|
+//! | file of lines | one line, without its line feed (and a carriage return before it); empty lines are skipped | [`Format::Lines`] |
+//! | JSON Lines | a JSON string: its decoded text; any other value: the line as it is (compact JSON text, as in the shared corpus); empty lines are skipped | [`Format::JsonLines`] |
+//! | datums file | one record: u32 little-endian length, then the bytes ([`datums_file`]); binary datums welcome | [`Format::Datums`] |
+//! | CSV column | one field of each record (unquoted), chosen by header name or 0-based index; empty fields are skipped | [`Format::Csv`] |
+//! | directory | one regular file each, whole, in file-name order (subdirectories are not entered) | [`SourceSpec::Dir`] |
+//! | standard input | as the format says | [`SourceSpec::Stdin`] |
+//! | PostgreSQL column | one non-NULL value: `bytea` as its bytes, any other type as its text output | [`SourceSpec::Postgres`] |
+//!
+//! The PostgreSQL source reads through a server-side cursor (`DECLARE ... CURSOR`, fetched in
+//! batches) so that neither the server's result nor the client holds the table. When the
+//! caller says how many rows it wants ([`PgSource::rows_wanted`]) and the table's statistics
+//! (`pg_class.reltuples`) say it holds more than three times that, only a share of its pages
+//! is read: `TABLESAMPLE SYSTEM (p) REPEATABLE (seed)`, with `p` chosen for about three times
+//! the rows wanted (the reservoir sampler then picks among them). SYSTEM sampling takes whole
+//! pages, so rows stored together are sampled together; on tables whose rows differ by where
+//! they sit (say, old rows and new rows of a changing schema) prefer a larger `rows_wanted`.
+//! If the sample comes back empty (statistics far out of date), the whole column is read.
+//! `jsonb` and other binary-stored types arrive as text, which is not the bytes PostgreSQL
+//! compresses for them; `text`, `json`, `varchar` and `bytea` arrive as stored.
+
+pub mod datums_file;
+
+use std::fs::{self, File};
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use pgdict::rows::{self, RowFormat, RowsError};
+
+pub use datums_file::DatumsFileError;
+
+/// How a file (or standard input) holds its datums.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// One datum per line.
+    Lines,
+    /// One JSON value per line.
+    JsonLines,
+    /// Length-prefixed records ([`datums_file`]).
+    Datums,
+    /// One column of a CSV file.
+    Csv(CsvOptions),
+}
+
+impl Format {
+    /// The format a file name implies: `.jsonl`/`.ndjson` JSON Lines, `.datums` a datums file,
+    /// anything else lines. (CSV needs a column, so it is never guessed.)
+    pub fn from_path(path: &Path) -> Format {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("jsonl" | "ndjson") => Format::JsonLines,
+            Some("datums") => Format::Datums,
+            _ => Format::Lines,
+        }
+    }
+
+    /// The format's name, as `--format` spells it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Format::Lines => "lines",
+            Format::JsonLines => "jsonl",
+            Format::Datums => "datums",
+            Format::Csv(_) => "csv",
+        }
+    }
+}
+
+/// Which CSV column, and how the file is laid out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CsvOptions {
+    /// The column.
+    pub column: CsvColumn,
+    /// Whether the first record is a header (names, not a datum).
+    pub has_header: bool,
+    /// The field delimiter (`b','`).
+    pub delimiter: u8,
+}
+
+impl CsvOptions {
+    /// Column `column` of a comma-separated file with a header.
+    pub fn new(column: CsvColumn) -> CsvOptions {
+        CsvOptions {
+            column,
+            has_header: true,
+            delimiter: b',',
+        }
+    }
+}
+
+/// A CSV column, by header name or 0-based index.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CsvColumn {
+    /// The column whose header is this name.
+    Name(String),
+    /// The column at this 0-based index.
+    Index(usize),
+}
+
+impl CsvColumn {
+    /// `"3"` is index 3, anything else a name.
+    pub fn parse(text: &str) -> CsvColumn {
+        match text.parse() {
+            Ok(index) => CsvColumn::Index(index),
+            Err(_) => CsvColumn::Name(text.to_string()),
+        }
+    }
+}
+
+impl std::fmt::Display for CsvColumn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CsvColumn::Name(name) => write!(f, "{name:?}"),
+            CsvColumn::Index(index) => write!(f, "#{index}"),
+        }
+    }
+}
+
+/// A PostgreSQL table column to sample.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PgSource {
+    /// A libpq-style connection string or `postgresql://` URL (no TLS).
+    pub conninfo: String,
+    /// The table (or view, materialized view), as SQL would name it: `events`,
+    /// `public.events`, `"Mixed Case"`.
+    pub table: String,
+    /// The column's name, as it is (not quoted).
+    pub column: String,
+    /// About how many rows the caller will keep; `None` reads the whole column. With a
+    /// number, a large table is sampled by pages (see the module documentation).
+    pub rows_wanted: Option<u64>,
+    /// The seed of `TABLESAMPLE ... REPEATABLE`, so that a sample can be repeated.
+    pub seed: u64,
+}
+
+/// Where rows come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SourceSpec {
+    /// A file.
+    File {
+        /// Its path.
+        path: PathBuf,
+        /// How it holds datums.
+        format: Format,
+    },
+    /// A directory: one datum per regular file.
+    Dir(PathBuf),
+    /// Standard input.
+    Stdin(Format),
+    /// A PostgreSQL table column.
+    Postgres(PgSource),
+}
+
+impl SourceSpec {
+    /// The source a command-line argument names: `-` is standard input (lines unless `format`
+    /// says otherwise), a directory is [`SourceSpec::Dir`], anything else a file in `format`
+    /// or, without one, the format its name implies ([`Format::from_path`]).
+    pub fn from_arg(arg: &Path, format: Option<Format>) -> SourceSpec {
+        if arg == Path::new("-") {
+            return SourceSpec::Stdin(format.unwrap_or(Format::Lines));
+        }
+        if format.is_none() && arg.is_dir() {
+            return SourceSpec::Dir(arg.to_path_buf());
+        }
+        let format = format.unwrap_or_else(|| Format::from_path(arg));
+        SourceSpec::File {
+            path: arg.to_path_buf(),
+            format,
+        }
+    }
+
+    /// What the source is, for messages and for a dictionary's metadata (`source`); never
+    /// includes a password.
+    pub fn describe(&self) -> String {
+        let format = |format: &Format| match format {
+            Format::Csv(csv) => format!("csv column {}", csv.column),
+            other => other.name().to_string(),
+        };
+        match self {
+            SourceSpec::File { path, format: f } => {
+                format!("file {} ({})", path.display(), format(f))
+            }
+            SourceSpec::Dir(path) => format!("directory {}", path.display()),
+            SourceSpec::Stdin(f) => format!("standard input ({})", format(f)),
+            SourceSpec::Postgres(pg) => format!(
+                "table {} column {} at {}",
+                pg.table,
+                pg.column,
+                describe_conninfo(&pg.conninfo)
+            ),
+        }
+    }
+}
+
+/// Why rows could not be read. Messages name the file and line, or the server.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SourceError {
+    /// A file or directory could not be opened or read.
+    #[error("cannot read {origin}: {source}")]
+    Io {
+        /// The file, directory or "standard input".
+        origin: String,
+        /// What the system said.
+        source: io::Error,
+    },
+    /// A JSON Lines line that is not JSON.
+    #[error("{origin}:{line}: not a JSON value: {message}")]
+    BadJson {
+        /// The file.
+        origin: String,
+        /// 1-based line number.
+        line: u64,
+        /// What the JSON parser said.
+        message: String,
+    },
+    /// A CSV file that the CSV reader rejects.
+    #[error("{origin}:{line}: bad CSV: {message}")]
+    BadCsv {
+        /// The file.
+        origin: String,
+        /// 1-based line number.
+        line: u64,
+        /// What the CSV reader said.
+        message: String,
+    },
+    /// The CSV column asked for is not there.
+    #[error("{origin}: no CSV column {column}: {reason}")]
+    NoCsvColumn {
+        /// The file.
+        origin: String,
+        /// The column asked for.
+        column: CsvColumn,
+        /// Why (the header's names, the record's width).
+        reason: String,
+    },
+    /// A damaged datums file.
+    #[error(transparent)]
+    DatumsFile(#[from] DatumsFileError),
+    /// The connection string is not one.
+    #[error("invalid PostgreSQL connection string: {message}")]
+    BadConninfo {
+        /// What the parser said.
+        message: String,
+    },
+    /// The server could not be reached, or refused the connection.
+    #[error("cannot connect to PostgreSQL at {server}: {message}")]
+    Connect {
+        /// `host:port` (every host the connection string lists).
+        server: String,
+        /// What the client or the server said.
+        message: String,
+    },
+    /// The server reported an error.
+    #[error("PostgreSQL at {server}: {what}: {message}")]
+    Postgres {
+        /// `host:port`.
+        server: String,
+        /// What was being done.
+        what: String,
+        /// The server's message.
+        message: String,
+    },
+}
+
+/// The datums of an opened source, read as they are asked for.
+///
+/// Besides iterating, it tells how far it has read ([`Rows::input_read`]) out of how much
+/// ([`Rows::input_len`]), for a progress bar.
+pub struct Rows {
+    iter: Box<dyn Iterator<Item = Result<Vec<u8>, SourceError>>>,
+    read: Arc<AtomicU64>,
+    len: Option<u64>,
+}
+
+impl std::fmt::Debug for Rows {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rows")
+            .field("read", &self.input_read())
+            .field("len", &self.len)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Rows {
+    /// Rows from any iterator (for tests, and for callers with rows at hand).
+    pub fn from_rows<I>(iter: I) -> Rows
+    where
+        I: IntoIterator<Item = Result<Vec<u8>, SourceError>>,
+        I::IntoIter: 'static,
+    {
+        Rows {
+            iter: Box::new(iter.into_iter()),
+            read: Arc::default(),
+            len: None,
+        }
+    }
+
+    /// How many bytes of input there are (a file's size, a directory's files' sizes), when
+    /// known.
+    pub fn input_len(&self) -> Option<u64> {
+        self.len
+    }
+
+    /// How many bytes of input were read so far (for files; 0 for standard input and
+    /// PostgreSQL).
+    pub fn input_read(&self) -> u64 {
+        self.read.load(Ordering::Relaxed)
+    }
+}
+
+impl Iterator for Rows {
+    type Item = Result<Vec<u8>, SourceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.iter.next()
+    }
+}
+
+/// Opens a source (see the module documentation for what a datum is in each).
+///
+/// Fails only if the source cannot be opened at all (a missing file, an unreachable server, a
+/// CSV column not in the header); errors further on come out of the iterator, after which it
+/// ends.
+pub fn open(spec: &SourceSpec) -> Result<Rows, SourceError> {
+    match spec {
+        SourceSpec::File { path, format } => {
+            let origin = path.display().to_string();
+            let io_err = |source| SourceError::Io {
+                origin: origin.clone(),
+                source,
+            };
+            let file = File::open(path).map_err(io_err)?;
+            let len = file.metadata().map_err(io_err)?.len();
+            let read = Arc::new(AtomicU64::new(0));
+            let reader = Counting {
+                inner: file,
+                read: read.clone(),
+            };
+            let iter = from_reader(reader, format, origin)?;
+            Ok(Rows {
+                iter,
+                read,
+                len: Some(len),
+            })
+        }
+        SourceSpec::Stdin(format) => {
+            let iter = from_reader(io::stdin().lock(), format, "standard input".into())?;
+            Ok(Rows {
+                iter,
+                read: Arc::default(),
+                len: None,
+            })
+        }
+        SourceSpec::Dir(path) => open_dir(path),
+        SourceSpec::Postgres(pg) => pg::open(pg),
+    }
+}
+
+type RowIter = Box<dyn Iterator<Item = Result<Vec<u8>, SourceError>>>;
+
+/// The datums of `reader`, in `format`; `origin` names it in errors.
+fn from_reader<R: Read + 'static>(
+    reader: R,
+    format: &Format,
+    origin: String,
+) -> Result<RowIter, SourceError> {
+    let buffered = BufReader::with_capacity(1 << 16, reader);
+    Ok(match format {
+        Format::Lines => Box::new(LineRows::new(buffered, origin, RowFormat::Lines)),
+        Format::JsonLines => Box::new(LineRows::new(buffered, origin, RowFormat::JsonLines)),
+        Format::Datums => Box::new(
+            datums_file::Reader::new(buffered, origin).map(|r| r.map_err(SourceError::from)),
+        ),
+        Format::Csv(options) => Box::new(CsvRows::new(buffered, options, origin)?),
+    })
+}
+
+/// A reader that counts the bytes read through it.
+struct Counting<R> {
+    inner: R,
+    read: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// Lines or JSON Lines, a line at a time.
+struct LineRows<R> {
+    reader: R,
+    origin: String,
+    format: RowFormat,
+    line: u64,
+    buf: Vec<u8>,
+    done: bool,
+}
+
+impl<R: BufRead> LineRows<R> {
+    fn new(reader: R, origin: String, format: RowFormat) -> LineRows<R> {
+        LineRows {
+            reader,
+            origin,
+            format,
+            line: 0,
+            buf: Vec::new(),
+            done: false,
+        }
+    }
+
+    fn next_row(&mut self) -> Result<Option<Vec<u8>>, SourceError> {
+        loop {
+            self.buf.clear();
+            let n = self
+                .reader
+                .read_until(b'\n', &mut self.buf)
+                .map_err(|source| SourceError::Io {
+                    origin: format!("{}:{}", self.origin, self.line + 1),
+                    source,
+                })?;
+            if n == 0 {
+                return Ok(None);
+            }
+            self.line += 1;
+            // pgdict::rows defines what a line holds (line feed, carriage return, empty lines,
+            // JSON strings): one line through it gives this line's datum, or none.
+            let mut datums = rows::parse_rows(&self.buf, self.format, &self.origin).map_err(
+                |error| match error {
+                    RowsError::BadJson { message, .. } => SourceError::BadJson {
+                        origin: self.origin.clone(),
+                        line: self.line,
+                        message,
+                    },
+                    other => SourceError::Io {
+                        origin: self.origin.clone(),
+                        source: io::Error::other(other.to_string()),
+                    },
+                },
+            )?;
+            if let Some(datum) = datums.pop() {
+                return Ok(Some(datum));
+            }
+        }
+    }
+}
+
+impl<R: BufRead> Iterator for LineRows<R> {
+    type Item = Result<Vec<u8>, SourceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let item = self.next_row().transpose();
+        if !matches!(item, Some(Ok(_))) {
+            self.done = true;
+        }
+        item
+    }
+}
+
+/// One column of a CSV file.
+struct CsvRows<R> {
+    reader: csv::Reader<R>,
+    origin: String,
+    column: CsvColumn,
+    index: usize,
+    record: csv::ByteRecord,
+    done: bool,
+}
+
+impl<R: Read> CsvRows<R> {
+    fn new(reader: R, options: &CsvOptions, origin: String) -> Result<CsvRows<R>, SourceError> {
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(options.has_header)
+            .delimiter(options.delimiter)
+            .flexible(false)
+            .from_reader(reader);
+        let index = match &options.column {
+            CsvColumn::Index(index) => *index,
+            CsvColumn::Name(name) => {
+                if !options.has_header {
+                    return Err(SourceError::NoCsvColumn {
+                        origin,
+                        column: options.column.clone(),
+                        reason: "the file has no header to name columns (give an index)".into(),
+                    });
+                }
+                let header = reader.byte_headers().map_err(|e| csv_error(&origin, &e))?;
+                match header.iter().position(|h| h == name.as_bytes()) {
+                    Some(index) => index,
+                    None => {
+                        let names: Vec<String> = header
+                            .iter()
+                            .map(|h| String::from_utf8_lossy(h).into_owned())
+                            .collect();
+                        return Err(SourceError::NoCsvColumn {
+                            origin,
+                            column: options.column.clone(),
+                            reason: format!("the header has {}", names.join(", ")),
+                        });
+                    }
+                }
+            }
+        };
+        Ok(CsvRows {
+            reader,
+            origin,
+            column: options.column.clone(),
+            index,
+            record: csv::ByteRecord::new(),
+            done: false,
+        })
+    }
+
+    fn next_row(&mut self) -> Result<Option<Vec<u8>>, SourceError> {
+        loop {
+            let more = self
+                .reader
+                .read_byte_record(&mut self.record)
+                .map_err(|e| csv_error(&self.origin, &e))?;
+            if !more {
+                return Ok(None);
+            }
+            let Some(field) = self.record.get(self.index) else {
+                let line = self.record.position().map_or(0, |p| p.line());
+                return Err(SourceError::NoCsvColumn {
+                    origin: format!("{}:{line}", self.origin),
+                    column: self.column.clone(),
+                    reason: format!("the record has {} fields", self.record.len()),
+                });
+            };
+            if !field.is_empty() {
+                return Ok(Some(field.to_vec()));
+            }
+        }
+    }
+}
+
+impl<R: Read> Iterator for CsvRows<R> {
+    type Item = Result<Vec<u8>, SourceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let item = self.next_row().transpose();
+        if !matches!(item, Some(Ok(_))) {
+            self.done = true;
+        }
+        item
+    }
+}
+
+fn csv_error(origin: &str, error: &csv::Error) -> SourceError {
+    let line = error.position().map_or(0, |p| p.line());
+    let message = match error.kind() {
+        csv::ErrorKind::UnequalLengths {
+            expected_len, len, ..
+        } => format!("{len} fields, where the records before have {expected_len}"),
+        csv::ErrorKind::Io(e) => e.to_string(),
+        _ => error.to_string(),
+    };
+    SourceError::BadCsv {
+        origin: origin.to_string(),
+        line,
+        message,
+    }
+}
+
+/// A directory's regular files, one datum each, in file-name order.
+fn open_dir(path: &Path) -> Result<Rows, SourceError> {
+    let origin = path.display().to_string();
+    let io_err = |origin: String| move |source| SourceError::Io { origin, source };
+    let mut files = Vec::new();
+    let mut len = 0;
+    for entry in fs::read_dir(path).map_err(io_err(origin.clone()))? {
+        let entry = entry.map_err(io_err(origin.clone()))?;
+        let file = entry.path();
+        // Follow symbolic links; skip subdirectories, sockets and the like.
+        let meta = fs::metadata(&file).map_err(io_err(file.display().to_string()))?;
+        if meta.is_file() {
+            len += meta.len();
+            files.push((entry.file_name(), file));
+        }
+    }
+    files.sort();
+    let read = Arc::new(AtomicU64::new(0));
+    let counter = read.clone();
+    let iter = files.into_iter().map(move |(_, file)| {
+        let datum = fs::read(&file).map_err(io_err(file.display().to_string()))?;
+        counter.fetch_add(datum.len() as u64, Ordering::Relaxed);
+        Ok(datum)
+    });
+    Ok(Rows {
+        iter: Box::new(iter),
+        read,
+        len: Some(len),
+    })
+}
+
+/// `host:port` for every host a connection string names (`?` if it does not parse), for
+/// messages; never the password.
+pub fn describe_conninfo(conninfo: &str) -> String {
+    match conninfo.parse::<postgres::Config>() {
+        Ok(config) => pg::servers(&config),
+        Err(_) => "?".into(),
+    }
+}
+
+mod pg {
+    use std::collections::VecDeque;
+
+    use postgres::config::Host;
+    use postgres::{Client, Config, NoTls};
+
+    use super::{PgSource, Rows, SourceError};
+
+    /// Rows fetched per round trip.
+    const BATCH: i64 = 1000;
+    /// The cursor's name.
+    const CURSOR: &str = "pgdict_trainer_sample";
+    /// A table is sampled by pages when it holds more than this many times the rows wanted;
+    /// the sample then aims at this many times the rows wanted.
+    const OVERSAMPLE: f64 = 3.0;
+
+    /// `host:port` for each host of `config` (the client's defaults where it names none).
+    pub(super) fn servers(config: &Config) -> String {
+        let hosts = config.get_hosts();
+        let ports = config.get_ports();
+        let port = |i: usize| match ports {
+            [] => 5432,
+            [one] => *one,
+            many => many.get(i).copied().unwrap_or(5432),
+        };
+        if hosts.is_empty() {
+            return format!("localhost:{}", port(0));
+        }
+        let names: Vec<String> = hosts
+            .iter()
+            .enumerate()
+            .map(|(i, host)| match host {
+                Host::Tcp(name) if name.contains(':') => format!("[{name}]:{}", port(i)),
+                Host::Tcp(name) => format!("{name}:{}", port(i)),
+                Host::Unix(dir) => format!("{}/.s.PGSQL.{}", dir.display(), port(i)),
+            })
+            .collect();
+        names.join(", ")
+    }
+
+    /// The server's message: severity, text and SQLSTATE, detail and hint; or the client's.
+    fn error_text(error: &postgres::Error) -> String {
+        if let Some(db) = error.as_db_error() {
+            let mut text = format!(
+                "{}: {} (SQLSTATE {})",
+                db.severity(),
+                db.message(),
+                db.code().code()
+            );
+            if let Some(detail) = db.detail() {
+                text.push_str(&format!("; detail: {detail}"));
+            }
+            if let Some(hint) = db.hint() {
+                text.push_str(&format!("; hint: {hint}"));
+            }
+            return text;
+        }
+        let mut text = error.to_string();
+        let mut source = std::error::Error::source(error);
+        while let Some(cause) = source {
+            let cause_text = cause.to_string();
+            if !text.contains(&cause_text) {
+                text.push_str(": ");
+                text.push_str(&cause_text);
+            }
+            source = cause.source();
+        }
+        text
+    }
+
+    /// The cursor's state.
+    struct Cursor {
+        client: Client,
+        server: String,
+        /// The query without and with TABLESAMPLE.
+        full_query: String,
+        sampled: bool,
+        buffer: VecDeque<Vec<u8>>,
+        yielded: u64,
+        bytea: bool,
+        done: bool,
+    }
+
+    pub(super) fn open(source: &PgSource) -> Result<Rows, SourceError> {
+        let config: Config =
+            source
+                .conninfo
+                .parse()
+                .map_err(|e: postgres::Error| SourceError::BadConninfo {
+                    message: error_text(&e),
+                })?;
+        let server = servers(&config);
+        let mut client = config.connect(NoTls).map_err(|e| SourceError::Connect {
+            server: server.clone(),
+            message: error_text(&e),
+        })?;
+        let pg_err = |what: &str, e: postgres::Error| SourceError::Postgres {
+            server: server.clone(),
+            what: what.to_string(),
+            message: error_text(&e),
+        };
+        let what = format!("looking up table {}", source.table);
+        let row = client
+            .query_one(
+                "SELECT c.oid, c.oid::regclass::text, c.relkind::text, c.reltuples::float8 \
+                 FROM pg_class c WHERE c.oid = to_regclass($1)",
+                &[&source.table],
+            )
+            .map_err(|e| match e.as_db_error() {
+                Some(_) => pg_err(&what, e),
+                // query_one fails without a database error when there is no row.
+                None => SourceError::Postgres {
+                    server: server.clone(),
+                    what: what.clone(),
+                    message: format!(
+                        "no table, view or materialized view named {} (names are resolved as \
+                         SQL resolves them: quote mixed-case names, add the schema if it is \
+                         not on the search_path)",
+                        source.table
+                    ),
+                },
+            })?;
+        let oid: u32 = row.get(0);
+        let table: String = row.get(1);
+        let relkind: String = row.get(2);
+        let reltuples: f64 = row.get(3);
+        let what = format!("looking up column {} of {table}", source.column);
+        let column = client
+            .query_opt(
+                "SELECT quote_ident(a.attname), a.atttypid = 'bytea'::regtype \
+                 FROM pg_attribute a \
+                 WHERE a.attrelid = $1 AND a.attname = $2 \
+                 AND a.attnum > 0 AND NOT a.attisdropped",
+                &[&oid, &source.column],
+            )
+            .map_err(|e| pg_err(&what, e))?;
+        let Some(column) = column else {
+            let names: Vec<String> = client
+                .query(
+                    "SELECT a.attname::text FROM pg_attribute a WHERE a.attrelid = $1 \
+                     AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum",
+                    &[&oid],
+                )
+                .map_err(|e| pg_err(&what, e))?
+                .iter()
+                .map(|r| r.get(0))
+                .collect();
+            return Err(SourceError::Postgres {
+                server,
+                what,
+                message: format!("no such column; {table} has {}", names.join(", ")),
+            });
+        };
+        let quoted_column: String = column.get(0);
+        let bytea: bool = column.get(1);
+        let expr = if bytea {
+            quoted_column.clone()
+        } else {
+            format!("{quoted_column}::text")
+        };
+        let full_query = format!("SELECT {expr} FROM {table} WHERE {quoted_column} IS NOT NULL");
+        // TABLESAMPLE works on tables and materialized views (kinds r, m, p), not views.
+        let sample_percent = match source.rows_wanted {
+            Some(wanted) if matches!(relkind.as_str(), "r" | "m" | "p") && reltuples > 0.0 => {
+                let percent = 100.0 * OVERSAMPLE * wanted as f64 / reltuples;
+                (percent < 100.0 / OVERSAMPLE).then_some(percent.max(0.0001))
+            }
+            _ => None,
+        };
+        let query = match sample_percent {
+            Some(percent) => format!(
+                "SELECT {expr} FROM {table} TABLESAMPLE SYSTEM ({percent}) REPEATABLE ({}) \
+                 WHERE {quoted_column} IS NOT NULL",
+                // REPEATABLE takes a float8; keep the seed exact in it.
+                source.seed % (1 << 52)
+            ),
+            None => full_query.clone(),
+        };
+        let mut cursor = Cursor {
+            client,
+            server,
+            full_query,
+            sampled: sample_percent.is_some(),
+            buffer: VecDeque::new(),
+            yielded: 0,
+            bytea,
+            done: false,
+        };
+        cursor.declare(&query)?;
+        Ok(Rows {
+            iter: Box::new(cursor),
+            read: Default::default(),
+            len: None,
+        })
+    }
+
+    impl Cursor {
+        fn err(&self, what: &str, e: postgres::Error) -> SourceError {
+            SourceError::Postgres {
+                server: self.server.clone(),
+                what: what.to_string(),
+                message: error_text(&e),
+            }
+        }
+
+        /// Starts a read-only transaction holding the cursor for `query`.
+        fn declare(&mut self, query: &str) -> Result<(), SourceError> {
+            let sql = format!("BEGIN READ ONLY; DECLARE {CURSOR} NO SCROLL CURSOR FOR {query}");
+            self.client
+                .batch_execute(&sql)
+                .map_err(|e| self.err("opening a cursor on the column", e))
+        }
+
+        fn fetch(&mut self) -> Result<(), SourceError> {
+            let sql = format!("FETCH {BATCH} FROM {CURSOR}");
+            let rows = self
+                .client
+                .query(sql.as_str(), &[])
+                .map_err(|e| self.err("fetching rows", e))?;
+            for row in rows {
+                let datum = if self.bytea {
+                    row.get::<_, Vec<u8>>(0)
+                } else {
+                    row.get::<_, String>(0).into_bytes()
+                };
+                self.buffer.push_back(datum);
+            }
+            Ok(())
+        }
+
+        fn next_row(&mut self) -> Result<Option<Vec<u8>>, SourceError> {
+            if self.buffer.is_empty() {
+                self.fetch()?;
+            }
+            if self.buffer.is_empty() && self.sampled && self.yielded == 0 {
+                // The statistics promised rows the sampled pages did not hold: read it all.
+                self.client
+                    .batch_execute("COMMIT")
+                    .map_err(|e| self.err("closing the sampling cursor", e))?;
+                self.sampled = false;
+                let query = self.full_query.clone();
+                self.declare(&query)?;
+                self.fetch()?;
+            }
+            match self.buffer.pop_front() {
+                Some(datum) => {
+                    self.yielded += 1;
+                    Ok(Some(datum))
+                }
+                None => {
+                    let _ = self.client.batch_execute("COMMIT");
+                    Ok(None)
+                }
+            }
+        }
+    }
+
+    impl Iterator for Cursor {
+        type Item = Result<Vec<u8>, SourceError>;
+
+        fn next(&mut self) -> Option<Self::Item> {
+            if self.done {
+                return None;
+            }
+            let item = self.next_row().transpose();
+            if !matches!(item, Some(Ok(_))) {
+                self.done = true;
+            }
+            item
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn collect(spec: &SourceSpec) -> Result<Vec<Vec<u8>>, SourceError> {
+        open(spec)?.collect()
+    }
+
+    fn file(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+        let path = dir.join(name);
+        fs::write(&path, bytes).unwrap();
+        path
+    }
+
+    #[test]
+    fn lines_stream_and_drop_line_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = file(dir.path(), "a.txt", b"one\r\n\ntwo\nthree");
+        let spec = SourceSpec::from_arg(&path, None);
+        assert_eq!(
+            spec,
+            SourceSpec::File {
+                path: path.clone(),
+                format: Format::Lines
+            }
+        );
+        let mut rows = open(&spec).unwrap();
+        assert_eq!(rows.input_len(), Some(15));
+        let all: Vec<Vec<u8>> = rows.by_ref().collect::<Result<_, _>>().unwrap();
+        assert_eq!(all, [b"one".to_vec(), b"two".to_vec(), b"three".to_vec()]);
+        assert_eq!(rows.input_read(), 15);
+    }
+
+    #[test]
+    fn json_lines_decode_strings_and_name_the_bad_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = file(
+            dir.path(),
+            "a.jsonl",
+            b"\"a\\nb\"\n{\"k\":[1,2]}\n\n42\n{oops\n\"never\"\n",
+        );
+        let spec = SourceSpec::from_arg(&path, None);
+        let rows: Vec<_> = open(&spec).unwrap().collect();
+        assert_eq!(rows.len(), 4, "stops after the error: {rows:?}");
+        assert_eq!(rows[0].as_ref().unwrap(), b"a\nb");
+        assert_eq!(rows[1].as_ref().unwrap(), b"{\"k\":[1,2]}");
+        assert_eq!(rows[2].as_ref().unwrap(), b"42");
+        let err = rows[3].as_ref().unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with(&format!("{}:5: not a JSON value", path.display())),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn datums_file_by_extension() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("d.datums");
+        datums_file::write(&path, [&b"x\ny"[..], b"\0\xff"]).unwrap();
+        let rows = collect(&SourceSpec::from_arg(&path, None)).unwrap();
+        assert_eq!(rows, [b"x\ny".to_vec(), b"\0\xff".to_vec()]);
+        // A damaged one names the record.
+        let path = file(
+            dir.path(),
+            "bad.datums",
+            b"\x02\x00\x00\x00ab\x05\x00\x00\x00abc",
+        );
+        let err = collect(&SourceSpec::from_arg(&path, None)).unwrap_err();
+        assert!(
+            err.to_string().contains("record 1 at byte 6 is cut off"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn csv_column_by_name_and_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = file(
+            dir.path(),
+            "a.csv",
+            b"id,body\n1,\"hello, world\"\n2,\n3,\"two\nlines\"\n",
+        );
+        let spec = |column| SourceSpec::File {
+            path: path.clone(),
+            format: Format::Csv(CsvOptions::new(column)),
+        };
+        let by_name = collect(&spec(CsvColumn::Name("body".into()))).unwrap();
+        assert_eq!(by_name, [b"hello, world".to_vec(), b"two\nlines".to_vec()]);
+        let by_index = collect(&spec(CsvColumn::parse("0"))).unwrap();
+        assert_eq!(by_index, [b"1".to_vec(), b"2".to_vec(), b"3".to_vec()]);
+        let err = collect(&spec(CsvColumn::Name("nope".into()))).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: no CSV column \"nope\": the header has id, body",
+                path.display()
+            )
+        );
+        let err = collect(&spec(CsvColumn::Index(5))).unwrap_err();
+        assert!(err.to_string().contains(":2: no CSV column #5"), "{err}");
+    }
+
+    #[test]
+    fn bad_csv_names_the_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = file(dir.path(), "bad.csv", b"a,b\n1,2\n3,4\n5,6,7\n");
+        let spec = SourceSpec::File {
+            path: path.clone(),
+            format: Format::Csv(CsvOptions::new(CsvColumn::Index(1))),
+        };
+        let rows: Vec<_> = open(&spec).unwrap().collect();
+        assert_eq!(rows.len(), 3);
+        let err = rows[2].as_ref().unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "{}:4: bad CSV: 3 fields, where the records before have 2",
+                path.display()
+            )
+        );
+    }
+
+    #[test]
+    fn directory_one_datum_per_file_in_name_order() {
+        let dir = tempfile::tempdir().unwrap();
+        file(dir.path(), "b", b"second");
+        file(dir.path(), "a", b"first\nwith a newline");
+        file(dir.path(), "c.bin", b"\0\x01\x02");
+        fs::create_dir(dir.path().join("sub")).unwrap();
+        file(&dir.path().join("sub"), "z", b"not read");
+        let spec = SourceSpec::from_arg(dir.path(), None);
+        assert_eq!(spec, SourceSpec::Dir(dir.path().to_path_buf()));
+        let mut rows = open(&spec).unwrap();
+        assert_eq!(rows.input_len(), Some(6 + 20 + 3));
+        let all: Vec<Vec<u8>> = rows.by_ref().collect::<Result<_, _>>().unwrap();
+        assert_eq!(
+            all,
+            [
+                b"first\nwith a newline".to_vec(),
+                b"second".to_vec(),
+                b"\0\x01\x02".to_vec()
+            ]
+        );
+        assert_eq!(rows.input_read(), 29);
+    }
+
+    #[test]
+    fn missing_file_names_it() {
+        let spec = SourceSpec::from_arg(Path::new("/nonexistent/rows.txt"), None);
+        let err = open(&spec).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("cannot read /nonexistent/rows.txt: "),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn stdin_spec_and_descriptions() {
+        assert_eq!(
+            SourceSpec::from_arg(Path::new("-"), Some(Format::JsonLines)),
+            SourceSpec::Stdin(Format::JsonLines)
+        );
+        let pg = SourceSpec::Postgres(PgSource {
+            conninfo: "host=db.example port=6543 user=u password=secret".into(),
+            table: "public.events".into(),
+            column: "payload".into(),
+            rows_wanted: None,
+            seed: 0,
+        });
+        let text = pg.describe();
+        assert_eq!(
+            text,
+            "table public.events column payload at db.example:6543"
+        );
+        assert_eq!(
+            describe_conninfo("postgresql://h1,h2:7/db"),
+            "h1:5432, h2:7"
+        );
+    }
+
+    #[test]
+    fn unreachable_server_names_host_and_port() {
+        // A port nothing listens on: bind one, note it, release it.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let spec = SourceSpec::Postgres(PgSource {
+            conninfo: format!("host=127.0.0.1 port={port} user=postgres connect_timeout=5"),
+            table: "t".into(),
+            column: "c".into(),
+            rows_wanted: None,
+            seed: 0,
+        });
+        let err = open(&spec).unwrap_err();
+        assert!(
+            err.to_string().starts_with(&format!(
+                "cannot connect to PostgreSQL at 127.0.0.1:{port}: "
+            )),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,534 @@
+//! Training in one call: split rows, build a dictionary, measure it on the held-out rows, and
+//! (separately) put it in a store with its provenance.
+//!
+//! ```no_run
+//! use pgdict_trainer::{train, TrainOptions};
+//!
+//! let rows: Vec<Vec<u8>> = pgdict::rows::read_row_file("rows.jsonl".as_ref())?;
+//! let trained = train(&rows, &TrainOptions::default())?;
+//! println!(
+//!     "{} bytes, {:.2}x smaller than plain pglz",
+//!     trained.content.len(),
+//!     trained.gain_vs_pglz()
+//! );
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use pgdict::datum::{Codec, PreparedDictionary};
+use pgdict::dict::{CodecSet, Dictionary, DirStore, Metadata, StoreError};
+use serde_json::{json, Map, Value};
+
+use crate::build::{BuildError, Builder};
+use crate::eval::{self, EvalError, Evaluation, Method, EVAL_DICT_ID};
+use crate::progress::{NoProgress, Phase, Progress};
+use crate::sample::{Limits, Sampler};
+use crate::source::SourceError;
+
+/// The default dictionary size for pglz: 4 KiB (pglz reaches the last 4095 bytes of it).
+pub const PGLZ_DEFAULT_SIZE: usize = 4096;
+/// The default dictionary size for lz4: 64 KiB, all that lz4 reaches.
+pub const LZ4_DEFAULT_SIZE: usize = 64 * 1024;
+/// The default share of rows held out for evaluation.
+pub const DEFAULT_HOLDOUT: f64 = 0.2;
+/// A dictionary must save at least this share of the bytes plain compression stores, on the
+/// held-out rows, to be stored (without `--force`): 1 %. Under that it costs a lookup per
+/// datum and a file to keep in sync for nothing a user would notice.
+pub const MIN_SAVING: f64 = 0.01;
+
+/// The default size of a dictionary for `codec` (zstd: 64 KiB, as lz4).
+pub fn default_size(codec: Codec) -> usize {
+    match codec {
+        Codec::Pglz => PGLZ_DEFAULT_SIZE,
+        Codec::Lz4 | Codec::Zstd => LZ4_DEFAULT_SIZE,
+    }
+}
+
+/// How to train.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrainOptions {
+    /// The codec the dictionary is for (pglz or lz4; zstd works, measured as lz4).
+    pub codec: Codec,
+    /// Which builder.
+    pub builder: Builder,
+    /// The dictionary's size at most; `None`: [`default_size`] of the codec.
+    pub size: Option<usize>,
+    /// The share of rows held out for evaluation (0 to 1; [`train`] only: [`train_split`] is
+    /// given its held-out rows).
+    pub holdout: f64,
+    /// The seed of the split.
+    pub seed: u64,
+}
+
+impl Default for TrainOptions {
+    /// pglz, pgdict's builder, 4 KiB, 20 % held out, seed 0.
+    fn default() -> Self {
+        TrainOptions {
+            codec: Codec::Pglz,
+            builder: Builder::Pgdict,
+            size: None,
+            holdout: DEFAULT_HOLDOUT,
+            seed: 0,
+        }
+    }
+}
+
+impl TrainOptions {
+    /// The size the dictionary is built at.
+    pub fn size(&self) -> usize {
+        self.size.unwrap_or_else(|| default_size(self.codec))
+    }
+}
+
+/// A dictionary built and measured, not yet stored.
+#[derive(Clone, Debug)]
+pub struct Trained {
+    /// The codec it was built for.
+    pub codec: Codec,
+    /// Its bytes (never empty).
+    pub content: Vec<u8>,
+    /// The builder that made it.
+    pub builder: Builder,
+    /// The size asked for (the content may be shorter).
+    pub size: usize,
+    /// Seconds the builder took.
+    pub train_seconds: f64,
+    /// How many rows it was built from, and their bytes.
+    pub train_rows: u64,
+    /// Bytes of the training rows.
+    pub train_bytes: u64,
+    /// What it does to the held-out rows.
+    pub evaluation: Evaluation,
+}
+
+impl Trained {
+    /// Whether the dictionary saves at least [`MIN_SAVING`] of what plain compression with its
+    /// codec stores, on the held-out rows (false when there were none).
+    pub fn helps(&self) -> bool {
+        self.evaluation.helps(self.eval_codec(), MIN_SAVING)
+    }
+
+    /// Plain pglz stored bytes over the stored bytes with the dictionary (its codec's), on the
+    /// held-out rows: how many times smaller the dictionary makes them than PostgreSQL's
+    /// default. 0 without held-out rows.
+    pub fn gain_vs_pglz(&self) -> f64 {
+        self.gain_vs(Method::Pglz)
+    }
+
+    /// The same against plain lz4.
+    pub fn gain_vs_lz4(&self) -> f64 {
+        self.gain_vs(Method::Lz4)
+    }
+
+    fn gain_vs(&self, baseline: Method) -> f64 {
+        Method::of(self.eval_codec(), true)
+            .and_then(|m| self.evaluation.all.gain(m, baseline))
+            .unwrap_or(0.0)
+    }
+
+    /// The codec the evaluation judges the dictionary by (zstd's dictionaries by lz4).
+    fn eval_codec(&self) -> Codec {
+        match self.codec {
+            Codec::Zstd => Codec::Lz4,
+            other => other,
+        }
+    }
+
+    /// [`TrainError::DoesNotHelp`] unless the dictionary [`helps`](Trained::helps);
+    /// [`TrainError::NothingHeldOut`] when there were no held-out rows to judge by.
+    pub fn check_helps(&self) -> Result<(), TrainError> {
+        if self.helps() {
+            return Ok(());
+        }
+        if self.evaluation.all.datums == 0 {
+            return Err(TrainError::NothingHeldOut);
+        }
+        let codec = self.eval_codec();
+        let plain = Method::of(codec, false).and_then(|m| self.evaluation.all.get(m));
+        let dict = Method::of(codec, true).and_then(|m| self.evaluation.all.get(m));
+        Err(TrainError::DoesNotHelp {
+            codec,
+            rows: self.evaluation.all.datums,
+            plain_bytes: plain.map_or(0, |m| m.stored_bytes),
+            dict_bytes: dict.map_or(0, |m| m.stored_bytes),
+        })
+    }
+
+    /// The metadata to store with the dictionary: `source`, the trainer and builder, the
+    /// sample, the parameters given, and the measured gain ([`Gain`](pgdict::dict::Gain) for
+    /// its codec; the whole evaluation under the key `eval`).
+    pub fn metadata(&self, source: &str, parameters: Map<String, Value>) -> Metadata {
+        let mut metadata = Metadata::new();
+        metadata.source = Some(source.to_string());
+        metadata.trainer = Some(format!(
+            "pgdict-trainer {} builder={}",
+            env!("CARGO_PKG_VERSION"),
+            self.builder
+        ));
+        metadata.sample_rows = Some(self.train_rows);
+        metadata.sample_bytes = Some(self.train_bytes);
+        metadata.parameters = parameters;
+        metadata
+            .parameters
+            .insert("size".into(), (self.size as u64).into());
+        metadata
+            .parameters
+            .insert("train_seconds".into(), json!(round3(self.train_seconds)));
+        metadata
+            .gains
+            .extend(self.evaluation.gain_record(self.eval_codec()));
+        metadata
+            .other
+            .insert("eval".into(), evaluation_json(&self.evaluation));
+        metadata
+    }
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// The evaluation as JSON: `datums`, `raw_bytes`, an object per method (`stored_bytes`,
+/// `ratio`, `dict_datums`, `raw_datums`, `compress_mb_s`, `decompress_mb_s`), the gains of
+/// the dictionary methods over plain pglz and lz4 (`pglz_dict_vs_pglz`, ...), and the same
+/// per size bucket under `buckets` (keyed by label: `<64`, `64-256`, `256-1K`, `1K-4K`,
+/// `>=4K`; all five, with null ratios and speeds where a bucket has no rows).
+pub fn evaluation_json(evaluation: &Evaluation) -> Value {
+    fn group(g: &eval::Group) -> Value {
+        // Ratios and speeds of no rows are not numbers: null.
+        let num = |x: f64| {
+            if g.datums > 0 && x.is_finite() {
+                json!(round3(x))
+            } else {
+                Value::Null
+            }
+        };
+        let mut map = Map::new();
+        map.insert("datums".into(), g.datums.into());
+        map.insert("raw_bytes".into(), g.raw_bytes.into());
+        for method in Method::ALL {
+            if let Some(m) = g.get(method) {
+                map.insert(
+                    method.name().into(),
+                    json!({
+                        "stored_bytes": m.stored_bytes,
+                        "ratio": num(m.ratio(g.raw_bytes)),
+                        "dict_datums": m.dict_datums,
+                        "raw_datums": m.raw_datums,
+                        "compress_mb_s": num(m.compress_mb_s(g.raw_bytes)),
+                        "decompress_mb_s": num(m.decompress_mb_s(g.raw_bytes)),
+                    }),
+                );
+            }
+        }
+        for method in [Method::PglzDict, Method::Lz4Dict] {
+            for baseline in [Method::Pglz, Method::Lz4] {
+                if let Some(gain) = g.gain(method, baseline) {
+                    let key = format!("{}_vs_{}", method.name(), baseline.name());
+                    map.insert(key, num(gain));
+                }
+            }
+        }
+        Value::Object(map)
+    }
+    let mut all = group(&evaluation.all);
+    if let Value::Object(map) = &mut all {
+        let buckets: Map<String, Value> = evaluation
+            .buckets
+            .iter()
+            .filter_map(|b| Some((b.bucket?.label().to_string(), group(b))))
+            .collect();
+        map.insert("buckets".into(), Value::Object(buckets));
+    }
+    all
+}
+
+/// Why training (or storing) failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TrainError {
+    /// The source gave no rows (or only empty ones): nothing to learn from, and no dictionary
+    /// is made.
+    #[error(
+        "no rows to train on: {origin} gave no datums{}; no dictionary was created",
+        if *.seen > 0 { format!(" (of {} rows, none fit the sample bounds)", .seen) } else { String::new() }
+    )]
+    NoRows {
+        /// The source.
+        origin: String,
+        /// Rows the source gave (all too large for the bounds, when not 0).
+        seen: u64,
+    },
+    /// Reading the source failed.
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    /// The builder failed.
+    #[error("building the dictionary: {0}")]
+    Build(#[from] BuildError),
+    /// Evaluating failed.
+    #[error(transparent)]
+    Eval(#[from] EvalError),
+    /// The dictionary could not be prepared for the codecs.
+    #[error("preparing the dictionary: {0}")]
+    Prepare(pgdict::datum::DatumError),
+    /// The dictionary does not save enough on the held-out rows.
+    #[error(
+        "the dictionary does not help: on {rows} held-out rows, {codec} with it stores {dict_bytes} \
+         bytes against {plain_bytes} without (it must save at least {}%); not stored \
+         (--force stores it anyway)",
+        MIN_SAVING * 100.0
+    )]
+    DoesNotHelp {
+        /// The codec judged.
+        codec: Codec,
+        /// Held-out rows (0: none to judge by).
+        rows: u64,
+        /// Stored bytes with plain compression.
+        plain_bytes: u64,
+        /// Stored bytes with the dictionary.
+        dict_bytes: u64,
+    },
+    /// No rows were held out, so the gain could not be measured.
+    #[error(
+        "no rows were held out to measure the dictionary on (--holdout is 0, or the source \
+         has too few rows); not stored (--force stores it anyway)"
+    )]
+    NothingHeldOut,
+    /// Writing to the store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Splits `rows` into training and held-out rows (a seeded draw: each row is held out with
+/// probability `holdout`; see [`crate::sample`]), builds a dictionary from the first and
+/// evaluates it on the second.
+pub fn train(rows: &[Vec<u8>], options: &TrainOptions) -> Result<Trained, TrainError> {
+    let (train_rows, holdout) = split(rows, options.holdout, options.seed);
+    train_split(&train_rows, &holdout, options, &NoProgress)
+}
+
+/// The seeded split [`train`] makes: (training rows, held-out rows), each in input order.
+/// Empty rows are dropped.
+pub fn split(rows: &[Vec<u8>], holdout: f64, seed: u64) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
+    let mut sampler = Sampler::new(seed, Limits::UNBOUNDED, Limits::UNBOUNDED, holdout);
+    for row in rows.iter().filter(|r| !r.is_empty()) {
+        sampler.push(row);
+    }
+    let sample = sampler.finish();
+    (sample.train, sample.eval)
+}
+
+/// Builds a dictionary from `train_rows` and evaluates it on `holdout` (which should share no
+/// row with them); `options.holdout` and `options.seed` are not used. Fails with
+/// [`TrainError::NoRows`] when there is nothing to train on: an empty dictionary is never
+/// returned.
+pub fn train_split(
+    train_rows: &[Vec<u8>],
+    holdout: &[Vec<u8>],
+    options: &TrainOptions,
+    progress: &dyn Progress,
+) -> Result<Trained, TrainError> {
+    if train_rows.iter().all(|r| r.is_empty()) {
+        return Err(TrainError::NoRows {
+            origin: "the sample".into(),
+            seen: 0,
+        });
+    }
+    let size = options.size();
+    progress.begin(Phase::Building, None);
+    let start = Instant::now();
+    let content = options.builder.build(train_rows, options.codec, size)?;
+    let train_seconds = start.elapsed().as_secs_f64();
+    progress.end(&format!(
+        "{} bytes from {} rows in {train_seconds:.2} s",
+        content.len(),
+        train_rows.len()
+    ));
+    // The builders never return an empty dictionary; keep the promise whatever they do.
+    if content.is_empty() {
+        return Err(BuildError::NothingToLearn {
+            rows: train_rows.len(),
+        }
+        .into());
+    }
+    let prepared =
+        Arc::new(PreparedDictionary::new(EVAL_DICT_ID, &content).map_err(TrainError::Prepare)?);
+    let evaluation = eval::evaluate(holdout, Some(&prepared), progress)?;
+    Ok(Trained {
+        codec: options.codec,
+        content,
+        builder: options.builder,
+        size,
+        train_seconds,
+        train_rows: train_rows.len() as u64,
+        train_bytes: train_rows.iter().map(|r| r.len() as u64).sum(),
+        evaluation,
+    })
+}
+
+/// Where a dictionary goes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StoreTarget {
+    /// A directory store (created if missing).
+    Dir(PathBuf),
+    /// A PostgreSQL store, by connection string.
+    Pg(String),
+}
+
+impl StoreTarget {
+    /// The default: the directory store at [`DirStore::default_path`] (`$PGDICT_STORE`, else
+    /// `dicts`).
+    pub fn default_dir() -> StoreTarget {
+        StoreTarget::Dir(DirStore::default_path())
+    }
+
+    /// What it is, for messages (no password).
+    pub fn describe(&self) -> String {
+        match self {
+            StoreTarget::Dir(path) => format!("directory store {}", path.display()),
+            StoreTarget::Pg(conninfo) => format!(
+                "PostgreSQL store at {}",
+                crate::source::describe_conninfo(conninfo)
+            ),
+        }
+    }
+}
+
+/// Adds a trained dictionary to a store, for its codec, with `metadata`, and returns it (its
+/// id is the new id). Refuses an empty content (nothing is written). Does not judge the gain:
+/// call [`Trained::check_helps`] first unless forced.
+pub fn store(
+    target: &StoreTarget,
+    trained: &Trained,
+    metadata: Metadata,
+) -> Result<Arc<Dictionary>, TrainError> {
+    if trained.content.is_empty() {
+        return Err(BuildError::NothingToLearn { rows: 0 }.into());
+    }
+    let codecs = CodecSet::only(trained.codec);
+    Ok(match target {
+        StoreTarget::Dir(path) => {
+            DirStore::create(path)?.add(codecs, &trained.content, metadata)?
+        }
+        StoreTarget::Pg(conninfo) => {
+            pgdict::dict::PgStore::connect(conninfo)?.add(codecs, &trained.content, metadata)?
+        }
+    })
+}
+
+/// How [`sample_source`] samples.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SampleOptions {
+    /// The seed of the draw.
+    pub seed: u64,
+    /// Training rows at most.
+    pub max_rows: usize,
+    /// Training bytes at most (rows longer than this are never taken).
+    pub max_bytes: usize,
+    /// The share of rows held out (0 to 1); the held-out sample is bounded in proportion:
+    /// `max_rows * holdout / (1 - holdout)` rows, likewise bytes.
+    pub holdout: f64,
+}
+
+impl Default for SampleOptions {
+    /// Seed 0, 10,000 rows, 64 MiB, 20 % held out.
+    fn default() -> Self {
+        SampleOptions {
+            seed: 0,
+            max_rows: 10_000,
+            max_bytes: 64 << 20,
+            holdout: DEFAULT_HOLDOUT,
+        }
+    }
+}
+
+impl SampleOptions {
+    /// The bounds of the held-out sample.
+    pub fn holdout_limits(&self) -> Limits {
+        let share = if self.holdout.is_nan() {
+            0.0
+        } else {
+            self.holdout.clamp(0.0, 1.0)
+        };
+        if share >= 1.0 {
+            return Limits::UNBOUNDED;
+        }
+        let scale = |n: usize| {
+            let scaled = (n as f64 * share / (1.0 - share)).ceil();
+            if scaled >= usize::MAX as f64 {
+                usize::MAX
+            } else {
+                scaled as usize
+            }
+        };
+        Limits {
+            max_rows: scale(self.max_rows),
+            max_bytes: scale(self.max_bytes),
+        }
+    }
+
+    /// How many rows the sample may hold in all (training and held out), for a source that
+    /// can sample ahead ([`crate::source::PgSource::rows_wanted`]).
+    pub fn rows_wanted(&self) -> u64 {
+        (self.max_rows as u64).saturating_add(self.holdout_limits().max_rows as u64)
+    }
+}
+
+/// Streams `rows` through a seeded reservoir sampler (see [`crate::sample`]): at most
+/// `options.max_rows` training rows and `options.max_bytes` training bytes, held-out rows in
+/// proportion. Empty rows are skipped. `origin` names the source in [`TrainError::NoRows`],
+/// returned when no row made it into the training sample: an empty source never makes a
+/// dictionary. `progress` counts input bytes ([`Phase::Sampling`]) when the input's size is
+/// known, else rows.
+pub fn sample_source(
+    rows: crate::source::Rows,
+    options: &SampleOptions,
+    origin: &str,
+    progress: &dyn Progress,
+) -> Result<crate::sample::Sample, TrainError> {
+    let train_limits = Limits {
+        max_rows: options.max_rows,
+        max_bytes: options.max_bytes,
+    };
+    let mut sampler = Sampler::new(
+        options.seed,
+        train_limits,
+        options.holdout_limits(),
+        options.holdout,
+    );
+    let by_bytes = rows.input_len();
+    progress.begin(Phase::Sampling, by_bytes);
+    let mut rows = rows;
+    let mut count = 0u64;
+    while let Some(row) = rows.next() {
+        let row = row?;
+        count += 1;
+        if !row.is_empty() {
+            sampler.push(&row);
+        }
+        if count % 1024 == 0 {
+            progress.update(if by_bytes.is_some() {
+                rows.input_read()
+            } else {
+                count
+            });
+        }
+    }
+    let sample = sampler.finish();
+    progress.update(if by_bytes.is_some() {
+        rows.input_read()
+    } else {
+        count
+    });
+    progress.end(&format!("{} rows", sample.rows_seen));
+    if sample.train.is_empty() {
+        return Err(TrainError::NoRows {
+            origin: origin.to_string(),
+            seen: sample.rows_seen,
+        });
+    }
+    Ok(sample)
+}

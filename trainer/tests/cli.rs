@@ -1,0 +1,556 @@
+//! The `pgdict-trainer` binary on bad and awkward input, run as a user runs it: each case
+//! asserts the exit status, the message on standard error, and what the store holds after
+//! (never an empty dictionary, nothing at all after an error or a refusal).
+//!
+//! | case | expected |
+//! |---|---|
+//! | empty file, blank lines only, missing file | 1, "no rows to train on" / "cannot read", no store |
+//! | all rows identical | 0, stored; datums decode through the store |
+//! | rows larger than pglz's window (9–15 KB) | 0, stored |
+//! | binary rows (NUL, 0xFF, no line structure) in a datums file | 0, stored, round trip |
+//! | random bytes | 3, "share no content", no store |
+//! | a dictionary that saves under 1 % | 3, refused, no store; `--force` stores it |
+//! | invalid JSON on line 3 | 1, "bad.jsonl:3: not a JSON value" |
+//! | bad CSV on line 4 | 1, "bad.csv:4: bad CSV" |
+//! | unreachable database (127.0.0.1, a closed port) | 1, "cannot connect to PostgreSQL at 127.0.0.1:PORT" |
+//! | usage errors | 2 |
+//!
+//! Plus `--json` (the report's fields), `--dry-run`, `PGDICT_STORE`, and standard input.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use pgdict::datum::{self, Codec, DatumEncoder, Form};
+use pgdict::dict::DirStore;
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_pgdict-trainer");
+
+/// A temporary working directory; the default store `dicts/` would land in it.
+struct Work {
+    dir: tempfile::TempDir,
+}
+
+impl Work {
+    fn new() -> Work {
+        Work {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn file(&self, name: &str, bytes: &[u8]) -> PathBuf {
+        let path = self.path(name);
+        fs::write(&path, bytes).unwrap();
+        path
+    }
+
+    fn store(&self) -> PathBuf {
+        self.path("store")
+    }
+
+    /// Runs the trainer in the directory with the store at `store/`.
+    fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().unwrap()
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(BIN);
+        command
+            .args(args)
+            .current_dir(self.dir.path())
+            .env("PGDICT_STORE", self.store())
+            .stdin(Stdio::null());
+        command
+    }
+
+    /// The dictionary files in the store (none if it does not exist).
+    fn stored(&self) -> Vec<PathBuf> {
+        match fs::read_dir(self.store()) {
+            Ok(entries) => {
+                let mut files: Vec<PathBuf> = entries.map(|e| e.unwrap().path()).collect();
+                files.sort();
+                files
+            }
+            Err(_) => Vec::new(),
+        }
+    }
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[track_caller]
+fn assert_exit(output: &Output, code: i32) {
+    assert_eq!(
+        output.status.code(),
+        Some(code),
+        "exit status\n--- stdout\n{}\n--- stderr\n{}",
+        stdout(output),
+        stderr(output)
+    );
+}
+
+/// JSON-ish rows with a shared schema and varying values: a dictionary helps them.
+fn json_rows(n: usize) -> Vec<Vec<u8>> {
+    let cities = ["Lisbon", "Oslo", "Quito", "Hanoi", "Perth", "Accra", "Lima"];
+    (0..n)
+        .map(|i| {
+            format!(
+                "{{\"id\": {}, \"city\": \"{}\", \"status\": \"{}\", \"visits\": {}, \
+                 \"agent\": \"Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101 Firefox/{}.0\"}}",
+                i * 7919 % 100_003,
+                cities[i % cities.len()],
+                if i % 3 == 0 { "active" } else { "dormant" },
+                i * 31 % 977,
+                90 + i % 40
+            )
+            .into_bytes()
+        })
+        .collect()
+}
+
+fn lines(rows: &[Vec<u8>]) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    for row in rows {
+        bytes.extend_from_slice(row);
+        bytes.push(b'\n');
+    }
+    bytes
+}
+
+/// A deterministic byte stream (xorshift), for random-looking rows.
+fn noise(seed: u64, len: usize) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
+/// Opens the store and checks that every row encodes with dictionary `id` and decodes back
+/// through the store; returns how many rows took the dictionary form.
+fn round_trip(store: &Path, id: u32, codec: Codec, rows: &[Vec<u8>]) -> usize {
+    let store = DirStore::open(store).unwrap();
+    let dict = store.get(id).unwrap();
+    assert!(!dict.content().is_empty(), "an empty dictionary was stored");
+    assert!(dict.codecs().contains(codec));
+    let prepared = store.prepared(id).unwrap();
+    let mut encoder = DatumEncoder::new();
+    let mut with_dict = 0;
+    for row in rows {
+        let stored = encoder.encode(row, codec, Some(&prepared)).unwrap();
+        if matches!(
+            datum::parse_header(&stored).unwrap().form,
+            Form::Extended { .. }
+        ) {
+            with_dict += 1;
+        }
+        assert_eq!(&datum::decode(&stored, &store).unwrap(), row);
+    }
+    with_dict
+}
+
+#[test]
+fn empty_sources_make_no_dictionary() {
+    let work = Work::new();
+    work.file("empty.txt", b"");
+    work.file("blank.jsonl", b"\n\n\r\n");
+    work.file("empty.datums", b"");
+    fs::create_dir(work.path("emptydir")).unwrap();
+    for source in ["empty.txt", "blank.jsonl", "empty.datums", "emptydir"] {
+        let output = work.run(&[source]);
+        assert_exit(&output, 1);
+        let err = stderr(&output);
+        assert!(
+            err.contains("pgdict-trainer: error: no rows to train on:")
+                && err.contains("no dictionary was created"),
+            "{source}: {err}"
+        );
+        assert!(work.stored().is_empty(), "{source}: {:?}", work.stored());
+        assert!(!work.store().exists(), "{source}: the store was created");
+    }
+    // Rows that exist but all exceed --max-bytes: no sample, the same refusal.
+    work.file("rows.txt", &lines(&json_rows(50)));
+    let output = work.run(&["--max-bytes", "10", "rows.txt"]);
+    assert_exit(&output, 1);
+    assert!(
+        stderr(&output).contains("(of 50 rows, none fit the sample bounds)"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn missing_file_is_named() {
+    let work = Work::new();
+    let output = work.run(&["nope.txt"]);
+    assert_exit(&output, 1);
+    assert!(
+        stderr(&output).starts_with("pgdict-trainer: error: cannot read nope.txt: "),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn identical_rows_train_a_dictionary_that_holds_the_row() {
+    let work = Work::new();
+    let row = b"{\"event\": \"login\", \"user\": \"alice@example.com\", \"ok\": true}".to_vec();
+    let rows = vec![row.clone(); 400];
+    work.file("same.txt", &lines(&rows));
+    let output = work.run(&["--quiet", "same.txt"]);
+    assert_exit(&output, 0);
+    assert_eq!(stdout(&output), "1\n", "--quiet prints the id alone");
+    assert_eq!(stderr(&output), "");
+    assert_eq!(round_trip(&work.store(), 1, Codec::Pglz, &rows[..1]), 1);
+}
+
+#[test]
+fn rows_larger_than_the_window() {
+    let work = Work::new();
+    // 9-15 KB rows: a shared preamble, then varying text.
+    let rows: Vec<Vec<u8>> = (0..120)
+        .map(|i| {
+            let mut row = b"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+                <link rel=\"stylesheet\" href=\"/static/site.css\"></head><body>"
+                .to_vec();
+            let body = noise(i, 6000 + (i as usize % 5) * 1000);
+            for chunk in body.chunks(40) {
+                row.extend_from_slice(b"<p class=\"para\">");
+                row.extend(chunk.iter().map(|b| b'a' + b % 26));
+                row.extend_from_slice(b"</p>\n");
+            }
+            row
+        })
+        .collect();
+    assert!(rows.iter().all(|r| r.len() > 8000));
+    work.file("big.datums", &{
+        let mut bytes = Vec::new();
+        for row in &rows {
+            bytes.extend_from_slice(&(row.len() as u32).to_le_bytes());
+            bytes.extend_from_slice(row);
+        }
+        bytes
+    });
+    let output = work.run(&["--json", "--codec", "both", "big.datums"]);
+    assert_exit(&output, 0);
+    let reports: Vec<Value> = stdout(&output)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(reports.len(), 2);
+    for (report, codec) in reports.iter().zip([Codec::Pglz, Codec::Lz4]) {
+        assert_eq!(report["codec"], codec.name());
+        assert_eq!(
+            report["eval"]["buckets"][">=4K"]["datums"],
+            report["eval"]["datums"]
+        );
+        let id = report["dict_id"].as_u64().unwrap() as u32;
+        round_trip(&work.store(), id, codec, &rows[..5]);
+    }
+}
+
+#[test]
+fn binary_rows_from_a_datums_file() {
+    let work = Work::new();
+    let rows: Vec<Vec<u8>> = (0..300u64)
+        .map(|i| {
+            let mut row = b"\x00\x01\xff\xfe\x89BINHDR\r\n\x1a\n".to_vec();
+            row.extend_from_slice(&(i as u32).to_le_bytes());
+            row.extend_from_slice(&[0; 24]);
+            row.extend_from_slice(&noise(i, 12));
+            row.extend_from_slice(&[0xde, 0xad, 0xbe, 0xef].repeat(8));
+            row.extend_from_slice(b"\n\x00trailer: checksum follows\x00");
+            row.extend_from_slice(&noise(i + 1000, 4));
+            row
+        })
+        .collect();
+    let path = work.path("bin.datums");
+    pgdict_trainer::source::datums_file::write(&path, &rows).unwrap();
+    let output = work.run(&["--quiet", "bin.datums"]);
+    assert_exit(&output, 0);
+    assert_eq!(stdout(&output), "1\n");
+    assert!(round_trip(&work.store(), 1, Codec::Pglz, &rows) > 250);
+}
+
+#[test]
+fn random_rows_share_nothing() {
+    let work = Work::new();
+    let rows: Vec<Vec<u8>> = (0..300).map(|i| noise(i, 200)).collect();
+    pgdict_trainer::source::datums_file::write(work.path("rand.datums"), &rows).unwrap();
+    let output = work.run(&["rand.datums"]);
+    assert_exit(&output, 3);
+    let err = stderr(&output);
+    assert!(err.contains("share no content worth a dictionary"), "{err}");
+    assert!(work.stored().is_empty());
+}
+
+#[test]
+fn a_dictionary_that_does_not_help_is_refused_unless_forced() {
+    let work = Work::new();
+    // Rows pglz already compresses 60x on their own (each repeats itself): a dictionary adds
+    // next to nothing.
+    let rows: Vec<Vec<u8>> = (0..150)
+        .map(|i| {
+            let unit = noise(i, 40);
+            let mut row: Vec<u8> = unit.iter().map(|b| b'a' + b % 26).collect::<Vec<u8>>();
+            row = row.repeat(300);
+            row
+        })
+        .collect();
+    work.file("self.txt", &lines(&rows));
+    let output = work.run(&["self.txt"]);
+    assert_exit(&output, 3);
+    let err = stderr(&output);
+    assert!(
+        err.contains("pgdict-trainer: refused: the dictionary does not help: on ")
+            && err.contains("--force stores it anyway"),
+        "{err}"
+    );
+    assert!(stdout(&output).contains("not stored: the dictionary does not help"));
+    assert!(work.stored().is_empty());
+
+    // Nothing held out: nothing to judge by, refused the same way.
+    let output = work.run(&["--holdout", "0", "self.txt"]);
+    assert_exit(&output, 3);
+    assert!(
+        stderr(&output).contains("refused: no rows were held out to measure the dictionary on"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(work.stored().is_empty());
+
+    let output = work.run(&["--force", "--json", "self.txt"]);
+    assert_exit(&output, 0);
+    let report: Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    assert_eq!(report["dict_id"], 1);
+    assert_eq!(report["helps"], false);
+    let store = DirStore::open(work.store()).unwrap();
+    let metadata = store.get(1).unwrap().metadata();
+    assert_eq!(metadata.parameters["forced"], true);
+}
+
+#[test]
+fn invalid_json_names_the_line() {
+    let work = Work::new();
+    work.file("bad.jsonl", b"\"one\"\n{\"two\": 2}\n{three\n\"four\"\n");
+    let output = work.run(&["bad.jsonl"]);
+    assert_exit(&output, 1);
+    let err = stderr(&output);
+    assert!(
+        err.starts_with("pgdict-trainer: error: bad.jsonl:3: not a JSON value: "),
+        "{err}"
+    );
+    assert!(work.stored().is_empty());
+}
+
+#[test]
+fn bad_csv_names_the_line_and_a_good_column_trains() {
+    let work = Work::new();
+    let mut csv = b"id,payload\n".to_vec();
+    for (i, row) in json_rows(300).iter().enumerate() {
+        let quoted = String::from_utf8_lossy(row).replace('"', "\"\"");
+        csv.extend_from_slice(format!("{i},\"{quoted}\"\n").as_bytes());
+    }
+    work.file("rows.csv", &csv);
+    let output = work.run(&["--quiet", "--csv-column", "payload", "rows.csv"]);
+    assert_exit(&output, 0);
+    assert_eq!(stdout(&output), "1\n");
+
+    work.file("bad.csv", b"id,payload\n1,a\n2,b\n3,c,extra\n");
+    let output = work.run(&["--csv-column", "payload", "bad.csv"]);
+    assert_exit(&output, 1);
+    assert_eq!(
+        stderr(&output).lines().next().unwrap(),
+        "pgdict-trainer: error: bad.csv:4: bad CSV: 3 fields, where the records before have 2"
+    );
+    let output = work.run(&["--csv-column", "body", "rows.csv"]);
+    assert_exit(&output, 1);
+    assert!(
+        stderr(&output).contains("rows.csv: no CSV column \"body\": the header has id, payload"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn unreachable_database_names_host_and_port() {
+    let work = Work::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let conninfo = format!("host=127.0.0.1 port={port} user=postgres connect_timeout=5");
+    let output = work.run(&["--pg-source", &conninfo, "--table", "t", "--column", "c"]);
+    assert_exit(&output, 1);
+    let err = stderr(&output);
+    assert!(
+        err.starts_with(&format!(
+            "pgdict-trainer: error: cannot connect to PostgreSQL at 127.0.0.1:{port}: "
+        )),
+        "{err}"
+    );
+    // And as a store.
+    work.file("rows.txt", &lines(&json_rows(300)));
+    let output = work.run(&["--pg-store", &conninfo, "rows.txt"]);
+    assert_exit(&output, 1);
+    let err = stderr(&output);
+    assert!(err.contains(&format!("127.0.0.1:{port}")), "{err}");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let work = Work::new();
+    work.file("rows.txt", b"a\n");
+    for args in [
+        &[][..],
+        &["--holdout", "1.5", "rows.txt"],
+        &["--codec", "gzip", "rows.txt"],
+        &["--size", "0", "rows.txt"],
+        &["--pg-source", "host=x"],
+        &["--format", "csv", "rows.txt"],
+        &["--store", "a", "--pg-store", "host=x", "rows.txt"],
+    ] {
+        let output = work.run(args);
+        assert_exit(&output, 2);
+        assert!(!stderr(&output).is_empty());
+    }
+    let help = work.run(&["--help"]);
+    assert_exit(&help, 0);
+    let text = stdout(&help);
+    for needle in ["EXIT STATUS", "--holdout", "PGDICT_STORE", "TABLESAMPLE"] {
+        assert!(text.contains(needle), "--help lacks {needle}");
+    }
+}
+
+#[test]
+fn json_report_fields_and_dry_run() {
+    let work = Work::new();
+    let rows = json_rows(2000);
+    work.file("rows.jsonl", &{
+        let mut bytes = Vec::new();
+        for row in &rows {
+            bytes.extend_from_slice(
+                serde_json::to_string(&String::from_utf8_lossy(row))
+                    .unwrap()
+                    .as_bytes(),
+            );
+            bytes.push(b'\n');
+        }
+        bytes
+    });
+    let output = work.run(&["--json", "--dry-run", "--seed", "7", "rows.jsonl"]);
+    assert_exit(&output, 0);
+    let report: Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    assert_eq!(report["dict_id"], Value::Null);
+    assert_eq!(report["codec"], "pglz");
+    assert_eq!(report["builder"], "pgdict");
+    assert!(report["dict_bytes"].as_u64().unwrap() > 0);
+    assert!(report["dict_bytes"].as_u64().unwrap() <= 4095);
+    assert!(report["train_seconds"].as_f64().unwrap() >= 0.0);
+    let eval = &report["eval"];
+    let datums = eval["datums"].as_u64().unwrap();
+    assert!((300..500).contains(&datums), "{datums}");
+    assert_eq!(report["sample"]["holdout_rows"].as_u64(), Some(datums));
+    assert_eq!(
+        report["sample"]["train_rows"].as_u64().unwrap() + datums,
+        2000
+    );
+    let raw = eval["raw_bytes"].as_u64().unwrap();
+    for method in ["pglz", "pglz_dict", "lz4", "lz4_dict"] {
+        let stored = eval[method]["stored_bytes"].as_u64().unwrap();
+        assert!(
+            stored > 0 && stored <= raw + 4 * datums,
+            "{method}: {stored}"
+        );
+    }
+    assert!(eval["pglz_dict"]["stored_bytes"].as_u64() < eval["pglz"]["stored_bytes"].as_u64());
+    assert!(!work.store().exists(), "--dry-run wrote a store");
+
+    // The same seed gives the same dictionary; the builder and codec can be chosen.
+    let again = work.run(&["--json", "--dry-run", "--seed", "7", "rows.jsonl"]);
+    let again: Value = serde_json::from_str(stdout(&again).trim()).unwrap();
+    assert_eq!(
+        again["eval"]["pglz_dict"]["stored_bytes"],
+        eval["pglz_dict"]["stored_bytes"]
+    );
+    let zstd = work.run(&[
+        "--json",
+        "--dry-run",
+        "--builder",
+        "zstd",
+        "--codec",
+        "lz4",
+        "rows.jsonl",
+    ]);
+    assert_exit(&zstd, 0);
+    let zstd: Value = serde_json::from_str(stdout(&zstd).trim()).unwrap();
+    assert_eq!(zstd["builder"], "zstd");
+    assert_eq!(zstd["codec"], "lz4");
+}
+
+#[test]
+fn text_report_and_store_from_stdin_and_flag() {
+    let work = Work::new();
+    let rows = json_rows(1500);
+    let mut child = work
+        .command(&["--store", "elsewhere", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(&lines(&rows))
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_exit(&output, 0);
+    let text = stdout(&output);
+    for needle in [
+        "source: standard input (lines): 1500 rows",
+        "pglz dictionary: ",
+        "  all ",
+        "vs pglz",
+        "pglz_dict ",
+        "stored as dictionary 1 in the directory store elsewhere",
+    ] {
+        assert!(text.contains(needle), "report lacks {needle:?}:\n{text}");
+    }
+    // The flag wins over PGDICT_STORE; the progress bars stay off (stderr is not a terminal).
+    assert!(!work.store().exists());
+    assert_eq!(stderr(&output), "");
+    let store = work.path("elsewhere");
+    let dict = DirStore::open(&store).unwrap().get(1).unwrap();
+    let metadata = dict.metadata();
+    assert_eq!(metadata.source.as_deref(), Some("standard input (lines)"));
+    assert!(metadata.trainer.unwrap().contains("builder=pgdict"));
+    assert_eq!(metadata.gains.len(), 1);
+    assert!(metadata.gains[0].gain() > 1.5, "{:?}", metadata.gains[0]);
+    assert_eq!(metadata.parameters["seed"], 0);
+    assert!(
+        metadata.other["eval"]["buckets"]["64-256"]["datums"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+    round_trip(&store, 1, Codec::Pglz, &rows[..50]);
+}

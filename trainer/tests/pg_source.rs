@@ -1,0 +1,237 @@
+//! The PostgreSQL table source on a real PostgreSQL 15 server (the cluster harness of the
+//! workspace's tests, `tests/support/cluster.rs`):
+//!
+//! - a text column read whole comes back row for row (NULLs skipped), a bytea column byte for
+//!   byte;
+//! - with `rows_wanted` much smaller than the table, only a sample of its pages is read
+//!   (`TABLESAMPLE SYSTEM ... REPEATABLE`): fewer rows, the same ones for the same seed;
+//! - statistics that promise rows the table no longer holds: the sample comes back empty, and
+//!   the source reads the whole column instead;
+//! - a missing table or column is an error naming it (and the columns there are);
+//! - the CLI end to end: `pgdict-trainer --pg-source ... --pg-store ...` trains from a column
+//!   and stores the dictionary in the PostgreSQL store, whose datums decode.
+
+#[allow(dead_code)] // this test uses only part of the harness
+#[path = "../../tests/support/cluster.rs"]
+mod cluster;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use cluster::PgCluster;
+use pgdict::datum::{self, Codec, DatumEncoder};
+use pgdict::dict::PgStore;
+use pgdict_trainer::source::{self, PgSource, SourceSpec};
+use serde_json::Value;
+
+fn corpus_rows(name: &str) -> PathBuf {
+    let dir = match std::env::var_os("PGDICT_CORPUS") {
+        Some(dir) => PathBuf::from(dir),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus"),
+    };
+    let path = dir.join("rows").join(name);
+    assert!(
+        path.is_file(),
+        "the shared corpus is missing: no {} (set PGDICT_CORPUS to its location)",
+        path.display()
+    );
+    path
+}
+
+fn spec(
+    cluster: &PgCluster,
+    table: &str,
+    column: &str,
+    wanted: Option<u64>,
+    seed: u64,
+) -> SourceSpec {
+    SourceSpec::Postgres(PgSource {
+        conninfo: cluster.connection_string(),
+        table: table.into(),
+        column: column.into(),
+        rows_wanted: wanted,
+        seed,
+    })
+}
+
+fn read(spec: &SourceSpec) -> Vec<Vec<u8>> {
+    source::open(spec)
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+fn sorted(mut rows: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+    rows.sort();
+    rows
+}
+
+#[test]
+fn postgres_column_source() {
+    let rows: Vec<Vec<u8>> = source::open(&SourceSpec::from_arg(
+        &corpus_rows("json_user_agents.jsonl"),
+        None,
+    ))
+    .unwrap()
+    .collect::<Result<_, _>>()
+    .unwrap();
+    let texts: Vec<String> = rows
+        .iter()
+        .map(|r| String::from_utf8(r.clone()).unwrap())
+        .collect();
+    let binary: Vec<Vec<u8>> = (0..300u32)
+        .map(|i| {
+            let mut row = vec![0u8, 0xff, 0x80, b'\n'];
+            row.extend_from_slice(&i.to_le_bytes());
+            row.extend_from_slice(b"\0shared binary tail\0");
+            row
+        })
+        .collect();
+
+    let cluster = PgCluster::start();
+    let mut client = cluster.client();
+    client
+        .batch_execute(
+            "CREATE TABLE events (id serial PRIMARY KEY, payload text, blob bytea) \
+                 WITH (autovacuum_enabled = false);
+             CREATE SCHEMA app;
+             CREATE TABLE app.\"Mixed Case\" (\"Body\" json);
+             INSERT INTO app.\"Mixed Case\" VALUES ('{\"a\": 1}'), (NULL), ('[2]');
+             CREATE TABLE shrunk (v text) WITH (autovacuum_enabled = false);
+             INSERT INTO shrunk SELECT 'row ' || g FROM generate_series(1, 20000) g;
+             ANALYZE shrunk;
+             DELETE FROM shrunk WHERE v NOT IN ('row 1', 'row 5000', 'row 19999');",
+        )
+        .unwrap();
+    client
+        .execute(
+            "INSERT INTO events (payload) SELECT unnest($1::text[])",
+            &[&texts],
+        )
+        .unwrap();
+    client
+        .execute("INSERT INTO events (payload) VALUES (NULL)", &[])
+        .unwrap();
+    client
+        .execute(
+            "INSERT INTO events (blob) SELECT unnest($1::bytea[])",
+            &[&binary],
+        )
+        .unwrap();
+    client.batch_execute("ANALYZE events").unwrap();
+
+    // The whole column, NULLs skipped; text as text, bytea as bytes.
+    let all = read(&spec(&cluster, "events", "payload", None, 0));
+    assert_eq!(all.len(), rows.len());
+    assert!(sorted(all) == sorted(rows.clone()), "text rows differ");
+    // (No ORDER BY: a column comes in the order the server reads it.)
+    let blobs = sorted(read(&spec(&cluster, "public.events", "blob", None, 0)));
+    assert!(blobs == sorted(binary.clone()), "bytea rows differ");
+    // Quoted names, and json as its text.
+    assert_eq!(
+        read(&spec(&cluster, "app.\"Mixed Case\"", "Body", None, 0)),
+        [b"{\"a\": 1}".to_vec(), b"[2]".to_vec()]
+    );
+
+    // A sample of pages: ~3x 200 rows of the 7,236, the same for the same seed.
+    let a = read(&spec(&cluster, "events", "payload", Some(200), 7));
+    let b = read(&spec(&cluster, "events", "payload", Some(200), 7));
+    let c = read(&spec(&cluster, "events", "payload", Some(200), 8));
+    assert!(
+        (100..3000).contains(&a.len()),
+        "sampled {} of {} rows",
+        a.len(),
+        rows.len()
+    );
+    assert!(a == b, "the same seed sampled other rows");
+    assert!(a != c, "another seed sampled the same rows");
+    // Every sampled row is a row of the table.
+    let known: std::collections::HashSet<&Vec<u8>> = rows.iter().collect();
+    assert!(a.iter().all(|r| known.contains(r)));
+    // A table asking for more rows than it has is read whole.
+    assert_eq!(
+        read(&spec(&cluster, "events", "payload", Some(10_000), 7)).len(),
+        rows.len()
+    );
+
+    // Statistics say 20,000 rows, 3 remain: whatever the pages sampled, all 3 come back.
+    let shrunk = read(&spec(&cluster, "shrunk", "v", Some(100), 1));
+    assert_eq!(
+        sorted(shrunk),
+        [
+            b"row 1".to_vec(),
+            b"row 19999".to_vec(),
+            b"row 5000".to_vec()
+        ]
+    );
+
+    // Missing table, missing column.
+    let err = source::open(&spec(&cluster, "nope", "payload", None, 0)).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.starts_with(&format!(
+            "PostgreSQL at 127.0.0.1:{}: looking up table nope: no table",
+            cluster.port()
+        )),
+        "{text}"
+    );
+    let err = source::open(&spec(&cluster, "events", "body", None, 0)).unwrap_err();
+    assert!(
+        err.to_string()
+            .ends_with("no such column; events has id, payload, blob"),
+        "{err}"
+    );
+
+    // The CLI end to end: from the column into the PostgreSQL store.
+    let conninfo = cluster.connection_string();
+    let output = Command::new(env!("CARGO_BIN_EXE_pgdict-trainer"))
+        .args(["--json", "--seed", "3", "--pg-source", &conninfo])
+        .args([
+            "--table",
+            "events",
+            "--column",
+            "payload",
+            "--pg-store",
+            &conninfo,
+        ])
+        .env_remove("PGDICT_STORE")
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["dict_id"], 1);
+    assert_eq!(
+        report["sample"]["rows_seen"].as_u64(),
+        Some(rows.len() as u64)
+    );
+    assert!(report["gain_vs_pglz"].as_f64().unwrap() > 4.0, "{report}");
+    let store = PgStore::connect(&conninfo).unwrap();
+    let dict = store.get(1).unwrap();
+    assert_eq!(
+        dict.content().len() as u64,
+        report["dict_bytes"].as_u64().unwrap()
+    );
+    let metadata = dict.metadata();
+    assert_eq!(
+        metadata.source.as_deref(),
+        Some(
+            format!(
+                "table events column payload at 127.0.0.1:{}",
+                cluster.port()
+            )
+            .as_str()
+        )
+    );
+    let prepared = store.prepared(1).unwrap();
+    let mut encoder = DatumEncoder::new();
+    for row in rows.iter().take(200) {
+        let stored = encoder.encode(row, Codec::Pglz, Some(&prepared)).unwrap();
+        assert!(stored.len() < row.len() / 2);
+        assert_eq!(&datum::decode(&stored, &store).unwrap(), row);
+    }
+}
