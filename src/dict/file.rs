@@ -284,8 +284,9 @@ impl fmt::Display for CodecSet {
 }
 
 /// The gain a dictionary was measured to give on held-out rows (rows it was not trained on),
-/// for one codec, against plain pglz (PostgreSQL's own compression). Byte counts are of whole
-/// stored datums, headers included.
+/// for one codec, against the same codec without a dictionary as PostgreSQL uses it (plain
+/// pglz for a pglz dictionary, plain lz4 for an lz4 one: what a column of that compression
+/// method would store). Byte counts are of whole stored datums, headers included.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Gain {
     /// The codec used with the dictionary.
@@ -294,8 +295,8 @@ pub struct Gain {
     pub rows: u64,
     /// Their raw bytes.
     pub raw_bytes: u64,
-    /// What they take stored as PostgreSQL stores them (plain pglz, or raw where it does not
-    /// compress).
+    /// What they take stored as PostgreSQL stores them with this codec (plain pglz or lz4,
+    /// or raw where it does not compress).
     pub plain_bytes: u64,
     /// What they take stored with the dictionary (each datum at its smallest form).
     pub dict_bytes: u64,
