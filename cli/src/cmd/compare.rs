@@ -1,0 +1,220 @@
+//! `pgdict compare`: what dictionaries buy on a row source, against plain pglz.
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use pgdict::datum::{Codec, PreparedDictionary};
+use pgdict_trainer::progress::Bars;
+use pgdict_trainer::{train_split, Builder, TrainError, TrainOptions, Trained};
+
+use crate::fail::user_error;
+use crate::input::read_rows;
+use crate::measure::{self, Comparison, DictInfo, Timing};
+use crate::output::Output;
+use crate::report::{self, DictSummary, Setup};
+use crate::store::AnyStore;
+use crate::text::thousands;
+use crate::{CompareArgs, DictArg, StoreArgs};
+
+/// Each phase (compress, decompress) is timed for at least this long, all methods together.
+pub const MIN_TIME: Duration = Duration::from_millis(250);
+
+/// The interleaved split: (training rows: the 2nd, 4th, ... ; evaluated rows: the others).
+pub fn interleave(rows: Vec<Vec<u8>>) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
+    let mut train = Vec::with_capacity(rows.len() / 2);
+    let mut eval = Vec::with_capacity(rows.len().div_ceil(2));
+    for (i, row) in rows.into_iter().enumerate() {
+        if i % 2 == 1 {
+            train.push(row);
+        } else {
+            eval.push(row);
+        }
+    }
+    (train, eval)
+}
+
+/// Trains a dictionary for `codec` on `train` (evaluated by the trainer on `holdout`).
+pub fn train(
+    train: &[Vec<u8>],
+    holdout: &[Vec<u8>],
+    codec: Codec,
+    builder: Builder,
+    bars: &Bars,
+) -> Result<Trained, TrainError> {
+    let options = TrainOptions {
+        codec,
+        builder,
+        ..TrainOptions::default()
+    };
+    train_split(train, holdout, &options, bars)
+}
+
+/// How a trained dictionary is described in the report.
+pub fn trained_origin(trained: &Trained) -> String {
+    format!(
+        "trained by the {} builder on {} rows in {:.2} s",
+        trained.builder,
+        thousands(trained.train_rows),
+        trained.train_seconds
+    )
+}
+
+/// A trained dictionary, prepared under `id` for measuring.
+pub fn trained_info(trained: &Trained, id: u32) -> anyhow::Result<DictInfo> {
+    Ok(DictInfo {
+        prepared: Arc::new(
+            PreparedDictionary::new(id, &trained.content)
+                .context("cannot prepare the trained dictionary")?,
+        ),
+        id: None,
+        origin: trained_origin(trained),
+    })
+}
+
+pub fn run(store_args: &StoreArgs, args: &CompareArgs) -> anyhow::Result<u8> {
+    let (spec, rows) = read_rows(&args.rows)?;
+    let input = spec.describe();
+    if rows.is_empty() {
+        return Err(user_error(
+            format!("{input} holds no rows"),
+            "give a file with rows (see `pgdict compare --help` for the formats)",
+        ));
+    }
+    let total = rows.len();
+    let bars = Bars::new(args.json);
+    let (mut eval, dicts, train_rows) = if args.dict.is_empty() {
+        if total < 2 {
+            return Err(user_error(
+                format!("{input} holds a single row: nothing to train on and evaluate apart"),
+                "give more rows, or compare with dictionaries from the store: --dict auto",
+            ));
+        }
+        let (train_part, eval) = interleave(rows);
+        let mut dicts: [Option<DictInfo>; 3] = [None, None, None];
+        for codec in Codec::ALL {
+            match train(&train_part, &eval, codec, args.builder.builder(), &bars) {
+                Ok(trained) => {
+                    dicts[codec.code() as usize] =
+                        Some(trained_info(&trained, u32::from(codec.code()) + 1)?);
+                }
+                Err(TrainError::Build(error)) => {
+                    eprintln!("pgdict: no {codec} dictionary: {error}");
+                }
+                Err(error) => {
+                    return Err(error).with_context(|| format!("cannot train a {codec} dictionary"))
+                }
+            }
+        }
+        let train_rows = train_part.len();
+        (eval, dicts, Some(train_rows))
+    } else {
+        let store = AnyStore::open(store_args)?;
+        (rows, from_store(&store, &args.dict)?, None)
+    };
+    if let Some(max) = args.max_rows {
+        eval.truncate(max.max(1));
+    }
+    let comparison = measure::compare(
+        &eval,
+        &dicts,
+        Timing {
+            rounds: args.rounds,
+            min_time: MIN_TIME,
+        },
+    )?;
+    let setup = Setup {
+        input: input.clone(),
+        rows: total,
+        evaluated: eval.len(),
+        train_rows,
+        dicts: summaries(&dicts),
+    };
+    print(&setup, &comparison, args.json, args.svg.as_deref(), &input)?;
+    Ok(0)
+}
+
+/// The report's view of the dictionaries.
+pub fn summaries(dicts: &[Option<DictInfo>; 3]) -> [Option<DictSummary>; 3] {
+    dicts.clone().map(|d| {
+        d.map(|d| DictSummary {
+            bytes: d.prepared.len(),
+            id: d.id,
+            origin: d.origin,
+        })
+    })
+}
+
+/// Prints the table (or JSON) and writes the chart.
+pub fn print(
+    setup: &Setup,
+    comparison: &Comparison,
+    json: bool,
+    svg: Option<&std::path::Path>,
+    title: &str,
+) -> anyhow::Result<()> {
+    if let Some(path) = svg {
+        std::fs::write(path, crate::svg::chart(title, comparison))
+            .with_context(|| format!("cannot write the chart to {}", path.display()))?;
+    }
+    let mut out = Output::stdout();
+    if json {
+        writeln!(out, "{}", report::json(setup, comparison))?;
+    } else {
+        write!(out, "{}", report::table(setup, comparison))?;
+    }
+    out.finish()
+}
+
+/// The dictionaries `--dict` names, by codec: each id serves the codecs it was built for (the
+/// first given wins), `auto` the newest active one per codec.
+fn from_store(store: &AnyStore, choices: &[DictArg]) -> anyhow::Result<[Option<DictInfo>; 3]> {
+    let mut dicts: [Option<DictInfo>; 3] = [None, None, None];
+    for &choice in choices {
+        let found = match choice {
+            DictArg::Id(id) => vec![store
+                .get(id)
+                .with_context(|| format!("cannot load dictionary {id}"))?],
+            DictArg::Auto => {
+                let mut found = Vec::new();
+                for codec in Codec::ALL {
+                    if let Some(dict) = store
+                        .active(codec)
+                        .with_context(|| format!("cannot look for a {codec} dictionary"))?
+                    {
+                        found.push(dict);
+                    }
+                }
+                found
+            }
+            DictArg::None => continue,
+        };
+        for dict in found {
+            let prepared = store
+                .prepared(dict.id())
+                .with_context(|| format!("cannot prepare dictionary {}", dict.id()))?;
+            for codec in dict.codecs().iter() {
+                let slot = &mut dicts[codec.code() as usize];
+                if slot.is_none() {
+                    *slot = Some(DictInfo {
+                        prepared: prepared.clone(),
+                        id: Some(dict.id()),
+                        origin: format!("dictionary {} of {}", dict.id(), store.describe()),
+                    });
+                }
+            }
+        }
+    }
+    if dicts.iter().all(Option::is_none) {
+        return Err(user_error(
+            format!(
+                "{} has no active dictionary to compare with",
+                store.describe()
+            ),
+            "train some with `pgdict demo`, or compare without --dict (compare then trains on \
+             half of the rows)",
+        ));
+    }
+    Ok(dicts)
+}

@@ -1,0 +1,148 @@
+//! `pgdict compress`: rows in, datums out.
+
+use std::io::Write;
+
+use anyhow::Context;
+use pgdict::datum::{Codec, DatumEncoder};
+use pgdict_trainer::source::{self, datums_file};
+
+use crate::fail::HintExt;
+use crate::input::row_source;
+use crate::output::{write_hex_line, Output};
+use crate::store::AnyStore;
+use crate::text::thousands;
+use crate::{CompressArgs, DictArg, StoreArgs};
+
+pub fn run(store_args: &StoreArgs, args: &CompressArgs) -> anyhow::Result<u8> {
+    let codec = args.codec.codec();
+    // The dictionary first: a missing store or id fails before anything is read or written.
+    let dict = match args.dict {
+        DictArg::None => None,
+        choice => {
+            let store = AnyStore::open(store_args).hint(
+                "create a store with `pgdict demo`, point --store (or PGDICT_STORE) at one, or \
+                 compress without a dictionary: --dict none",
+            )?;
+            match store.choose(choice, codec)? {
+                Some(dict) => Some((
+                    dict.id(),
+                    store
+                        .prepared(dict.id())
+                        .with_context(|| format!("cannot prepare dictionary {}", dict.id()))?,
+                )),
+                None => None,
+            }
+        }
+    };
+    if codec == Codec::Zstd && dict.is_none() && !args.quiet {
+        eprintln!(
+            "pgdict: note: zstd without a dictionary has no stored form: every row stays raw \
+             (give --dict, or use --codec pglz or lz4)"
+        );
+    }
+    let spec = row_source(&args.rows)?;
+    let what = spec.describe();
+    let rows = source::open(&spec).with_context(|| format!("cannot read the rows of {what}"))?;
+    let mut out = Output::open(
+        args.output.as_deref(),
+        !args.hex,
+        "write hex lines with --hex",
+    )?;
+    let result = compress(
+        rows,
+        codec,
+        dict.as_ref().map(|d| &*d.1),
+        args.hex,
+        &mut out,
+    )
+    .with_context(|| format!("cannot compress the rows of {what}"));
+    let counts = match result {
+        Ok(counts) => {
+            out.finish()?;
+            counts
+        }
+        Err(error) => {
+            // Leave no half-written file behind to be mistaken for the whole.
+            if let Some(path) = args
+                .output
+                .as_deref()
+                .filter(|p| *p != std::path::Path::new("-"))
+            {
+                drop(out);
+                let _ = std::fs::remove_file(path);
+            }
+            return Err(error);
+        }
+    };
+    if !args.quiet {
+        let with = match &dict {
+            Some((id, _)) => format!("{codec} and dictionary {id}"),
+            None => format!("{codec}, no dictionary"),
+        };
+        let ratio = if counts.stored_bytes > 0 {
+            counts.raw_bytes as f64 / counts.stored_bytes as f64
+        } else {
+            0.0
+        };
+        eprintln!(
+            "pgdict: {} rows, {} bytes -> {} bytes stored ({ratio:.2}x) with {with}: {} with the \
+             dictionary, {} plain, {} raw",
+            thousands(counts.rows),
+            thousands(counts.raw_bytes),
+            thousands(counts.stored_bytes),
+            thousands(counts.dict),
+            thousands(counts.plain),
+            thousands(counts.raw),
+        );
+    }
+    Ok(0)
+}
+
+#[derive(Default)]
+struct Counts {
+    rows: u64,
+    raw_bytes: u64,
+    stored_bytes: u64,
+    raw: u64,
+    plain: u64,
+    dict: u64,
+}
+
+fn compress(
+    rows: source::Rows,
+    codec: Codec,
+    dict: Option<&pgdict::datum::PreparedDictionary>,
+    hex: bool,
+    out: &mut Output,
+) -> anyhow::Result<Counts> {
+    let mut encoder = DatumEncoder::new();
+    let mut datum = Vec::new();
+    let mut line = Vec::new();
+    let mut counts = Counts::default();
+    for row in rows {
+        let row = row?;
+        datum.clear();
+        let header = encoder
+            .encode_into(&row, codec, dict, &mut datum)
+            .with_context(|| format!("row {}", counts.rows + 1))?;
+        line.clear();
+        if hex {
+            write_hex_line(&mut line, &datum)?;
+        } else {
+            datums_file::Writer::new(&mut line).write_datum(&datum)?;
+        }
+        out.write_all(&line)
+            .with_context(|| format!("cannot write to {}", out.name()))?;
+        counts.rows += 1;
+        counts.raw_bytes += row.len() as u64;
+        counts.stored_bytes += datum.len() as u64;
+        if header.form.is_raw() {
+            counts.raw += 1;
+        } else if header.form.dict_id().is_some() {
+            counts.dict += 1;
+        } else {
+            counts.plain += 1;
+        }
+    }
+    Ok(counts)
+}

@@ -1,0 +1,131 @@
+//! `pgdict decompress`: datums in, rows out.
+
+use std::io::Write;
+
+use anyhow::Context;
+use pgdict::datum::DatumDecoder;
+use pgdict_trainer::source::datums_file;
+
+use crate::fail::user_error;
+use crate::input::{read_datums, Datum};
+use crate::output::Output;
+use crate::store::LazyStore;
+use crate::{DecompressArgs, RowOutFormat, StoreArgs};
+
+pub fn run(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> {
+    let input = read_datums(&args.datums)?;
+    let store = LazyStore::new(store_args);
+    let binary = args.out_format == RowOutFormat::Datums;
+    let mut out = Output::open(
+        args.output.as_deref(),
+        binary,
+        "write text with --out-format lines or jsonl",
+    )?;
+    let mut decoder = DatumDecoder::new();
+    let mut value = Vec::new();
+    let mut line = Vec::new();
+    for (index, Datum { bytes, position }) in input.datums.iter().enumerate() {
+        let at = || format!("datum {} ({position} of {})", index + 1, input.origin);
+        let decoded = match args.prefix {
+            Some(k) => decoder.decode_prefix(bytes, k, &store).map(|v| value = v),
+            None => decoder.decode_into(bytes, &store, &mut value).map(drop),
+        };
+        decoded.with_context(|| format!("cannot decompress {}", at()))?;
+        line.clear();
+        match args.out_format {
+            RowOutFormat::Lines => lines_row(&value, &mut line),
+            RowOutFormat::Jsonl => jsonl_row(&value, &mut line),
+            RowOutFormat::Datums => {
+                datums_file::Writer::new(&mut line).write_datum(&value)?;
+                Ok(())
+            }
+        }
+        .with_context(|| format!("cannot write the row of {}", at()))?;
+        out.write_all(&line)
+            .with_context(|| format!("cannot write to {}", out.name()))?;
+    }
+    out.finish()?;
+    Ok(0)
+}
+
+/// A row as a line: refused if it would not read back as itself.
+fn lines_row(value: &[u8], out: &mut Vec<u8>) -> anyhow::Result<()> {
+    let problem = if value.contains(&b'\n') {
+        Some("holds a line feed")
+    } else if value.is_empty() {
+        Some("is empty (an empty line is no row)")
+    } else if value.ends_with(b"\r") {
+        Some("ends with a carriage return")
+    } else {
+        None
+    };
+    if let Some(problem) = problem {
+        return Err(user_error(
+            format!("the row {problem}, so it cannot be written as a line"),
+            "write JSON Lines (--out-format jsonl) or a datums file (--out-format datums)",
+        ));
+    }
+    out.extend_from_slice(value);
+    out.push(b'\n');
+    Ok(())
+}
+
+/// A row as a JSON Lines line, as the JSON Lines reader reads it back: a row that is one JSON
+/// value other than a string on one line stays as it is; any other row becomes a JSON string.
+fn jsonl_row(value: &[u8], out: &mut Vec<u8>) -> anyhow::Result<()> {
+    let verbatim = !value.contains(&b'\n')
+        && !value.ends_with(b"\r")
+        && matches!(
+            serde_json::from_slice::<serde_json::Value>(value),
+            Ok(v) if !v.is_string()
+        );
+    if verbatim {
+        out.extend_from_slice(value);
+    } else {
+        let text = std::str::from_utf8(value).map_err(|e| {
+            user_error(
+                format!(
+                    "the row is not UTF-8 text (byte {} is not), so it cannot be a JSON string",
+                    e.valid_up_to()
+                ),
+                "write a datums file (--out-format datums), which holds any bytes",
+            )
+        })?;
+        serde_json::to_writer(&mut *out, text)?;
+    }
+    out.push(b'\n');
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn jsonl(value: &[u8]) -> String {
+        let mut out = Vec::new();
+        jsonl_row(value, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn jsonl_rows_read_back_as_themselves() {
+        assert_eq!(jsonl(b"{\"a\":1}"), "{\"a\":1}\n");
+        assert_eq!(jsonl(b"42"), "42\n");
+        assert_eq!(jsonl(b"plain text"), "\"plain text\"\n");
+        assert_eq!(jsonl(b"\"quoted\""), "\"\\\"quoted\\\"\"\n");
+        assert_eq!(jsonl(b"two\nlines"), "\"two\\nlines\"\n");
+        assert_eq!(jsonl(b""), "\"\"\n");
+        let mut out = Vec::new();
+        assert!(jsonl_row(b"\xff", &mut out).is_err());
+    }
+
+    #[test]
+    fn lines_refuse_what_would_not_read_back() {
+        let mut out = Vec::new();
+        lines_row(b"a,b", &mut out).unwrap();
+        assert_eq!(out, b"a,b\n");
+        assert!(lines_row(b"a\nb", &mut out).is_err());
+        assert!(lines_row(b"", &mut out).is_err());
+        assert!(lines_row(b"a\r", &mut out).is_err());
+    }
+}

@@ -1,0 +1,155 @@
+//! `pgdict demo`: the quick start on the bundled sample rows.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use anyhow::Context;
+use pgdict::datum::Codec;
+use pgdict::dict::{CodecSet, Dictionary};
+use pgdict_trainer::progress::Bars;
+use serde_json::json;
+
+use crate::cmd::compare::{self, interleave, trained_info, trained_origin, MIN_TIME};
+use crate::corpus;
+use crate::measure::{self, DictInfo, Timing};
+use crate::output::Output;
+use crate::report::Setup;
+use crate::store::AnyStore;
+use crate::text::thousands;
+use crate::{DemoArgs, StoreArgs};
+
+pub fn run(store_args: &StoreArgs, args: &DemoArgs) -> anyhow::Result<u8> {
+    let loaded = corpus::load(args.sample)?;
+    let total = loaded.rows.len();
+    let (train_rows, eval_rows) = interleave(loaded.rows);
+    let store = AnyStore::open_or_create(store_args)?;
+    let bars = Bars::new(false);
+    let mut out = Output::stdout();
+    writeln!(
+        out,
+        "pgdict demo: {} sample rows of {}",
+        thousands(total as u64),
+        loaded.origin
+    )?;
+    out.flush()?;
+
+    let mut dicts: [Option<DictInfo>; 3] = [None, None, None];
+    for codec in Codec::ALL {
+        let trained = compare::train(
+            &train_rows,
+            &eval_rows,
+            codec,
+            args.builder.builder(),
+            &bars,
+        )
+        .with_context(|| format!("cannot train the {codec} dictionary"))?;
+        if codec == Codec::Zstd {
+            // Trained for the comparison only: the quick start stores PostgreSQL's two codecs.
+            let mut info = trained_info(&trained, 1)?;
+            info.origin = format!("{} (not stored)", info.origin);
+            dicts[codec.code() as usize] = Some(info);
+            continue;
+        }
+        let mut parameters = serde_json::Map::new();
+        parameters.insert("split".into(), json!("interleaved: the 2nd, 4th, ... rows"));
+        parameters.insert("demo".into(), json!(args.sample.name()));
+        let metadata = trained.metadata(&loaded.origin, parameters);
+        let (dict, added) = match same_content(&store, codec, &trained.content)? {
+            Some(dict) => (dict, false),
+            None => (
+                store
+                    .add(CodecSet::only(codec), &trained.content, metadata)
+                    .with_context(|| format!("cannot add the {codec} dictionary to the store"))?,
+                true,
+            ),
+        };
+        writeln!(
+            out,
+            "{} dictionary {} ({codec}, {} bytes) {} {}",
+            if added { "added" } else { "kept" },
+            dict.id(),
+            thousands(dict.content().len() as u64),
+            if added {
+                "to"
+            } else {
+                "(the same content was already) in"
+            },
+            store.describe()
+        )?;
+        out.flush()?;
+        dicts[codec.code() as usize] = Some(DictInfo {
+            prepared: store
+                .prepared(dict.id())
+                .with_context(|| format!("cannot prepare dictionary {}", dict.id()))?,
+            id: Some(dict.id()),
+            origin: format!("dictionary {}, {}", dict.id(), trained_origin(&trained)),
+        });
+    }
+    writeln!(out)?;
+    let comparison = measure::compare(
+        &eval_rows,
+        &dicts,
+        Timing {
+            rounds: args.rounds,
+            min_time: MIN_TIME,
+        },
+    )?;
+    let setup = Setup {
+        input: loaded.origin.clone(),
+        rows: total,
+        evaluated: eval_rows.len(),
+        train_rows: Some(train_rows.len()),
+        dicts: compare::summaries(&dicts),
+    };
+    write!(out, "{}", crate::report::table(&setup, &comparison))?;
+    let path = args.sample.path();
+    let rows = if loaded.from_file {
+        path.display().to_string()
+    } else {
+        "ROWS".to_string()
+    };
+    let store_flag = match &store_args.pg_store {
+        Some(_) => String::new(),
+        None if store_args.store == std::path::Path::new("dicts") => String::new(),
+        None => format!(" --store {}", store_args.store.display()),
+    };
+    writeln!(out)?;
+    writeln!(
+        out,
+        "next (pgdict is target/release/pgdict once built; `pgdict COMMAND --help` explains each):"
+    )?;
+    writeln!(out, "  pgdict{store_flag} dict list")?;
+    writeln!(
+        out,
+        "  pgdict{store_flag} compress {rows} --hex | head -3      # one bytea literal per row"
+    )?;
+    writeln!(
+        out,
+        "  pgdict{store_flag} compress {rows} -o rows.datums && pgdict{store_flag} inspect rows.datums | head"
+    )?;
+    writeln!(
+        out,
+        "  pgdict compare --svg ratio.svg {}",
+        if loaded.from_file {
+            corpus::Sample::OrdersCsv.path().display().to_string()
+        } else {
+            "ROWS".into()
+        }
+    )?;
+    out.finish()?;
+    Ok(0)
+}
+
+/// The dictionary `--dict auto` picks for `codec`, if it has this content: running the demo
+/// again (the builders are deterministic) keeps it rather than adding a copy.
+fn same_content(
+    store: &AnyStore,
+    codec: Codec,
+    content: &[u8],
+) -> anyhow::Result<Option<Arc<Dictionary>>> {
+    let sha = pgdict::dict::file::sha256(content);
+    Ok(store
+        .active(codec)
+        .with_context(|| format!("cannot look for a {codec} dictionary"))?
+        .filter(|dict| dict.content_sha256() == sha))
+}

@@ -1,0 +1,237 @@
+//! Errors a person can act on: a title (what failed), the details (why, from the libraries'
+//! errors), and a hint (what to do next), on standard error:
+//!
+//! ```text
+//! error: cannot open the dictionary store
+//!   detail: dictionary store: dicts is not a dictionary store: no such directory (...)
+//!   hint: create one with `pgdict demo`, or point --store (or PGDICT_STORE) at a store
+//! ```
+//!
+//! Commands build errors with `anyhow` context: the outermost message is the title, the ones
+//! beneath it the details. A hint comes from a [`Hint`] context a command attached, or else from
+//! what the error is ([`known_hint`]: a missing store, an unknown dictionary id, a file that is
+//! not there, ...). A broken pipe (the reader of our output went away, as `| head` does) is
+//! not an error: the exit status is 0 and nothing is printed.
+
+use std::fmt;
+use std::io;
+
+use pgdict::datum::DatumError;
+use pgdict::dict::StoreError;
+use pgdict_trainer::source::SourceError;
+
+/// Exit status of an error.
+pub const STATUS_ERROR: u8 = 1;
+/// Exit status of `dict sync` refusing because the stores diverged.
+pub const STATUS_CONFLICT: u8 = 4;
+
+/// A hint, attached to an error as context: `.context(Hint("..."))`. It is printed after the
+/// details, never as one of them.
+#[derive(Debug)]
+pub struct Hint(pub String);
+
+impl fmt::Display for Hint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Attaches a hint to a result's error.
+pub trait HintExt<T> {
+    /// Adds `hint` to the error (the innermost hint wins over what [`known_hint`] would say,
+    /// an outer one over an inner one).
+    fn hint(self, hint: impl Into<String>) -> anyhow::Result<T>;
+}
+
+impl<T, E> HintExt<T> for Result<T, E>
+where
+    E: Into<anyhow::Error>,
+{
+    fn hint(self, hint: impl Into<String>) -> anyhow::Result<T> {
+        self.map_err(|e| e.into().context(Hint(hint.into())))
+    }
+}
+
+/// An error made by the CLI itself, with its hint: `Err(user_error("title", "hint"))`.
+pub fn user_error(title: impl Into<String>, hint: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::msg(title.into()).context(Hint(hint.into()))
+}
+
+/// Whether the error is (or was caused by) a write to a closed pipe.
+pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<io::Error>()
+            .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// Prints the error (unless it is a broken pipe) and returns the exit status.
+pub fn report(error: &anyhow::Error) -> u8 {
+    if is_broken_pipe(error) {
+        return 0;
+    }
+    eprint!("{}", render(error));
+    if error.chain().any(|cause| {
+        matches!(
+            cause.downcast_ref::<StoreError>(),
+            Some(StoreError::Conflict { .. })
+        )
+    }) {
+        return STATUS_CONFLICT;
+    }
+    STATUS_ERROR
+}
+
+/// The text [`report`] prints: `error: TITLE`, a `detail:` line per cause that adds something,
+/// and a `hint:` line.
+pub fn render(error: &anyhow::Error) -> String {
+    let hint = error
+        .downcast_ref::<Hint>()
+        .map(|h| h.0.clone())
+        .or_else(|| known_hint(error));
+    let mut messages: Vec<String> = Vec::new();
+    for cause in error.chain() {
+        let text = cause.to_string();
+        if hint.as_deref() == Some(text.as_str()) {
+            // A Hint context layer (the chain shows a context as its text).
+            continue;
+        }
+        // Libraries often repeat their cause at the end of their own message: say it once.
+        if messages.last().is_some_and(|prev| prev.contains(&text)) {
+            continue;
+        }
+        messages.push(text);
+    }
+    let mut out = String::new();
+    let mut parts = messages.into_iter();
+    out.push_str(&format!(
+        "error: {}\n",
+        parts.next().unwrap_or_else(|| "unknown error".into())
+    ));
+    for detail in parts {
+        out.push_str(&format!("  detail: {detail}\n"));
+    }
+    if let Some(hint) = hint {
+        out.push_str(&format!("  hint: {hint}\n"));
+    }
+    out
+}
+
+/// What to do next, for the errors whose remedy does not depend on the command.
+fn known_hint(error: &anyhow::Error) -> Option<String> {
+    for cause in error.chain() {
+        if let Some(e) = cause.downcast_ref::<StoreError>() {
+            let hint = match e {
+                StoreError::NotAStore { .. } => {
+                    "create a store with `pgdict demo` (it trains two dictionaries into ./dicts), \
+                     or point --store (or PGDICT_STORE) at an existing one"
+                }
+                StoreError::NotFound { .. } => {
+                    "`pgdict dict list` shows the ids this store holds; `pgdict dict sync --from \
+                     DIR` copies dictionaries from another store"
+                }
+                StoreError::Conflict { .. } | StoreError::Exists { .. } => {
+                    "the stores have diverged: ids were added on both sides; keep one store as \
+                     the source of truth and rebuild the other from it"
+                }
+                StoreError::Damaged { .. } | StoreError::IdMismatch { .. } => {
+                    "copy an intact file from another store (`pgdict dict sync --from DIR`); \
+                     the other dictionaries still work"
+                }
+                StoreError::Postgres { .. } => {
+                    "check the connection string (host, port, dbname, user, password) and that \
+                     the server accepts connections"
+                }
+                StoreError::ReadOnly { .. } => {
+                    "add and retire dictionaries on the primary; they reach standbys by \
+                     replication"
+                }
+                _ => continue,
+            };
+            return Some(hint.into());
+        }
+        if let Some(DatumError::MissingDictionary { .. }) = cause.downcast_ref::<DatumError>() {
+            return Some(
+                "copy it from a store that has it: `pgdict dict sync --from DIR` (or --from-pg \
+                 CONNINFO), or point --store at that store"
+                    .into(),
+            );
+        }
+        if let Some(e) = cause.downcast_ref::<SourceError>() {
+            let hint = match e {
+                SourceError::BadJson { .. } => {
+                    "each line of a JSON Lines file must be one JSON value; `--format lines` \
+                     takes every line as it is"
+                }
+                SourceError::BadCsv { .. } | SourceError::NoCsvColumn { .. } => {
+                    "check --csv-column (a header name or a 0-based index) and --csv-no-header"
+                }
+                SourceError::DatumsFile(_) => {
+                    "a datums file is what `pgdict compress` writes; for text use --format \
+                     lines or jsonl"
+                }
+                _ => continue,
+            };
+            return Some(hint.into());
+        }
+        if let Some(e) = cause.downcast_ref::<io::Error>() {
+            let hint = match e.kind() {
+                io::ErrorKind::NotFound => "check the path (`-` reads standard input)",
+                io::ErrorKind::PermissionDenied => "check the file's permissions",
+                io::ErrorKind::IsADirectory => "give a file, not a directory",
+                _ => continue,
+            };
+            return Some(hint.into());
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anyhow::Context;
+
+    #[test]
+    fn title_details_and_hint() {
+        let io = io::Error::new(io::ErrorKind::NotFound, "No such file or directory");
+        let err = Err::<(), _>(io)
+            .context("cannot read rows.txt")
+            .context("cannot compress")
+            .unwrap_err();
+        assert_eq!(
+            render(&err),
+            "error: cannot compress\n  detail: cannot read rows.txt\n  detail: No such file \
+             or directory\n  hint: check the path (`-` reads standard input)\n"
+        );
+    }
+
+    #[test]
+    fn explicit_hint_wins_and_is_not_a_detail() {
+        let err = Err::<(), _>(io::Error::other("boom"))
+            .context("inner")
+            .hint("do this")
+            .map_err(|e| e.context("outer"))
+            .unwrap_err();
+        assert_eq!(
+            render(&err),
+            "error: outer\n  detail: inner\n  detail: boom\n  hint: do this\n"
+        );
+    }
+
+    #[test]
+    fn repeated_cause_is_said_once() {
+        let err =
+            anyhow::Error::new(io::Error::other("disk full")).context("cannot write x: disk full");
+        assert_eq!(render(&err), "error: cannot write x: disk full\n");
+    }
+
+    #[test]
+    fn broken_pipe_is_success() {
+        let err = anyhow::Error::new(io::Error::from(io::ErrorKind::BrokenPipe))
+            .context("cannot write to standard output");
+        assert!(is_broken_pipe(&err));
+        assert_eq!(report(&err), 0);
+    }
+}

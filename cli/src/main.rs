@@ -1,0 +1,523 @@
+//! The `pgdict` command line: glue over the `pgdict` library and the `pgdict-trainer` crate.
+//!
+//! Every command lives in its own module under `cmd/`; this file holds the argument
+//! definitions (their doc comments are the help text) and `main`, which turns the outcome into
+//! an exit status (see [`EXIT_STATUS`]) and renders errors as a title, details and a hint
+//! ([`fail`]).
+
+mod cmd;
+mod corpus;
+mod fail;
+mod input;
+mod measure;
+mod output;
+mod report;
+mod store;
+mod svg;
+mod text;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use pgdict::datum::Codec;
+
+/// The exit statuses, as the top-level help lists them.
+const EXIT_STATUS: &str = "\
+Exit status:
+  0  success, also when the reader of the output goes away early (`pgdict inspect x | head`)
+  1  error: nothing more was done; the message says what failed and what to do next
+  2  usage: an unknown flag or a bad value; nothing was done
+  3  inspect: every datum was read, but some are invalid (each is marked in the output)
+  4  dict sync: the two stores hold different dictionaries under one id; nothing was changed
+
+Environment:
+  PGDICT_STORE     the dictionary store directory, when --store is not given (default: dicts)
+  PGDICT_PG_STORE  a PostgreSQL store to use instead, when --pg-store is not given";
+
+/// Dictionary-trained compression of small PostgreSQL datums
+///
+/// PostgreSQL compresses a value only when its row is over about 2 KB, and its pglz gives up
+/// on most small JSON documents, log lines and CSV rows. pgdict trains a dictionary on sample
+/// rows (content typical of the column) and compresses each value with PostgreSQL's own codecs
+/// (pglz, lz4) or zstd, reading the dictionary as history that comes just before the value.
+/// Each stored datum names its dictionary by id; plain pglz and lz4 datums are exactly what
+/// PostgreSQL stores.
+///
+/// Start here:
+///
+///   pgdict demo                          train on the bundled sample rows, store two
+///                                        dictionaries in ./dicts, print what they buy
+///   pgdict compare ROWS                  what a dictionary buys on your rows, per size
+///   pgdict compress ROWS -o x.datums     compress with the newest dictionary in the store
+///   pgdict inspect x.datums              each datum's header: form, codec, dictionary, sizes
+///   pgdict decompress x.datums           and back to rows
+///   pgdict dict list                     the store's dictionaries
+///
+/// ROWS is a file of lines, JSON Lines (.jsonl), a length-prefixed datums file (.datums), a
+/// CSV column (--csv-column), a directory (one datum per file), or `-` for standard input.
+#[derive(Debug, Parser)]
+#[command(
+    name = "pgdict",
+    version,
+    after_help = EXIT_STATUS,
+    propagate_version = true,
+    max_term_width = 100,
+    verbatim_doc_comment
+)]
+struct Cli {
+    #[command(flatten)]
+    store: StoreArgs,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Where dictionaries are kept: every command that reads or writes them takes these.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Dictionary store")]
+pub struct StoreArgs {
+    /// The dictionary store: a directory of dictionary files (one `NNNNNNNN.pgdict` per id).
+    /// `pgdict demo` creates one.
+    #[arg(
+        long,
+        global = true,
+        env = "PGDICT_STORE",
+        default_value = "dicts",
+        value_name = "DIR"
+    )]
+    pub store: PathBuf,
+
+    /// Use the dictionary store in a PostgreSQL database instead of the directory (the tables
+    /// pgdict.dictionaries and pgdict.retired, which reach physical standbys by replication).
+    /// A libpq connection string or URL: "host=db1 dbname=app user=pgdict".
+    #[arg(long, global = true, env = "PGDICT_PG_STORE", value_name = "CONNINFO")]
+    pub pg_store: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    Compress(CompressArgs),
+    Decompress(DecompressArgs),
+    Inspect(InspectArgs),
+    Compare(CompareArgs),
+    Dict {
+        #[command(subcommand)]
+        command: DictCommand,
+    },
+    Demo(DemoArgs),
+}
+
+/// Where rows come from (`compress`, `compare`).
+#[derive(Debug, Clone, Args)]
+pub struct RowInput {
+    /// The rows: a file, a directory (one datum per file, in name order), or `-` for standard
+    /// input.
+    #[arg(value_name = "ROWS", default_value = "-")]
+    pub input: PathBuf,
+
+    /// How the input holds its rows. Without it: from the file name (.jsonl and .ndjson are
+    /// JSON Lines, .datums a datums file), else lines; `csv` when --csv-column is given.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<RowFormatArg>,
+
+    /// The CSV column whose fields are the rows: a name from the header line, or a 0-based
+    /// index.
+    #[arg(long, value_name = "NAME|INDEX")]
+    pub csv_column: Option<String>,
+
+    /// The CSV input has no header line (its first record is a row).
+    #[arg(long, requires = "csv_column")]
+    pub csv_no_header: bool,
+}
+
+/// How a row input holds its rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RowFormatArg {
+    /// One row per line (the line feed, and a carriage return before it, are not part of it;
+    /// empty lines are skipped).
+    Lines,
+    /// One JSON value per line: a JSON string is the row's decoded text, any other value the
+    /// line as it is.
+    Jsonl,
+    /// Length-prefixed records: u32 little-endian length, then the bytes (binary rows welcome).
+    Datums,
+    /// One column of a CSV file (--csv-column).
+    Csv,
+}
+
+/// Where datums come from (`decompress`, `inspect`).
+#[derive(Debug, Clone, Args)]
+pub struct DatumInput {
+    /// The datums: a file, or `-` for standard input.
+    #[arg(value_name = "DATUMS", default_value = "-")]
+    pub input: PathBuf,
+
+    /// How the input holds its datums. Without it: a .datums file is a datums file; otherwise
+    /// text with `\x` is hex, then a datums file is tried, then varlenas back to back.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<DatumFormatArg>,
+}
+
+/// How a datum input holds its datums.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DatumFormatArg {
+    /// Length-prefixed records, as `pgdict compress` writes them: u32 little-endian length,
+    /// then the datum.
+    Datums,
+    /// Hex text, one datum per line: `\x0b616263` as psql prints a bytea (aligned or `-At`
+    /// output; headers and row counts are skipped), or a bytea array `{"\\x..",NULL}` as
+    /// pageinspect's tuple_data_split prints it.
+    Hex,
+    /// Binary varlenas back to back, each as long as its own header says.
+    Varlena,
+}
+
+/// A codec.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CodecArg {
+    /// PostgreSQL's pglz (its default TOAST compression); a dictionary's last 4095 bytes are in
+    /// reach.
+    Pglz,
+    /// lz4, as PostgreSQL calls it (`default_toast_compression = lz4`); 64 KB of dictionary in
+    /// reach.
+    Lz4,
+    /// zstd, pgdict's own: stored only with a dictionary (without one, values stay raw).
+    Zstd,
+}
+
+impl CodecArg {
+    pub fn codec(self) -> Codec {
+        match self {
+            CodecArg::Pglz => Codec::Pglz,
+            CodecArg::Lz4 => Codec::Lz4,
+            CodecArg::Zstd => Codec::Zstd,
+        }
+    }
+}
+
+/// Which dictionary to compress with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DictArg {
+    /// This id.
+    Id(u32),
+    /// The newest active dictionary built for the codec.
+    Auto,
+    /// None.
+    None,
+}
+
+fn parse_dict_arg(text: &str) -> Result<DictArg, String> {
+    match text {
+        "auto" => Ok(DictArg::Auto),
+        "none" => Ok(DictArg::None),
+        _ => match text.parse::<u32>() {
+            Ok(0) => Err("dictionary ids start at 1".into()),
+            Ok(id) => Ok(DictArg::Id(id)),
+            Err(_) => Err(format!(
+                "`{text}` is not a dictionary id (a number from 1), `auto` or `none`"
+            )),
+        },
+    }
+}
+
+fn parse_dict_id(text: &str) -> Result<u32, String> {
+    match parse_dict_arg(text)? {
+        DictArg::Id(id) => Ok(id),
+        _ => Err(format!("`{text}` is not a dictionary id (a number from 1)")),
+    }
+}
+
+/// Which dictionary builder trains.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BuilderArg {
+    /// pgdict's builder: knows each codec's window and match rules, checks candidates with the
+    /// real codec (a few seconds per dictionary).
+    Pgdict,
+    /// zstd's trainer (ZDICT), the baseline: fast, its content cut to the codec's window.
+    Zstd,
+}
+
+impl BuilderArg {
+    pub fn builder(self) -> pgdict_trainer::build::Builder {
+        match self {
+            BuilderArg::Pgdict => pgdict_trainer::build::Builder::Pgdict,
+            BuilderArg::Zstd => pgdict_trainer::build::Builder::Zstd,
+        }
+    }
+}
+
+/// Compress rows into datums, each on its own, as PostgreSQL stores a value
+///
+/// Each row becomes the smallest of: its raw bytes, PostgreSQL's own compressed form (pglz or
+/// lz4, byte-identical to what PostgreSQL writes), and the dictionary form (pgdict's header,
+/// naming the dictionary's id). So no datum is ever larger than the raw value plus its 1- or
+/// 4-byte header.
+///
+/// Output: a datums file (u32 little-endian length, then the datum, per row), or with --hex
+/// one `\x...` line per datum, ready to paste into SQL as a bytea literal.
+///
+/// Examples:
+///
+///   pgdict compress rows.jsonl -o rows.datums
+///   pgdict compress --codec lz4 --dict 2 rows.txt --hex | head -3
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
+struct CompressArgs {
+    #[command(flatten)]
+    rows: RowInput,
+
+    /// The codec.
+    #[arg(long, value_enum, default_value = "pglz")]
+    codec: CodecArg,
+
+    /// The dictionary: an id from the store, `auto` (the newest active dictionary built for the
+    /// codec), or `none` (PostgreSQL's plain compression).
+    #[arg(long, default_value = "auto", value_name = "ID|auto|none", value_parser = parse_dict_arg)]
+    dict: DictArg,
+
+    /// Write the datums to FILE instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+
+    /// Write one hex line per datum (`\x...`, a bytea literal) instead of a datums file.
+    #[arg(long)]
+    hex: bool,
+
+    /// Print no summary on standard error.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+/// Decompress datums back to rows
+///
+/// Reads what `pgdict compress` writes (a datums file, or hex lines), and datums copied out of
+/// PostgreSQL (psql's `\x...` output of a bytea holding a datum, or pageinspect's raw
+/// varlenas). Dictionaries are looked up in the store by the id in each datum's header.
+///
+/// Examples:
+///
+///   pgdict decompress rows.datums
+///   pgdict decompress --prefix 40 rows.datums     the first 40 bytes of each, as substr() does
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
+struct DecompressArgs {
+    #[command(flatten)]
+    datums: DatumInput,
+
+    /// Decode only the first K bytes of each datum (what PostgreSQL does for `substr()` on a
+    /// compressed value; pglz then reads only the payload bytes those K bytes need).
+    #[arg(long, value_name = "K")]
+    prefix: Option<usize>,
+
+    /// How to write the rows: `lines` (one per line; fails on a row with a line feed), `jsonl`
+    /// (a row that is a JSON value other than a string as it is, any other row as a JSON
+    /// string), or `datums` (length-prefixed, any bytes). Each is what `--format` reads back.
+    #[arg(long, value_enum, default_value = "lines", value_name = "FORMAT")]
+    out_format: RowOutFormat,
+
+    /// Write the rows to FILE instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+/// How `decompress` writes rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RowOutFormat {
+    /// One row per line.
+    Lines,
+    /// One JSON value per line.
+    Jsonl,
+    /// Length-prefixed records.
+    Datums,
+}
+
+/// Show each datum's header: form, PostgreSQL method, codec, dictionary id, raw and stored size
+///
+/// Reads datums files, hex lines as psql prints a bytea (`\x0b616263`, aligned or `psql -At`
+/// output), bytea arrays as pageinspect's `tuple_data_split` prints them, and binary varlenas
+/// back to back. Every datum is checked as a reader checks it; an invalid one is marked, and
+/// the exit status is then 3.
+///
+/// To look at what PostgreSQL itself stored, with pageinspect:
+///
+///   psql -At -c "SELECT tuple_data_split('t'::regclass, t_data, t_infomask, t_infomask2, t_bits)
+///                FROM heap_page_items(get_raw_page('t', 0))" | pgdict inspect
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
+struct InspectArgs {
+    #[command(flatten)]
+    datums: DatumInput,
+
+    /// Also decode each datum (looking its dictionary up in the store) and say whether it reads
+    /// back to its raw length.
+    #[arg(long)]
+    verify: bool,
+
+    /// One JSON object per datum instead of the table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// What a dictionary buys on your rows: plain pglz against pglz, lz4 and zstd with dictionaries
+///
+/// By default the rows are split interleaved: the odd rows (2nd, 4th, ...) train one
+/// dictionary per codec (pglz 4095 bytes, lz4 64 KB, zstd 4 KB), the even rows are evaluated,
+/// so no row is measured with a dictionary trained on it. With --dict, dictionaries come from
+/// the store and every row is evaluated.
+///
+/// For each method: datums, raw bytes, stored bytes (whole datums, headers counted), ratio
+/// (raw / stored), ratio against plain pglz (what PostgreSQL does), the share stored raw, and
+/// compress and decompress speed in MB/s of raw bytes (methods timed side by side in
+/// interleaved rounds, median kept; decompress reads every stored datum back). Overall and
+/// per raw size: < 64 B, 64-256 B, 256 B-1 KB, 1-4 KB, >= 4 KB.
+///
+/// `zstd` without a dictionary is not a form pgdict stores (an extended header must name a
+/// dictionary): it is counted as its frame behind a 10-byte header, as a reference.
+///
+/// Examples:
+///
+///   pgdict compare corpus/events.jsonl
+///   pgdict compare --dict auto --json rows.txt
+///   pgdict compare --svg ratio.svg rows.jsonl
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
+struct CompareArgs {
+    #[command(flatten)]
+    rows: RowInput,
+
+    /// Use dictionaries from the store instead of training: an id (repeat for several codecs;
+    /// each serves the codecs it was built for) or `auto` (the newest active one per codec).
+    /// Codecs without one show only their plain method.
+    #[arg(long, value_name = "ID|auto", value_parser = parse_dict_arg)]
+    dict: Vec<DictArg>,
+
+    /// The dictionary builder, when training.
+    #[arg(long, value_enum, default_value = "pgdict")]
+    builder: BuilderArg,
+
+    /// Evaluate at most N rows (the first N of the evaluated part).
+    #[arg(long, value_name = "N")]
+    max_rows: Option<usize>,
+
+    /// Timing rounds, at least (each method runs once per round; the median is kept).
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    rounds: usize,
+
+    /// Print a JSON report instead of the table.
+    #[arg(long)]
+    json: bool,
+
+    /// Also draw the ratio of each method per size bucket as an SVG chart into FILE.
+    #[arg(long, value_name = "FILE")]
+    svg: Option<PathBuf>,
+}
+
+/// Manage the dictionary store: list, show, retire, sync.
+#[derive(Debug, Subcommand)]
+enum DictCommand {
+    /// List the store's dictionaries: id, codecs, size, creation time, status, source, gain.
+    List {
+        /// One JSON object per dictionary instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one dictionary: its metadata, checksum, how it was trained and what it was measured
+    /// to buy on held-out rows.
+    Show {
+        /// The dictionary's id.
+        #[arg(value_parser = parse_dict_id)]
+        id: u32,
+        /// A JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Write the dictionary's content (the bytes codecs read as history) to FILE.
+        #[arg(long, value_name = "FILE")]
+        content: Option<PathBuf>,
+    },
+    /// Retire a dictionary: it still decodes every datum that names it, but `--dict auto` no
+    /// longer picks it. Its id is never reused. There is no undo.
+    Retire {
+        /// The dictionary's id.
+        #[arg(value_parser = parse_dict_id)]
+        id: u32,
+    },
+    /// Copy into a directory store the dictionaries another store has and it lacks, verifying
+    /// checksums, and retire there what is retired in the source. Refuses, changing nothing,
+    /// when one id holds different dictionaries in the two (exit status 4).
+    ///
+    /// Run it on every node that reads datums (a standby, a backup host) before reading
+    /// datums that name new dictionaries.
+    Sync(SyncArgs),
+}
+
+#[derive(Debug, Args)]
+struct SyncArgs {
+    #[command(flatten)]
+    from: SyncFrom,
+
+    /// The directory store to bring up to date (created if missing). Default: --store.
+    #[arg(long, value_name = "DIR")]
+    to: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+#[group(required = true, multiple = false)]
+struct SyncFrom {
+    /// Copy from this directory store.
+    #[arg(long, value_name = "DIR")]
+    from: Option<PathBuf>,
+
+    /// Copy from this PostgreSQL store (a libpq connection string or URL).
+    #[arg(long, value_name = "CONNINFO")]
+    from_pg: Option<String>,
+}
+
+/// The quick start: train, store, compress and compare on bundled sample rows.
+///
+/// Reads the sample rows in ./corpus (or, from any other directory, the copy built into the
+/// binary), splits them interleaved, trains a pglz and an lz4 dictionary on one half, adds them
+/// to the store (./dicts unless --store says otherwise), compresses the other half one row
+/// at a time, and prints the comparison table of `pgdict compare`. Needs no database.
+#[derive(Debug, Args)]
+struct DemoArgs {
+    /// Which sample rows.
+    #[arg(long, value_enum, default_value = "events")]
+    sample: corpus::Sample,
+
+    /// The dictionary builder.
+    #[arg(long, value_enum, default_value = "pgdict")]
+    builder: BuilderArg,
+
+    /// Timing rounds, at least.
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    rounds: usize,
+}
+
+fn run(cli: Cli) -> anyhow::Result<u8> {
+    let store = &cli.store;
+    match cli.command {
+        Command::Compress(args) => cmd::compress::run(store, &args),
+        Command::Decompress(args) => cmd::decompress::run(store, &args),
+        Command::Inspect(args) => cmd::inspect::run(store, &args),
+        Command::Compare(args) => cmd::compare::run(store, &args),
+        Command::Dict { command } => cmd::dict::run(store, command),
+        Command::Demo(args) => cmd::demo::run(store, &args),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            // Help and version go to stdout with status 0; usage errors to stderr with 2.
+            let _ = error.print();
+            return ExitCode::from(if error.use_stderr() { 2 } else { 0 });
+        }
+    };
+    match run(cli) {
+        Ok(status) => ExitCode::from(status),
+        Err(error) => ExitCode::from(fail::report(&error)),
+    }
+}

@@ -1,0 +1,453 @@
+//! The measurements of `compare` (and `demo`): six ways of storing the same rows, each row
+//! compressed on its own, timed side by side.
+//!
+//! | method      | each stored datum                                                           |
+//! |-------------|-----------------------------------------------------------------------------|
+//! | `pglz`      | pgdict's datum encoder, pglz without a dictionary: PostgreSQL's own bytes    |
+//! | `pglz_dict` | the encoder with the pglz dictionary (smallest of raw, plain, dictionary)    |
+//! | `lz4`       | the encoder, lz4 as PostgreSQL calls it                                     |
+//! | `lz4_dict`  | the encoder with the lz4 dictionary                                         |
+//! | `zstd`      | a zstd frame behind a 10-byte header, or the raw datum when smaller: a      |
+//! |             | reference only, the format has no plain zstd form (ids start at 1)         |
+//! | `zstd_dict` | the encoder with the zstd dictionary                                        |
+//!
+//! Stored sizes count whole datums, headers included. Before timing, every datum is decoded
+//! and compared with its row: a difference stops the run.
+//!
+//! Timing: every (method, size bucket) pair is one job of [`pgdict::measure::side_by_side`]:
+//! each round runs every job once, so that the methods meet the same machine state (this
+//! machine is noisy), and each job keeps its median round; a method's time in all is the sum
+//! of its buckets' medians. Compression is the whole write (every form the encoder tries);
+//! decompression reads every stored datum back, raw ones included (reading a raw datum is a
+//! copy, which is what a reader of that column pays).
+
+use std::cell::RefCell;
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context};
+use pgdict::datum::{
+    self, Codec, DatumDecoder, DatumEncoder, Dictionaries, NoDictionaries, PreparedDictionary,
+};
+use pgdict::measure::{side_by_side, Job};
+use pgdict::zstd::{ZstdCompressor, ZstdDecompressor};
+use pgdict_trainer::SizeBucket;
+
+/// A way of storing datums.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Method {
+    pub codec: Codec,
+    pub dict: bool,
+}
+
+/// The six methods, in report order.
+pub const METHODS: [Method; 6] = [
+    Method {
+        codec: Codec::Pglz,
+        dict: false,
+    },
+    Method {
+        codec: Codec::Pglz,
+        dict: true,
+    },
+    Method {
+        codec: Codec::Lz4,
+        dict: false,
+    },
+    Method {
+        codec: Codec::Lz4,
+        dict: true,
+    },
+    Method {
+        codec: Codec::Zstd,
+        dict: false,
+    },
+    Method {
+        codec: Codec::Zstd,
+        dict: true,
+    },
+];
+
+impl Method {
+    /// The JSON key: `pglz`, `pglz_dict`, ...
+    pub fn key(self) -> &'static str {
+        match (self.codec, self.dict) {
+            (Codec::Pglz, false) => "pglz",
+            (Codec::Pglz, true) => "pglz_dict",
+            (Codec::Lz4, false) => "lz4",
+            (Codec::Lz4, true) => "lz4_dict",
+            (Codec::Zstd, false) => "zstd",
+            (Codec::Zstd, true) => "zstd_dict",
+        }
+    }
+
+    /// The table label: `pglz`, `pglz+dict`, ...
+    pub fn label(self) -> &'static str {
+        match (self.codec, self.dict) {
+            (Codec::Pglz, false) => "pglz",
+            (Codec::Pglz, true) => "pglz+dict",
+            (Codec::Lz4, false) => "lz4",
+            (Codec::Lz4, true) => "lz4+dict",
+            (Codec::Zstd, false) => "zstd",
+            (Codec::Zstd, true) => "zstd+dict",
+        }
+    }
+}
+
+/// The dictionary a codec's dictionary method uses.
+#[derive(Clone)]
+pub struct DictInfo {
+    pub prepared: Arc<PreparedDictionary>,
+    /// Its id in a store, when it comes from one.
+    pub id: Option<u32>,
+    /// Where it comes from, for the report: "dictionary 3 of the dictionary store dicts",
+    /// "trained by pgdict's builder on 1000 rows in 2.1 s".
+    pub origin: String,
+}
+
+/// How long to time.
+#[derive(Clone, Copy, Debug)]
+pub struct Timing {
+    /// Rounds at least.
+    pub rounds: usize,
+    /// And at least this long per phase (compress, decompress), all methods together.
+    pub min_time: Duration,
+}
+
+/// What one method did to a group of rows.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Stats {
+    pub datums: u64,
+    pub raw_bytes: u64,
+    pub stored_bytes: u64,
+    /// Datums stored raw (compression did not pay).
+    pub raw_datums: u64,
+    /// Datums stored in the dictionary form.
+    pub dict_datums: u64,
+    /// Median seconds to write the group.
+    pub compress_seconds: f64,
+    /// Median seconds to read the group back.
+    pub decompress_seconds: f64,
+}
+
+impl Stats {
+    /// raw / stored; `None` for no datums.
+    pub fn ratio(&self) -> Option<f64> {
+        (self.stored_bytes > 0).then(|| self.raw_bytes as f64 / self.stored_bytes as f64)
+    }
+
+    /// This method's ratio over `baseline`'s (the baseline's stored bytes over ours).
+    pub fn ratio_vs(&self, baseline: &Stats) -> Option<f64> {
+        (self.stored_bytes > 0).then(|| baseline.stored_bytes as f64 / self.stored_bytes as f64)
+    }
+
+    /// Share of the datums stored raw.
+    pub fn raw_share(&self) -> Option<f64> {
+        (self.datums > 0).then(|| self.raw_datums as f64 / self.datums as f64)
+    }
+
+    pub fn compress_mb_s(&self) -> Option<f64> {
+        mb_s(self.raw_bytes, self.compress_seconds)
+    }
+
+    pub fn decompress_mb_s(&self) -> Option<f64> {
+        mb_s(self.raw_bytes, self.decompress_seconds)
+    }
+}
+
+fn mb_s(bytes: u64, seconds: f64) -> Option<f64> {
+    (bytes > 0 && seconds > 0.0).then(|| bytes as f64 / 1e6 / seconds)
+}
+
+/// One method's results: in all, and per bucket (in [`SizeBucket::ALL`] order).
+#[derive(Clone, Debug)]
+pub struct MethodResult {
+    pub method: Method,
+    pub all: Stats,
+    pub buckets: Vec<Stats>,
+}
+
+/// Everything `compare` reports.
+pub struct Comparison {
+    /// The methods measured (dictionary methods only for codecs with a dictionary).
+    pub results: Vec<MethodResult>,
+    /// Rounds timed.
+    pub rounds: usize,
+}
+
+impl Comparison {
+    /// Plain pglz's results: what PostgreSQL does, the baseline of every `vs pglz`.
+    pub fn pglz(&self) -> &MethodResult {
+        &self.results[0]
+    }
+}
+
+/// What a coder stored a row as.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Raw,
+    Plain,
+    Dict,
+}
+
+/// Writes and reads one method's datums.
+trait Coder {
+    /// Replaces `out` with the stored datum of `raw`.
+    fn encode(&mut self, raw: &[u8], out: &mut Vec<u8>) -> anyhow::Result<Kind>;
+    /// Replaces `out` with the value of `datum`.
+    fn decode(&mut self, datum: &[u8], out: &mut Vec<u8>) -> anyhow::Result<()>;
+}
+
+/// pgdict's datum encoder and decoder, with or without a dictionary.
+struct DatumCoder {
+    encoder: DatumEncoder,
+    decoder: DatumDecoder,
+    codec: Codec,
+    dict: Option<Arc<PreparedDictionary>>,
+    lookup: Dictionaries,
+}
+
+impl Coder for DatumCoder {
+    fn encode(&mut self, raw: &[u8], out: &mut Vec<u8>) -> anyhow::Result<Kind> {
+        out.clear();
+        let header = self
+            .encoder
+            .encode_into(raw, self.codec, self.dict.as_deref(), out)?;
+        Ok(if header.form.is_raw() {
+            Kind::Raw
+        } else if header.form.dict_id().is_some() {
+            Kind::Dict
+        } else {
+            Kind::Plain
+        })
+    }
+
+    fn decode(&mut self, datum: &[u8], out: &mut Vec<u8>) -> anyhow::Result<()> {
+        self.decoder.decode_into(datum, &self.lookup, out)?;
+        Ok(())
+    }
+}
+
+/// Bytes of the header counted for a plain zstd frame: as an extended header with a 1-byte
+/// dictionary id (varlena length, raw length and method, codec, id).
+const ZSTD_REFERENCE_HEADER: usize = 10;
+
+/// zstd without a dictionary, as a reference: the frame behind a 10-byte header (its id byte 0,
+/// which no real datum has: these datums never leave this module), or the raw datum when that
+/// is smaller.
+struct ZstdReference {
+    compressor: ZstdCompressor,
+    decompressor: ZstdDecompressor,
+    encoder: DatumEncoder,
+    decoder: DatumDecoder,
+    frame: Vec<u8>,
+}
+
+impl Coder for ZstdReference {
+    fn encode(&mut self, raw: &[u8], out: &mut Vec<u8>) -> anyhow::Result<Kind> {
+        self.frame.clear();
+        self.compressor.compress_into(raw, &mut self.frame)?;
+        let total = ZSTD_REFERENCE_HEADER + self.frame.len();
+        let raw_total = raw.len()
+            + if raw.len() < datum::MAX_SHORT_TOTAL_LEN {
+                1
+            } else {
+                4
+            };
+        out.clear();
+        if total >= raw_total {
+            // zstd without a dictionary stores the value raw.
+            self.encoder.encode_into(raw, Codec::Zstd, None, out)?;
+            return Ok(Kind::Raw);
+        }
+        out.extend_from_slice(&(((total as u32) << 2) | 0b10).to_le_bytes());
+        out.extend_from_slice(&((raw.len() as u32) | (3 << 30)).to_le_bytes());
+        out.extend_from_slice(&[Codec::Zstd.code(), 0]);
+        out.extend_from_slice(&self.frame);
+        Ok(Kind::Plain)
+    }
+
+    fn decode(&mut self, datum: &[u8], out: &mut Vec<u8>) -> anyhow::Result<()> {
+        if datum.first().is_some_and(|&b| b & 0b11 == 0b10) {
+            let word = datum
+                .get(4..8)
+                .ok_or_else(|| anyhow!("zstd reference datum cut off"))?;
+            let raw_len = (u32::from_le_bytes([word[0], word[1], word[2], word[3]])
+                & datum::MAX_RAW_LEN as u32) as usize;
+            let frame = datum
+                .get(ZSTD_REFERENCE_HEADER..)
+                .ok_or_else(|| anyhow!("zstd reference datum cut off"))?;
+            *out = self.decompressor.decompress(frame, raw_len)?;
+        } else {
+            self.decoder.decode_into(datum, &NoDictionaries, out)?;
+        }
+        Ok(())
+    }
+}
+
+fn coder(method: Method, dicts: &[Option<DictInfo>; 3]) -> anyhow::Result<Option<Box<dyn Coder>>> {
+    if method.dict {
+        let Some(dict) = &dicts[method.codec.code() as usize] else {
+            return Ok(None);
+        };
+        return Ok(Some(Box::new(DatumCoder {
+            encoder: DatumEncoder::new(),
+            decoder: DatumDecoder::new(),
+            codec: method.codec,
+            dict: Some(dict.prepared.clone()),
+            lookup: std::iter::once(dict.prepared.clone()).collect(),
+        })));
+    }
+    if method.codec == Codec::Zstd {
+        return Ok(Some(Box::new(ZstdReference {
+            compressor: ZstdCompressor::new().context("cannot make a zstd compressor")?,
+            decompressor: ZstdDecompressor::new().context("cannot make a zstd decompressor")?,
+            encoder: DatumEncoder::new(),
+            decoder: DatumDecoder::new(),
+            frame: Vec::new(),
+        })));
+    }
+    Ok(Some(Box::new(DatumCoder {
+        encoder: DatumEncoder::new(),
+        decoder: DatumDecoder::new(),
+        codec: method.codec,
+        dict: None,
+        lookup: Dictionaries::new(),
+    })))
+}
+
+/// Measures every method on `rows` (each compressed alone), with `dicts` by codec number.
+pub fn compare(
+    rows: &[Vec<u8>],
+    dicts: &[Option<DictInfo>; 3],
+    timing: Timing,
+) -> anyhow::Result<Comparison> {
+    let bucket_count = SizeBucket::ALL.len();
+    let mut buckets: Vec<Vec<usize>> = vec![Vec::new(); bucket_count];
+    for (i, row) in rows.iter().enumerate() {
+        buckets[SizeBucket::of(row.len()) as usize].push(i);
+    }
+    let mut methods = Vec::new();
+    let mut coders = Vec::new();
+    for method in METHODS {
+        if let Some(c) = coder(method, dicts)? {
+            methods.push(method);
+            coders.push(c);
+        }
+    }
+
+    // Store every row once per method, and check that it reads back.
+    let mut results = Vec::new();
+    let mut stored: Vec<Vec<Vec<u8>>> = Vec::new();
+    let mut back = Vec::new();
+    for (method, coder) in methods.iter().zip(&mut coders) {
+        let mut datums = Vec::with_capacity(rows.len());
+        let mut per_bucket = vec![Stats::default(); bucket_count];
+        for (i, row) in rows.iter().enumerate() {
+            let mut datum = Vec::new();
+            let kind = coder
+                .encode(row, &mut datum)
+                .with_context(|| format!("{}: cannot store row {}", method.label(), i + 1))?;
+            coder
+                .decode(&datum, &mut back)
+                .with_context(|| format!("{}: cannot read row {} back", method.label(), i + 1))?;
+            if back != *row {
+                bail!(
+                    "{}: row {} reads back as other bytes (a bug: please report it)",
+                    method.label(),
+                    i + 1
+                );
+            }
+            let stats = &mut per_bucket[SizeBucket::of(row.len()) as usize];
+            stats.datums += 1;
+            stats.raw_bytes += row.len() as u64;
+            stats.stored_bytes += datum.len() as u64;
+            stats.raw_datums += u64::from(kind == Kind::Raw);
+            stats.dict_datums += u64::from(kind == Kind::Dict);
+            datums.push(datum);
+        }
+        stored.push(datums);
+        results.push(MethodResult {
+            method: *method,
+            all: Stats::default(),
+            buckets: per_bucket,
+        });
+    }
+
+    // Time writing, then reading: every (method, bucket) is one job of one side-by-side run.
+    let coders: Vec<RefCell<Box<dyn Coder>>> = coders.into_iter().map(RefCell::new).collect();
+    let scratch = RefCell::new(Vec::new());
+    let encode = |coder: &mut dyn Coder, _: usize, i: usize| {
+        // Every row was stored once above: encoding the same bytes again cannot fail.
+        coder
+            .encode(black_box(&rows[i]), &mut scratch.borrow_mut())
+            .expect("a row that was stored once stores again");
+    };
+    let decode = |coder: &mut dyn Coder, c: usize, i: usize| {
+        coder
+            .decode(black_box(&stored[c][i]), &mut scratch.borrow_mut())
+            .expect("a datum that was read once reads again");
+    };
+    for (phase, job) in [(0, &encode as RowJob<'_>), (1, &decode)] {
+        let (mut jobs, slots) = jobs(&coders, &buckets, job);
+        let medians = side_by_side(&mut jobs, timing.rounds, timing.min_time);
+        for ((c, b), median) in slots.into_iter().zip(medians) {
+            let seconds = median.as_secs_f64();
+            let result = &mut results[c];
+            if phase == 0 {
+                result.buckets[b].compress_seconds = seconds;
+                result.all.compress_seconds += seconds;
+            } else {
+                result.buckets[b].decompress_seconds = seconds;
+                result.all.decompress_seconds += seconds;
+            }
+        }
+    }
+    for result in &mut results {
+        let mut all = Stats::default();
+        for b in &result.buckets {
+            all.datums += b.datums;
+            all.raw_bytes += b.raw_bytes;
+            all.stored_bytes += b.stored_bytes;
+            all.raw_datums += b.raw_datums;
+            all.dict_datums += b.dict_datums;
+        }
+        all.compress_seconds = result.all.compress_seconds;
+        all.decompress_seconds = result.all.decompress_seconds;
+        result.all = all;
+    }
+    Ok(Comparison {
+        results,
+        rounds: timing.rounds,
+    })
+}
+
+/// A row job.
+type RowJob<'a> = &'a dyn Fn(&mut dyn Coder, usize, usize);
+
+/// One timing job per (coder, non-empty bucket): `job(coder, coder_index, row)` over the
+/// bucket's rows. Returns the jobs and, for each, its (coder, bucket).
+fn jobs<'a>(
+    coders: &'a [RefCell<Box<dyn Coder>>],
+    buckets: &'a [Vec<usize>],
+    job: RowJob<'a>,
+) -> (Vec<Job<'a>>, Vec<(usize, usize)>) {
+    let mut jobs: Vec<Job<'a>> = Vec::new();
+    let mut slots = Vec::new();
+    for (c, coder) in coders.iter().enumerate() {
+        for (b, rows) in buckets.iter().enumerate() {
+            if rows.is_empty() {
+                continue;
+            }
+            slots.push((c, b));
+            jobs.push(Box::new(move || {
+                let mut coder = coder.borrow_mut();
+                for &i in rows {
+                    job(coder.as_mut(), c, i);
+                }
+            }));
+        }
+    }
+    (jobs, slots)
+}

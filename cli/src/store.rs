@@ -1,0 +1,225 @@
+//! The dictionary store a command works with: the directory (`--store`, `PGDICT_STORE`,
+//! `dicts`) or, with `--pg-store`, the PostgreSQL one.
+
+use std::cell::OnceCell;
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::Context;
+use pgdict::datum::{Codec, DictionaryLookup, PreparedDictionary};
+use pgdict::dict::{CodecSet, Dictionary, DirStore, Metadata, PgStore, StoreEntry, StoreError};
+
+use crate::fail::user_error;
+use crate::DictArg;
+use crate::StoreArgs;
+
+/// A directory store or a PostgreSQL store.
+pub enum AnyStore {
+    Dir(DirStore),
+    Pg(Box<PgStore>),
+}
+
+impl AnyStore {
+    /// Opens the store the arguments name; it must exist.
+    pub fn open(args: &StoreArgs) -> anyhow::Result<AnyStore> {
+        match &args.pg_store {
+            Some(conninfo) => Ok(AnyStore::Pg(Box::new(
+                PgStore::connect(conninfo)
+                    .context("cannot open the PostgreSQL dictionary store")?,
+            ))),
+            None => Ok(AnyStore::Dir(open_dir(&args.store)?)),
+        }
+    }
+
+    /// Opens the store the arguments name, creating a directory store that does not exist
+    /// (a PostgreSQL store creates its tables itself).
+    pub fn open_or_create(args: &StoreArgs) -> anyhow::Result<AnyStore> {
+        match &args.pg_store {
+            Some(_) => AnyStore::open(args),
+            None => Ok(AnyStore::Dir(DirStore::create(&args.store).with_context(
+                || {
+                    format!(
+                        "cannot create the dictionary store {}",
+                        args.store.display()
+                    )
+                },
+            )?)),
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        match self {
+            AnyStore::Dir(s) => s.describe(),
+            AnyStore::Pg(s) => s.describe(),
+        }
+    }
+
+    pub fn list(&self) -> Result<Vec<StoreEntry>, StoreError> {
+        match self {
+            AnyStore::Dir(s) => s.list(),
+            AnyStore::Pg(s) => s.list(),
+        }
+    }
+
+    pub fn get(&self, id: u32) -> Result<Arc<Dictionary>, StoreError> {
+        match self {
+            AnyStore::Dir(s) => s.get(id),
+            AnyStore::Pg(s) => s.get(id),
+        }
+    }
+
+    pub fn prepared(&self, id: u32) -> Result<Arc<PreparedDictionary>, StoreError> {
+        match self {
+            AnyStore::Dir(s) => s.prepared(id),
+            AnyStore::Pg(s) => s.prepared(id),
+        }
+    }
+
+    pub fn active(&self, codec: Codec) -> Result<Option<Arc<Dictionary>>, StoreError> {
+        match self {
+            AnyStore::Dir(s) => s.active(codec),
+            AnyStore::Pg(s) => s.active(codec),
+        }
+    }
+
+    pub fn retire(&self, id: u32) -> Result<bool, StoreError> {
+        match self {
+            AnyStore::Dir(s) => s.retire(id),
+            AnyStore::Pg(s) => s.retire(id),
+        }
+    }
+
+    pub fn add(
+        &self,
+        codecs: CodecSet,
+        content: &[u8],
+        metadata: Metadata,
+    ) -> Result<Arc<Dictionary>, StoreError> {
+        match self {
+            AnyStore::Dir(s) => s.add(codecs, content, metadata),
+            AnyStore::Pg(s) => s.add(codecs, content, metadata),
+        }
+    }
+
+    /// Where a dictionary lives, for messages: its file, or the store.
+    pub fn location(&self, id: u32) -> String {
+        match self {
+            AnyStore::Dir(s) => s.file_path(id).display().to_string(),
+            AnyStore::Pg(s) => s.describe(),
+        }
+    }
+
+    /// The dictionary to compress `codec` with: `auto` is the newest active one built for the
+    /// codec; an id must be built for the codec; `none` is none.
+    pub fn choose(&self, choice: DictArg, codec: Codec) -> anyhow::Result<Option<Arc<Dictionary>>> {
+        match choice {
+            DictArg::None => Ok(None),
+            DictArg::Auto => match self
+                .active(codec)
+                .with_context(|| format!("cannot look for a {codec} dictionary"))?
+            {
+                Some(dict) => Ok(Some(dict)),
+                None => Err(user_error(
+                    format!(
+                        "{} has no active dictionary built for {codec}",
+                        self.describe()
+                    ),
+                    format!(
+                        "train one (`pgdict demo` makes a pglz and an lz4 dictionary), give \
+                         --dict ID, or --dict none for PostgreSQL's plain {codec}"
+                    ),
+                )),
+            },
+            DictArg::Id(id) => {
+                let dict = self
+                    .get(id)
+                    .with_context(|| format!("cannot load dictionary {id}"))?;
+                if !dict.codecs().contains(codec) {
+                    return Err(user_error(
+                        format!(
+                            "dictionary {id} was built for {}, not for {codec}",
+                            dict.codecs()
+                        ),
+                        format!("use --codec {} or another dictionary", first_codec(&dict)),
+                    ));
+                }
+                Ok(Some(dict))
+            }
+        }
+    }
+}
+
+fn first_codec(dict: &Dictionary) -> Codec {
+    dict.codecs().iter().next().unwrap_or(Codec::Pglz)
+}
+
+/// Opens an existing directory store (a missing one gets [`crate::fail`]'s hint: `pgdict demo`
+/// or `--store`).
+pub fn open_dir(path: &Path) -> anyhow::Result<DirStore> {
+    DirStore::open(path)
+        .with_context(|| format!("cannot open the dictionary store {}", path.display()))
+}
+
+impl DictionaryLookup for AnyStore {
+    fn dictionary(&self, id: u32) -> Result<Option<Arc<PreparedDictionary>>, String> {
+        match self {
+            AnyStore::Dir(s) => s.dictionary(id),
+            AnyStore::Pg(s) => s.dictionary(id),
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            AnyStore::Dir(s) => DictionaryLookup::describe(s),
+            AnyStore::Pg(s) => DictionaryLookup::describe(s.as_ref()),
+        }
+    }
+}
+
+/// A store opened on first use: decoding plain datums needs none, so a missing store only
+/// matters once a datum names a dictionary.
+pub struct LazyStore<'a> {
+    args: &'a StoreArgs,
+    store: OnceCell<Result<AnyStore, String>>,
+}
+
+impl<'a> LazyStore<'a> {
+    pub fn new(args: &'a StoreArgs) -> LazyStore<'a> {
+        LazyStore {
+            args,
+            store: OnceCell::new(),
+        }
+    }
+
+    fn get(&self) -> &Result<AnyStore, String> {
+        self.store.get_or_init(|| {
+            AnyStore::open(self.args)
+                .map_err(|e| e.chain().last().map(|c| c.to_string()).unwrap_or_default())
+        })
+    }
+
+    /// What the arguments name, whether or not it could be opened.
+    pub fn name(&self) -> String {
+        match &self.args.pg_store {
+            Some(_) => "the PostgreSQL store (--pg-store)".into(),
+            None => format!("the dictionary store {}", self.args.store.display()),
+        }
+    }
+}
+
+impl DictionaryLookup for LazyStore<'_> {
+    fn dictionary(&self, id: u32) -> Result<Option<Arc<PreparedDictionary>>, String> {
+        match self.get() {
+            Ok(store) => store.dictionary(id),
+            // No store: the decode error names the id and says the store cannot be opened.
+            Err(_) => Ok(None),
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self.get() {
+            Ok(store) => DictionaryLookup::describe(store),
+            Err(why) => format!("{} (it cannot be opened: {why})", self.name()),
+        }
+    }
+}

@@ -1,0 +1,201 @@
+//! `compare --svg`: the ratio of each method per size bucket, as a grouped bar chart in plain
+//! SVG (no script, no external font or style sheet), written by hand.
+
+use std::fmt::Write;
+
+use pgdict::datum::Codec;
+use pgdict_trainer::SizeBucket;
+
+use crate::measure::{Comparison, Stats};
+use crate::report::bucket_label;
+
+const WIDTH: f64 = 860.0;
+const HEIGHT: f64 = 440.0;
+const LEFT: f64 = 64.0;
+const RIGHT: f64 = 20.0;
+const TOP: f64 = 56.0;
+const BOTTOM: f64 = 100.0;
+
+/// Fill colours: a light shade for a codec's plain method, a dark one with its dictionary.
+fn colour(codec: Codec, dict: bool) -> &'static str {
+    match (codec, dict) {
+        (Codec::Pglz, false) => "#9ecae1",
+        (Codec::Pglz, true) => "#2171b5",
+        (Codec::Lz4, false) => "#fdae6b",
+        (Codec::Lz4, true) => "#d94801",
+        (Codec::Zstd, false) => "#a1d99b",
+        (Codec::Zstd, true) => "#238b45",
+    }
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// A tick step that gives at most 8 ticks up to `max`.
+fn tick_step(max: f64) -> f64 {
+    [0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0]
+        .into_iter()
+        .find(|step| max / step <= 8.0)
+        .unwrap_or(200.0)
+}
+
+/// The chart: one group of bars per non-empty size bucket, then one for all sizes.
+pub fn chart(title: &str, comparison: &Comparison) -> String {
+    // (label, datums, stats per method)
+    let mut groups: Vec<(String, u64, Vec<&Stats>)> = Vec::new();
+    for (b, bucket) in SizeBucket::ALL.into_iter().enumerate() {
+        let datums = comparison.pglz().buckets[b].datums;
+        if datums > 0 {
+            groups.push((
+                bucket_label(bucket).0.to_string(),
+                datums,
+                comparison.results.iter().map(|r| &r.buckets[b]).collect(),
+            ));
+        }
+    }
+    groups.push((
+        "all sizes".into(),
+        comparison.pglz().all.datums,
+        comparison.results.iter().map(|r| &r.all).collect(),
+    ));
+    let max_ratio = groups
+        .iter()
+        .flat_map(|g| g.2.iter().filter_map(|s| s.ratio()))
+        .fold(1.0f64, f64::max);
+    let step = tick_step(max_ratio);
+    let top_value = ((max_ratio / step).ceil() * step).max(step);
+    let plot_w = WIDTH - LEFT - RIGHT;
+    let plot_h = HEIGHT - TOP - BOTTOM;
+    let y = |ratio: f64| TOP + plot_h * (1.0 - ratio / top_value);
+
+    let mut svg = String::new();
+    let _ = writeln!(
+        svg,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(
+        svg,
+        r##"<rect width="{WIDTH}" height="{HEIGHT}" fill="#ffffff"/>"##
+    );
+    let _ = writeln!(
+        svg,
+        r#"<text x="{}" y="24" text-anchor="middle" font-size="15" font-weight="bold">{}</text>"#,
+        WIDTH / 2.0,
+        escape(title)
+    );
+    let _ = writeln!(
+        svg,
+        r##"<text x="{}" y="42" text-anchor="middle" fill="#555555">ratio = raw bytes / stored bytes, whole datums, each compressed alone</text>"##,
+        WIDTH / 2.0
+    );
+    // Grid and y axis.
+    let mut tick = 0.0;
+    while tick <= top_value + 1e-9 {
+        let ty = y(tick);
+        let _ = writeln!(
+            svg,
+            r##"<line x1="{LEFT}" y1="{ty:.1}" x2="{:.1}" y2="{ty:.1}" stroke="#e0e0e0"/>"##,
+            WIDTH - RIGHT
+        );
+        let _ = writeln!(
+            svg,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
+            LEFT - 6.0,
+            ty + 4.0,
+            trim_number(tick)
+        );
+        tick += step;
+    }
+    let _ = writeln!(
+        svg,
+        r#"<text transform="translate(16 {:.1}) rotate(-90)" text-anchor="middle">ratio</text>"#,
+        TOP + plot_h / 2.0
+    );
+    // Bars.
+    let group_w = plot_w / groups.len() as f64;
+    let bars = comparison.results.len() as f64;
+    let bar_w = group_w * 0.8 / bars;
+    for (g, (label, datums, stats)) in groups.iter().enumerate() {
+        let gx = LEFT + group_w * g as f64 + group_w * 0.1;
+        for (m, (result, s)) in comparison.results.iter().zip(stats).enumerate() {
+            let Some(ratio) = s.ratio() else { continue };
+            let x = gx + bar_w * m as f64;
+            let top = y(ratio);
+            let _ = writeln!(
+                svg,
+                r#"<rect x="{x:.1}" y="{top:.1}" width="{:.1}" height="{:.1}" fill="{}"><title>{} {}: {ratio:.2}</title></rect>"#,
+                (bar_w - 1.0).max(1.0),
+                (TOP + plot_h - top).max(0.0),
+                colour(result.method.codec, result.method.dict),
+                escape(result.method.label()),
+                escape(label)
+            );
+            let _ = writeln!(
+                svg,
+                r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="9">{ratio:.2}</text>"#,
+                x + bar_w / 2.0,
+                top - 3.0
+            );
+        }
+        let cx = LEFT + group_w * (g as f64 + 0.5);
+        let _ = writeln!(
+            svg,
+            r#"<text x="{cx:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            TOP + plot_h + 18.0,
+            escape(label)
+        );
+        let _ = writeln!(
+            svg,
+            r##"<text x="{cx:.1}" y="{:.1}" text-anchor="middle" fill="#555555" font-size="10">{datums} datums</text>"##,
+            TOP + plot_h + 32.0
+        );
+    }
+    // The line of no gain, and the x axis.
+    let one = y(1.0);
+    let _ = writeln!(
+        svg,
+        r##"<line x1="{LEFT}" y1="{one:.1}" x2="{:.1}" y2="{one:.1}" stroke="#444444" stroke-dasharray="4 3"/>"##,
+        WIDTH - RIGHT
+    );
+    let _ = writeln!(
+        svg,
+        r##"<line x1="{LEFT}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#000000"/>"##,
+        TOP + plot_h,
+        WIDTH - RIGHT,
+        TOP + plot_h
+    );
+    // Legend.
+    let legend_y = HEIGHT - 30.0;
+    let entry_w = plot_w / comparison.results.len() as f64;
+    for (m, result) in comparison.results.iter().enumerate() {
+        let lx = LEFT + entry_w * m as f64;
+        let label = if !result.method.dict && result.method.codec == Codec::Zstd {
+            "zstd (reference)"
+        } else {
+            result.method.label()
+        };
+        let _ = writeln!(
+            svg,
+            r#"<rect x="{lx:.1}" y="{:.1}" width="12" height="12" fill="{}"/>"#,
+            legend_y - 10.0,
+            colour(result.method.codec, result.method.dict)
+        );
+        let _ = writeln!(
+            svg,
+            r#"<text x="{:.1}" y="{legend_y:.1}">{}</text>"#,
+            lx + 17.0,
+            escape(label)
+        );
+    }
+    svg.push_str("</svg>\n");
+    svg
+}
+
+fn trim_number(x: f64) -> String {
+    let text = format!("{x:.2}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}

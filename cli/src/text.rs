@@ -1,0 +1,164 @@
+//! Text output helpers: aligned tables, numbers, times.
+
+/// A column's alignment.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Align {
+    Left,
+    Right,
+}
+
+/// A table of text cells, printed with columns aligned and two spaces between them.
+pub struct Table {
+    columns: Vec<(String, Align)>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    pub fn new(columns: &[(&str, Align)]) -> Table {
+        Table {
+            columns: columns
+                .iter()
+                .map(|&(name, align)| (name.to_string(), align))
+                .collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    pub fn row(&mut self, cells: Vec<String>) {
+        debug_assert_eq!(cells.len(), self.columns.len());
+        self.rows.push(cells);
+    }
+
+    /// The table, a line per row after the header line; trailing spaces trimmed.
+    pub fn render(&self) -> String {
+        let width = |i: usize| {
+            self.rows
+                .iter()
+                .map(|r| r[i].chars().count())
+                .chain([self.columns[i].0.chars().count()])
+                .max()
+                .unwrap_or(0)
+        };
+        let widths: Vec<usize> = (0..self.columns.len()).map(width).collect();
+        let line = |cells: &[String]| {
+            let mut text = String::new();
+            for (i, cell) in cells.iter().enumerate() {
+                if i > 0 {
+                    text.push_str("  ");
+                }
+                let pad = widths[i] - cell.chars().count();
+                match self.columns[i].1 {
+                    Align::Left => {
+                        text.push_str(cell);
+                        text.push_str(&" ".repeat(pad));
+                    }
+                    Align::Right => {
+                        text.push_str(&" ".repeat(pad));
+                        text.push_str(cell);
+                    }
+                }
+            }
+            text.trim_end().to_string() + "\n"
+        };
+        let header: Vec<String> = self.columns.iter().map(|c| c.0.clone()).collect();
+        let mut out = line(&header);
+        for row in &self.rows {
+            out.push_str(&line(row));
+        }
+        out
+    }
+}
+
+/// A count with thousands separators: `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A speed in MB/s, `-` when not measured.
+pub fn mb_s(speed: Option<f64>) -> String {
+    match speed {
+        Some(s) if s >= 100.0 => format!("{s:.0}"),
+        Some(s) => format!("{s:.1}"),
+        None => "-".into(),
+    }
+}
+
+/// A share as a percentage: `12.5 %`.
+pub fn percent(share: f64) -> String {
+    format!("{:.1} %", share * 100.0)
+}
+
+/// Microseconds since the Unix epoch as UTC: `2026-11-30 01:02:03Z`.
+pub fn utc(micros: u64) -> String {
+    let secs = micros / 1_000_000;
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+/// The proleptic Gregorian date of a day number (days since 1970-01-01): the well-known
+/// era-based conversion (400-year eras of 146,097 days, years starting in March).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z.rem_euclid(146_097);
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_index = (5 * day_of_year + 2) / 153;
+    let day = (day_of_year - (153 * month_index + 2) / 5 + 1) as u32;
+    let month = if month_index < 10 {
+        month_index + 3
+    } else {
+        month_index - 9
+    } as u32;
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates() {
+        assert_eq!(utc(0), "1970-01-01 00:00:00Z");
+        // 2000-02-29 12:34:56 UTC.
+        assert_eq!(utc(951_827_696_000_000), "2000-02-29 12:34:56Z");
+        // 2026-11-30 00:00:00 UTC.
+        assert_eq!(utc(1_795_996_800_000_000), "2026-11-30 00:00:00Z");
+    }
+
+    #[test]
+    fn numbers() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(mb_s(Some(1234.4)), "1234");
+        assert_eq!(mb_s(Some(12.34)), "12.3");
+        assert_eq!(mb_s(None), "-");
+    }
+
+    #[test]
+    fn table_aligns() {
+        let mut t = Table::new(&[("name", Align::Left), ("n", Align::Right)]);
+        t.row(vec!["a".into(), "10".into()]);
+        t.row(vec!["bcd".into(), "2".into()]);
+        assert_eq!(t.render(), "name   n\na     10\nbcd    2\n");
+    }
+}

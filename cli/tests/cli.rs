@@ -1,0 +1,666 @@
+//! End-to-end tests of the `pgdict` binary: each runs it in its own temporary directory, with
+//! no `PGDICT_STORE` from the environment, and checks output and exit status.
+
+use std::fs;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// A temporary working directory for one test.
+struct Dir {
+    dir: tempfile::TempDir,
+}
+
+impl Dir {
+    fn new() -> Dir {
+        Dir {
+            dir: tempfile::tempdir().expect("temporary directory"),
+        }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn write(&self, name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.path(name);
+        fs::write(&path, bytes).unwrap();
+        path
+    }
+
+    /// The command, run in this directory.
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_pgdict"));
+        command
+            .args(args)
+            .current_dir(self.dir.path())
+            .env_remove("PGDICT_STORE")
+            .env_remove("PGDICT_PG_STORE");
+        command
+    }
+
+    fn run(&self, args: &[&str]) -> Run {
+        Run::from(self.command(args).output().expect("run pgdict"))
+    }
+
+    fn run_with_stdin(&self, args: &[&str], stdin: &[u8]) -> Run {
+        let mut child = self
+            .command(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run pgdict");
+        // Written from another thread: the child writes output while it reads, and a pipe
+        // that nobody empties would stop both.
+        let mut pipe = child.stdin.take().unwrap();
+        let input = stdin.to_vec();
+        let writer = std::thread::spawn(move || pipe.write_all(&input));
+        let run = Run::from(child.wait_with_output().unwrap());
+        writer.join().unwrap().unwrap();
+        run
+    }
+
+    /// `pgdict demo` into ./dicts, quickly: what most tests need a store for.
+    fn demo(&self) -> Run {
+        self.run(&["demo", "--rounds", "1"]).ok()
+    }
+}
+
+/// A finished run.
+struct Run {
+    status: Option<i32>,
+    stdout: Vec<u8>,
+    stderr: String,
+}
+
+impl From<Output> for Run {
+    fn from(output: Output) -> Run {
+        Run {
+            status: output.status.code(),
+            stdout: output.stdout,
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+}
+
+impl Run {
+    fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.stdout).into_owned()
+    }
+
+    /// Asserts exit status 0.
+    fn ok(self) -> Run {
+        assert_eq!(
+            self.status,
+            Some(0),
+            "stdout:\n{}\nstderr:\n{}",
+            self.stdout(),
+            self.stderr
+        );
+        self
+    }
+
+    /// Asserts the exit status and that stderr holds every phrase.
+    fn fails(self, status: i32, phrases: &[&str]) -> Run {
+        assert_eq!(
+            self.status,
+            Some(status),
+            "stdout:\n{}\nstderr:\n{}",
+            self.stdout(),
+            self.stderr
+        );
+        for phrase in phrases {
+            assert!(
+                self.stderr.contains(phrase),
+                "stderr lacks {phrase:?}:\n{}",
+                self.stderr
+            );
+        }
+        self
+    }
+}
+
+/// The project's sample rows.
+fn corpus(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../corpus")
+        .join(name)
+}
+
+fn corpus_arg(name: &str) -> String {
+    corpus(name).display().to_string()
+}
+
+#[test]
+fn demo_trains_stores_and_compares_on_a_fresh_store() {
+    let dir = Dir::new();
+    let run = dir.demo();
+    let out = run.stdout();
+    // From a directory without corpus/, the rows built into the binary.
+    assert!(
+        out.contains("corpus/events.jsonl (built into pgdict)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("added dictionary 1 (pglz, 4,095 bytes"),
+        "{out}"
+    );
+    assert!(out.contains("added dictionary 2 (lz4, "), "{out}");
+    for label in [
+        "pglz+dict",
+        "lz4+dict",
+        "zstd+dict",
+        "all sizes: 1,000 datums",
+    ] {
+        assert!(out.contains(label), "no {label:?} in:\n{out}");
+    }
+    assert!(dir.path("dicts/00000001.pgdict").is_file());
+    assert!(dir.path("dicts/00000002.pgdict").is_file());
+    assert!(!dir.path("dicts/00000003.pgdict").exists());
+    // The pglz dictionary at least doubles the ratio of plain pglz on these rows.
+    let pglz_dict = out
+        .lines()
+        .find(|l| l.starts_with("pglz+dict"))
+        .expect("a pglz+dict row");
+    let vs_pglz: f64 = pglz_dict
+        .split_whitespace()
+        .nth(3)
+        .and_then(|x| x.strip_suffix('x'))
+        .and_then(|x| x.parse().ok())
+        .expect("vs pglz column");
+    assert!(vs_pglz >= 2.0, "{pglz_dict}");
+
+    // Again: the same dictionaries are kept, not added twice.
+    let again = dir.demo().stdout();
+    assert!(again.contains("kept dictionary 1 (pglz"), "{again}");
+    assert!(!dir.path("dicts/00000003.pgdict").exists());
+
+    // Another store by flag, and by environment variable.
+    dir.run(&[
+        "demo", "--rounds", "1", "--sample", "app-logs", "--store", "other",
+    ])
+    .ok();
+    assert!(dir.path("other/00000001.pgdict").is_file());
+    let listed = dir
+        .command(&["dict", "list"])
+        .env("PGDICT_STORE", dir.path("other"))
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&listed.stdout).contains("app_logs.txt"));
+}
+
+#[test]
+fn compress_decompress_round_trip_as_datums_file_and_as_hex() {
+    let dir = Dir::new();
+    dir.demo();
+    let rows = corpus_arg("app_logs.txt");
+    let original = fs::read(&rows).unwrap();
+
+    // Datums file.
+    let run = dir.run(&["compress", &rows, "-o", "logs.datums"]).ok();
+    assert!(
+        run.stderr.contains("2,000 rows") && run.stderr.contains("dictionary 1"),
+        "{}",
+        run.stderr
+    );
+    let back = dir.run(&["decompress", "logs.datums"]).ok();
+    assert_eq!(back.stdout, original);
+
+    // Hex lines, as for SQL, through standard input both ways.
+    let hex = dir
+        .run_with_stdin(&["compress", "--codec", "lz4", "--hex", "-q"], &original)
+        .ok();
+    let text = hex.stdout();
+    assert_eq!(text.lines().count(), 2000);
+    assert!(text.lines().all(|l| l.starts_with("\\x")), "{text}");
+    assert!(hex.stderr.is_empty(), "{}", hex.stderr);
+    let back = dir.run_with_stdin(&["decompress"], &hex.stdout).ok();
+    assert_eq!(back.stdout, original);
+
+    // Prefixes, as substr() reads them.
+    let prefix = dir
+        .run(&["decompress", "--prefix", "24", "logs.datums"])
+        .ok();
+    let expected: Vec<String> = String::from_utf8(original.clone())
+        .unwrap()
+        .lines()
+        .map(|l| l[..24].to_string())
+        .collect();
+    let got: Vec<String> = prefix.stdout().lines().map(str::to_string).collect();
+    assert_eq!(got, expected);
+
+    // Rows with line feeds: refused as lines, kept as JSON Lines and as a datums file.
+    let jsonl = dir.write(
+        "multi.jsonl",
+        "\"one\\ntwo\"\n{\"k\":[1,2]}\n\"\\\"quoted\\\"\"\n",
+    );
+    dir.run(&[
+        "compress",
+        "--dict",
+        "none",
+        jsonl.to_str().unwrap(),
+        "-o",
+        "m.datums",
+    ])
+    .ok();
+    dir.run(&["decompress", "m.datums"])
+        .fails(1, &["holds a line feed", "--out-format jsonl"]);
+    let back = dir
+        .run(&["decompress", "m.datums", "--out-format", "jsonl"])
+        .ok();
+    assert_eq!(back.stdout, fs::read(&jsonl).unwrap());
+    dir.run(&[
+        "decompress",
+        "m.datums",
+        "--out-format",
+        "datums",
+        "-o",
+        "m2.datums",
+    ])
+    .ok();
+    dir.run(&["compress", "--dict", "none", "m2.datums", "-o", "m3.datums"])
+        .ok();
+    let back = dir
+        .run(&["decompress", "m3.datums", "--out-format", "jsonl"])
+        .ok();
+    assert_eq!(back.stdout, fs::read(&jsonl).unwrap());
+}
+
+#[test]
+fn inspect_reads_known_datums_and_psql_output() {
+    let dir = Dir::new();
+    // psql's aligned output of a bytea column: "abcd" with a 1-byte header, "abc" with a
+    // 4-byte header (total_len 7 << 2 = 0x1c).
+    let psql = " datum\n----------------\n \\x0b61626364\n \\x1c000000616263\n(2 rows)\n\n";
+    dir.write("psql.txt", psql);
+    let out = dir.run(&["inspect", "psql.txt"]).ok().stdout();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[0],
+        "datum  at      form  method  codec  dict  header  raw  stored  ratio"
+    );
+    assert_eq!(
+        lines[1],
+        "    1  line 3  raw        -  -         -       1    4       5   0.80"
+    );
+    assert_eq!(
+        lines[2],
+        "    2  line 4  raw        -  -         -       4    3       7   0.43"
+    );
+    assert!(
+        lines[3].starts_with("2 datums of psql.txt (hex): 7 raw bytes stored in 12"),
+        "{out}"
+    );
+
+    // pageinspect's tuple_data_split, as `psql -At` prints the bytea array, NULLs included.
+    dir.write(
+        "split.txt",
+        "{\"\\\\x0b61626364\",NULL,\"\\\\x1c000000616263\"}\n",
+    );
+    let out = dir.run(&["inspect", "--json", "split.txt"]).ok().stdout();
+    let first: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(first["form"], "raw");
+    assert_eq!(first["raw_bytes"], 4);
+    assert_eq!(first["postgres_compatible"], true);
+    assert_eq!(out.lines().count(), 2);
+
+    // What compress writes: PostgreSQL's own pglz form without a dictionary, pgdict's
+    // extended form with one.
+    dir.demo();
+    let row = "{\"event\":\"page_view\",\"event\":\"page_view\",\"event\":\"page_view\",\"event\":\"page_view\"}\n";
+    dir.write("row.txt", row);
+    dir.run(&[
+        "compress",
+        "--dict",
+        "none",
+        "row.txt",
+        "-o",
+        "plain.datums",
+    ])
+    .ok();
+    let out = dir
+        .run(&["inspect", "--verify", "plain.datums"])
+        .ok()
+        .stdout();
+    let fields: Vec<&str> = out.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(
+        &fields[..8],
+        ["1", "byte", "0", "compressed", "0", "pglz", "-", "8"],
+        "{out}"
+    );
+    assert_eq!(fields[8], (row.len() - 1).to_string());
+    assert_eq!(fields.last(), Some(&"ok"));
+    let events = corpus_arg("events.jsonl");
+    dir.run(&["compress", &events, "--hex", "-o", "events.hex"])
+        .ok();
+    let out = dir
+        .run(&["inspect", "--verify", "events.hex"])
+        .ok()
+        .stdout();
+    let fields: Vec<&str> = out.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(
+        &fields[..8],
+        ["1", "line", "1", "extended", "3", "pglz", "1", "10"],
+        "{out}"
+    );
+    assert!(
+        out.contains("2,000 with a dictionary (dictionary 1)"),
+        "{out}"
+    );
+
+    // A damaged datum is marked, and the exit status is 3.
+    dir.write("bad.txt", "\\x0b61626364\n\\x0b6162\n");
+    let run = dir
+        .run(&["inspect", "bad.txt"])
+        .fails(3, &["1 of the 2 datums"]);
+    let out = run.stdout();
+    assert!(out.contains("INVALID"), "{out}");
+    assert!(
+        out.contains("datum 2 (line 2): datum: header says total_len 5, but the datum has 3 bytes"),
+        "{out}"
+    );
+}
+
+#[test]
+fn compare_reports_every_method_overall_and_per_bucket() {
+    let dir = Dir::new();
+    let events = corpus_arg("events.jsonl");
+    let run = dir
+        .run(&[
+            "compare",
+            &events,
+            "--json",
+            "--rounds",
+            "1",
+            "--max-rows",
+            "300",
+            "--svg",
+            "chart.svg",
+        ])
+        .ok();
+    let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(report["rows"], 2000);
+    assert_eq!(report["train_rows"], 1000);
+    assert_eq!(report["evaluated_rows"], 300);
+    assert_eq!(report["split"], "interleaved");
+    assert_eq!(report["dictionaries"]["pglz"]["bytes"], 4095);
+    let methods = &report["all"]["methods"];
+    for method in ["pglz", "pglz_dict", "lz4", "lz4_dict", "zstd", "zstd_dict"] {
+        let m = &methods[method];
+        for field in [
+            "datums",
+            "raw_bytes",
+            "stored_bytes",
+            "ratio",
+            "ratio_vs_pglz",
+            "stored_raw_share",
+            "compress_mb_s",
+            "decompress_mb_s",
+        ] {
+            assert!(!m[field].is_null(), "{method}.{field} missing: {m}");
+        }
+        assert_eq!(m["datums"], 300);
+    }
+    assert_eq!(methods["pglz"]["ratio_vs_pglz"], 1.0);
+    assert_eq!(methods["zstd"]["storable"], false);
+    assert!(methods["pglz_dict"]["ratio_vs_pglz"].as_f64().unwrap() > 2.0);
+    let buckets = report["buckets"].as_array().unwrap();
+    let labels: Vec<&str> = buckets
+        .iter()
+        .map(|b| b["bucket"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        labels,
+        ["< 64 B", "64-256 B", "256 B-1 KB", "1-4 KB", ">= 4 KB"]
+    );
+    let datums: u64 = buckets.iter().map(|b| b["datums"].as_u64().unwrap()).sum();
+    assert_eq!(datums, 300);
+    let svg = fs::read_to_string(dir.path("chart.svg")).unwrap();
+    assert!(svg.starts_with("<svg ") && svg.trim_end().ends_with("</svg>"));
+    assert!(svg.contains("pglz+dict") && svg.contains("256 B-1 KB"));
+
+    // The table, with dictionaries from the store.
+    dir.demo();
+    let out = dir
+        .run(&["compare", "--dict", "auto", "--rounds", "1", &events])
+        .ok()
+        .stdout();
+    assert!(
+        out.contains("evaluated with dictionaries from the store"),
+        "{out}"
+    );
+    assert!(out.contains("pglz   4,095 bytes  dictionary 1 of"), "{out}");
+    assert!(out.contains("zstd  none"), "{out}");
+    assert!(!out.lines().any(|l| l.starts_with("zstd+dict")), "{out}");
+    for column in [
+        "stored bytes",
+        "ratio",
+        "vs pglz",
+        "stored raw",
+        "compress MB/s",
+    ] {
+        assert!(out.contains(column), "{out}");
+    }
+}
+
+#[test]
+fn dict_list_show_and_retire() {
+    let dir = Dir::new();
+    dir.run(&["dict", "list"])
+        .fails(1, &["is not a dictionary store", "pgdict demo"]);
+    dir.demo();
+    let out = dir.run(&["dict", "list"]).ok().stdout();
+    assert!(out.starts_with("id  codecs"), "{out}");
+    assert!(out.contains("active, auto for pglz"), "{out}");
+    assert!(out.contains("active, auto for lz4"), "{out}");
+    let out = dir.run(&["dict", "list", "--json"]).ok().stdout();
+    let first: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(first["id"], 1);
+    assert_eq!(first["codecs"], serde_json::json!(["pglz"]));
+    assert_eq!(first["bytes"], 4095);
+
+    let out = dir
+        .run(&["dict", "show", "1", "--content", "dict1.bin"])
+        .ok()
+        .stdout();
+    assert!(out.starts_with("dictionary 1\n"), "{out}");
+    assert!(out.contains("content:    4,095 bytes, sha256 "), "{out}");
+    assert!(out.contains("measured:   on 1,000 held-out rows"), "{out}");
+    assert_eq!(fs::read(dir.path("dict1.bin")).unwrap().len(), 4095);
+
+    // Compress with it, retire it: old datums still decode, auto no longer picks it.
+    let rows = corpus_arg("orders_csv.txt");
+    dir.run(&["compress", &rows, "-o", "orders.datums"]).ok();
+    let out = dir.run(&["dict", "retire", "1"]).ok().stdout();
+    assert!(out.starts_with("retired dictionary 1"), "{out}");
+    let out = dir.run(&["dict", "retire", "1"]).ok().stdout();
+    assert!(out.contains("already retired"), "{out}");
+    let out = dir.run(&["dict", "list"]).ok().stdout();
+    assert!(out.lines().nth(1).unwrap().contains("retired"), "{out}");
+    let back = dir.run(&["decompress", "orders.datums"]).ok();
+    assert_eq!(back.stdout, fs::read(&rows).unwrap());
+    dir.run(&["compress", &rows]).fails(
+        1,
+        &["has no active dictionary built for pglz", "--dict none"],
+    );
+    dir.run(&["dict", "show", "7"])
+        .fails(1, &["dictionary 7 is not in", "pgdict dict list"]);
+    dir.run(&["dict", "retire", "0"])
+        .fails(2, &["dictionary ids start at 1"]);
+}
+
+#[test]
+fn sync_copies_between_directory_stores_and_refuses_diverged_ones() {
+    let dir = Dir::new();
+    dir.run(&["demo", "--rounds", "1", "--store", "a"]).ok();
+    let out = dir
+        .run(&["dict", "sync", "--from", "a", "--to", "b"])
+        .ok()
+        .stdout();
+    assert!(out.contains("copied:          1, 2"), "{out}");
+    assert_eq!(
+        fs::read(dir.path("a/00000002.pgdict")).unwrap(),
+        fs::read(dir.path("b/00000002.pgdict")).unwrap()
+    );
+    // Datums written with store a decode with store b.
+    let rows = corpus_arg("events.jsonl");
+    dir.run(&["compress", &rows, "--store", "a", "-o", "e.datums"])
+        .ok();
+    let back = dir.run(&["decompress", "e.datums", "--store", "b"]).ok();
+    assert_eq!(back.stdout, fs::read(&rows).unwrap());
+
+    // Retirement travels; a second sync finds everything there. --to defaults to --store.
+    dir.run(&["dict", "retire", "2", "--store", "a"]).ok();
+    let out = dir
+        .run(&["dict", "sync", "--from", "a", "--store", "b"])
+        .ok()
+        .stdout();
+    assert!(out.contains("copied:          none"), "{out}");
+    assert!(out.contains("already there:   1, 2"), "{out}");
+    assert!(out.contains("retired there:   2"), "{out}");
+
+    // A store whose dictionary 1 is another one: refused, nothing changed, status 4.
+    dir.run(&[
+        "demo",
+        "--rounds",
+        "1",
+        "--sample",
+        "orders-csv",
+        "--store",
+        "c",
+    ])
+    .ok();
+    let before = fs::read(dir.path("c/00000001.pgdict")).unwrap();
+    dir.run(&["dict", "sync", "--from", "a", "--to", "c"])
+        .fails(
+            4,
+            &[
+                "refused, nothing changed",
+                "id 1",
+                "hint: the stores have diverged",
+            ],
+        );
+    assert_eq!(fs::read(dir.path("c/00000001.pgdict")).unwrap(), before);
+    assert!(!dir.path("c/00000002.retired").exists());
+
+    dir.run(&["dict", "sync", "--from", "missing"]).fails(
+        1,
+        &["cannot open the source store", "is not a dictionary store"],
+    );
+    dir.run(&["dict", "sync"]).fails(2, &["--from"]);
+}
+
+#[test]
+fn errors_say_what_failed_and_what_to_do() {
+    let dir = Dir::new();
+    let rows = corpus_arg("app_logs.txt");
+    // A missing store.
+    dir.run(&["compress", &rows, "--store", "nowhere"]).fails(
+        1,
+        &[
+            "error: cannot open the dictionary store nowhere",
+            "is not a dictionary store",
+            "hint:",
+            "--dict none",
+        ],
+    );
+    // An unknown dictionary id.
+    dir.demo();
+    dir.run(&["compress", &rows, "--dict", "42"]).fails(
+        1,
+        &[
+            "cannot load dictionary 42",
+            "dictionary 42 is not in the dictionary store dicts",
+            "hint: `pgdict dict list`",
+        ],
+    );
+    // A dictionary built for another codec.
+    dir.run(&["compress", &rows, "--dict", "2", "--codec", "pglz"])
+        .fails(
+            1,
+            &[
+                "dictionary 2 was built for lz4, not for pglz",
+                "--codec lz4",
+            ],
+        );
+    // A bad JSON line, by number; no half-written output is left behind.
+    dir.write("bad.jsonl", "{\"a\":1}\n{\"b\":2}\n{oops\n{\"d\":4}\n");
+    dir.run(&["compress", "bad.jsonl", "-o", "out.datums"])
+        .fails(
+            1,
+            &[
+                "bad.jsonl:3: not a JSON value",
+                "hint: each line of a JSON Lines file",
+            ],
+        );
+    assert!(!dir.path("out.datums").exists());
+    // Files that cannot be read.
+    dir.run(&["compress", "no-such-file.txt"])
+        .fails(1, &["cannot read no-such-file.txt", "hint: check the path"]);
+    dir.run(&["inspect", "no-such-file.datums"]).fails(
+        1,
+        &["cannot read no-such-file.datums", "hint: check the path"],
+    );
+    fs::create_dir(dir.path("a-directory")).unwrap();
+    dir.run(&["decompress", "a-directory"])
+        .fails(1, &["cannot read a-directory"]);
+    // A bad hex line, by number.
+    dir.write("bad.hex", "\\x0b61626364\n\\x0b616\n");
+    dir.run(&["decompress", "--format", "hex", "bad.hex"])
+        .fails(1, &["line 2", "odd number of hex digits", "hint:"]);
+    // A datum whose dictionary the store lacks.
+    dir.run(&["compress", &rows, "-o", "logs.datums"]).ok();
+    dir.run(&["decompress", "logs.datums", "--store", "empty"])
+        .fails(
+            1,
+            &["datum 1", "dictionary 1 is not in", "pgdict dict sync"],
+        );
+    // Usage errors: status 2.
+    dir.run(&["compress", "--codec", "brotli"])
+        .fails(2, &["invalid value 'brotli'"]);
+    dir.run(&["compress", "--dict", "latest"])
+        .fails(2, &["is not a dictionary id"]);
+    dir.run(&["frobnicate"])
+        .fails(2, &["unrecognized subcommand"]);
+    // Binary output is not written to... a pipe is fine; help goes to stdout with status 0.
+    let help = dir.run(&["--help"]).ok().stdout();
+    assert!(
+        help.contains("Exit status:") && help.contains("PGDICT_STORE"),
+        "{help}"
+    );
+}
+
+/// Runs the command, reads a little of its output and closes the pipe, as `| head -1` does.
+fn read_a_line_and_close(dir: &Dir, args: &[&str]) -> Run {
+    let mut child = dir
+        .command(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 64];
+    let n = stdout.read(&mut first).unwrap();
+    assert!(n > 0);
+    drop(stdout);
+    Run::from(child.wait_with_output().unwrap())
+}
+
+#[test]
+fn a_closed_pipe_is_success() {
+    let dir = Dir::new();
+    dir.demo();
+    let rows = corpus_arg("events.jsonl");
+    dir.run(&["compress", &rows, "-o", "e.datums"]).ok();
+    // Outputs far larger than a pipe's buffer, so that the writes after the close fail.
+    for args in [
+        &["inspect", "e.datums"][..],
+        &["compress", &rows, "--hex", "-q"],
+        &["decompress", "e.datums"],
+    ] {
+        let run = read_a_line_and_close(&dir, args);
+        assert_eq!(run.status, Some(0), "{args:?}: {}", run.stderr);
+        assert!(run.stderr.is_empty(), "{args:?}: {}", run.stderr);
+    }
+}
