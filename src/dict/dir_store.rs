@@ -51,17 +51,17 @@
 //! [`DirStore::add`] aborts the process right after writing and fsyncing the temporary file,
 //! before linking it: the crash the atomicity rule is about. Tests set it in a child process.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use crate::datum::{Codec, DictionaryLookup, PreparedDictionary};
 use crate::dict::file::{self, CodecSet, Dictionary, FormatError, Metadata};
-use crate::dict::{lock, lookup_answer, Store, StoreEntry, StoreError};
+use crate::dict::{lookup_answer, Cache, Store, StoreEntry, StoreError};
 
 /// The environment variable that names the default store.
 pub const STORE_ENV: &str = "PGDICT_STORE";
@@ -89,10 +89,8 @@ static TEMP_SEQ: AtomicU64 = AtomicU64::new(0);
 #[derive(Debug)]
 pub struct DirStore {
     dir: PathBuf,
-    /// Dictionaries loaded so far; immutable, so never invalidated.
-    dicts: Mutex<HashMap<u32, Arc<Dictionary>>>,
-    /// Dictionaries prepared for the codecs so far.
-    prepared: Mutex<HashMap<u32, Arc<PreparedDictionary>>>,
+    /// Dictionaries loaded and prepared so far.
+    cache: Cache,
 }
 
 /// What a directory listing holds.
@@ -150,8 +148,7 @@ impl DirStore {
         }
         Ok(DirStore {
             dir,
-            dicts: Mutex::default(),
-            prepared: Mutex::default(),
+            cache: Cache::default(),
         })
     }
 
@@ -201,9 +198,11 @@ impl DirStore {
 
     /// The dictionary with this id, loaded and verified on first use, then cached.
     pub fn get(&self, id: u32) -> Result<Arc<Dictionary>, StoreError> {
-        if let Some(dict) = lock(&self.dicts).get(&id) {
-            return Ok(dict.clone());
-        }
+        self.cache.get(id, || self.load(id))
+    }
+
+    /// The dictionary with this id, read from its file and verified.
+    fn load(&self, id: u32) -> Result<Dictionary, StoreError> {
         let path = self.file_path(id);
         let bytes = match read_capped(&path) {
             Ok(bytes) => bytes,
@@ -238,27 +237,12 @@ impl DirStore {
                 inside: dict.id(),
             });
         }
-        Ok(lock(&self.dicts)
-            .entry(id)
-            .or_insert_with(|| Arc::new(dict))
-            .clone())
+        Ok(dict)
     }
 
     /// The dictionary with this id prepared for every codec, built on first use, then cached.
     pub fn prepared(&self, id: u32) -> Result<Arc<PreparedDictionary>, StoreError> {
-        if let Some(prepared) = lock(&self.prepared).get(&id) {
-            return Ok(prepared.clone());
-        }
-        let dict = self.get(id)?;
-        let prepared = dict.prepare().map_err(|error| StoreError::Prepare {
-            id,
-            store: self.describe(),
-            error,
-        })?;
-        Ok(lock(&self.prepared)
-            .entry(id)
-            .or_insert_with(|| Arc::new(prepared))
-            .clone())
+        self.cache.prepared(self, id)
     }
 
     /// Whether dictionary `id` is retired.
@@ -306,7 +290,7 @@ impl DirStore {
             let dict = template.with_id(next).map_err(StoreError::Invalid)?;
             if self.write_new(&dict)? {
                 let dict = Arc::new(dict);
-                lock(&self.dicts).insert(next, dict.clone());
+                self.cache.insert(dict.clone());
                 return Ok(dict);
             }
             // Another process took `next` in between: look again.
@@ -340,7 +324,7 @@ impl DirStore {
                 Err(e) => return Err(e),
             }
             if self.write_new(dict)? {
-                lock(&self.dicts).insert(id, Arc::new(dict.clone()));
+                self.cache.insert(Arc::new(dict.clone()));
                 return Ok(Inserted::Added);
             }
             // Someone else wrote this id just now: compare with theirs.

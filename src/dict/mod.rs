@@ -35,9 +35,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use std::collections::HashMap;
 use std::io;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use crate::datum::{DatumError, PreparedDictionary};
 
@@ -220,6 +221,59 @@ pub(crate) fn lookup_answer(
         Ok(prepared) => Ok(Some(prepared)),
         Err(StoreError::NotFound { .. }) => Ok(None),
         Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A store's dictionaries by id, as loaded (and verified) and as prepared for the codecs.
+/// Dictionaries are immutable, so nothing in it is ever invalidated.
+#[derive(Debug, Default)]
+pub(crate) struct Cache {
+    dicts: Mutex<HashMap<u32, Arc<Dictionary>>>,
+    prepared: Mutex<HashMap<u32, Arc<PreparedDictionary>>>,
+}
+
+impl Cache {
+    /// The dictionary with this id: the cached one, else what `load` reads, then cached.
+    /// (Two threads may both load it; the first to finish is kept, and both get that one.)
+    pub(crate) fn get(
+        &self,
+        id: u32,
+        load: impl FnOnce() -> Result<Dictionary, StoreError>,
+    ) -> Result<Arc<Dictionary>, StoreError> {
+        if let Some(dict) = lock(&self.dicts).get(&id) {
+            return Ok(dict.clone());
+        }
+        let dict = load()?;
+        Ok(lock(&self.dicts)
+            .entry(id)
+            .or_insert_with(|| Arc::new(dict))
+            .clone())
+    }
+
+    /// Caches a dictionary the store has just written.
+    pub(crate) fn insert(&self, dict: Arc<Dictionary>) {
+        lock(&self.dicts).insert(dict.id(), dict);
+    }
+
+    /// Dictionary `id` of `store` prepared for every codec: built on first use, then cached.
+    pub(crate) fn prepared(
+        &self,
+        store: &impl Store,
+        id: u32,
+    ) -> Result<Arc<PreparedDictionary>, StoreError> {
+        if let Some(prepared) = lock(&self.prepared).get(&id) {
+            return Ok(prepared.clone());
+        }
+        let dict = store.get(id)?;
+        let prepared = dict.prepare().map_err(|error| StoreError::Prepare {
+            id,
+            store: store.describe(),
+            error,
+        })?;
+        Ok(lock(&self.prepared)
+            .entry(id)
+            .or_insert_with(|| Arc::new(prepared))
+            .clone())
     }
 }
 

@@ -46,7 +46,6 @@
 //! content against its stored SHA-256. Rows are cached by id after their first load (they
 //! are immutable); a missing id is not cached, since it may arrive later by replication.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use postgres::error::SqlState;
@@ -54,7 +53,7 @@ use postgres::{Client, Config, NoTls};
 
 use crate::datum::{Codec, DictionaryLookup, PreparedDictionary};
 use crate::dict::file::{self, CodecSet, Dictionary, FormatError, Metadata};
-use crate::dict::{lock, lookup_answer, Store, StoreEntry, StoreError};
+use crate::dict::{lock, lookup_answer, Cache, Store, StoreEntry, StoreError};
 
 /// The store's schema.
 pub const SCHEMA: &str = "pgdict";
@@ -111,8 +110,8 @@ pub struct PgStore {
     description: String,
     /// The server was a standby when the store was opened.
     opened_on_standby: bool,
-    dicts: Mutex<HashMap<u32, Arc<Dictionary>>>,
-    prepared: Mutex<HashMap<u32, Arc<PreparedDictionary>>>,
+    /// Dictionaries loaded and prepared so far.
+    cache: Cache,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -196,8 +195,7 @@ impl PgStore {
             client: Mutex::new(client),
             description,
             opened_on_standby: standby,
-            dicts: Mutex::default(),
-            prepared: Mutex::default(),
+            cache: Cache::default(),
         })
     }
 
@@ -233,9 +231,11 @@ impl PgStore {
 
     /// The dictionary with this id, loaded and verified on first use, then cached.
     pub fn get(&self, id: u32) -> Result<Arc<Dictionary>, StoreError> {
-        if let Some(dict) = lock(&self.dicts).get(&id) {
-            return Ok(dict.clone());
-        }
+        self.cache.get(id, || self.load(id))
+    }
+
+    /// The dictionary with this id, read from its row and verified.
+    fn load(&self, id: u32) -> Result<Dictionary, StoreError> {
         let row = self
             .client()
             .query_opt(
@@ -281,27 +281,12 @@ impl PgStore {
                 computed: dict.content_sha256(),
             }));
         }
-        Ok(lock(&self.dicts)
-            .entry(id)
-            .or_insert_with(|| Arc::new(dict))
-            .clone())
+        Ok(dict)
     }
 
     /// The dictionary with this id prepared for every codec, built on first use, then cached.
     pub fn prepared(&self, id: u32) -> Result<Arc<PreparedDictionary>, StoreError> {
-        if let Some(prepared) = lock(&self.prepared).get(&id) {
-            return Ok(prepared.clone());
-        }
-        let dict = self.get(id)?;
-        let prepared = dict.prepare().map_err(|error| StoreError::Prepare {
-            id,
-            store: self.describe(),
-            error,
-        })?;
-        Ok(lock(&self.prepared)
-            .entry(id)
-            .or_insert_with(|| Arc::new(prepared))
-            .clone())
+        self.cache.prepared(self, id)
     }
 
     /// The newest (highest id) dictionary that is not retired and was built for `codec`.
@@ -363,7 +348,7 @@ impl PgStore {
         tx.commit().map_err(|e| self.pg_err(what, e))?;
         drop(client);
         let dict = Arc::new(dict);
-        lock(&self.dicts).insert(id, dict.clone());
+        self.cache.insert(dict.clone());
         Ok(dict)
     }
 
