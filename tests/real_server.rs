@@ -23,15 +23,18 @@
 //! The remaining tests check the helpers and the cluster harness itself
 //! (tests/support/cluster.rs).
 
+// The cluster harness describes client errors with `pgdict::dict::describe_pg_error`.
+#![cfg(feature = "pg-store")]
+
 mod support;
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
+use pgdict::dict::describe_pg_error;
 use pgdict::lz4;
 use pgdict::pglz::{self, Compressor, Strategy};
-use support::cluster::describe_error;
 use support::{corpus, PgCluster};
 
 /// Values shorter than this may not push the row over PostgreSQL's TOAST threshold (~2032
@@ -211,7 +214,7 @@ fn pglz_and_lz4_match_postgresql_on_stored_values() {
         .unwrap_or_else(|e| {
             panic!(
                 "creating the pageinspect extension (it is in contrib): {}",
-                describe_error(&e)
+                describe_pg_error(&e)
             )
         });
     require_lz4(&mut client);
@@ -261,7 +264,7 @@ fn require_lz4(client: &mut postgres::Client) {
         panic!(
             "this PostgreSQL server cannot compress with lz4 (built without --with-lz4?), and \
              the test needs it: SET default_toast_compression = lz4 fails: {}",
-            describe_error(&e)
+            describe_pg_error(&e)
         );
     }
     let setting: String = client
@@ -290,7 +293,7 @@ fn store_and_read_back(
              ALTER TABLE {table} ALTER COLUMN body SET STORAGE MAIN,
                                  ALTER COLUMN bin SET STORAGE MAIN;"
         ))
-        .unwrap_or_else(|e| panic!("creating {table}: {}", describe_error(&e)));
+        .unwrap_or_else(|e| panic!("creating {table}: {}", describe_pg_error(&e)));
     let settings: Vec<(String, String, String)> = client
         .query(
             "SELECT attname::text, attstorage::text, attcompression::text FROM pg_attribute \
@@ -332,7 +335,7 @@ fn store_and_read_back(
                 panic!(
                     "inserting {} into {table}: {}",
                     sample.origin,
-                    describe_error(&e)
+                    describe_pg_error(&e)
                 )
             });
     }
@@ -392,7 +395,7 @@ fn store_and_read_back(
         .unwrap_or_else(|e| {
             panic!(
                 "reading the heap pages of {table} with pageinspect: {}",
-                describe_error(&e)
+                describe_pg_error(&e)
             )
         })
     {
@@ -881,7 +884,7 @@ fn harness_standby_replays_the_primary() {
         error.code(),
         Some(&postgres::error::SqlState::READ_ONLY_SQL_TRANSACTION),
         "unexpected error on the standby: {}",
-        describe_error(&error)
+        describe_pg_error(&error)
     );
 }
 

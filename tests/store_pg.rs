@@ -29,9 +29,9 @@ use std::sync::Arc;
 
 use pgdict::datum::{self, Codec, DatumEncoder, DatumError, Form, PreparedDictionary};
 use pgdict::dict::{
-    self, CodecSet, Dictionary, DirStore, Gain, Metadata, PgStore, StoreEntry, StoreError,
+    self, describe_pg_error, CodecSet, Dictionary, DirStore, Gain, Metadata, PgStore, StoreEntry,
+    StoreError,
 };
-use support::cluster::describe_error;
 use support::{corpus, PgCluster};
 
 fn metadata(source: &str) -> Metadata {
@@ -81,7 +81,7 @@ fn train(rows: &[Vec<u8>], size: usize) -> Vec<u8> {
 fn sql_error(client: &mut postgres::Client, sql: &str) -> String {
     match client.batch_execute(sql) {
         Ok(()) => panic!("the server accepted: {sql}"),
-        Err(e) => describe_error(&e),
+        Err(e) => describe_pg_error(&e),
     }
 }
 

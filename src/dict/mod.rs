@@ -51,7 +51,7 @@ pub mod sync;
 pub use dir_store::DirStore;
 pub use file::{CodecSet, Dictionary, FormatError, Gain, Metadata, Sha256Sum};
 #[cfg(feature = "pg-store")]
-pub use pg_store::PgStore;
+pub use pg_store::{describe_pg_error, PgStore};
 pub use sync::{sync, Conflict, SyncReport};
 
 /// One dictionary a store holds, as [`Store::entries`] lists it.

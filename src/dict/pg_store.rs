@@ -132,7 +132,7 @@ impl PgStore {
         let client = Client::connect(conninfo, NoTls).map_err(|e| StoreError::Postgres {
             store: description.clone(),
             what: "connecting".into(),
-            message: error_text(&e),
+            message: describe_pg_error(&e),
         })?;
         PgStore::from_client(client, description)
     }
@@ -147,7 +147,7 @@ impl PgStore {
         let pg_err = |what: &str, e: postgres::Error| StoreError::Postgres {
             store: description.clone(),
             what: what.into(),
-            message: error_text(&e),
+            message: describe_pg_error(&e),
         };
         let standby: bool = client
             .query_one("SELECT pg_is_in_recovery()", &[])
@@ -401,13 +401,13 @@ impl PgStore {
         if e.code() == Some(&SqlState::READ_ONLY_SQL_TRANSACTION) {
             return StoreError::ReadOnly {
                 store: self.describe(),
-                reason: error_text(&e),
+                reason: describe_pg_error(&e),
             };
         }
         StoreError::Postgres {
             store: self.describe(),
             what: what.into(),
-            message: error_text(&e),
+            message: describe_pg_error(&e),
         }
     }
 }
@@ -446,9 +446,10 @@ fn describe_conninfo(conninfo: &str) -> String {
     text
 }
 
-/// A client error with everything it knows: the server's severity, message, SQLSTATE, detail
-/// and hint, else the chain of causes (the error's own `Display` says only "db error").
-fn error_text(error: &postgres::Error) -> String {
+/// A PostgreSQL client error with everything it knows, for messages: for an error the server
+/// sent, its severity, message, SQLSTATE, detail and hint (the error's own `Display` says only
+/// "db error"); else the error and its chain of causes, each cause once.
+pub fn describe_pg_error(error: &postgres::Error) -> String {
     if let Some(db) = error.as_db_error() {
         let mut text = format!(
             "{}: {} (SQLSTATE {})",
@@ -467,7 +468,11 @@ fn error_text(error: &postgres::Error) -> String {
     let mut text = error.to_string();
     let mut source = std::error::Error::source(error);
     while let Some(cause) = source {
-        text.push_str(&format!(": {cause}"));
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
         source = cause.source();
     }
     text

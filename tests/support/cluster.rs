@@ -34,6 +34,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+use pgdict::dict::describe_pg_error;
 use tempfile::TempDir;
 
 /// How long a server may take to start or stop (pg_ctl's `-t`, in seconds).
@@ -184,7 +185,7 @@ impl PgCluster {
             panic!(
                 "cannot connect to the test server on port {}: {}",
                 self.port,
-                describe_error(&e)
+                describe_pg_error(&e)
             )
         })
     }
@@ -322,7 +323,7 @@ impl PgCluster {
                     "the server on port {} started but does not accept connections: {}\n\
                      --- server log ---\n{}",
                     self.port,
-                    describe_error(&e),
+                    describe_pg_error(&e),
                     self.server_log()
                 ),
                 Err(_) => std::thread::sleep(Duration::from_millis(50)),
@@ -468,34 +469,6 @@ fn running_as_root() -> bool {
             output.is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
         }
     }
-}
-
-/// A client error with everything it knows: the server's message, SQLSTATE, detail and hint
-/// for an error the server sent, else the chain of causes. (The client's own `Display` says
-/// only "db error".)
-pub fn describe_error(error: &postgres::Error) -> String {
-    if let Some(db) = error.as_db_error() {
-        let mut text = format!(
-            "{}: {} (SQLSTATE {})",
-            db.severity(),
-            db.message(),
-            db.code().code()
-        );
-        if let Some(detail) = db.detail() {
-            text.push_str(&format!("; detail: {detail}"));
-        }
-        if let Some(hint) = db.hint() {
-            text.push_str(&format!("; hint: {hint}"));
-        }
-        return text;
-    }
-    let mut text = error.to_string();
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        text.push_str(&format!(": {cause}"));
-        source = cause.source();
-    }
-    text
 }
 
 /// A TCP port on 127.0.0.1 that was free a moment ago.

@@ -623,6 +623,7 @@ pub fn describe_conninfo(conninfo: &str) -> String {
 mod pg {
     use std::collections::VecDeque;
 
+    use pgdict::dict::describe_pg_error;
     use postgres::config::Host;
     use postgres::{Client, Config, NoTls};
 
@@ -660,36 +661,6 @@ mod pg {
         names.join(", ")
     }
 
-    /// The server's message: severity, text and SQLSTATE, detail and hint; or the client's.
-    fn error_text(error: &postgres::Error) -> String {
-        if let Some(db) = error.as_db_error() {
-            let mut text = format!(
-                "{}: {} (SQLSTATE {})",
-                db.severity(),
-                db.message(),
-                db.code().code()
-            );
-            if let Some(detail) = db.detail() {
-                text.push_str(&format!("; detail: {detail}"));
-            }
-            if let Some(hint) = db.hint() {
-                text.push_str(&format!("; hint: {hint}"));
-            }
-            return text;
-        }
-        let mut text = error.to_string();
-        let mut source = std::error::Error::source(error);
-        while let Some(cause) = source {
-            let cause_text = cause.to_string();
-            if !text.contains(&cause_text) {
-                text.push_str(": ");
-                text.push_str(&cause_text);
-            }
-            source = cause.source();
-        }
-        text
-    }
-
     /// The cursor's state.
     struct Cursor {
         client: Client,
@@ -709,17 +680,17 @@ mod pg {
                 .conninfo
                 .parse()
                 .map_err(|e: postgres::Error| SourceError::BadConninfo {
-                    message: error_text(&e),
+                    message: describe_pg_error(&e),
                 })?;
         let server = servers(&config);
         let mut client = config.connect(NoTls).map_err(|e| SourceError::Connect {
             server: server.clone(),
-            message: error_text(&e),
+            message: describe_pg_error(&e),
         })?;
         let pg_err = |what: &str, e: postgres::Error| SourceError::Postgres {
             server: server.clone(),
             what: what.to_string(),
-            message: error_text(&e),
+            message: describe_pg_error(&e),
         };
         let what = format!("looking up table {}", source.table);
         let row = client
@@ -821,7 +792,7 @@ mod pg {
             SourceError::Postgres {
                 server: self.server.clone(),
                 what: what.to_string(),
-                message: error_text(&e),
+                message: describe_pg_error(&e),
             }
         }
 
