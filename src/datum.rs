@@ -1258,6 +1258,41 @@ fn resolve(id: u32, dicts: &dyn DictionaryLookup) -> Result<Arc<PreparedDictiona
     Ok(dict)
 }
 
+/// A datum's header and payload, the payload checked against the most its codec can expand to
+/// before anything is allocated for `raw_len`: what every decode starts with.
+fn checked_payload(datum: &[u8]) -> Result<(Header, &[u8]), DatumError> {
+    let header = parse_header(datum)?;
+    let payload = &datum[header.payload_range()];
+    if let Some(codec) = header.form.codec() {
+        check_expansion(codec, header.raw_len, payload.len())?;
+    }
+    Ok((header, payload))
+}
+
+/// Wrappers for the codecs' errors that place them at the payload, which starts at byte `pos`.
+fn payload_errors(
+    pos: usize,
+) -> (
+    impl Fn(pglz::Error) -> DatumError + Copy,
+    impl Fn(lz4::Error) -> DatumError + Copy,
+    impl Fn(zstd::Error) -> DatumError + Copy,
+) {
+    (
+        move |error| DatumError::Pglz {
+            payload_pos: pos,
+            error,
+        },
+        move |error| DatumError::Lz4 {
+            payload_pos: pos,
+            error,
+        },
+        move |error| DatumError::Zstd {
+            payload_pos: pos,
+            error,
+        },
+    )
+}
+
 impl DatumDecoder {
     /// A decoder with no state yet.
     pub fn new() -> DatumDecoder {
@@ -1297,25 +1332,9 @@ impl DatumDecoder {
         dicts: &dyn DictionaryLookup,
         out: &mut Vec<u8>,
     ) -> Result<Header, DatumError> {
-        let header = parse_header(datum)?;
-        let payload = &datum[header.payload_range()];
-        let pos = header.header_len;
-        let raw_len = header.raw_len;
-        let pglz_err = |error| DatumError::Pglz {
-            payload_pos: pos,
-            error,
-        };
-        let lz4_err = |error| DatumError::Lz4 {
-            payload_pos: pos,
-            error,
-        };
-        let zstd_err = |error| DatumError::Zstd {
-            payload_pos: pos,
-            error,
-        };
-        if let Some(codec) = header.form.codec() {
-            check_expansion(codec, raw_len, payload.len())?;
-        }
+        let (header, payload) = checked_payload(datum)?;
+        let (pos, raw_len) = (header.header_len, header.raw_len);
+        let (pglz_err, lz4_err, zstd_err) = payload_errors(pos);
         // pglz decodes into `out` in place (its own checks bound raw_len by the payload before
         // `out` grows); the others hand back a vector.
         let pglz_into = |out: &mut Vec<u8>, dict: &[u8]| {
@@ -1367,26 +1386,10 @@ impl DatumDecoder {
         prefix_len: usize,
         dicts: &dyn DictionaryLookup,
     ) -> Result<Vec<u8>, DatumError> {
-        let header = parse_header(datum)?;
-        let payload = &datum[header.payload_range()];
-        let pos = header.header_len;
-        let raw_len = header.raw_len;
+        let (header, payload) = checked_payload(datum)?;
+        let (pos, raw_len) = (header.header_len, header.raw_len);
         let wanted = prefix_len.min(raw_len);
-        let pglz_err = |error| DatumError::Pglz {
-            payload_pos: pos,
-            error,
-        };
-        let lz4_err = |error| DatumError::Lz4 {
-            payload_pos: pos,
-            error,
-        };
-        let zstd_err = |error| DatumError::Zstd {
-            payload_pos: pos,
-            error,
-        };
-        if let Some(codec) = header.form.codec() {
-            check_expansion(codec, raw_len, payload.len())?;
-        }
+        let (pglz_err, lz4_err, zstd_err) = payload_errors(pos);
         let decoded = match header.form {
             Form::RawShort | Form::RawLong => payload[..wanted].to_vec(),
             Form::Pglz => pglz::decompress_prefix(payload, raw_len, wanted).map_err(pglz_err)?,
