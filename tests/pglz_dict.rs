@@ -1,7 +1,9 @@
 //! pglz with a dictionary: matches that start in the dictionary (and run on into the datum),
 //! round trips over the corpus rows for every dictionary size, and corrupt references.
 
-mod shared_corpus;
+#[allow(dead_code)] // each test binary uses a different part
+#[path = "support/corpus.rs"]
+mod corpus;
 
 use pgdict::pglz::{self, Compressor, Error, PglzDictionary, Strategy};
 use proptest::prelude::*;
@@ -41,7 +43,7 @@ fn round_trip(
 #[test]
 fn corpus_rows_round_trip_with_every_dictionary_size() {
     let mut compressor = Compressor::new();
-    for (name, rows) in shared_corpus::row_sets() {
+    for (name, rows) in corpus::row_sets() {
         // Odd rows make the dictionary, even rows are compressed (as the measurements do).
         let training: Vec<u8> = rows
             .iter()

@@ -5,7 +5,9 @@
 //! pgdict must decode C's output, and C must decode pgdict's. For arbitrary payloads the two
 //! decoders must agree on accept/reject and on the bytes produced.
 
-mod shared_corpus;
+#[allow(dead_code)] // each test binary uses a different part
+#[path = "support/corpus.rs"]
+mod corpus;
 
 use pgdict::pglz::{self, Compressor};
 use pgdict_pgref::PglzStrategy;
@@ -95,7 +97,7 @@ fn corpus_payloads_whole_and_in_2k_and_8k_slices() {
     let mut compressor = Compressor::new();
     let mut checked = 0;
     let mut compressed = 0;
-    for (name, bytes) in shared_corpus::payload_files() {
+    for (name, bytes) in corpus::payload_files() {
         for (strategy_name, strategy) in &BUILT_IN {
             compressed += check_input(
                 &mut compressor,
@@ -123,7 +125,7 @@ fn corpus_payloads_whole_and_in_2k_and_8k_slices() {
 #[test]
 fn corpus_rows_every_row_of_every_set() {
     let mut compressor = Compressor::new();
-    for (name, rows) in shared_corpus::row_sets() {
+    for (name, rows) in corpus::row_sets() {
         let mut compressed = [0; 2];
         for (i, row) in rows.iter().enumerate() {
             for (s, (strategy_name, strategy)) in BUILT_IN.iter().enumerate() {

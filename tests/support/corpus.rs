@@ -3,8 +3,12 @@
 //! `PGDICT_CORPUS` overrides the location. A missing corpus fails the test: a test over the
 //! corpus that silently checks nothing would prove nothing.
 //!
-//! The row files are parsed here with serde_json, independently of `pgdict::rows`, so a test
-//! that checks pgdict against PostgreSQL does not also trust pgdict to produce its inputs.
+//! [`rows`] parses a row file here with serde_json, independently of `pgdict::rows`, so a
+//! test that checks pgdict against PostgreSQL does not also trust pgdict to produce its inputs.
+//! [`row_sets`] reads every row file with `pgdict::rows`, as pgdict's own tools do.
+//!
+//! Tests that need no cluster include this file alone:
+//! `#[allow(dead_code)] #[path = "support/corpus.rs"] mod corpus;`.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -51,4 +55,51 @@ pub fn rows(relative: &str) -> Vec<Vec<u8>> {
             }
         })
         .collect()
+}
+
+/// Every file under `payloads/`, sorted, with its contents.
+pub fn payload_files() -> Vec<(String, Vec<u8>)> {
+    let mut files = Vec::new();
+    collect_files(&dir().join("payloads"), &mut files);
+    files.sort();
+    let loaded: Vec<_> = files
+        .into_iter()
+        .map(|path| {
+            let name = path.strip_prefix(dir()).unwrap().display().to_string();
+            (name, fs::read(&path).unwrap())
+        })
+        .collect();
+    assert!(
+        loaded.len() >= 30,
+        "expected the corpus's 32 payload files, found {}",
+        loaded.len()
+    );
+    loaded
+}
+
+/// Every row file under `rows/`, sorted, with its datums as `pgdict::rows` reads them.
+pub fn row_sets() -> Vec<(String, Vec<Vec<u8>>)> {
+    let mut files = Vec::new();
+    collect_files(&dir().join("rows"), &mut files);
+    files.sort();
+    let loaded: Vec<_> = files
+        .into_iter()
+        .map(|path| {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            (name, pgdict::rows::read_row_file(&path).unwrap())
+        })
+        .collect();
+    assert_eq!(loaded.len(), 8, "expected the corpus's 8 row sets");
+    loaded
+}
+
+fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            collect_files(&path, out);
+        } else {
+            out.push(path);
+        }
+    }
 }
