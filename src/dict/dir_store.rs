@@ -61,7 +61,7 @@ use std::time::{Duration, SystemTime};
 
 use crate::datum::{Codec, DictionaryLookup, PreparedDictionary};
 use crate::dict::file::{self, CodecSet, Dictionary, FormatError, Metadata};
-use crate::dict::{lookup_answer, Cache, Store, StoreEntry, StoreError};
+use crate::dict::{lookup_answer, newest_active, Cache, Store, StoreEntry, StoreError};
 
 /// The environment variable that names the default store.
 pub const STORE_ENV: &str = "PGDICT_STORE";
@@ -262,16 +262,7 @@ impl DirStore {
     /// The newest (highest id) dictionary that is not retired and was built for `codec`: the
     /// one to compress with. Damaged files are errors, not skipped.
     pub fn active(&self, codec: Codec) -> Result<Option<Arc<Dictionary>>, StoreError> {
-        for entry in self.list()?.into_iter().rev() {
-            if entry.retired {
-                continue;
-            }
-            let dict = self.get(entry.id)?;
-            if dict.codecs().contains(codec) {
-                return Ok(Some(dict));
-            }
-        }
-        Ok(None)
+        newest_active(self, codec)
     }
 
     /// Adds a dictionary with the next id (one more than the highest ever used) and returns

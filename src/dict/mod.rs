@@ -40,7 +40,7 @@ use std::io;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use crate::datum::{DatumError, PreparedDictionary};
+use crate::datum::{Codec, DatumError, PreparedDictionary};
 
 pub mod dir_store;
 pub mod file;
@@ -222,6 +222,24 @@ pub(crate) fn lookup_answer(
         Err(StoreError::NotFound { .. }) => Ok(None),
         Err(e) => Err(e.to_string()),
     }
+}
+
+/// The newest (highest id) dictionary in `store` that is not retired and was built for
+/// `codec`: the one to compress with. A dictionary that fails to load is an error, not skipped.
+pub(crate) fn newest_active(
+    store: &impl Store,
+    codec: Codec,
+) -> Result<Option<Arc<Dictionary>>, StoreError> {
+    for entry in store.entries()?.into_iter().rev() {
+        if entry.retired {
+            continue;
+        }
+        let dict = store.get(entry.id)?;
+        if dict.codecs().contains(codec) {
+            return Ok(Some(dict));
+        }
+    }
+    Ok(None)
 }
 
 /// A store's dictionaries by id, as loaded (and verified) and as prepared for the codecs.

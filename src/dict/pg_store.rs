@@ -53,7 +53,7 @@ use postgres::{Client, Config, NoTls};
 
 use crate::datum::{Codec, DictionaryLookup, PreparedDictionary};
 use crate::dict::file::{self, CodecSet, Dictionary, FormatError, Metadata};
-use crate::dict::{lock, lookup_answer, Cache, Store, StoreEntry, StoreError};
+use crate::dict::{lock, lookup_answer, newest_active, Cache, Store, StoreEntry, StoreError};
 
 /// The store's schema.
 pub const SCHEMA: &str = "pgdict";
@@ -291,16 +291,7 @@ impl PgStore {
 
     /// The newest (highest id) dictionary that is not retired and was built for `codec`.
     pub fn active(&self, codec: Codec) -> Result<Option<Arc<Dictionary>>, StoreError> {
-        for entry in self.list()?.into_iter().rev() {
-            if entry.retired {
-                continue;
-            }
-            let dict = self.get(entry.id)?;
-            if dict.codecs().contains(codec) {
-                return Ok(Some(dict));
-            }
-        }
-        Ok(None)
+        newest_active(self, codec)
     }
 
     /// Adds a dictionary with the next id (`max(id) + 1`, under a table lock) and returns it,
