@@ -1,0 +1,38 @@
+#!/bin/sh
+# CI run of pgdict's fuzz targets: build them all, seed them, then run each for a bounded
+# time. Exits non-zero as soon as a target crashes (the artifact is in fuzz/artifacts/<target>/
+# and libFuzzer's report on stderr). One fuzzer process at a time (libFuzzer's default;
+# -jobs would fork workers).
+#
+#   PGDICT_FUZZ_SECONDS   seconds per target (default 20)
+#
+# Needs cargo-fuzz; the stable toolchain builds the targets with RUSTC_BOOTSTRAP=1.
+set -eu
+cd "$(dirname "$0")"
+seconds="${PGDICT_FUZZ_SECONDS:-20}"
+export RUSTC_BOOTSTRAP=1
+
+start=$(date +%s)
+cargo fuzz build --debug-assertions
+./seed.sh >/dev/null
+echo "fuzz/ci.sh: built and seeded in $(( $(date +%s) - start )) s"
+
+for target in $(cargo fuzz list); do
+    # datum_header: small datums, and no single allocation over 256 MiB (the most a
+    # 4096-byte datum can justify is a zstd payload's 32,768-fold expansion, under 180 MiB).
+    case "$target" in
+        datum_header) limits="-max_len=4096 -malloc_limit_mb=256" ;;
+        *) limits="" ;;
+    esac
+    echo "fuzz/ci.sh: $target for ${seconds} s"
+    # shellcheck disable=SC2086
+    if ! cargo fuzz run --debug-assertions "$target" -- \
+        -max_total_time="$seconds" -print_final_stats=1 $limits \
+        2>"target/ci-$target.log"; then
+        tail -n 60 "target/ci-$target.log" >&2
+        echo "fuzz/ci.sh: $target crashed (artifact in fuzz/artifacts/$target/)" >&2
+        exit 1
+    fi
+    grep -E '^stat::(number_of_executed_units|average_exec_per_sec)' "target/ci-$target.log"
+done
+echo "fuzz/ci.sh: all targets clean in $(( $(date +%s) - start )) s"

@@ -1,0 +1,368 @@
+//! Builds the seed corpora of the fuzz targets from real rows: the shared corpus's row sets
+//! (`../shared/corpus/rows`, or `$PGDICT_CORPUS/rows`) and the project's `corpus/` samples.
+//!
+//! Each target gets valid inputs in its own layout (see `src/lib.rs`): payloads that pgdict's
+//! codecs made from the rows, with and without dictionaries, and whole datums; the fuzzer
+//! mutates from there, so it starts deep in the decoders instead of at "not a header".
+//!
+//! ```text
+//! cargo run --release --no-default-features --example seeds -- [OUT_DIR]
+//! ```
+//!
+//! `OUT_DIR` defaults to `fuzz/corpus`; seeds are written to `OUT_DIR/<target>/`. Existing
+//! files are kept (the fuzzer's own finds included); seeds are named `seed-<n>`, so running
+//! this again overwrites only seeds.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use pgdict::datum::{Codec, DatumEncoder};
+use pgdict::dict::{CodecSet, Dictionary, Gain, Metadata};
+use pgdict::lz4::{Lz4Compressor, Lz4Dictionary};
+use pgdict::pglz::{self, Compressor, PglzDictionary, Strategy};
+use pgdict::rows;
+use pgdict::zstd::ZstdCompressor;
+use pgdict_fuzz::{
+    fixed_dictionaries, fixed_dictionary_bytes, Choice, DatumInput, Plain, RoundTrip, WithDict,
+    MAX_LZ4_DICT_LEN, MAX_PGLZ_DICT_LEN,
+};
+
+/// Rows taken from each row file, spread over the file.
+const ROWS_PER_FILE: usize = 24;
+
+/// The targets, in the order their seeds are written.
+const TARGETS: [&str; 9] = [
+    "pglz_decode",
+    "pglz_decode_dict",
+    "pglz_prefix",
+    "lz4_dict_decode",
+    "zstd_dict_decode",
+    "datum_header",
+    "round_trip",
+    "no_output_leak",
+    "dict_file_parse",
+];
+
+fn main() {
+    let fuzz_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out_dir = std::env::args_os()
+        .nth(1)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| fuzz_dir.join("corpus"));
+    let shared = std::env::var_os("PGDICT_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| fuzz_dir.join("../../shared/corpus"));
+
+    let mut files: Vec<PathBuf> = Vec::new();
+    match fs::read_dir(shared.join("rows")) {
+        Ok(entries) => files.extend(entries.map(|e| e.expect("a directory entry").path())),
+        Err(e) => eprintln!(
+            "seeds: no shared corpus at {} ({e}); using the project's samples only \
+             (set PGDICT_CORPUS)",
+            shared.display()
+        ),
+    }
+    files.extend(
+        ["events.jsonl", "orders_csv.txt", "app_logs.txt"]
+            .map(|f| fuzz_dir.join("../corpus").join(f)),
+    );
+    files.sort();
+
+    let mut seeds = Seeds::default();
+    for file in &files {
+        let rows = rows::read_row_file(file).unwrap_or_else(|e| panic!("seeds: {e}"));
+        let step = (rows.len() / ROWS_PER_FILE).max(1);
+        for (n, i) in (0..rows.len())
+            .step_by(step)
+            .take(ROWS_PER_FILE)
+            .enumerate()
+        {
+            // A crude dictionary: the rows before this one, most recent last (where pglz
+            // reaches), as a trainer's "common content" would be.
+            let history: Vec<u8> = rows[i.saturating_sub(40)..i].concat();
+            seeds.row(&rows[i], &history, n);
+        }
+    }
+    seeds.synthetic();
+
+    for (target, inputs) in TARGETS.iter().zip(&seeds.by_target) {
+        let dir = out_dir.join(target);
+        fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("seeds: {}: {e}", dir.display()));
+        for (n, input) in inputs.iter().enumerate() {
+            let path = dir.join(format!("seed-{n:04}"));
+            fs::write(&path, input).unwrap_or_else(|e| panic!("seeds: {}: {e}", path.display()));
+        }
+        println!("{target}: {} seeds", inputs.len());
+    }
+}
+
+/// The seeds of every target, in [`TARGETS`] order, and the codecs' state.
+struct Seeds {
+    by_target: Vec<Vec<Vec<u8>>>,
+    pglz: Compressor,
+    lz4: Lz4Compressor,
+    zstd: ZstdCompressor,
+    datum: DatumEncoder,
+}
+
+impl Default for Seeds {
+    fn default() -> Seeds {
+        Seeds {
+            by_target: vec![Vec::new(); TARGETS.len()],
+            pglz: Compressor::new(),
+            lz4: Lz4Compressor::new(),
+            zstd: ZstdCompressor::new().expect("a zstd context"),
+            datum: DatumEncoder::new(),
+        }
+    }
+}
+
+impl Seeds {
+    fn add(&mut self, target: &str, input: Vec<u8>) {
+        let index = TARGETS.iter().position(|t| *t == target).expect("a target");
+        self.by_target[index].push(input);
+    }
+
+    /// Seeds from one row; `history` is the rows before it, `n` varies the choices.
+    fn row(&mut self, row: &[u8], history: &[u8], n: usize) {
+        let raw_len = row.len();
+        let prefix_len = (n * 37) % (raw_len + 1);
+        let tail = |max: usize| &history[history.len().saturating_sub(max)..];
+        let pglz_dict = tail(if n % 3 == 0 { MAX_PGLZ_DICT_LEN } else { 4095 });
+
+        // pglz, no dictionary: PostgreSQL's strategies.
+        if let Some(payload) = self
+            .pglz
+            .compress(row, &Strategy::ALWAYS)
+            .map(<[u8]>::to_vec)
+        {
+            self.add(
+                "pglz_decode",
+                Plain {
+                    raw_len,
+                    payload: &payload,
+                }
+                .to_bytes(),
+            );
+            let with = WithDict {
+                dict: &[],
+                raw_len,
+                prefix_len,
+                payload: &payload,
+            };
+            self.add("pglz_prefix", with.to_bytes());
+            self.add(
+                "no_output_leak",
+                Choice {
+                    choice: 0,
+                    input: with,
+                }
+                .to_bytes(),
+            );
+        }
+
+        // pglz with a dictionary.
+        let prepared = PglzDictionary::new(pglz_dict);
+        if let Some(payload) = self
+            .pglz
+            .compress_with_dict(row, &prepared, &Strategy::DICTIONARY)
+            .map(<[u8]>::to_vec)
+        {
+            let with = WithDict {
+                dict: pglz_dict,
+                raw_len,
+                prefix_len,
+                payload: &payload,
+            };
+            self.add("pglz_decode_dict", with.to_bytes());
+            self.add("pglz_prefix", with.to_bytes());
+        }
+
+        // lz4 with a dictionary (sometimes over its 64 KiB reach).
+        let lz4_dict = tail(if n % 4 == 0 { MAX_LZ4_DICT_LEN } else { 8000 });
+        let payload = self
+            .lz4
+            .compress_with_dict(row, &Lz4Dictionary::new(lz4_dict))
+            .expect("lz4 compresses");
+        let with = WithDict {
+            dict: lz4_dict,
+            raw_len,
+            prefix_len,
+            payload: &payload,
+        };
+        self.add("lz4_dict_decode", with.to_bytes());
+        self.add(
+            "no_output_leak",
+            Choice {
+                choice: 1,
+                input: with,
+            }
+            .to_bytes(),
+        );
+
+        // zstd with one of the fixed dictionaries, or with the row's history.
+        let fixed = fixed_dictionaries();
+        let k = n % (fixed.len() + 1);
+        let own;
+        let (zstd_dict, dict_bytes): (_, &[u8]) = match fixed.get(k) {
+            Some(d) => (d.zstd(), &[]),
+            None => {
+                let bytes = tail(MAX_PGLZ_DICT_LEN);
+                own = pgdict::zstd::ZstdDictionary::new(bytes).expect("a raw-content dictionary");
+                (&own, bytes)
+            }
+        };
+        let payload = self
+            .zstd
+            .compress_with_dict(row, zstd_dict)
+            .expect("zstd compresses");
+        self.add(
+            "zstd_dict_decode",
+            Choice {
+                choice: k as u8,
+                input: WithDict {
+                    dict: dict_bytes,
+                    raw_len,
+                    prefix_len,
+                    payload: &payload,
+                },
+            }
+            .to_bytes(),
+        );
+        if k < fixed.len() && raw_len < 96 * 1024 {
+            self.add(
+                "no_output_leak",
+                Choice {
+                    choice: (2 + 3 * k) as u8,
+                    input: WithDict {
+                        dict: &[],
+                        raw_len,
+                        prefix_len,
+                        payload: &payload,
+                    },
+                }
+                .to_bytes(),
+            );
+        }
+
+        // Whole datums: every codec, with no dictionary and with each fixed one.
+        let codec = Codec::ALL[n % 3];
+        let dict = (n % 6 != 5).then(|| &*fixed[n % fixed.len()]);
+        let datum = self
+            .datum
+            .encode(row, codec, dict)
+            .expect("the datum encoder takes a row");
+        self.add(
+            "datum_header",
+            DatumInput {
+                prefix_len,
+                datum: &datum,
+            }
+            .to_bytes(),
+        );
+
+        // Round trips: every codec and dictionary kind, in turn.
+        self.add(
+            "round_trip",
+            RoundTrip {
+                flags: (n % 16) as u8,
+                dict_id: 1 + (n as u32 % 5) * 1000,
+                dict: pglz_dict,
+                prefix_len,
+                input: row,
+            }
+            .to_bytes(),
+        );
+    }
+
+    /// Hand-made seeds for corners the rows do not reach.
+    fn synthetic(&mut self) {
+        // Dictionary files: each fixed dictionary, with no metadata and with all of it (known
+        // keys, gains, parameters, a key this version does not know). Mode 0: as written.
+        for (n, bytes) in fixed_dictionary_bytes().iter().enumerate() {
+            let mut metadata = Metadata::new();
+            if n % 2 == 0 {
+                metadata.source = Some("corpus/events.jsonl".into());
+                metadata.trainer = Some("pgdict-trainer 0.1 (fuzz seed)".into());
+                metadata.sample_rows = Some(1000 + n as u64);
+                metadata.sample_bytes = Some(400_000);
+                metadata.parameters.insert("seed".into(), 1.into());
+                metadata.parameters.insert("size".into(), 4095.into());
+                metadata
+                    .other
+                    .insert("note".into(), "kept as is \u{e9}".into());
+                metadata.gains.push(Gain {
+                    codec: Codec::ALL[n % 3],
+                    rows: 500,
+                    raw_bytes: 200_000,
+                    plain_bytes: 180_000,
+                    dict_bytes: 70_000,
+                });
+            }
+            let codecs = CodecSet::from_bits(1 + (n as u16 % 7)).expect("codec bits");
+            let dict = Dictionary::new(
+                1 + n as u32 * 77,
+                codecs,
+                1_700_000_000_000_000,
+                metadata,
+                bytes,
+            )
+            .expect("a dictionary");
+            let mut input = vec![0u8];
+            input.extend_from_slice(&dict.to_bytes());
+            self.add("dict_file_parse", input);
+        }
+
+        // Long overlapping matches (offset 1, and 4 bytes repeating).
+        for value in [b"a".repeat(5000), b"abcd".repeat(2000)] {
+            let payload = pglz::compress(&value, &Strategy::ALWAYS).expect("compresses");
+            let plain = Plain {
+                raw_len: value.len(),
+                payload: &payload,
+            };
+            self.add("pglz_decode", plain.to_bytes());
+        }
+        // Empty: a zero-length payload for raw_len 0, and empty datums and rows.
+        self.add(
+            "pglz_decode",
+            Plain {
+                raw_len: 0,
+                payload: &[],
+            }
+            .to_bytes(),
+        );
+        for codec in Codec::ALL {
+            let datum = self.datum.encode(&[], codec, None).expect("encodes");
+            self.add(
+                "datum_header",
+                DatumInput {
+                    prefix_len: 0,
+                    datum: &datum,
+                }
+                .to_bytes(),
+            );
+        }
+        // The zstd-format dictionary as an arbitrary dictionary, to mutate its tables.
+        let trained = &fixed_dictionary_bytes()[3];
+        let payload = self
+            .zstd
+            .compress_with_dict(
+                b"{\"type\":\"page_viewed\"}",
+                fixed_dictionaries()[3].zstd(),
+            )
+            .expect("zstd compresses");
+        self.add(
+            "zstd_dict_decode",
+            Choice {
+                choice: 5,
+                input: WithDict {
+                    dict: trained,
+                    raw_len: 22,
+                    prefix_len: 10,
+                    payload: &payload,
+                },
+            }
+            .to_bytes(),
+        );
+    }
+}

@@ -1,0 +1,475 @@
+//! What pgdict's fuzz targets and their seed generator share: the input layouts, a fixed set
+//! of dictionaries, and a small reference lz4 block decoder.
+//!
+//! # Input layouts
+//!
+//! Every target reads its input with an explicit little-endian layout rather than through
+//! `arbitrary`: a crash artifact then reads directly as "raw_len 17, dictionary these bytes,
+//! payload those", the seed generator writes valid inputs with the same code
+//! ([`WithDict::to_bytes`], ...), and a regression test can state the same values by hand.
+//! A field cut off by the end of the input reads as zeros; lengths are reduced modulo their
+//! bound so that every input means something.
+//!
+//! | layout       | fields, in order                                                            |
+//! |--------------|-----------------------------------------------------------------------------|
+//! | [`Plain`]    | `raw_len: u32`, payload (the rest)                                          |
+//! | [`WithDict`] | `dict_len: u32`, `raw_len: u32`, `prefix_len: u32`, dict, payload (rest)    |
+//! | [`Choice`]   | `choice: u8`, then a [`WithDict`]                                           |
+//! | [`DatumInput`]| `prefix_len: u32`, datum (the rest)                                        |
+//! | [`RoundTrip`]| `flags: u8`, `dict_id: u32`, `dict_len: u16`, `prefix_len: u32`, dict, input |
+
+use std::sync::{Arc, OnceLock};
+
+use pgdict::datum::{Dictionaries, PreparedDictionary};
+
+/// Raw lengths fuzzed are below this (1 MiB): large enough for every code path (pglz's
+/// window is 4 KiB, lz4's 64 KiB, a zstd block 128 KiB), small enough to stay fast.
+pub const MAX_RAW_LEN: usize = 1 << 20;
+
+/// Longest arbitrary dictionary for pglz (its reach is 4095 bytes; more checks the cut).
+pub const MAX_PGLZ_DICT_LEN: usize = 8000;
+
+/// Longest arbitrary dictionary for lz4 (its reach is 64 KiB; more checks the cut).
+pub const MAX_LZ4_DICT_LEN: usize = 64 * 1024 + 4096;
+
+/// Reads an input front to back; a field cut off by the end reads as zeros.
+pub struct Reader<'a> {
+    data: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    /// A reader over `data`.
+    pub fn new(data: &'a [u8]) -> Reader<'a> {
+        Reader { data }
+    }
+
+    /// Up to `n` bytes (fewer if the input ends first).
+    pub fn bytes(&mut self, n: usize) -> &'a [u8] {
+        let (head, tail) = self.data.split_at(n.min(self.data.len()));
+        self.data = tail;
+        head
+    }
+
+    fn array<const N: usize>(&mut self) -> [u8; N] {
+        let mut array = [0; N];
+        let bytes = self.bytes(N);
+        array[..bytes.len()].copy_from_slice(bytes);
+        array
+    }
+
+    /// A byte.
+    pub fn u8(&mut self) -> u8 {
+        self.array::<1>()[0]
+    }
+
+    /// A little-endian `u16`.
+    pub fn u16(&mut self) -> u16 {
+        u16::from_le_bytes(self.array())
+    }
+
+    /// A little-endian `u32`.
+    pub fn u32(&mut self) -> u32 {
+        u32::from_le_bytes(self.array())
+    }
+
+    /// Everything left.
+    pub fn rest(self) -> &'a [u8] {
+        self.data
+    }
+}
+
+/// Builds an input field by field, for seeds and regression tests.
+#[derive(Default)]
+pub struct Writer(Vec<u8>);
+
+impl Writer {
+    /// An empty input.
+    pub fn new() -> Writer {
+        Writer::default()
+    }
+
+    /// Appends a byte.
+    pub fn u8(mut self, v: u8) -> Writer {
+        self.0.push(v);
+        self
+    }
+
+    /// Appends a little-endian `u16`.
+    pub fn u16(mut self, v: u16) -> Writer {
+        self.0.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+
+    /// Appends a little-endian `u32`; `v` must fit (the layouts' lengths all do).
+    pub fn u32(mut self, v: usize) -> Writer {
+        let v = u32::try_from(v).expect("a layout field over u32::MAX");
+        self.0.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+
+    /// Appends bytes.
+    pub fn bytes(mut self, v: &[u8]) -> Writer {
+        self.0.extend_from_slice(v);
+        self
+    }
+
+    /// The input.
+    pub fn finish(self) -> Vec<u8> {
+        self.0
+    }
+}
+
+/// A payload and the raw length it should decode to (`pglz_decode`).
+#[derive(Debug)]
+pub struct Plain<'a> {
+    /// Below [`MAX_RAW_LEN`].
+    pub raw_len: usize,
+    /// The codec's payload.
+    pub payload: &'a [u8],
+}
+
+impl<'a> Plain<'a> {
+    /// Reads the layout.
+    pub fn parse(data: &'a [u8]) -> Plain<'a> {
+        let mut r = Reader::new(data);
+        let raw_len = r.u32() as usize % MAX_RAW_LEN;
+        Plain {
+            raw_len,
+            payload: r.rest(),
+        }
+    }
+
+    /// Writes the layout (`raw_len` must be below [`MAX_RAW_LEN`] to read back the same).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        Writer::new().u32(self.raw_len).bytes(self.payload).finish()
+    }
+}
+
+/// A payload, a dictionary, a raw length and a prefix length (the pglz, lz4 and leak targets).
+#[derive(Debug)]
+pub struct WithDict<'a> {
+    /// At most the `max_dict` given to [`WithDict::parse`].
+    pub dict: &'a [u8],
+    /// Below the `max_raw` given to [`WithDict::parse`].
+    pub raw_len: usize,
+    /// At most `raw_len + 32`: some prefixes ask for more than the whole.
+    pub prefix_len: usize,
+    /// The codec's payload.
+    pub payload: &'a [u8],
+}
+
+impl<'a> WithDict<'a> {
+    /// Reads the layout; the dictionary is at most `max_dict` bytes, `raw_len` below `max_raw`.
+    pub fn parse(data: &'a [u8], max_dict: usize, max_raw: usize) -> WithDict<'a> {
+        let mut r = Reader::new(data);
+        let dict_len = r.u32() as usize % (max_dict + 1);
+        let raw_len = r.u32() as usize % max_raw;
+        let prefix_len = r.u32() as usize % (raw_len + 33);
+        let dict = r.bytes(dict_len);
+        WithDict {
+            dict,
+            raw_len,
+            prefix_len,
+            payload: r.rest(),
+        }
+    }
+
+    /// Writes the layout.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        Writer::new()
+            .u32(self.dict.len())
+            .u32(self.raw_len)
+            .u32(self.prefix_len)
+            .bytes(self.dict)
+            .bytes(self.payload)
+            .finish()
+    }
+}
+
+/// A choice byte before a [`WithDict`] (`zstd_dict_decode`: which dictionary;
+/// `no_output_leak`: which codec).
+#[derive(Debug)]
+pub struct Choice<'a> {
+    /// The choice byte, as read.
+    pub choice: u8,
+    /// The rest.
+    pub input: WithDict<'a>,
+}
+
+impl<'a> Choice<'a> {
+    /// Reads the layout (see [`WithDict::parse`] for the bounds).
+    pub fn parse(data: &'a [u8], max_dict: usize, max_raw: usize) -> Choice<'a> {
+        let choice = data.first().copied().unwrap_or(0);
+        Choice {
+            choice,
+            input: WithDict::parse(data.get(1..).unwrap_or(&[]), max_dict, max_raw),
+        }
+    }
+
+    /// Writes the layout.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut bytes = vec![self.choice];
+        bytes.extend_from_slice(&self.input.to_bytes());
+        bytes
+    }
+}
+
+/// A whole datum and a prefix length (`datum_header`).
+#[derive(Debug)]
+pub struct DatumInput<'a> {
+    /// Any `u32`.
+    pub prefix_len: usize,
+    /// The datum.
+    pub datum: &'a [u8],
+}
+
+impl<'a> DatumInput<'a> {
+    /// Reads the layout.
+    pub fn parse(data: &'a [u8]) -> DatumInput<'a> {
+        let mut r = Reader::new(data);
+        let prefix_len = r.u32() as usize;
+        DatumInput {
+            prefix_len,
+            datum: r.rest(),
+        }
+    }
+
+    /// Writes the layout.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        Writer::new()
+            .u32(self.prefix_len)
+            .bytes(self.datum)
+            .finish()
+    }
+}
+
+/// Raw input, a codec and an optional dictionary (`round_trip`).
+#[derive(Debug)]
+pub struct RoundTrip<'a> {
+    /// Bits 0–1: the codec (0 pglz, 1 lz4, 2 zstd, 3 pglz again). Bits 2–3: the dictionary
+    /// (0 none, 1 the `dict` bytes, 2 and 3 one of the [`fixed_dictionaries`], picked by
+    /// `dict_id`).
+    pub flags: u8,
+    /// The dictionary's id (0 reads as 1).
+    pub dict_id: u32,
+    /// At most [`MAX_PGLZ_DICT_LEN`] bytes.
+    pub dict: &'a [u8],
+    /// Any `u32`.
+    pub prefix_len: usize,
+    /// The value to compress.
+    pub input: &'a [u8],
+}
+
+impl<'a> RoundTrip<'a> {
+    /// Reads the layout.
+    pub fn parse(data: &'a [u8]) -> RoundTrip<'a> {
+        let mut r = Reader::new(data);
+        let flags = r.u8();
+        let dict_id = r.u32().max(1);
+        let dict_len = usize::from(r.u16()) % (MAX_PGLZ_DICT_LEN + 1);
+        let prefix_len = r.u32() as usize;
+        let dict = r.bytes(dict_len);
+        RoundTrip {
+            flags,
+            dict_id,
+            dict,
+            prefix_len,
+            input: r.rest(),
+        }
+    }
+
+    /// Writes the layout.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        Writer::new()
+            .u8(self.flags)
+            .u32(self.dict_id as usize)
+            .u16(self.dict.len() as u16)
+            .u32(self.prefix_len)
+            .bytes(self.dict)
+            .bytes(self.input)
+            .finish()
+    }
+}
+
+/// Whether two decodes agree: both succeed with the same bytes, or both fail (for whatever
+/// reason: libzstd may report one damage differently on a fresh and on a warm context, see
+/// `zstd_corrupt_frame_fails_on_fresh_and_reused_decoders` in `tests/fuzz_regressions.rs`).
+pub fn same_outcome<T: PartialEq, E>(a: &Result<T, E>, b: &Result<T, E>) -> bool {
+    match (a, b) {
+        (Ok(a), Ok(b)) => a == b,
+        (Err(_), Err(_)) => true,
+        _ => false,
+    }
+}
+
+/// The project's sample rows (`corpus/` at the repository root), compiled in: dictionary
+/// content that looks like what users train on.
+const EVENTS: &[u8] = include_bytes!("../../corpus/events.jsonl");
+const ORDERS: &[u8] = include_bytes!("../../corpus/orders_csv.txt");
+const LOGS: &[u8] = include_bytes!("../../corpus/app_logs.txt");
+
+/// Ids of the [`fixed_dictionaries`], in order. Their LEB128 forms take 1, 2, 3, 4 and 5 bytes.
+pub const FIXED_IDS: [u32; 5] = [1, 300, 0x20_0000, 0x1000_0000, u32::MAX];
+
+/// The bytes of the fixed dictionaries, in [`FIXED_IDS`] order: JSON events (4095 bytes, all
+/// reachable by pglz), CSV orders (8000 bytes, over pglz's reach), log lines (70,000 bytes,
+/// over lz4's), a zstd-format dictionary trained on the events (entropy tables and content),
+/// and the empty dictionary.
+pub fn fixed_dictionary_bytes() -> &'static [Vec<u8>] {
+    static BYTES: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
+    BYTES.get_or_init(|| {
+        let lines: Vec<&[u8]> = EVENTS.split(|&b| b == b'\n').skip(100).take(2000).collect();
+        let trained = zstd::dict::from_samples(&lines, 4096)
+            .expect("zstd trains a dictionary on the project's sample events");
+        vec![
+            EVENTS[..4095].to_vec(),
+            ORDERS[..8000].to_vec(),
+            LOGS[..70_000].to_vec(),
+            trained,
+            Vec::new(),
+        ]
+    })
+}
+
+/// The fixed dictionaries, prepared once per process (preparing zstd's side is slow).
+pub fn fixed_dictionaries() -> &'static [Arc<PreparedDictionary>] {
+    static PREPARED: OnceLock<Vec<Arc<PreparedDictionary>>> = OnceLock::new();
+    PREPARED.get_or_init(|| {
+        FIXED_IDS
+            .iter()
+            .zip(fixed_dictionary_bytes())
+            .map(|(&id, bytes)| {
+                Arc::new(PreparedDictionary::new(id, bytes).expect("a fixed dictionary prepares"))
+            })
+            .collect()
+    })
+}
+
+/// The fixed dictionaries as a lookup set, for datum decoding.
+pub fn fixed_set() -> &'static Dictionaries {
+    static SET: OnceLock<Dictionaries> = OnceLock::new();
+    SET.get_or_init(|| {
+        let mut set = Dictionaries::described("the fuzz targets' fixed dictionaries");
+        for dict in fixed_dictionaries() {
+            set.insert(Arc::clone(dict));
+        }
+        set
+    })
+}
+
+/// What the reference lz4 decoder made of a block.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Lz4Reference {
+    /// The decoded bytes.
+    pub out: Vec<u8>,
+    /// Whether a match with offset 0 was decoded (as zeros, the way liblz4's whole decode
+    /// does; its partial decode leaves the output's previous content there instead). pgdict
+    /// refuses such blocks before liblz4 sees them, so a pgdict success must have none.
+    pub zero_offset: bool,
+}
+
+/// A reference lz4 block decoder, written from the block format description and kept simple
+/// rather than fast: the differential oracle for liblz4 in `lz4_dict_decode`.
+///
+/// `dict` is history before the output (its last 64 KiB, as for liblz4). Returns `None` for a
+/// block that is cut off, has a match reaching before the history, or would produce more than
+/// `max_out` bytes. A match with offset 0, which the block format calls invalid, is decoded as
+/// zeros, because liblz4 (1.10) accepts it and writes zeros in a whole decode; that is noted in
+/// [`Lz4Reference::zero_offset`]. The reference is more lenient than liblz4 (which also
+/// insists on the end-of-block rules: the last five bytes are literals, the last match starts
+/// twelve bytes before the end), so only "liblz4 accepted it" implies "this accepts it too,
+/// with the same bytes".
+pub fn lz4_reference_decode(block: &[u8], dict: &[u8], max_out: usize) -> Option<Lz4Reference> {
+    lz4_reference(block, dict, max_out, false)
+}
+
+/// [`lz4_reference_decode`] of the first `wanted` output bytes only, as lenient as liblz4's
+/// partial decoder: the block may end anywhere after them, or inside a literal run (whatever
+/// literals are there are output). Returns the bytes produced, at most `wanted`; fewer when
+/// the block ends first. `None` for a bad match before `wanted` bytes are out.
+pub fn lz4_reference_decode_prefix(
+    block: &[u8],
+    dict: &[u8],
+    wanted: usize,
+) -> Option<Lz4Reference> {
+    lz4_reference(block, dict, wanted, true)
+}
+
+fn lz4_reference(block: &[u8], dict: &[u8], limit: usize, partial: bool) -> Option<Lz4Reference> {
+    let dict = &dict[dict.len().saturating_sub(64 * 1024)..];
+    let mut out = Vec::new();
+    let mut zero_offset = false;
+    let mut pos = 0;
+    // A length nibble of 15 continues in bytes that add up until one is not 255.
+    let long_length = |pos: &mut usize, mut len: usize| -> Option<usize> {
+        loop {
+            let byte = *block.get(*pos)?;
+            *pos += 1;
+            len = len.checked_add(usize::from(byte))?;
+            if byte != 255 {
+                return Some(len);
+            }
+        }
+    };
+    loop {
+        if partial && (out.len() == limit || pos == block.len()) {
+            return Some(Lz4Reference { out, zero_offset });
+        }
+        let token = *block.get(pos)?;
+        pos += 1;
+        let mut literals = usize::from(token >> 4);
+        if literals == 15 {
+            literals = long_length(&mut pos, literals)?;
+        }
+        if partial {
+            // Whatever literals there are, up to the limit.
+            let n = literals.min(block.len() - pos).min(limit - out.len());
+            out.extend_from_slice(&block[pos..pos + n]);
+            pos += n;
+            if out.len() == limit || block.len() - pos < 2 {
+                return Some(Lz4Reference { out, zero_offset });
+            }
+        } else {
+            let end = pos.checked_add(literals)?;
+            if out.len() + literals > limit {
+                return None;
+            }
+            out.extend_from_slice(block.get(pos..end)?);
+            pos = end;
+            if pos == block.len() {
+                // The last sequence has literals only.
+                return Some(Lz4Reference { out, zero_offset });
+            }
+        }
+        let offset = usize::from(u16::from_le_bytes([*block.get(pos)?, *block.get(pos + 1)?]));
+        pos += 2;
+        let mut length = usize::from(token & 0x0f);
+        if length == 15 {
+            length = long_length(&mut pos, length)?;
+        }
+        let mut length = length + 4;
+        if offset > out.len() + dict.len() {
+            return None;
+        }
+        if out.len() + length > limit {
+            if !partial {
+                return None;
+            }
+            length = limit - out.len();
+        }
+        if offset == 0 {
+            zero_offset = true;
+            out.resize(out.len() + length, 0);
+            continue;
+        }
+        // Byte by byte: a match may overlap what it writes, and may start in the dictionary.
+        for _ in 0..length {
+            let byte = if offset <= out.len() {
+                out[out.len() - offset]
+            } else {
+                dict[dict.len() - (offset - out.len())]
+            };
+            out.push(byte);
+        }
+    }
+}
