@@ -5,7 +5,9 @@
 //! The rows come from the shared corpus (`$PGDICT_CORPUS`, else `../shared/corpus` beside the
 //! repository); a missing corpus fails the test.
 
-use std::path::{Path, PathBuf};
+mod corpus;
+
+use corpus::corpus_rows;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -17,20 +19,6 @@ use pgdict_trainer::{
     evaluate, sample_source, store, train, Builder, Method, SampleOptions, SizeBucket, StoreTarget,
     TrainError, TrainOptions,
 };
-
-fn corpus_rows(name: &str) -> PathBuf {
-    let dir = match std::env::var_os("PGDICT_CORPUS") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus"),
-    };
-    let path = dir.join("rows").join(name);
-    assert!(
-        path.is_file(),
-        "the shared corpus is missing: no {} (set PGDICT_CORPUS to its location)",
-        path.display()
-    );
-    path
-}
 
 /// Every datum of a corpus row file, through the trainer's own source.
 fn read_rows(name: &str) -> Vec<Vec<u8>> {

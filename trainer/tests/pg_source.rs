@@ -15,7 +15,9 @@
 #[path = "../../tests/support/cluster.rs"]
 mod cluster;
 
-use std::path::{Path, PathBuf};
+mod corpus;
+
+use corpus::corpus_rows;
 use std::process::Command;
 
 use cluster::PgCluster;
@@ -23,20 +25,6 @@ use pgdict::datum::{self, Codec, DatumEncoder};
 use pgdict::dict::PgStore;
 use pgdict_trainer::source::{self, PgSource, SourceSpec};
 use serde_json::Value;
-
-fn corpus_rows(name: &str) -> PathBuf {
-    let dir = match std::env::var_os("PGDICT_CORPUS") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus"),
-    };
-    let path = dir.join("rows").join(name);
-    assert!(
-        path.is_file(),
-        "the shared corpus is missing: no {} (set PGDICT_CORPUS to its location)",
-        path.display()
-    );
-    path
-}
 
 fn spec(
     cluster: &PgCluster,

@@ -183,12 +183,8 @@ impl<R: Read> Iterator for Reader<R> {
         if self.done {
             return None;
         }
-        let item = self.read_datum().transpose();
-        // After the end or an error there is nothing more to read.
-        if !matches!(item, Some(Ok(_))) {
-            self.done = true;
-        }
-        item
+        let datum = self.read_datum();
+        super::end_after_error(&mut self.done, datum)
     }
 }
 

@@ -456,6 +456,17 @@ impl<R: BufRead> LineRows<R> {
     }
 }
 
+/// One step of a row iterator that stops for good at the end or after its first error (a
+/// source cannot be trusted past a read or parse error): `done` records that it has stopped.
+pub(crate) fn end_after_error<E>(
+    done: &mut bool,
+    row: Result<Option<Vec<u8>>, E>,
+) -> Option<Result<Vec<u8>, E>> {
+    let item = row.transpose();
+    *done = !matches!(item, Some(Ok(_)));
+    item
+}
+
 impl<R: BufRead> Iterator for LineRows<R> {
     type Item = Result<Vec<u8>, SourceError>;
 
@@ -463,11 +474,8 @@ impl<R: BufRead> Iterator for LineRows<R> {
         if self.done {
             return None;
         }
-        let item = self.next_row().transpose();
-        if !matches!(item, Some(Ok(_))) {
-            self.done = true;
-        }
-        item
+        let row = self.next_row();
+        end_after_error(&mut self.done, row)
     }
 }
 
@@ -556,11 +564,8 @@ impl<R: Read> Iterator for CsvRows<R> {
         if self.done {
             return None;
         }
-        let item = self.next_row().transpose();
-        if !matches!(item, Some(Ok(_))) {
-            self.done = true;
-        }
-        item
+        let row = self.next_row();
+        end_after_error(&mut self.done, row)
     }
 }
 
@@ -855,11 +860,8 @@ mod pg {
             if self.done {
                 return None;
             }
-            let item = self.next_row().transpose();
-            if !matches!(item, Some(Ok(_))) {
-                self.done = true;
-            }
-            item
+            let row = self.next_row();
+            super::end_after_error(&mut self.done, row)
         }
     }
 }
