@@ -1,0 +1,164 @@
+//! One codec job, repeated, for `valgrind --tool=callgrind` instruction counts.
+//!
+//! ```text
+//! cargo build --release --example codec_profile
+//! valgrind --tool=callgrind target/release/examples/codec_profile MODE ROWFILE [REPEAT]
+//! ```
+//!
+//! The rows are split as `dict_ratio` splits them: zstd's trainer builds a dictionary from the
+//! odd rows (pglz keeps its last 4 KB), and the job runs on the even rows (at most 3000).
+//! MODE is one of:
+//!
+//! - `encode`: the datum encoder with the pglz dictionary (what `dict_ratio` times as `pglz_dict`);
+//! - `dict`: pglz with the dictionary alone (`Strategy::DICTIONARY`), no plain attempt;
+//! - `plain`: pgdict's plain pglz, default strategy;
+//! - `c`: PostgreSQL's C pglz, default strategy;
+//! - `decode`: the datum decoder on the encoder's datums;
+//! - `c_decode`: C's `pglz_decompress` on C's always-strategy payloads;
+//! - `stats`: no timing; how often the plain form beats the dictionary form, and by how much.
+//!
+//! Callgrind's totals include the set-up (reading rows, training); compare the cost of the
+//! job's own functions, or run two REPEAT counts and subtract.
+
+use std::hint::black_box;
+use std::path::Path;
+
+use pgdict::datum::{self, Codec, DatumDecoder, DatumEncoder, Dictionaries, PreparedDictionary};
+use pgdict::pglz;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() < 3 {
+        eprintln!("usage: codec_profile MODE ROWFILE [REPEAT]");
+        std::process::exit(2);
+    }
+    let mode = args[1].as_str();
+    let repeat: usize = args.get(3).map_or(1, |r| r.parse().expect("REPEAT"));
+    let rows = pgdict::rows::read_row_file(Path::new(&args[2])).expect("row file");
+    let datums: Vec<&[u8]> = rows.iter().step_by(2).take(3000).map(|r| &r[..]).collect();
+    let mut training = 0;
+    let samples: Vec<&[u8]> = rows
+        .iter()
+        .skip(1)
+        .step_by(2)
+        .take_while(|r| {
+            training += r.len();
+            training <= 4 << 20
+        })
+        .map(|r| &r[..])
+        .collect();
+    let dict = ::zstd::dict::from_samples(&samples, 64 * 1024).expect("training");
+    let small = &dict[dict.len().saturating_sub(4096)..];
+    let prepared = std::sync::Arc::new(PreparedDictionary::new(1, small).expect("dictionary"));
+    let dicts: Dictionaries = [prepared.clone()].into_iter().collect();
+    let mut encoder = DatumEncoder::new();
+    let mut compressor = pglz::Compressor::new();
+    let mut out = Vec::new();
+    match mode {
+        "encode" => {
+            for _ in 0..repeat {
+                for d in &datums {
+                    out.clear();
+                    black_box(encoder.encode_into(d, Codec::Pglz, Some(&prepared), &mut out))
+                        .unwrap();
+                }
+            }
+        }
+        "dict" => {
+            for _ in 0..repeat {
+                for d in &datums {
+                    black_box(compressor.compress_with_dict(
+                        d,
+                        prepared.pglz(),
+                        &pglz::Strategy::DICTIONARY,
+                    ));
+                }
+            }
+        }
+        "plain" => {
+            for _ in 0..repeat {
+                for d in &datums {
+                    black_box(compressor.compress(d, &pglz::Strategy::DEFAULT));
+                }
+            }
+        }
+        "c" => {
+            let strategy = pgdict_pgref::strategy_default();
+            for _ in 0..repeat {
+                let mut c = pgdict_pgref::exclusive();
+                for d in &datums {
+                    black_box(c.compress_into(d, &strategy, &mut out));
+                }
+            }
+        }
+        "decode" => {
+            let stored: Vec<Vec<u8>> = datums
+                .iter()
+                .map(|d| encoder.encode(d, Codec::Pglz, Some(&prepared)).unwrap())
+                .filter(|s| datum::parse_header(s).unwrap().form.codec().is_some())
+                .collect();
+            let mut decoder = DatumDecoder::new();
+            for _ in 0..repeat {
+                for s in &stored {
+                    black_box(decoder.decode_into(s, &dicts, &mut out)).unwrap();
+                }
+            }
+        }
+        "c_decode" => {
+            let strategy = pgdict_pgref::strategy_always();
+            let payloads: Vec<(pgdict_pgref::PaddedPayload, usize)> = datums
+                .iter()
+                .filter_map(|d| {
+                    pgdict_pgref::compress(d, &strategy)
+                        .map(|p| (pgdict_pgref::PaddedPayload::new(&p), d.len()))
+                })
+                .collect();
+            for _ in 0..repeat {
+                for (p, raw_len) in &payloads {
+                    out.resize(*raw_len, 0);
+                    black_box(pgdict_pgref::decompress_padded_into(p, &mut out, true));
+                }
+            }
+        }
+        "stats" => stats(&datums, &prepared),
+        other => panic!("unknown mode {other}"),
+    }
+}
+
+/// How the plain form compares with the dictionary form, datum by datum, and how often
+/// `Compressor::plain_may_fit` proves that the plain attempt cannot win (as the datum encoder
+/// asks it: the plain datum must be shorter than raw, and no longer than the dictionary form).
+fn stats(datums: &[&[u8]], prepared: &PreparedDictionary) {
+    let mut compressor = pglz::Compressor::new();
+    let (mut plain_wins, mut plain_saved, mut skipped) = (0, 0, 0);
+    for d in datums {
+        let dict_len = compressor
+            .compress_with_dict(d, prepared.pglz(), &pglz::Strategy::DICTIONARY)
+            .map(|p| p.len() + 10);
+        let plain_len = compressor
+            .compress(d, &pglz::Strategy::DEFAULT)
+            .map(|p| p.len() + 8);
+        let raw_len = d.len() + if d.len() < 127 { 1 } else { 4 };
+        // The longest plain payload that wins: shorter than raw, and no longer than the
+        // dictionary form (a tie goes to plain).
+        let max_payload = match dict_len {
+            Some(dict_len) if dict_len < raw_len => dict_len - 8,
+            _ => raw_len - 9,
+        };
+        if d.len() < 32 || !compressor.plain_may_fit(d, max_payload) {
+            skipped += 1;
+        }
+        if let Some(p) = plain_len {
+            let best_other = dict_len.unwrap_or(raw_len).min(raw_len);
+            if p < best_other {
+                plain_wins += 1;
+                plain_saved += best_other - p;
+            }
+        }
+    }
+    println!(
+        "{} datums; plain wins {plain_wins}, saving {plain_saved} bytes; plain attempt skipped \
+         for {skipped}",
+        datums.len()
+    );
+}
