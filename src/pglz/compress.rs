@@ -118,6 +118,64 @@ impl Compressor {
         Some(&self.out[..len])
     }
 
+    /// Whether plain pglz could compress `input` into a payload of at most `max_payload`
+    /// bytes, with any strategy. `false` is a proof that it cannot, so a caller that only
+    /// wants a payload of that size may skip the attempt; `true` promises nothing.
+    ///
+    /// The proof: every byte a match covers, except the last two of each match, starts three
+    /// bytes that also start at an earlier position (the match's source, shifted by the same
+    /// amount). So if `r` positions start three bytes seen at an earlier position, matches
+    /// cover at most `r + 2 * m` bytes for `m` matches, and each match costs at least 2 bytes
+    /// of tag: the payload holds at least `input.len() - r` bytes of literals and tags, plus
+    /// one control byte. Here `r` is counted with a hashed table, so collisions can only
+    /// count too many positions, which weakens the bound but keeps it true. Counting costs a
+    /// few instructions per byte, and stops as soon as the bound exceeds `max_payload`; a
+    /// compression attempt costs several times more.
+    pub fn plain_may_fit(&mut self, input: &[u8], max_payload: usize) -> bool {
+        let n = input.len();
+        // The last two positions start no three bytes: they always count.
+        let mut unseen = n.min(2) + 1;
+        if unseen > max_payload {
+            return false;
+        }
+        if n < 3 {
+            return true;
+        }
+        // Enough buckets to keep collisions rare (about n / 8 of them fill), at most all
+        // of `hist_start`.
+        let bits = (usize::BITS - (n - 1).leading_zeros() + 3).clamp(9, 13);
+        let base = self.claim(n);
+        let table = &mut self.hist_start;
+        for (pos, window) in input.windows(3).enumerate() {
+            let key = u32::from(window[0]) | u32::from(window[1]) << 8 | u32::from(window[2]) << 16;
+            let slot = (key.wrapping_mul(0x9e37_79b1) >> (32 - bits)) as usize;
+            // An entry of this call (>= base) is an earlier position with these three bytes
+            // (or a collision).
+            if table[slot] < base {
+                unseen += 1;
+                if unseen > max_payload {
+                    return false;
+                }
+            }
+            // `base + pos` fits: `claim` reserved base..base + n.
+            table[slot] = base + pos as u32;
+        }
+        true
+    }
+
+    /// Reserves history entries `base..base + len` for one call (see [`Self::base`]) and
+    /// returns the first; clears the tables when the entries would overflow.
+    fn claim(&mut self, len: usize) -> u32 {
+        if u64::from(self.base) + len as u64 >= u64::from(u32::MAX) {
+            self.hist_start.fill(0);
+            self.hist_prev.fill(0);
+            self.base = 1;
+        }
+        let base = self.base;
+        self.base += len as u32;
+        base
+    }
+
     fn compress_to_buffer(&mut self, input: &[u8], strategy: &Strategy) -> Option<usize> {
         self.compress_generic::<false>(input, &EMPTY_DICT, strategy)
     }
@@ -168,13 +226,7 @@ impl Compressor {
         let mask = hash_size - 1;
 
         // Claim entries base..base + slen for this call's positions (see `base`).
-        if u64::from(self.base) + input.len() as u64 >= u64::from(u32::MAX) {
-            self.hist_start.fill(0);
-            self.hist_prev.fill(0);
-            self.base = 1;
-        }
-        let base = self.base;
-        self.base += slen as u32;
+        let base = self.claim(input.len());
         let hist = History {
             start: &mut self.hist_start,
             prev: &mut self.hist_prev,
@@ -527,5 +579,85 @@ impl TagWriter {
     fn finish(self, out: &mut [u8]) -> usize {
         out[self.ctrl_pos] = self.ctrlb;
         self.bp
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Inputs of every kind of redundancy: the sample rows, runs, repeats at short and long
+    /// distances, and bytes without any.
+    fn inputs() -> Vec<Vec<u8>> {
+        let mut inputs: Vec<Vec<u8>> = [
+            include_str!("../../corpus/events.jsonl"),
+            include_str!("../../corpus/app_logs.txt"),
+            include_str!("../../corpus/orders_csv.txt"),
+        ]
+        .iter()
+        .flat_map(|file| file.lines().map(|l| l.as_bytes().to_vec()))
+        .collect();
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut random = |n: usize| -> Vec<u8> {
+            (0..n)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    state as u8
+                })
+                .collect()
+        };
+        for len in [0, 1, 2, 3, 4, 5, 31, 32, 100, 1000, 5000] {
+            inputs.push(vec![b'a'; len]);
+            inputs.push(b"abc".iter().copied().cycle().take(len).collect());
+            inputs.push(random(len));
+            let unit = random(len / 7 + 1);
+            inputs.push(unit.iter().copied().cycle().take(len).collect());
+            let mut mixed = random(len);
+            for i in (0..len).step_by(11) {
+                mixed[i] = b'x';
+            }
+            inputs.push(mixed);
+        }
+        inputs
+    }
+
+    #[test]
+    fn plain_may_fit_never_rules_out_a_payload_pglz_writes() {
+        let mut compressor = Compressor::new();
+        let mut checker = Compressor::new();
+        let (mut checked, mut ruled_out) = (0, 0);
+        for input in inputs() {
+            for strategy in [Strategy::DEFAULT, Strategy::ALWAYS] {
+                let Some(payload) = compressor.compress(&input, &strategy) else {
+                    continue;
+                };
+                checked += 1;
+                let len = payload.len();
+                assert!(
+                    checker.plain_may_fit(&input, len),
+                    "a {len}-byte payload of a {}-byte input was ruled out",
+                    input.len()
+                );
+                // One byte less may well be ruled out; count how often, so the check is
+                // known to rule anything out at all.
+                ruled_out += usize::from(!checker.plain_may_fit(&input, len - 1));
+            }
+        }
+        assert!(checked > 400, "only {checked} payloads checked");
+        assert!(ruled_out > 0);
+    }
+
+    #[test]
+    fn plain_may_fit_rules_out_payloads_of_bytes_without_repeats() {
+        let mut compressor = Compressor::new();
+        let distinct: Vec<u8> = (0..=255).collect();
+        // 256 positions, none of whose three bytes repeat: at least 257 bytes.
+        assert!(!compressor.plain_may_fit(&distinct, 256));
+        assert!(compressor.plain_may_fit(&distinct, 257));
+        assert!(!compressor.plain_may_fit(b"", 0));
+        assert!(compressor.plain_may_fit(b"", 1));
+        assert!(compressor.plain_may_fit(&[b'a'; 1000], 20));
     }
 }
