@@ -56,13 +56,17 @@ fn main() {
     let mut out = Vec::new();
     match mode {
         "encode" => {
+            let mut stored = 0;
             for _ in 0..repeat {
                 for d in &datums {
                     out.clear();
                     black_box(encoder.encode_into(d, Codec::Pglz, Some(&prepared), &mut out))
                         .unwrap();
+                    stored += out.len();
                 }
             }
+            let raw: usize = datums.iter().map(|d| d.len()).sum();
+            eprintln!("{raw} raw bytes per pass, {stored} stored in all {repeat} passes");
         }
         "dict" => {
             for _ in 0..repeat {

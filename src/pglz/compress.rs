@@ -23,7 +23,8 @@ const DICT_WALK_LIMIT: usize = 0x1000;
 
 /// Hash buckets of a dictionary's index. The datum's own lists keep PostgreSQL's table sizes
 /// (by input length); both use the same hash, each masked to its table.
-pub(super) const DICT_HASH_SIZE: usize = MAX_HASH_SIZE;
+pub(super) const DICT_HASH_SIZE: usize = 1 << DICT_HASH_BITS;
+const DICT_HASH_BITS: u32 = 13;
 
 /// A reusable pglz compressor: the history tables and the output buffer, kept between calls
 /// so that compressing allocates nothing once the buffer has grown to the largest input.
@@ -258,9 +259,9 @@ impl Compressor {
 
             // With a dictionary the datum's lists keep PostgreSQL's small tables for short
             // inputs (cheap to touch), while the dictionary's index has DICT_HASH_SIZE
-            // buckets: the same hash, masked for each.
+            // buckets: the same hash (dictionary mode's own, `dict_hash`), masked for each.
             let (hash, dict_bucket) = if DICT {
-                let full = hist_idx(input, dp, DICT_HASH_SIZE - 1);
+                let full = dict_hash(input, dp);
                 (full & mask, full)
             } else {
                 (hist_idx(input, dp, mask), 0)
@@ -310,11 +311,26 @@ fn hist_idx(input: &[u8], pos: usize, mask: usize) -> usize {
     (hash as usize) & mask
 }
 
-/// A four-byte hash: PostgreSQL's `pglz_hist_idx` before masking, bytes sign-extended.
+/// The hash of dictionary mode, below [`DICT_HASH_SIZE`]: of the four bytes at `bytes[..4]`.
+///
+/// Dictionary-mode output need not match PostgreSQL's, so it does not use PostgreSQL's hash,
+/// which folds four bytes of text into far fewer buckets than it has (the shifted bytes
+/// overlap): many candidates on a list then do not even share their first bytes, and each
+/// costs a step of the walk. A multiplicative hash spreads them.
 #[inline(always)]
 pub(super) fn hash4(bytes: &[u8]) -> usize {
-    let signed = |i: usize| i32::from(bytes[i] as i8);
-    ((signed(0) << 6) ^ (signed(1) << 4) ^ (signed(2) << 2) ^ signed(3)) as usize
+    let word = u32::from_le_bytes(bytes[..4].try_into().unwrap());
+    (word.wrapping_mul(0x9e37_79b1) >> (32 - DICT_HASH_BITS)) as usize
+}
+
+/// [`hash4`] of input position `pos`, or (in the last three positions, which no four-byte
+/// list holds) of the byte alone.
+#[inline(always)]
+fn dict_hash(input: &[u8], pos: usize) -> usize {
+    match input.get(pos..pos + 4) {
+        Some(four) => hash4(four),
+        None => usize::from(input[pos]),
+    }
 }
 
 /// An empty dictionary, for the plain compressor's unused `dict` argument.

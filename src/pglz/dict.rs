@@ -5,6 +5,11 @@
 //! Hashing those bytes per datum would cost more than compressing a small datum, so the
 //! dictionary's history lists are built here once and only read afterwards; each datum keeps
 //! its own lists for its own bytes and continues into these when its own run out.
+//!
+//! Dictionary mode hashes four bytes with its own hash (`compress::hash4`), not PostgreSQL's:
+//! its output need not match PostgreSQL's (PostgreSQL has no dictionary mode), and
+//! PostgreSQL's hash puts many unrelated four-byte strings on one list, each of which costs
+//! a step of the walk.
 
 use super::compress::{hash4, DICT_HASH_SIZE};
 use super::DICT_WINDOW;
