@@ -151,15 +151,14 @@ impl Compressor {
             let key = u32::from(window[0]) | u32::from(window[1]) << 8 | u32::from(window[2]) << 16;
             let slot = (key.wrapping_mul(0x9e37_79b1) >> (32 - bits)) as usize;
             // An entry of this call (>= base) is an earlier position with these three bytes
-            // (or a collision).
-            if table[slot] < base {
-                unseen += 1;
-                if unseen > max_payload {
-                    return false;
-                }
-            }
+            // (or a collision). Counted without a branch: whether a position repeats is as
+            // good as random.
+            unseen += usize::from(table[slot] < base);
             // `base + pos` fits: `claim` reserved base..base + n.
             table[slot] = base + pos as u32;
+            if unseen > max_payload {
+                return false;
+            }
         }
         true
     }
