@@ -422,6 +422,10 @@ impl History<'_> {
         // Then the dictionary's positions (entries are 1 + position, 0 = none).
         if DICT {
             let dict = self.dict.as_bytes();
+            // The first eight bytes to match, when the datum has eight left.
+            let current8 = current
+                .get(..8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap()));
             let mut entry = dict_head;
             while entry != 0 {
                 let candidate = entry as usize - 1;
@@ -429,13 +433,21 @@ impl History<'_> {
                 if off >= walk_limit {
                     break;
                 }
-                let len = dict_match_len(&dict[candidate..], input, current, best_len);
-                if len > best_len {
-                    best_len = len;
-                    best_off = off;
-                    if best_len == current.len() {
-                        break;
-                    }
+                // Most candidates match fewer than eight bytes: measure those with one
+                // comparison and keep the longest without a branch (whether a candidate wins
+                // is as good as random); only a candidate matching all eight needs the loop.
+                let first8 = dict
+                    .get(candidate..candidate + 8)
+                    .map(|d| u64::from_le_bytes(d.try_into().unwrap()));
+                let len = match (current8, first8) {
+                    (Some(c), Some(d)) if c != d => ((c ^ d).trailing_zeros() / 8) as usize,
+                    _ => dict_match_len(&dict[candidate..], input, current, best_len),
+                };
+                let better = len > best_len;
+                best_off = if better { off } else { best_off };
+                best_len = best_len.max(len);
+                if best_len == current.len() {
+                    break;
                 }
                 entry = u32::from(self.dict.prev[candidate]);
                 if entry == 0 || best_len >= good_match.at(step) {
