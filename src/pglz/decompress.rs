@@ -304,9 +304,29 @@ fn copy_chunk8(out: &mut [u8], src: usize, dst: usize) {
 fn copy_match(out: &mut [u8], mut dp: usize, mut off: usize, mut len: usize) {
     let src = dp - off;
     // The common case: the match is 8 or more bytes back and there is room to overshoot.
-    // Copy 8 bytes at a time; each chunk reads only bytes that are already final (they are at
-    // least 8 back), and the up to 7 bytes written past the match are overwritten by what
-    // follows it (they are never returned: the caller's length stops before them).
+    // Copy 8 bytes at a time (16 when the match is that far back: long matches, such as runs
+    // of blank padding a row apart, take half the steps); each chunk reads only bytes that
+    // are already final (they are at least a chunk back), and the bytes written past the
+    // match are overwritten by what follows it (they are never returned: the caller's length
+    // stops before them).
+    if off >= 32 && dp + len + 32 <= out.len() {
+        let mut i = 0;
+        while i < len {
+            let chunk: [u8; 32] = out[src + i..src + i + 32].try_into().unwrap();
+            out[dp + i..dp + i + 32].copy_from_slice(&chunk);
+            i += 32;
+        }
+        return;
+    }
+    if off >= 16 && dp + len + 16 <= out.len() {
+        let mut i = 0;
+        while i < len {
+            let chunk: [u8; 16] = out[src + i..src + i + 16].try_into().unwrap();
+            out[dp + i..dp + i + 16].copy_from_slice(&chunk);
+            i += 16;
+        }
+        return;
+    }
     if off >= 8 && dp + len + 8 <= out.len() {
         let mut i = 0;
         while i < len {
