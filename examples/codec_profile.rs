@@ -15,6 +15,8 @@
 //! - `c`: PostgreSQL's C pglz, default strategy;
 //! - `decode`: the datum decoder on the encoder's datums;
 //! - `c_decode`: C's `pglz_decompress` on C's always-strategy payloads;
+//! - `slices_decode`, `slices_c_decode`: ROWFILE is a payload file instead, cut into 2 KiB
+//!   slices and compressed with the default strategy; pgdict's or C's plain decoder;
 //! - `stats`: no timing; how often the plain form beats the dictionary form, and by how much.
 //!
 //! Callgrind's totals include the set-up (reading rows, training); compare the cost of the
@@ -34,6 +36,9 @@ fn main() {
     }
     let mode = args[1].as_str();
     let repeat: usize = args.get(3).map_or(1, |r| r.parse().expect("REPEAT"));
+    if let Some(slice) = mode.strip_prefix("slices") {
+        return slices(slice, Path::new(&args[2]), repeat);
+    }
     let rows = pgdict::rows::read_row_file(Path::new(&args[2])).expect("row file");
     let datums: Vec<&[u8]> = rows.iter().step_by(2).take(3000).map(|r| &r[..]).collect();
     let mut training = 0;
@@ -126,6 +131,41 @@ fn main() {
         }
         "stats" => stats(&datums, &prepared),
         other => panic!("unknown mode {other}"),
+    }
+}
+
+/// Modes `slices_decode` and `slices_c_decode`: a payload file cut into 2 KiB slices,
+/// each compressed with the default strategy (as `vs_postgres` does), decoded by pgdict's
+/// or C's plain pglz decoder.
+fn slices(which: &str, path: &Path, repeat: usize) {
+    let bytes = std::fs::read(path).expect("payload file");
+    let payloads: Vec<(Vec<u8>, usize)> = bytes
+        .chunks(2048)
+        .filter_map(|raw| pglz::compress(raw, &pglz::Strategy::DEFAULT).map(|p| (p, raw.len())))
+        .collect();
+    let mut out = Vec::new();
+    match which {
+        "_decode" => {
+            for _ in 0..repeat {
+                for (p, raw_len) in &payloads {
+                    out.resize(*raw_len, 0);
+                    black_box(pglz::decompress_into(p, &mut out)).unwrap();
+                }
+            }
+        }
+        "_c_decode" => {
+            let padded: Vec<(pgdict_pgref::PaddedPayload, usize)> = payloads
+                .iter()
+                .map(|(p, n)| (pgdict_pgref::PaddedPayload::new(p), *n))
+                .collect();
+            for _ in 0..repeat {
+                for (p, raw_len) in &padded {
+                    out.resize(*raw_len, 0);
+                    black_box(pgdict_pgref::decompress_padded_into(p, &mut out, true));
+                }
+            }
+        }
+        other => panic!("unknown mode slices{other}"),
     }
 }
 
