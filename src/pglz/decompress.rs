@@ -259,10 +259,20 @@ fn decode_tag(
     if off > dp {
         // The match starts `off - dp` bytes before the end of the dictionary.
         let back = off - dp;
-        if len + 7 <= back && dp + len + 7 <= out.len() {
-            // Wholly inside the dictionary, with 8-byte chunks fitting both buffers: copy
+        let from = dict.len() - back;
+        if len + 15 <= back && dp + len + 15 <= out.len() {
+            // Wholly inside the dictionary, with 16-byte chunks fitting both buffers: copy
             // by chunks (the bytes past `len` are overwritten by what follows).
-            let from = dict.len() - back;
+            let mut i = 0;
+            while i < len {
+                let chunk: [u8; 16] = dict[from + i..from + i + 16].try_into().unwrap();
+                out[dp + i..dp + i + 16].copy_from_slice(&chunk);
+                i += 16;
+            }
+            return Ok(dp + len);
+        }
+        if len + 7 <= back && dp + len + 7 <= out.len() {
+            // The same with 8-byte chunks.
             let mut i = 0;
             while i < len {
                 let chunk: [u8; 8] = dict[from + i..from + i + 8].try_into().unwrap();
