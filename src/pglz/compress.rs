@@ -23,8 +23,14 @@ const DICT_WALK_LIMIT: usize = 0x1000;
 
 /// Hash buckets of a dictionary's index. The datum's own lists keep PostgreSQL's table sizes
 /// (by input length); both use the same hash, each masked to its table.
+///
+/// 65,536 buckets (128 KB of `u16` per dictionary) for at most 4092 positions: most four-byte
+/// strings that the dictionary lacks then find an empty list, and an empty list costs no walk
+/// (and no mispredicted branch at its end). Measured on the corpus rows (300 encode passes,
+/// user time): 8192 buckets 0.76 s (csv_airports) / 1.90 s (text_fortunes), 16,384
+/// 0.66 / 1.80 s, 65,536 0.63 / 1.64 s, and 0.02-0.17 % fewer stored bytes.
 pub(super) const DICT_HASH_SIZE: usize = 1 << DICT_HASH_BITS;
-const DICT_HASH_BITS: u32 = 13;
+const DICT_HASH_BITS: u32 = 16;
 
 /// A reusable pglz compressor: the history tables and the output buffer, kept between calls
 /// so that compressing allocates nothing once the buffer has grown to the largest input.
