@@ -211,30 +211,26 @@ fn decode_tag(
         src_pos: tag_pos,
         payload_len: payload.len(),
     };
-    let (t1, t2) = match payload.get(tag_pos..tag_pos + 2) {
-        Some(&[t1, t2]) => (t1, t2),
-        _ => return Err(truncated()),
+    // Read three bytes where there are three (a 2-byte tag leaves the third unused), so that
+    // only a tag at the very end of the payload pays for a second look.
+    let (t1, t2, t3) = match payload.get(tag_pos..tag_pos + 3) {
+        Some(&[t1, t2, t3]) => (t1, t2, Some(t3)),
+        _ => match payload.get(tag_pos..tag_pos + 2) {
+            Some(&[t1, t2]) => (t1, t2, None),
+            _ => return Err(truncated()),
+        },
     };
     let mut len = usize::from(t1 & 0x0f) + 3;
     let off = (usize::from(t1 & 0xf0) << 4) | usize::from(t2);
     *sp = tag_pos + 2;
     if len == 18 {
-        len += usize::from(*payload.get(*sp).ok_or_else(truncated)?);
+        len += usize::from(t3.ok_or_else(truncated)?);
         *sp += 1;
     }
-    if off == 0 {
-        return Err(Error::ZeroOffset {
-            src_pos: tag_pos,
-            dst_pos: dp,
-        });
-    }
-    if off > dp + dict.len() {
-        return Err(Error::OffsetBeforeStart {
-            src_pos: tag_pos,
-            dst_pos: dp,
-            offset: off,
-            history: dp + dict.len(),
-        });
+    // Offset 0, or one reaching before the history: one comparison for both (0 wraps to the
+    // largest value).
+    if off.wrapping_sub(1) >= dp + dict.len() {
+        return Err(bad_offset(tag_pos, dp, off, dict.len()));
     }
     // Short matches are the common case (a 2-byte tag covers 3..=17 bytes): with room for
     // 16 bytes in the output and a source 8 or more bytes back, copy two fixed 8-byte chunks
@@ -294,6 +290,24 @@ fn decode_tag(
         dp += len;
     }
     Ok(dp)
+}
+
+/// The error for a tag at `tag_pos` whose offset is 0 or reaches before the history.
+#[cold]
+fn bad_offset(tag_pos: usize, dp: usize, off: usize, dict_len: usize) -> Error {
+    if off == 0 {
+        Error::ZeroOffset {
+            src_pos: tag_pos,
+            dst_pos: dp,
+        }
+    } else {
+        Error::OffsetBeforeStart {
+            src_pos: tag_pos,
+            dst_pos: dp,
+            offset: off,
+            history: dp + dict_len,
+        }
+    }
 }
 
 /// Copies `out[src..src + 8]` to `out[dst..dst + 8]` (`src + 8 <= dst`, or the source bytes are
