@@ -78,6 +78,11 @@ impl<'a> Probe<'a> {
         &self.base
     }
 
+    /// The codec the rows are checked with.
+    pub fn codec(&self) -> Codec {
+        self.codec
+    }
+
     /// Compresses every row with `dict` and returns the stored sizes and, if `usage`, each
     /// dictionary byte's usage.
     pub fn measure(&self, dict: &[u8], usage: bool) -> Outcome {
@@ -184,6 +189,65 @@ impl<'a> Probe<'a> {
         }
         total
     }
+}
+
+/// Per row of `rows`, which of its bytes `dict` leaves costly for `codec` (pglz or lz4):
+/// written literally, or copied in a match shorter than `short` bytes (from the dictionary
+/// or from the row itself).
+pub fn costly_bytes(rows: &[&[u8]], codec: Codec, dict: &[u8], short: usize) -> Vec<Vec<bool>> {
+    let is_pglz = codec == Codec::Pglz;
+    let pglz = PglzDictionary::new(if is_pglz { dict } else { &[] });
+    let lz4 = Lz4Dictionary::new(if is_pglz { &[] } else { dict });
+    let chunk = rows.len().div_ceil(THREADS).max(1);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = rows
+            .chunks(chunk)
+            .map(|rows| {
+                let (pglz, lz4) = (&pglz, &lz4);
+                scope.spawn(move || {
+                    let mut pglz_compressor = Compressor::new();
+                    let mut lz4_compressor = Lz4Compressor::new();
+                    let mut block = Vec::new();
+                    rows.iter()
+                        .map(|row| {
+                            let mut costly = vec![true; row.len()];
+                            let mut mark = |op: Op| {
+                                if let Op::Copy { pos, len, .. } = op {
+                                    if len >= short {
+                                        let end = (pos + len).min(costly.len());
+                                        costly[pos.min(end)..end].fill(false);
+                                    }
+                                }
+                            };
+                            if is_pglz {
+                                let payload = pglz_compressor.compress_with_dict(
+                                    row,
+                                    pglz,
+                                    &Strategy::DICTIONARY,
+                                );
+                                if let Some(payload) = payload {
+                                    parse::pglz_ops(payload, row.len(), &mut mark);
+                                }
+                            } else {
+                                block.clear();
+                                if lz4_compressor
+                                    .compress_with_dict_into(row, lz4, &mut block)
+                                    .is_ok()
+                                {
+                                    parse::lz4_ops(&block, &mut mark);
+                                }
+                            }
+                            costly
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    })
 }
 
 /// What one copy saves over writing its bytes literally, in stored bytes, by codec: pglz pays
