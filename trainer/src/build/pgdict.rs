@@ -119,7 +119,7 @@ impl Default for PgdictBuilder {
             patience: 3,
             zstd_seeds: true,
             refined_seeds: 2,
-            time_limit: Duration::from_secs(20),
+            time_limit: Duration::from_secs(15),
         }
     }
 }
@@ -383,8 +383,9 @@ impl PgdictBuilder {
             // dictionary: the end is where liblz4's hash slots survive (see the top).
             if codec == Codec::Lz4 && budget > max_useful_size(Codec::Pglz) {
                 if let Ok(z) = super::zstd::train(&count_rows, budget) {
+                    // One seed refined (two ways): half the work of a pglz build.
                     let nested = PgdictBuilder {
-                        time_limit: self.time_limit / 3,
+                        refined_seeds: 1,
                         ..self.clone()
                     };
                     let end = nested.build(samples, Codec::Pglz, max_useful_size(Codec::Pglz))?;
