@@ -174,4 +174,17 @@ mod tests {
         assert_eq!(counts.df(key(b"qqq", 3)), 0);
         assert_eq!(counts.rows(), 3);
     }
+
+    #[test]
+    fn marked_counts_skip_unmarked_positions() {
+        let rows = [&b"abcabc"[..], b"xxabcx"];
+        // Row 0: only the k-mer at 3 ("abc") counts; row 1: none (the mask is too short, and
+        // positions past its end do not count).
+        let keep = vec![vec![false, false, false, true], vec![false, false]];
+        let counts = KmerCounts::count_marked(&rows, &keep, 3);
+        assert_eq!(counts.df(key(b"abc", 3)), 1);
+        assert_eq!(counts.df(key(b"bca", 3)), 0);
+        assert_eq!(counts.df(key(b"xab", 3)), 0);
+        assert_eq!(counts.rows(), 2);
+    }
 }

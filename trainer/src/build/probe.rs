@@ -331,3 +331,26 @@ fn measure_rows(
         reach,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn costly_bytes_follow_the_dictionary() {
+        let dict: &[u8] = b"{\"name\":\"\",\"country\":\"\",\"timezone\":\"Europe/Paris\"}";
+        let row: &[u8] = b"{\"name\":\"Lyon\",\"country\":\"FR\",\"timezone\":\"Europe/Paris\"}";
+        for codec in [Codec::Pglz, Codec::Lz4] {
+            let with = costly_bytes(&[row], codec, dict, 5);
+            let without = costly_bytes(&[row], codec, &[], 5);
+            assert_eq!(with[0].len(), row.len());
+            // Without a dictionary the row repeats nothing of 5 bytes: all of it is costly.
+            assert!(without[0].iter().all(|&c| c), "{codec}");
+            // With it, the long keys and the time zone are copied; the values are not.
+            let costly = with[0].iter().filter(|&&c| c).count();
+            assert!(costly < row.len() / 2, "{codec}: {costly} of {}", row.len());
+            let lyon = row.windows(4).position(|w| w == b"Lyon").unwrap();
+            assert!(with[0][lyon..lyon + 4].iter().all(|&c| c), "{codec}");
+        }
+    }
+}
