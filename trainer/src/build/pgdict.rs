@@ -89,8 +89,8 @@ pub struct PgdictBuilder {
     pub time_limit: Duration,
 }
 
-/// Where a refinement takes its new candidate segments from. The builder refines its seed
-/// once each way and keeps the result that stores the validation rows smallest.
+/// Where a refinement takes its new candidate segments from. The builder refines each of its
+/// best seeds once each way and keeps the result that stores the validation rows smallest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Refill {
     /// Runs of the pool rows whose k-mers many rows hold (the counts of all the samples).
