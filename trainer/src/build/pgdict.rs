@@ -84,8 +84,8 @@ pub struct PgdictBuilder {
     /// How many of the seeds (the best on the probe rows) are refined; the validation rows
     /// choose between the results.
     pub refined_seeds: usize,
-    /// Refinement stops once building has taken this long (each [`Refill`] way gets its
-    /// share).
+    /// Refinement stops once building has taken this long (each refinement, seed and
+    /// [`Refill`] way, gets an equal share of what the seeds left).
     pub time_limit: Duration,
 }
 
@@ -410,7 +410,8 @@ impl PgdictBuilder {
             .map(|(seed, outcome)| State::new(cut(seed, &outcome.usage), &probe))
             .collect();
 
-        // Refinement, once each way from the same start; the validation rows choose.
+        // Refinement: each start once each way, an equal share of the time limit each; the
+        // validation rows choose.
         let context = Context {
             pool: &pool,
             pool_rows: &pool_rows,
