@@ -337,13 +337,14 @@ fn check_raw_len(raw_len: usize) -> Result<(), Error> {
     Ok(())
 }
 
-/// An empty vector with room for exactly `len` bytes, or an error instead of an abort.
 /// A zero-filled output buffer of `len` bytes, or an error if it cannot be had.
 ///
 /// Zero-filled, not merely reserved: liblz4 does not reject a match with offset 0 (the block
 /// format calls it invalid), and its decoders then "copy" the match from the bytes they are
 /// writing. Over uninitialised memory that would hand heap garbage to the caller (found by
-/// fuzzing: `tests/fuzz_regressions.rs`); over zeros it yields zeros.
+/// fuzzing: `tests/fuzz_regressions.rs`); over zeros it yields zeros. [`check_offsets`] now
+/// refuses such blocks first; the zero fill stays as the second line of defence, since the
+/// leak it prevents would be silent.
 fn alloc_output(len: usize) -> Result<Vec<u8>, Error> {
     let mut out = Vec::new();
     out.try_reserve_exact(len)

@@ -93,7 +93,24 @@ pub fn read_input(path: &Path) -> anyhow::Result<(String, Vec<u8>)> {
         return Ok(("standard input".into(), bytes));
     }
     let origin = path.display().to_string();
-    let bytes = fs::read(path).with_context(|| format!("cannot read {origin}"))?;
+    let read = || -> io::Result<Vec<u8>> {
+        let mut file = fs::File::open(path)?;
+        let len = file.metadata()?.len();
+        // A file larger than memory is a clear error, not an abort on allocation failure.
+        let mut bytes = Vec::new();
+        usize::try_from(len)
+            .ok()
+            .and_then(|len| bytes.try_reserve_exact(len).ok())
+            .ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::OutOfMemory,
+                    format!("{len} bytes do not fit in memory"),
+                )
+            })?;
+        file.read_to_end(&mut bytes)?;
+        Ok(bytes)
+    };
+    let bytes = read().with_context(|| format!("cannot read {origin}"))?;
     Ok((origin, bytes))
 }
 
@@ -106,12 +123,19 @@ pub fn read_datums(input: &DatumInput) -> anyhow::Result<Datums> {
         .is_some_and(|e| e == "datums")
         .then_some(DatumFormatArg::Datums);
     let parsed = match input.format.or(by_name) {
-        Some(format) => parse(&bytes, format)
+        Some(format) => parse(&bytes, format, &origin)
             .map(|datums| (format, datums))
             .with_context(|| format!("cannot read the datums of {origin}"))
             .hint(format_hint(format))?,
-        None => detect(&bytes).with_context(|| format!("cannot read the datums of {origin}"))?,
+        None => detect(&bytes, &origin)
+            .with_context(|| format!("cannot read the datums of {origin}"))?,
     };
+    if parsed.1.is_empty() {
+        return Err(user_error(
+            format!("{origin} holds no datums"),
+            "give a datums file written by `pgdict compress`, or hex lines as psql prints a bytea",
+        ));
+    }
     Ok(Datums {
         origin,
         format: parsed.0,
@@ -136,9 +160,9 @@ fn format_hint(format: DatumFormatArg) -> &'static str {
     }
 }
 
-fn parse(bytes: &[u8], format: DatumFormatArg) -> anyhow::Result<Vec<Datum>> {
+fn parse(bytes: &[u8], format: DatumFormatArg, origin: &str) -> anyhow::Result<Vec<Datum>> {
     match format {
-        DatumFormatArg::Datums => parse_datums_file(bytes),
+        DatumFormatArg::Datums => parse_datums_file(bytes, origin),
         DatumFormatArg::Hex => parse_hex(bytes),
         DatumFormatArg::Varlena => parse_varlenas(bytes),
     }
@@ -146,12 +170,12 @@ fn parse(bytes: &[u8], format: DatumFormatArg) -> anyhow::Result<Vec<Datum>> {
 
 /// Tells the format from the bytes: text holding `\x` is hex; otherwise a datums file, then
 /// varlenas back to back, whichever reads to the end.
-fn detect(bytes: &[u8]) -> anyhow::Result<(DatumFormatArg, Vec<Datum>)> {
+fn detect(bytes: &[u8], origin: &str) -> anyhow::Result<(DatumFormatArg, Vec<Datum>)> {
     if is_text(bytes) && bytes.windows(2).any(|w| w == b"\\x") {
         let datums = parse_hex(bytes).hint(format_hint(DatumFormatArg::Hex))?;
         return Ok((DatumFormatArg::Hex, datums));
     }
-    let as_datums = match parse_datums_file(bytes) {
+    let as_datums = match parse_datums_file(bytes, origin) {
         Ok(datums) => return Ok((DatumFormatArg::Datums, datums)),
         Err(e) => e,
     };
@@ -186,8 +210,8 @@ fn is_text(bytes: &[u8]) -> bool {
             .all(|&b| b >= 0x20 || b == b'\t' || b == b'\r' || b == b'\n')
 }
 
-fn parse_datums_file(bytes: &[u8]) -> anyhow::Result<Vec<Datum>> {
-    let mut reader = datums_file::Reader::new(bytes, "the datums file");
+fn parse_datums_file(bytes: &[u8], origin: &str) -> anyhow::Result<Vec<Datum>> {
+    let mut reader = datums_file::Reader::new(bytes, origin);
     let mut datums = Vec::new();
     let mut offset = 0;
     while let Some(datum) = reader.read_datum()? {
@@ -386,15 +410,15 @@ mod tests {
     #[test]
     fn detects_each_format() {
         let datums = b"\x02\x00\x00\x00\x05a\x03\x00\x00\x00\x07bc";
-        let (format, found) = detect(datums).unwrap();
+        let (format, found) = detect(datums, "t").unwrap();
         assert_eq!(format, DatumFormatArg::Datums);
         assert_eq!(found.len(), 2);
         assert_eq!(found[1].position, Position::Byte(6));
-        let (format, found) = detect(b"\x05a\x07bc").unwrap();
+        let (format, found) = detect(b"\x05a\x07bc", "t").unwrap();
         assert_eq!(format, DatumFormatArg::Varlena);
         assert_eq!(found[1].bytes, b"\x07bc");
-        let (format, _) = detect(b" \\x05ff\n").unwrap();
+        let (format, _) = detect(b" \\x05ff\n", "t").unwrap();
         assert_eq!(format, DatumFormatArg::Hex);
-        assert!(detect(b"\x01\x02").is_err());
+        assert!(detect(b"\x01\x02", "t").is_err());
     }
 }

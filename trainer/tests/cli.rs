@@ -14,8 +14,14 @@
 //! | bad CSV on line 4 | 1, "bad.csv:4: bad CSV" |
 //! | unreachable database (127.0.0.1, a closed port) | 1, "cannot connect to PostgreSQL at 127.0.0.1:PORT" |
 //! | usage errors | 2 |
+//! | a directory source with a file over 1 GiB - 1 | 1, "over PostgreSQL's limit", nothing read |
+//! | a read-only store (tmpfs remounted ro) | 1, "Read-only file system", store unchanged |
+//! | a full disk (40 KiB tmpfs) under the store | 1, "No space left on device", no file left |
 //!
 //! Plus `--json` (the report's fields), `--dry-run`, `PGDICT_STORE`, and standard input.
+
+#[path = "../../tests/support/small_fs.rs"]
+mod small_fs;
 
 use std::fs;
 use std::io::Write;
@@ -25,6 +31,7 @@ use std::process::{Command, Output, Stdio};
 use pgdict::datum::{self, Codec, DatumEncoder, Form};
 use pgdict::dict::DirStore;
 use serde_json::Value;
+use small_fs::SmallFs;
 
 const BIN: &str = env!("CARGO_BIN_EXE_pgdict-trainer");
 
@@ -553,4 +560,69 @@ fn text_report_and_store_from_stdin_and_flag() {
             > 0
     );
     round_trip(&store, 1, Codec::Pglz, &rows[..50]);
+}
+
+#[test]
+fn a_file_over_the_value_limit_is_refused_unread() {
+    let work = Work::new();
+    fs::create_dir(work.path("values")).unwrap();
+    work.file("values/a", &json_rows(1)[0]);
+    // Sparse: refused by its size, before any of it is read.
+    let huge = fs::File::create(work.path("values/b")).unwrap();
+    huge.set_len(1 << 31).unwrap();
+    drop(huge);
+    let output = work.run(&["values"]);
+    assert_exit(&output, 1);
+    assert!(
+        stderr(&output)
+            .contains("values/b: the file (2147483648 bytes) is over PostgreSQL's limit"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(work.stored().is_empty());
+}
+
+#[test]
+fn a_read_only_store_is_left_as_it_was() {
+    let Some(small) = SmallFs::mount(256) else {
+        return;
+    };
+    let work = Work::new();
+    work.file("rows.txt", &lines(&json_rows(300)));
+    let store = small.join("dicts");
+    let store_arg = store.display().to_string();
+    assert_exit(&work.run(&["rows.txt", "--store", &store_arg, "-q"]), 0);
+    small.remount_read_only();
+    let before = small.list("dicts");
+    let output = work.run(&["rows.txt", "--store", &store_arg, "--codec", "lz4"]);
+    assert_exit(&output, 1);
+    assert!(
+        stderr(&output).contains("Read-only file system"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(small.list("dicts"), before);
+    assert_eq!(round_trip(&store, 1, Codec::Pglz, &json_rows(20)), 20);
+}
+
+#[test]
+fn a_full_disk_leaves_no_partial_dictionary() {
+    let Some(small) = SmallFs::mount(40) else {
+        return;
+    };
+    let work = Work::new();
+    work.file("rows.txt", &lines(&json_rows(3000)));
+    let store = small.join("dicts");
+    let store_arg = store.display().to_string();
+    // A 4 KB pglz dictionary fits; a 64 KB lz4 one cannot.
+    assert_exit(&work.run(&["rows.txt", "--store", &store_arg, "-q"]), 0);
+    let output = work.run(&["rows.txt", "--store", &store_arg, "--codec", "lz4", "-q"]);
+    assert_exit(&output, 1);
+    assert!(
+        stderr(&output).contains("No space left on device"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(small.list("dicts"), ["00000001.pgdict"]);
+    assert_eq!(round_trip(&store, 1, Codec::Pglz, &json_rows(20)), 20);
 }

@@ -6,7 +6,7 @@ use anyhow::Context;
 use pgdict::datum::{Codec, DatumEncoder};
 use pgdict_trainer::source::{self, datums_file};
 
-use crate::fail::HintExt;
+use crate::fail::{user_error, HintExt};
 use crate::input::row_source;
 use crate::output::{write_hex_line, Output};
 use crate::store::AnyStore;
@@ -48,32 +48,22 @@ pub fn run(store_args: &StoreArgs, args: &CompressArgs) -> anyhow::Result<u8> {
         !args.hex,
         "write hex lines with --hex",
     )?;
-    let result = compress(
+    // An error drops `out` unfinished: its file is left as it was (see crate::output).
+    let counts = compress(
         rows,
         codec,
         dict.as_ref().map(|d| &*d.1),
         args.hex,
         &mut out,
     )
-    .with_context(|| format!("cannot compress the rows of {what}"));
-    let counts = match result {
-        Ok(counts) => {
-            out.finish()?;
-            counts
-        }
-        Err(error) => {
-            // Leave no half-written file behind to be mistaken for the whole.
-            if let Some(path) = args
-                .output
-                .as_deref()
-                .filter(|p| *p != std::path::Path::new("-"))
-            {
-                drop(out);
-                let _ = std::fs::remove_file(path);
-            }
-            return Err(error);
-        }
-    };
+    .with_context(|| format!("cannot compress the rows of {what}"))?;
+    if counts.rows == 0 {
+        return Err(user_error(
+            format!("{what} holds no rows"),
+            "give a file with at least one row (an empty line is no row); nothing was written",
+        ));
+    }
+    out.finish()?;
     if !args.quiet {
         let with = match &dict {
             Some((id, _)) => format!("{codec} and dictionary {id}"),

@@ -63,19 +63,16 @@ pub fn run(store_args: &StoreArgs, args: &DemoArgs) -> anyhow::Result<u8> {
                 true,
             ),
         };
-        writeln!(
-            out,
-            "{} dictionary {} ({codec}, {} bytes) {} {}",
-            if added { "added" } else { "kept" },
+        let what = format!(
+            "dictionary {} ({codec}, {} bytes)",
             dict.id(),
-            thousands(dict.content().len() as u64),
-            if added {
-                "to"
-            } else {
-                "(the same content was already) in"
-            },
-            store.describe()
-        )?;
+            thousands(dict.content().len() as u64)
+        );
+        if added {
+            writeln!(out, "added {what} to {}", store.describe())?;
+        } else {
+            writeln!(out, "kept {what}: {} already holds it", store.describe())?;
+        }
         out.flush()?;
         dicts[codec.code() as usize] = Some(DictInfo {
             prepared: store

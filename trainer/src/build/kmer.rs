@@ -96,6 +96,33 @@ impl KmerCounts {
         }
     }
 
+    /// Counts, for each k-mer, the rows of `rows` that hold it at a position `keep` marks:
+    /// `keep[r][i]` says whether the k-mer starting at byte `i` of row `r` counts.
+    pub fn count_marked<S: AsRef<[u8]>>(rows: &[S], keep: &[Vec<bool>], k: usize) -> KmerCounts {
+        assert!((1..=MAX_K).contains(&k), "k-mers of 1 to 8 bytes, not {k}");
+        let mut counts = KmerMap::default();
+        let mut row_keys = Vec::new();
+        for (row, keep) in rows.iter().zip(keep) {
+            row_keys.clear();
+            row_keys.extend(
+                keys(row.as_ref(), k)
+                    .enumerate()
+                    .filter(|&(i, _)| keep.get(i).copied().unwrap_or(false))
+                    .map(|(_, key)| key),
+            );
+            row_keys.sort_unstable();
+            row_keys.dedup();
+            for &key in &row_keys {
+                *counts.entry(key).or_insert(0) += 1;
+            }
+        }
+        KmerCounts {
+            k,
+            rows: rows.len(),
+            counts,
+        }
+    }
+
     /// The k-mer length.
     pub fn k(&self) -> usize {
         self.k
@@ -146,5 +173,18 @@ mod tests {
         assert_eq!(counts.df(key(b"zzz", 3)), 1);
         assert_eq!(counts.df(key(b"qqq", 3)), 0);
         assert_eq!(counts.rows(), 3);
+    }
+
+    #[test]
+    fn marked_counts_skip_unmarked_positions() {
+        let rows = [&b"abcabc"[..], b"xxabcx"];
+        // Row 0: only the k-mer at 3 ("abc") counts; row 1: none (the mask is too short, and
+        // positions past its end do not count).
+        let keep = vec![vec![false, false, false, true], vec![false, false]];
+        let counts = KmerCounts::count_marked(&rows, &keep, 3);
+        assert_eq!(counts.df(key(b"abc", 3)), 1);
+        assert_eq!(counts.df(key(b"bca", 3)), 0);
+        assert_eq!(counts.df(key(b"xab", 3)), 0);
+        assert_eq!(counts.rows(), 2);
     }
 }

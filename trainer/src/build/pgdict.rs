@@ -9,16 +9,21 @@
 //! 2. **Seed.** Candidate dictionaries, each rated by compressing a *probe* slice of the
 //!    training rows with the real compressor ([`Probe`]): pgdict's own selection (maximal
 //!    frequent runs of rows, chosen greedily by uncovered k-mer frequency per byte,
-//!    [`Pool::select`]), and zstd's trainer at the budget and at 64 KiB (its end). The best
-//!    seeds the refinement, which therefore starts no worse than the baseline on the probe.
-//! 3. **Refine.** The probe's payloads are read back to credit each dictionary byte with the
-//!    stored bytes it saved. The dictionary is cut into pieces of at most 64 bytes (where
-//!    usage is lowest). Each round then either
+//!    [`Pool::select`]), zstd's trainer at the budget and at 64 KiB (its end), and for lz4
+//!    zstd's dictionary with pgdict's own pglz dictionary as its last 4 KB. The best
+//!    [`PgdictBuilder::refined_seeds`] (2) on the probe are refined.
+//! 3. **Refine**, each seed twice, once per [`Refill`] way. The probe's payloads are read
+//!    back to credit each dictionary byte with the stored bytes it saved. The dictionary is
+//!    cut into pieces of at most 64 bytes (where usage is lowest). Each round then either
 //!    - *replaces*: trims the bytes nothing copied from the ends of pieces, drops the pieces
 //!      that earned least per byte (a quarter of the budget at first), and refills the space
 //!      in front with new candidates from the training rows (their k-mers already in the
 //!      dictionary count as covered, and pieces dropped before are not taken again); the other
-//!      pieces keep their order, and so the neighbours a long match runs on into; or
+//!      pieces keep their order, and so the neighbours a long match runs on into. The
+//!      candidates are valued by the k-mer counts of all the samples ([`Refill::Pool`]) or
+//!      by counts taken only where the current dictionary leaves the pool rows costly
+//!      ([`Refill::Residual`]: literals and short copies, what the rows still lack). The
+//!      trial is probed as it is and once more reordered (below), the better kept; or
 //!    - *reorders* (every fourth round): pieces copied late in datums go nearest the end.
 //!      pglz reaches only the last 4095 bytes, and after n bytes of datum only the last
 //!      4095 − n, so what a datum needs late must sit at the very end;
@@ -26,12 +31,19 @@
 //!    and keeps the change only if the probe's total stored size shrinks. New candidates that
 //!    earned less than the median piece in a rejected round are not tried again; after
 //!    `patience` rejections in a row the share replaced is halved, and refinement ends when it
-//!    is under 1 % (or at `time_limit`).
+//!    is under 1 % (or when its share of `time_limit` is spent).
+//! 4. **Choose.** Every dictionary a refinement keeps is checked on *validation* rows, a slice
+//!    of the training rows apart from both the probe rows and the rows candidates are cut
+//!    from; the one that stores them smallest is the result. The probe judges many small
+//!    changes and so comes to favour its own rows; the validation rows judge only the few
+//!    results, so the choice stays honest (on the corpus, refining until the probe stops
+//!    improving made some sets worse on held-out rows than zstd's dictionary).
 //!
 //! For lz4 the end matters too: liblz4 indexes every third dictionary position into a
 //! 4096-slot table, later positions overwriting earlier ones, so the start of a 64 KiB
-//! dictionary is reachable only where nothing later collides with it. Refilling in front
-//! leaves the positions indexed at the end alone.
+//! dictionary is reachable only where nothing later collides with it. Measured on the corpus,
+//! the last 8 KB of zstd's 64 KiB dictionary earn 42-85 % of what the whole saves on the probe
+//! rows. Refilling in front leaves the positions indexed at the end alone.
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -39,7 +51,7 @@ use std::time::{Duration, Instant};
 use pgdict::datum::Codec;
 
 use super::kmer::{self, KmerCounts, KmerSet};
-use super::probe::{Outcome, Probe};
+use super::probe::{costly_bytes, Outcome, Probe};
 use super::select::{fingerprint, Pool};
 use super::{max_useful_size, BuildError};
 
@@ -54,6 +66,12 @@ pub struct PgdictBuilder {
     pub pool_bytes: usize,
     /// Sample bytes the codec check compresses each round (at most a third of the samples).
     pub probe_bytes: usize,
+    /// Sample bytes held out to choose between refined dictionaries (at most a sixth of the
+    /// samples); 0: the probe chooses.
+    pub validation_bytes: usize,
+    /// For the [`Refill::Residual`] candidates: copies shorter than this leave their bytes
+    /// costly.
+    pub residual_short: usize,
     /// A k-mer must be held by this share of the counted rows (and by 2 rows at least) to be
     /// part of a candidate segment.
     pub min_df_share: f64,
@@ -63,8 +81,28 @@ pub struct PgdictBuilder {
     pub patience: usize,
     /// Whether zstd's trainer seeds the refinement too.
     pub zstd_seeds: bool,
-    /// Refinement stops once building has taken this long.
+    /// How many of the seeds (the best on the probe rows) are refined; the validation rows
+    /// choose between the results.
+    pub refined_seeds: usize,
+    /// Refinement stops once building has taken this long (each refinement, seed and
+    /// [`Refill`] way, gets an equal share of what the seeds left).
     pub time_limit: Duration,
+}
+
+/// Where a refinement takes its new candidate segments from. The builder refines each of its
+/// best seeds once each way and keeps the result that stores the validation rows smallest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refill {
+    /// Runs of the pool rows whose k-mers many rows hold (the counts of all the samples).
+    Pool,
+    /// The same, with k-mers counted only where the current dictionary leaves the pool rows
+    /// costly (literals and short copies): what the rows still lack, the marginal gain.
+    Residual,
+}
+
+impl Refill {
+    /// Both ways, in the order they are tried.
+    pub const ALL: [Refill; 2] = [Refill::Pool, Refill::Residual];
 }
 
 impl Default for PgdictBuilder {
@@ -74,11 +112,14 @@ impl Default for PgdictBuilder {
             count_bytes: 16 << 20,
             pool_bytes: 2 << 20,
             probe_bytes: 1 << 20,
+            validation_bytes: 1 << 20,
+            residual_short: 5,
             min_df_share: 0.001,
             max_rounds: 300,
             patience: 3,
             zstd_seeds: true,
-            time_limit: Duration::from_secs(20),
+            refined_seeds: 2,
+            time_limit: Duration::from_secs(15),
         }
     }
 }
@@ -93,6 +134,26 @@ const SEED_PIECE: usize = 64;
 /// [`MIN_DROP_SHARE`].
 const FIRST_DROP_SHARE: f64 = 0.25;
 const MIN_DROP_SHARE: f64 = 0.01;
+
+/// A residual k-mer must be costly in this share of the pool rows (and in 2 at least) to be
+/// part of a [`Refill::Residual`] candidate.
+const RESIDUAL_MIN_DF_SHARE: f64 = 0.002;
+
+/// What every refinement round reads.
+struct Context<'p, 'a> {
+    /// The candidates of the pool rows, by the counts of all the samples.
+    pool: &'p Pool<'a>,
+    /// The rows candidates are cut from.
+    pool_rows: &'p [&'a [u8]],
+    /// The rows each trial is compressed with.
+    probe: &'p Probe<'a>,
+    /// Dictionary bytes at most.
+    budget: usize,
+    /// The k-mer length.
+    k: usize,
+    /// The `min_df` of residual pools.
+    residual_min_df: u32,
+}
 
 /// Below this many rows the probe is all of them (and candidates come from the same rows).
 const MIN_ROWS_TO_SPLIT: usize = 40;
@@ -115,6 +176,8 @@ struct Piece {
     bytes: Vec<u8>,
     /// Stored bytes it saved in the last probe (0 before it was probed).
     earned: f64,
+    /// Whether the round being tried added it.
+    fresh: bool,
 }
 
 impl Piece {
@@ -217,6 +280,7 @@ fn cut(dict: &[u8], usage: &[f64]) -> Vec<Piece> {
         .map(|(start, end)| Piece {
             bytes: dict[start..end].to_vec(),
             earned: 0.0,
+            fresh: false,
         })
         .collect()
 }
@@ -273,15 +337,33 @@ impl PgdictBuilder {
             .collect();
         let counts = KmerCounts::count(&count_rows, k);
         let min_df = ((count_rows.len() as f64 * self.min_df_share).ceil() as u32).max(2);
-        let pool_rows: Vec<&[u8]> = spread(&rows, self.pool_bytes, &probe_set)
+        // Validation rows, apart from both: they choose between refined dictionaries, so that
+        // the choice does not reward fitting the probe rows.
+        let valid_index = if split {
+            let rest: Vec<usize> = (0..rows.len()).filter(|i| !probe_set.contains(i)).collect();
+            let rest_bytes: usize = rest.iter().map(|&i| rows[i].len()).sum();
+            let want = self.validation_bytes.min(total_bytes / 6);
+            if want == 0 {
+                Vec::new()
+            } else {
+                let step = rest_bytes.div_ceil(want).max(1);
+                rest.into_iter().step_by(step).collect()
+            }
+        } else {
+            Vec::new()
+        };
+        let mut apart = probe_set;
+        apart.extend(valid_index.iter().copied());
+        let pool_rows: Vec<&[u8]> = spread(&rows, self.pool_bytes, &apart)
             .into_iter()
             .map(|i| rows[i])
             .collect();
-        let pool = Pool::new(pool_rows, &counts, min_df);
+        let pool = Pool::new(pool_rows.clone(), &counts, min_df);
         if pool.is_empty() {
             return Ok(Vec::new());
         }
         let probe = Probe::new(probe_index.iter().map(|&i| rows[i]).collect(), codec);
+        let valid = Probe::new(valid_index.iter().map(|&i| rows[i]).collect(), codec);
 
         // Seeds.
         let mut seeds: Vec<Vec<u8>> = Vec::new();
@@ -297,48 +379,148 @@ impl PgdictBuilder {
                     seeds.push(z[z.len().saturating_sub(budget)..].to_vec());
                 }
             }
-        }
-        let mut best: Option<(usize, Vec<u8>, Outcome)> = None;
-        for seed in seeds {
-            let outcome = probe.measure(&seed, true);
-            if best.as_ref().is_none_or(|b| outcome.stored < b.2.stored) {
-                best = Some((outcome.stored, seed, outcome));
+            // For lz4, zstd's dictionary again, its end replaced by pgdict's own pglz
+            // dictionary: the end is where liblz4's hash slots survive (see the top).
+            if codec == Codec::Lz4 && budget > max_useful_size(Codec::Pglz) {
+                if let Ok(z) = super::zstd::train(&count_rows, budget) {
+                    // One seed refined (two ways): half the work of a pglz build.
+                    let nested = PgdictBuilder {
+                        refined_seeds: 1,
+                        ..self.clone()
+                    };
+                    let end = nested.build(samples, Codec::Pglz, max_useful_size(Codec::Pglz))?;
+                    let keep = budget.saturating_sub(end.len()).min(z.len());
+                    let mut seed = z[z.len() - keep..].to_vec();
+                    seed.extend_from_slice(&end);
+                    seeds.push(seed);
+                }
             }
         }
-        let (_, seed, seed_outcome) = best.expect("at least pgdict's own seed");
-        let mut state = State::new(cut(&seed, &seed_outcome.usage), &probe);
+        let mut rated: Vec<(Vec<u8>, Outcome)> = seeds
+            .into_iter()
+            .map(|seed| {
+                let outcome = probe.measure(&seed, true);
+                (seed, outcome)
+            })
+            .collect();
+        rated.sort_by_key(|(_, outcome)| outcome.stored);
+        rated.truncate(self.refined_seeds.max(1));
+        let starts: Vec<State> = rated
+            .iter()
+            .map(|(seed, outcome)| State::new(cut(seed, &outcome.usage), &probe))
+            .collect();
 
-        // Refinement.
+        // Refinement: each start once each way, an equal share of the time limit each; the
+        // validation rows choose.
+        let context = Context {
+            pool: &pool,
+            pool_rows: &pool_rows,
+            probe: &probe,
+            budget,
+            k,
+            residual_min_df: ((pool_rows.len() as f64 * RESIDUAL_MIN_DF_SHARE).ceil() as u32)
+                .max(2),
+        };
+        let runs = (Refill::ALL.len() * starts.len()) as u32;
+        let share = self.time_limit.saturating_sub(started.elapsed()) / runs;
+        let mut best: Option<(usize, Vec<u8>)> = None;
+        for state in &starts {
+            for refill in Refill::ALL {
+                let (stored, dict) = self.refine(state, &context, &valid, refill, share);
+                if best.as_ref().is_none_or(|b| stored < b.0) {
+                    best = Some((stored, dict));
+                }
+            }
+        }
+        let (_, mut dict) = best.expect("at least one way to refill");
+        if dict.starts_with(&ZSTD_DICT_MAGIC) {
+            // The first byte is the one a datum is least likely to reach.
+            dict.remove(0);
+        }
+        Ok(dict)
+    }
+
+    /// Refines `start` for at most `time_limit`, new candidates coming from `refill`. Returns
+    /// the refined dictionary that stores the `valid` rows smallest (or, without validation
+    /// rows, the last), and that size (or the probe's).
+    fn refine(
+        &self,
+        start: &State,
+        context: &Context<'_, '_>,
+        valid: &Probe<'_>,
+        refill: Refill,
+        time_limit: Duration,
+    ) -> (usize, Vec<u8>) {
+        let started = Instant::now();
+        let probe = context.probe;
+        let mut state = start.clone();
+        let validate = |state: &State| {
+            if valid.rows() > 0 {
+                valid.measure(&state.dict, false).stored
+            } else {
+                state.outcome.stored
+            }
+        };
+        let mut kept = (validate(&state), state.dict.clone());
+        let mut keep = |state: &State| {
+            let stored = validate(state);
+            if stored < kept.0 {
+                kept = (stored, state.dict.clone());
+            }
+        };
+        // The residual counts of the current state, made when a round first needs them.
+        let mut residual: Option<KmerCounts> = None;
         let mut banned: HashSet<u64> = HashSet::new();
         let mut drop_share = FIRST_DROP_SHARE;
         let mut rejected = 0;
         for round in 0..self.max_rounds {
-            if drop_share < MIN_DROP_SHARE || started.elapsed() >= self.time_limit {
+            if drop_share < MIN_DROP_SHARE || started.elapsed() >= time_limit {
                 break;
             }
             if round % 4 == 3 {
-                let trial = reorder(&state, &probe);
+                let trial = reorder(&state, probe);
                 if trial.outcome.stored < state.outcome.stored {
                     state = trial;
+                    residual = None;
+                    keep(&state);
                 }
                 continue;
             }
-            let (trial, fresh, dropped) =
-                self.replace(&state, &pool, &banned, budget, drop_share, k, &probe);
+            let (mut trial, dropped) = match refill {
+                Refill::Pool => self.replace(&state, context.pool, &banned, drop_share, context),
+                Refill::Residual => {
+                    let counts =
+                        residual.get_or_insert_with(|| self.residual_counts(&state.dict, context));
+                    let pool =
+                        Pool::new(context.pool_rows.to_vec(), counts, context.residual_min_df);
+                    self.replace(&state, &pool, &banned, drop_share, context)
+                }
+            };
             if trial.outcome.stored < state.outcome.stored {
+                for piece in &mut trial.pieces {
+                    piece.fresh = false;
+                }
                 state = trial;
+                residual = None;
+                keep(&state);
                 banned.extend(dropped);
                 rejected = 0;
             } else {
                 // Do not try again the new pieces that earned less per byte than the median
                 // kept one: the next round refills with others.
-                let mut kept: Vec<f64> = trial.pieces[fresh..].iter().map(Piece::density).collect();
-                kept.sort_by(f64::total_cmp);
-                let median = kept.get(kept.len() / 2).copied().unwrap_or(0.0);
+                let mut old: Vec<f64> = trial
+                    .pieces
+                    .iter()
+                    .filter(|p| !p.fresh)
+                    .map(Piece::density)
+                    .collect();
+                old.sort_by(f64::total_cmp);
+                let median = old.get(old.len() / 2).copied().unwrap_or(0.0);
                 banned.extend(
-                    trial.pieces[..fresh]
+                    trial
+                        .pieces
                         .iter()
-                        .filter(|p| p.density() < median)
+                        .filter(|p| p.fresh && p.density() < median)
                         .map(|p| fingerprint(&p.bytes)),
                 );
                 rejected += 1;
@@ -348,28 +530,41 @@ impl PgdictBuilder {
                 }
             }
         }
-        let mut dict = state.dict;
-        if dict.starts_with(&ZSTD_DICT_MAGIC) {
-            // The first byte is the one a datum is least likely to reach.
-            dict.remove(0);
-        }
-        Ok(dict)
+        kept
+    }
+
+    /// Document frequencies, over the pool rows, of the k-mers that `dict` leaves costly:
+    /// those with a byte written literally or copied in a match shorter than
+    /// [`Self::residual_short`].
+    fn residual_counts(&self, dict: &[u8], context: &Context<'_, '_>) -> KmerCounts {
+        let k = context.k;
+        let costly = costly_bytes(
+            context.pool_rows,
+            context.probe.codec(),
+            dict,
+            self.residual_short,
+        );
+        let marks: Vec<Vec<bool>> = costly
+            .iter()
+            .map(|c| c.windows(k).map(|w| w.contains(&true)).collect())
+            .collect();
+        KmerCounts::count_marked(context.pool_rows, &marks, k)
     }
 
     /// A replacing round: trims unused ends, drops the pieces that earned least per byte
-    /// (`drop_share` of the budget) and refills in front from `pool`. Returns the probed trial,
-    /// how many pieces in front are new, and the fingerprints of the dropped pieces.
-    #[allow(clippy::too_many_arguments)]
+    /// (`drop_share` of the budget) and refills in front from `pool`; if moving pieces by
+    /// where datums copy them ([`reorder`]) then helps the probe, the trial is the reordered
+    /// one. Returns the probed trial (its new pieces marked `fresh`) and the fingerprints of
+    /// the dropped pieces.
     fn replace(
         &self,
         state: &State,
         pool: &Pool<'_>,
         banned: &HashSet<u64>,
-        budget: usize,
         drop_share: f64,
-        k: usize,
-        probe: &Probe<'_>,
-    ) -> (State, usize, Vec<u64>) {
+        context: &Context<'_, '_>,
+    ) -> (State, Vec<u64>) {
+        let (budget, k) = (context.budget, context.k);
         let mut pieces = state.pieces.clone();
         for (piece, &start) in pieces.iter_mut().zip(&state.starts) {
             let used = &state.outcome.usage[start..start + piece.bytes.len()];
@@ -412,11 +607,21 @@ impl PgdictBuilder {
             .map(|s| Piece {
                 bytes: s.bytes,
                 earned: 0.0,
+                fresh: true,
             })
             .collect();
-        let fresh_count = fresh.len();
         fresh.append(&mut pieces);
-        (State::new(fresh, probe), fresh_count, dropped)
+        // New pieces in front are reachable only early in a datum (pglz) or lose their hash
+        // slots to later positions (lz4); moving them where datums used them gives them a
+        // fair trial.
+        let trial = State::new(fresh, context.probe);
+        let moved = reorder(&trial, context.probe);
+        let trial = if moved.outcome.stored < trial.outcome.stored {
+            moved
+        } else {
+            trial
+        };
+        (trial, dropped)
     }
 }
 

@@ -78,6 +78,11 @@ impl<'a> Probe<'a> {
         &self.base
     }
 
+    /// The codec the rows are checked with.
+    pub fn codec(&self) -> Codec {
+        self.codec
+    }
+
     /// Compresses every row with `dict` and returns the stored sizes and, if `usage`, each
     /// dictionary byte's usage.
     pub fn measure(&self, dict: &[u8], usage: bool) -> Outcome {
@@ -186,6 +191,65 @@ impl<'a> Probe<'a> {
     }
 }
 
+/// Per row of `rows`, which of its bytes `dict` leaves costly for `codec` (pglz or lz4):
+/// written literally, or copied in a match shorter than `short` bytes (from the dictionary
+/// or from the row itself).
+pub fn costly_bytes(rows: &[&[u8]], codec: Codec, dict: &[u8], short: usize) -> Vec<Vec<bool>> {
+    let is_pglz = codec == Codec::Pglz;
+    let pglz = PglzDictionary::new(if is_pglz { dict } else { &[] });
+    let lz4 = Lz4Dictionary::new(if is_pglz { &[] } else { dict });
+    let chunk = rows.len().div_ceil(THREADS).max(1);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = rows
+            .chunks(chunk)
+            .map(|rows| {
+                let (pglz, lz4) = (&pglz, &lz4);
+                scope.spawn(move || {
+                    let mut pglz_compressor = Compressor::new();
+                    let mut lz4_compressor = Lz4Compressor::new();
+                    let mut block = Vec::new();
+                    rows.iter()
+                        .map(|row| {
+                            let mut costly = vec![true; row.len()];
+                            let mut mark = |op: Op| {
+                                if let Op::Copy { pos, len, .. } = op {
+                                    if len >= short {
+                                        let end = (pos + len).min(costly.len());
+                                        costly[pos.min(end)..end].fill(false);
+                                    }
+                                }
+                            };
+                            if is_pglz {
+                                let payload = pglz_compressor.compress_with_dict(
+                                    row,
+                                    pglz,
+                                    &Strategy::DICTIONARY,
+                                );
+                                if let Some(payload) = payload {
+                                    parse::pglz_ops(payload, row.len(), &mut mark);
+                                }
+                            } else {
+                                block.clear();
+                                if lz4_compressor
+                                    .compress_with_dict_into(row, lz4, &mut block)
+                                    .is_ok()
+                                {
+                                    parse::lz4_ops(&block, &mut mark);
+                                }
+                            }
+                            costly
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    })
+}
+
 /// What one copy saves over writing its bytes literally, in stored bytes, by codec: pglz pays
 /// 9 bits a literal and a 2-byte tag (3 bytes from 18 bytes on) plus a control bit; lz4 about
 /// a byte a literal and 3 bytes a match (token, 2-byte offset).
@@ -265,5 +329,28 @@ fn measure_rows(
         sizes,
         usage,
         reach,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn costly_bytes_follow_the_dictionary() {
+        let dict: &[u8] = b"{\"name\":\"\",\"country\":\"\",\"timezone\":\"Europe/Paris\"}";
+        let row: &[u8] = b"{\"name\":\"Lyon\",\"country\":\"FR\",\"timezone\":\"Europe/Paris\"}";
+        for codec in [Codec::Pglz, Codec::Lz4] {
+            let with = costly_bytes(&[row], codec, dict, 5);
+            let without = costly_bytes(&[row], codec, &[], 5);
+            assert_eq!(with[0].len(), row.len());
+            // Without a dictionary the row repeats nothing of 5 bytes: all of it is costly.
+            assert!(without[0].iter().all(|&c| c), "{codec}");
+            // With it, the long keys and the time zone are copied; the values are not.
+            let costly = with[0].iter().filter(|&&c| c).count();
+            assert!(costly < row.len() / 2, "{codec}: {costly} of {}", row.len());
+            let lyon = row.windows(4).position(|w| w == b"Lyon").unwrap();
+            assert!(with[0][lyon..lyon + 4].iter().all(|&c| c), "{codec}");
+        }
     }
 }

@@ -242,6 +242,17 @@ pub enum SourceError {
         /// Why (the header's names, the record's width).
         reason: String,
     },
+    /// A line or file longer than any value PostgreSQL can store: refused once that much has
+    /// been read, never buffered whole.
+    #[error("{origin}: {what} is over PostgreSQL's limit of {max} bytes for one value")]
+    TooLong {
+        /// The file (and line).
+        origin: String,
+        /// "the line" or "the file (N bytes)".
+        what: String,
+        /// [`datums_file::MAX_DATUM_LEN`].
+        max: usize,
+    },
     /// A damaged datums file.
     #[error(transparent)]
     DatumsFile(#[from] DatumsFileError),
@@ -398,6 +409,9 @@ impl<R: Read> Read for Counting<R> {
     }
 }
 
+/// The longest line read: one value at PostgreSQL's limit, then `\r\n`.
+const MAX_LINE_LEN: usize = datums_file::MAX_DATUM_LEN + 2;
+
 /// Lines or JSON Lines, a line at a time.
 struct LineRows<R> {
     reader: R,
@@ -423,8 +437,10 @@ impl<R: BufRead> LineRows<R> {
     fn next_row(&mut self) -> Result<Option<Vec<u8>>, SourceError> {
         loop {
             self.buf.clear();
-            let n = self
-                .reader
+            // At most one value's limit plus its line end: a longer line is refused, not
+            // buffered whole.
+            let n = (&mut self.reader)
+                .take(MAX_LINE_LEN as u64)
                 .read_until(b'\n', &mut self.buf)
                 .map_err(|source| SourceError::Io {
                     origin: format!("{}:{}", self.origin, self.line + 1),
@@ -434,6 +450,13 @@ impl<R: BufRead> LineRows<R> {
                 return Ok(None);
             }
             self.line += 1;
+            if n == MAX_LINE_LEN && self.buf.last() != Some(&b'\n') {
+                return Err(SourceError::TooLong {
+                    origin: format!("{}:{}", self.origin, self.line),
+                    what: "the line".into(),
+                    max: datums_file::MAX_DATUM_LEN,
+                });
+            }
             // pgdict::rows defines what a line holds (line feed, carriage return, empty lines,
             // JSON strings): one line through it gives this line's datum, or none.
             let mut datums = rows::parse_rows(&self.buf, self.format, &self.origin).map_err(
@@ -605,7 +628,16 @@ fn open_dir(path: &Path) -> Result<Rows, SourceError> {
     let read = Arc::new(AtomicU64::new(0));
     let counter = read.clone();
     let iter = files.into_iter().map(move |(_, file)| {
-        let datum = fs::read(&file).map_err(io_err(file.display().to_string()))?;
+        let origin = file.display().to_string();
+        let meta = fs::metadata(&file).map_err(io_err(origin.clone()))?;
+        if meta.len() > datums_file::MAX_DATUM_LEN as u64 {
+            return Err(SourceError::TooLong {
+                origin,
+                what: format!("the file ({} bytes)", meta.len()),
+                max: datums_file::MAX_DATUM_LEN,
+            });
+        }
+        let datum = fs::read(&file).map_err(io_err(origin))?;
         counter.fetch_add(datum.len() as u64, Ordering::Relaxed);
         Ok(datum)
     });

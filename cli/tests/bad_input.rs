@@ -1,0 +1,299 @@
+//! The `pgdict` binary on bad input and a hostile environment: empty, huge, binary, truncated
+//! and wrongly formatted input, the wrong dictionary, a read-only store, a full disk. Each case
+//! asserts the exit status, the message, and that nothing was lost or half written (an
+//! existing output file is left as it was; a store holds only whole dictionaries).
+//! docs/bad-input.md has the whole matrix, the trainer's cases included.
+
+mod common;
+
+#[path = "../../tests/support/small_fs.rs"]
+mod small_fs;
+
+use std::fs::{self, File};
+use std::process::Stdio;
+
+use common::{corpus_arg, Dir, Run};
+use small_fs::SmallFs;
+
+/// A datums file (u32 little-endian length, then the bytes) holding `datums`.
+fn datums_file(datums: &[&[u8]]) -> Vec<u8> {
+    let mut file = Vec::new();
+    for datum in datums {
+        file.extend_from_slice(&(datum.len() as u32).to_le_bytes());
+        file.extend_from_slice(datum);
+    }
+    file
+}
+
+/// Where `compress` must not leave anything: an existing output stays, and no temporary file
+/// lingers beside it.
+fn assert_output_untouched(dir: &Dir, name: &str, before: &[u8]) {
+    assert_eq!(fs::read(dir.path(name)).unwrap(), before, "{name} changed");
+    let strays: Vec<_> = fs::read_dir(dir.path("."))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(strays.is_empty(), "temporary files left: {strays:?}");
+}
+
+#[test]
+fn empty_input_is_an_error_and_writes_nothing() {
+    let dir = Dir::new();
+    dir.write("empty.txt", "");
+    dir.write("blank.txt", "\n\n\n");
+    for rows in ["empty.txt", "blank.txt"] {
+        dir.run(&["compress", rows, "--dict", "none", "-o", "out.datums"])
+            .fails(1, &["holds no rows", "nothing was written"]);
+        assert!(!dir.path("out.datums").exists());
+    }
+    dir.run_with_stdin(&["compress", "-", "--dict", "none", "--hex"], b"")
+        .fails(1, &["standard input", "holds no rows"]);
+    dir.write("empty.datums", "");
+    for command in ["decompress", "inspect"] {
+        dir.run(&[command, "empty.datums"])
+            .fails(1, &["empty.datums holds no datums", "hint:"]);
+    }
+}
+
+#[test]
+fn huge_rows_and_huge_claims_are_refused_before_allocating() {
+    let dir = Dir::new();
+    // A line longer than PostgreSQL's limit for a value (1 GiB - 1) and a line end, sparse on
+    // disk: the line reader stops at the limit instead of buffering the whole line.
+    let huge = File::create(dir.path("huge.txt")).unwrap();
+    huge.set_len((1 << 30) + 16).unwrap();
+    drop(huge);
+    let before = b"an existing file".to_vec();
+    dir.write("out.datums", &before);
+    dir.run(&["compress", "huge.txt", "--dict", "none", "-o", "out.datums"])
+        .fails(
+            1,
+            &["huge.txt:1: the line is over PostgreSQL's limit of 1073741823 bytes"],
+        );
+    assert_output_untouched(&dir, "out.datums", &before);
+    // A datums file record claiming 4 GiB.
+    dir.write("claims.datums", [0xff, 0xff, 0xff, 0xff, b'x']);
+    dir.run(&["decompress", "claims.datums"]).fails(
+        1,
+        &["record 0 at byte 0 says it holds 4294967295 bytes, over the limit of 1073741823"],
+    );
+    // A pglz datum of 20 bytes claiming 1 GiB - 1 of raw data.
+    let mut datum = ((20u32 << 2) | 0b10).to_le_bytes().to_vec();
+    datum.extend_from_slice(&((1u32 << 30) - 1).to_le_bytes());
+    datum.extend_from_slice(&[0; 12]);
+    dir.write("inflated.datums", datums_file(&[&datum]));
+    dir.run(&["decompress", "inflated.datums"])
+        .fails(1, &["datum 1", "1073741823"]);
+}
+
+#[test]
+fn binary_rows_round_trip_and_binary_noise_is_no_datums() {
+    let dir = Dir::new();
+    // Rows of every byte but the line feed (and no trailing carriage return).
+    let rows: Vec<Vec<u8>> = (0..200u32)
+        .map(|i| {
+            (0..(40 + i % 90))
+                .map(|j| ((i * 31 + j * 7) % 256) as u8)
+                .map(|b| if b == b'\n' || b == b'\r' { 0 } else { b })
+                .collect()
+        })
+        .collect();
+    let mut text = Vec::new();
+    for row in &rows {
+        text.extend_from_slice(row);
+        text.push(b'\n');
+    }
+    dir.write("binary.txt", &text);
+    dir.run(&["compress", "binary.txt", "--dict", "none", "-o", "b.datums"])
+        .ok();
+    let back = dir
+        .run(&["decompress", "b.datums", "--out-format", "lines"])
+        .ok();
+    assert_eq!(back.stdout, text);
+    // Noise is neither hex, nor a datums file, nor varlenas: each reason is given.
+    let noise: Vec<u8> = (0..3000u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 24) as u8)
+        .collect();
+    dir.write("noise.bin", &noise);
+    dir.run(&["decompress", "noise.bin"]).fails(
+        1,
+        &[
+            "neither hex text",
+            "nor a datums file",
+            "nor varlenas back to back",
+            "--format datums|hex|varlena",
+        ],
+    );
+}
+
+#[test]
+fn truncated_input_names_the_record_and_keeps_the_output() {
+    let dir = Dir::new();
+    dir.demo();
+    let rows = corpus_arg("app_logs.txt");
+    dir.run(&["compress", &rows, "-o", "logs.datums", "-q"])
+        .ok();
+    let whole = fs::read(dir.path("logs.datums")).unwrap();
+    // Cut inside a record: the reader names the record, its offset and the lengths.
+    dir.write("cut.datums", &whole[..1000]);
+    let before = b"rows decoded earlier".to_vec();
+    dir.write("out.txt", &before);
+    dir.run(&["decompress", "cut.datums", "-o", "out.txt"])
+        .fails(1, &["cut.datums", "is cut off", "the file ends after"]);
+    assert_output_untouched(&dir, "out.txt", &before);
+    // A datum whose payload was cut (its datums-file framing is intact).
+    let first_len = u32::from_le_bytes(whole[..4].try_into().unwrap()) as usize;
+    let datum = &whole[4..4 + first_len];
+    dir.write("short.datums", datums_file(&[&datum[..datum.len() - 3]]));
+    dir.run(&["decompress", "short.datums"])
+        .fails(1, &["datum 1"]);
+    // A damaged dictionary file: decoding says which file and why, and nothing is written.
+    let dict = dir.path("dicts/00000001.pgdict");
+    let mut bytes = fs::read(&dict).unwrap();
+    bytes.truncate(bytes.len() - 1);
+    fs::write(&dict, bytes).unwrap();
+    dir.run(&["decompress", "logs.datums", "-o", "out.txt"])
+        .fails(1, &["datum 1", "dictionary 1", "00000001.pgdict"]);
+    assert_output_untouched(&dir, "out.txt", &before);
+}
+
+#[test]
+fn wrong_formats_say_which_format_was_expected() {
+    let dir = Dir::new();
+    dir.write("rows.hex", "\\x0b61626364\n");
+    dir.run(&["decompress", "--format", "datums", "rows.hex"])
+        .fails(1, &["datums file", "for hex text use --format hex"]);
+    dir.write("a.datums", datums_file(&[b"\x0b61626364"]));
+    dir.run(&["decompress", "--format", "hex", "a.datums"])
+        .fails(1, &["hint: give one datum per line as psql prints a bytea"]);
+    dir.write("rows.jsonl", "{\"a\": 1}\n[1, 2\n");
+    dir.run(&["compress", "rows.jsonl", "--dict", "none", "--hex"])
+        .fails(1, &["rows.jsonl:2: not a JSON value"]);
+    dir.write("rows.csv", "a,b\n1,2\n");
+    dir.run(&[
+        "compress",
+        "rows.csv",
+        "--csv-column",
+        "c",
+        "--dict",
+        "none",
+        "--hex",
+    ])
+    .fails(1, &["rows.csv: no CSV column \"c\": the header has a, b"]);
+}
+
+/// A dictionary of another store under the same id cannot be recognised from the datum (the
+/// format carries the id, not a checksum): what pgdict guards is the store, whose ids are
+/// never reused and whose sync refuses a different dictionary under a known id.
+#[test]
+fn a_conflicting_store_is_refused_by_sync() {
+    let dir = Dir::new();
+    dir.demo();
+    let other = Dir::new();
+    other
+        .run(&["demo", "--sample", "app-logs", "--rounds", "1"])
+        .ok();
+    let other_store = other.path("dicts").display().to_string();
+    let before = fs::read(dir.path("dicts/00000001.pgdict")).unwrap();
+    dir.run(&["dict", "sync", "--from", &other_store]).fails(
+        4,
+        &[
+            "refused, nothing changed",
+            "hold different dictionaries",
+            "id 1 (",
+        ],
+    );
+    assert_eq!(fs::read(dir.path("dicts/00000001.pgdict")).unwrap(), before);
+    // The codec a dictionary was built for is checked.
+    let rows = corpus_arg("events.jsonl");
+    dir.run(&["compress", &rows, "--dict", "2", "--codec", "pglz"])
+        .fails(1, &["dictionary 2 was built for lz4, not for pglz"]);
+}
+
+#[test]
+fn a_read_only_store_reads_and_refuses_every_write() {
+    let Some(small) = SmallFs::mount(1024) else {
+        return;
+    };
+    let dir = Dir::new();
+    let store = small.join("dicts").display().to_string();
+    dir.run(&["demo", "--rounds", "1", "--store", &store]).ok();
+    small.remount_read_only();
+    let files = small.list("dicts");
+    // Reading works.
+    let rows = corpus_arg("app_logs.txt");
+    dir.run(&["compress", &rows, "--store", &store, "-o", "l.datums", "-q"])
+        .ok();
+    dir.run(&["decompress", "l.datums", "--store", &store, "-o", "l.txt"])
+        .ok();
+    assert_eq!(
+        fs::read(dir.path("l.txt")).unwrap(),
+        fs::read(common::corpus("app_logs.txt")).unwrap()
+    );
+    dir.run(&["dict", "list", "--store", &store]).ok();
+    // Writing fails, saying why.
+    dir.run(&["dict", "retire", "1", "--store", &store])
+        .fails(1, &["cannot retire dictionary 1", "Read-only file system"]);
+    // A sync that would add dictionaries 3 and 4 (the first two are the same: both stores
+    // were made by the same demo).
+    let other = Dir::new();
+    other.demo();
+    let more = other.path("dicts").display().to_string();
+    other
+        .run(&[
+            "demo", "--sample", "app-logs", "--rounds", "1", "--store", &more,
+        ])
+        .ok();
+    dir.run(&["dict", "sync", "--from", &more, "--store", &store])
+        .fails(1, &["Read-only file system"]);
+    assert_eq!(small.list("dicts"), files);
+}
+
+#[test]
+fn a_full_disk_loses_nothing() {
+    let Some(small) = SmallFs::mount(40) else {
+        return;
+    };
+    let dir = Dir::new();
+    // The store: the 4 KB pglz dictionary fits, the 64 KB lz4 one does not.
+    let store = small.join("dicts").display().to_string();
+    dir.run(&["demo", "--rounds", "1", "--store", &store])
+        .fails(
+            1,
+            &["cannot add the lz4 dictionary", "No space left on device"],
+        );
+    assert_eq!(small.list("dicts"), ["00000001.pgdict"]);
+    let listed = dir.run(&["dict", "list", "--store", &store]).ok().stdout();
+    assert!(
+        listed.contains("pglz") && !listed.contains("lz4 "),
+        "{listed}"
+    );
+    // An output file on the full disk keeps its old content.
+    let rows = corpus_arg("events.jsonl");
+    let before = vec![b'x'; 8 * 1024];
+    fs::write(small.join("out.datums"), &before).unwrap();
+    let out = small.join("out.datums").display().to_string();
+    dir.run(&["compress", &rows, "--store", &store, "-o", &out])
+        .fails(1, &["No space left on device"]);
+    assert_eq!(fs::read(small.join("out.datums")).unwrap(), before);
+    assert!(
+        !small.list(".").iter().any(|n| n.ends_with(".tmp")),
+        "{:?}",
+        small.list(".")
+    );
+    // Standard output on a full device.
+    dir.run(&["compress", &rows, "--store", &store, "-o", "e.datums", "-q"])
+        .ok();
+    let run = Run::from(
+        dir.command(&["decompress", "e.datums", "--store", &store])
+            .stdout(File::create("/dev/full").unwrap())
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap(),
+    );
+    run.fails(
+        1,
+        &["cannot write to standard output", "No space left on device"],
+    );
+}
