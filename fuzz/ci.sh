@@ -13,12 +13,14 @@ seconds="${PGDICT_FUZZ_SECONDS:-20}"
 export RUSTC_BOOTSTRAP=1
 # The C codecs (liblz4, zstd, built by their -sys crates with gcc) get AddressSanitizer too:
 # cargo-fuzz instruments only the Rust code. (gcc cannot add libFuzzer's coverage counters, so
-# the fuzzer still sees no coverage inside them.)
-export CFLAGS="${CFLAGS:-} -fsanitize=address -fno-omit-frame-pointer"
+# the fuzzer still sees no coverage inside them.) Only for the fuzz builds and runs (a run
+# rebuilds if CFLAGS differ): the seed generator links no sanitizer runtime.
+plain_cflags="${CFLAGS:-}"
+asan_cflags="$plain_cflags -fsanitize=address -fno-omit-frame-pointer"
 
 start=$(date +%s)
-cargo fuzz build --debug-assertions
-./seed.sh >/dev/null
+CFLAGS="$asan_cflags" cargo fuzz build --debug-assertions
+CFLAGS="$plain_cflags" ./seed.sh >/dev/null
 echo "fuzz/ci.sh: built and seeded in $(( $(date +%s) - start )) s"
 
 for target in $(cargo fuzz list); do
@@ -30,7 +32,7 @@ for target in $(cargo fuzz list); do
     esac
     echo "fuzz/ci.sh: $target for ${seconds} s"
     # shellcheck disable=SC2086
-    if ! cargo fuzz run --debug-assertions "$target" -- \
+    if ! CFLAGS="$asan_cflags" cargo fuzz run --debug-assertions "$target" -- \
         -max_total_time="$seconds" -print_final_stats=1 $limits \
         2>"target/ci-$target.log"; then
         tail -n 60 "target/ci-$target.log" >&2
