@@ -77,37 +77,36 @@ pub struct KmerCounts {
 impl KmerCounts {
     /// Counts, for each k-mer, the rows of `rows` that hold it.
     pub fn count<S: AsRef<[u8]>>(rows: &[S], k: usize) -> KmerCounts {
-        assert!((1..=MAX_K).contains(&k), "k-mers of 1 to 8 bytes, not {k}");
-        let mut counts = KmerMap::default();
-        let mut row_keys = Vec::new();
-        for row in rows {
-            row_keys.clear();
-            row_keys.extend(keys(row.as_ref(), k));
-            row_keys.sort_unstable();
-            row_keys.dedup();
-            for &key in &row_keys {
-                *counts.entry(key).or_insert(0) += 1;
-            }
-        }
-        KmerCounts {
-            k,
-            rows: rows.len(),
-            counts,
-        }
+        KmerCounts::count_where(rows, k, |_, _| true)
     }
 
     /// Counts, for each k-mer, the rows of `rows` that hold it at a position `keep` marks:
     /// `keep[r][i]` says whether the k-mer starting at byte `i` of row `r` counts.
     pub fn count_marked<S: AsRef<[u8]>>(rows: &[S], keep: &[Vec<bool>], k: usize) -> KmerCounts {
+        KmerCounts::count_where(rows, k, |row, i| {
+            keep.get(row)
+                .and_then(|marks| marks.get(i))
+                .copied()
+                .unwrap_or(false)
+        })
+    }
+
+    /// Counts, for each k-mer, the rows that hold it at a position where `counts_at(row
+    /// index, byte position)` is true; a row counts once per k-mer however often it holds it.
+    fn count_where<S: AsRef<[u8]>>(
+        rows: &[S],
+        k: usize,
+        counts_at: impl Fn(usize, usize) -> bool,
+    ) -> KmerCounts {
         assert!((1..=MAX_K).contains(&k), "k-mers of 1 to 8 bytes, not {k}");
         let mut counts = KmerMap::default();
         let mut row_keys = Vec::new();
-        for (row, keep) in rows.iter().zip(keep) {
+        for (r, row) in rows.iter().enumerate() {
             row_keys.clear();
             row_keys.extend(
                 keys(row.as_ref(), k)
                     .enumerate()
-                    .filter(|&(i, _)| keep.get(i).copied().unwrap_or(false))
+                    .filter(|&(i, _)| counts_at(r, i))
                     .map(|(_, key)| key),
             );
             row_keys.sort_unstable();
