@@ -155,8 +155,12 @@ pub fn print(
     title: &str,
 ) -> anyhow::Result<()> {
     if let Some(path) = svg {
-        std::fs::write(path, crate::svg::chart(title, comparison))
+        // Through Output, as `-o` files: an existing chart is replaced only by a whole one.
+        let mut chart = Output::file(path)?;
+        chart
+            .write_all(crate::svg::chart(title, comparison).as_bytes())
             .with_context(|| format!("cannot write the chart to {}", path.display()))?;
+        chart.finish()?;
     }
     let mut out = Output::stdout();
     if json {
