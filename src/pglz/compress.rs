@@ -183,7 +183,146 @@ impl Compressor {
     }
 
     fn compress_to_buffer(&mut self, input: &[u8], strategy: &Strategy) -> Option<usize> {
-        self.compress_generic::<false>(input, &EMPTY_DICT, strategy)
+        self.compress_plain(input, strategy)
+    }
+
+    /// Plain compression (no dictionary), PostgreSQL's `pglz_compress` match for match.
+    ///
+    /// The same algorithm as [`Self::compress_generic`], with a faster walk down the history
+    /// lists for the positions that have four bytes left (all but the last three):
+    ///
+    /// - A candidate on the list of such a position that agrees with it on three bytes agrees
+    ///   on four: the hash's low eight bits are the fourth byte XORed with bits of the first
+    ///   three, and every table has at least 512 buckets. So a candidate matches four bytes or
+    ///   fewer than three, and one 4-byte comparison tells which. Matches under three bytes
+    ///   are never used, so when the strategy's `good_match` never falls below 3 (true of
+    ///   both built-in strategies) they cannot end the walk either, and the walk may skip
+    ///   such candidates unmeasured. Strategies whose `good_match` falls that low take
+    ///   [`Self::compress_generic`].
+    /// - Once a match of `best_len` bytes is known, a candidate must agree on bytes
+    ///   `best_len - 3 ..= best_len` to be longer: that 4-byte comparison comes first.
+    /// - The walk ends at the first entry that is not of this call or 4095 or more bytes
+    ///   back: one comparison with a cut-off entry. And the step at which `good_match` falls
+    ///   to `best_len` is looked up once per new best match, not recomputed at every step.
+    ///
+    /// The first-found longest match still wins, and the walk stops where PostgreSQL's does, so
+    /// the output is the same.
+    fn compress_plain(&mut self, input: &[u8], strategy: &Strategy) -> Option<usize> {
+        let slen = i32::try_from(input.len()).ok()?;
+        if strategy.match_size_good <= 0
+            || slen < strategy.min_input_size
+            || slen > strategy.max_input_size
+        {
+            return None;
+        }
+        let good_match = strategy.match_size_good.clamp(17, MAX_MATCH as i32) as usize;
+        let good_drop = strategy.match_size_drop.clamp(0, 100) as usize;
+        if self.good_match.key != (good_match, good_drop) {
+            *self.good_match = GoodMatchSchedule::new(good_match, good_drop);
+        }
+        if self.good_match.floor < MIN_MATCH {
+            return self.compress_generic::<false>(input, &EMPTY_DICT, strategy);
+        }
+        let need_rate = strategy.min_comp_rate.clamp(0, 99);
+        let result_max = if slen > i32::MAX / 100 {
+            (slen / 100) * (100 - need_rate)
+        } else {
+            (slen * (100 - need_rate)) / 100
+        } as usize;
+        // Both of PostgreSQL's give-up checks at the top of its loop (output reached
+        // `result_max`; no match yet and output reached `first_success_by`) as one limit.
+        let first_success_by = usize::try_from(strategy.first_success_by).unwrap_or(0);
+        let mut limit = result_max.min(first_success_by);
+        let hash_size = match slen {
+            0..=127 => 512,
+            128..=255 => 1024,
+            256..=511 => 2048,
+            512..=1023 => 4096,
+            _ => MAX_HASH_SIZE,
+        };
+        let mask = hash_size - 1;
+
+        let n = input.len();
+        let base = self.claim(n);
+        let out_len = n + 4;
+        if self.out.len() < out_len {
+            self.out.resize(out_len, 0);
+        }
+        let out = &mut self.out[..out_len];
+        let head = &mut *self.hist_start;
+        let prev = &mut *self.hist_prev;
+        let schedule = &*self.good_match;
+        let mut writer = TagWriter::new();
+
+        // Positions below `body_end` hash four bytes.
+        let body_end = n.saturating_sub(3);
+        let mut dp = 0;
+        while dp < body_end {
+            if writer.bp >= limit {
+                return None;
+            }
+            let bucket = hash_four(input, dp) & mask;
+            let entry = head[bucket];
+            head[bucket] = base + dp as u32;
+            prev[dp % HISTORY_SIZE] = entry;
+            // Entries from `cut` on are this call's positions less than 4095 bytes back.
+            let cut = base + dp.saturating_sub(WALK_LIMIT - 1) as u32;
+            let (match_len, match_off) = if entry >= cut {
+                walk_four(input, dp, entry - base, prev, base, cut, schedule)
+            } else {
+                (0, 0)
+            };
+            if match_len >= MIN_MATCH {
+                writer.tag(out, match_len, match_off);
+                limit = result_max;
+                let end = dp + match_len;
+                for p in dp + 1..end.min(body_end) {
+                    let bucket = hash_four(input, p) & mask;
+                    prev[p % HISTORY_SIZE] = head[bucket];
+                    head[bucket] = base + p as u32;
+                }
+                for p in body_end.max(dp + 1)..end {
+                    let bucket = hist_idx(input, p, mask) % MAX_HASH_SIZE;
+                    prev[p % HISTORY_SIZE] = head[bucket];
+                    head[bucket] = base + p as u32;
+                }
+                dp = end;
+            } else {
+                writer.literal(out, input[dp]);
+                dp += 1;
+            }
+        }
+
+        // The last three positions hash one byte; PostgreSQL's walk, unchanged.
+        let mut hist = History {
+            start: &mut self.hist_start,
+            prev: &mut self.hist_prev,
+            base,
+            dict: &EMPTY_DICT,
+        };
+        while dp < n {
+            if writer.bp >= limit {
+                return None;
+            }
+            let hash = hist_idx(input, dp, mask);
+            let (match_len, match_off) =
+                hist.find_match::<false>(input, dp, hash, 0, &self.good_match);
+            if match_len >= MIN_MATCH {
+                writer.tag(out, match_len, match_off);
+                limit = result_max;
+                for p in dp..dp + match_len {
+                    hist.add(p, hist_idx(input, p, mask));
+                }
+                dp += match_len;
+            } else {
+                writer.literal(out, input[dp]);
+                hist.add(dp, hash);
+                dp += 1;
+            }
+        }
+
+        let result_size = writer.finish(out);
+        (result_size < result_max).then_some(result_size)
     }
 
     /// The compressor, with (`DICT`) or without a dictionary; without one, `dict` is unused
@@ -314,6 +453,73 @@ fn hist_idx(input: &[u8], pos: usize, mask: usize) -> usize {
         _ => i32::from(input[pos] as i8),
     };
     (hash as usize) & mask
+}
+
+/// [`hist_idx`] of a position with four bytes left, before masking. The first byte's sign
+/// extension only reaches bits 14 and up, above every table's mask, so it is left out.
+#[inline(always)]
+fn hash_four(input: &[u8], pos: usize) -> usize {
+    let word = u32::from_le_bytes(input[pos..pos + 4].try_into().unwrap());
+    let signed = |shift: u32| i32::from((word >> shift) as u8 as i8);
+    let hash = ((word & 0xff) << 6) as i32 ^ (signed(8) << 4) ^ (signed(16) << 2) ^ signed(24);
+    hash as usize
+}
+
+/// The 4 bytes at `pos`, for comparisons.
+#[inline(always)]
+fn four(input: &[u8], pos: usize) -> u32 {
+    u32::from_le_bytes(input[pos..pos + 4].try_into().unwrap())
+}
+
+/// `pglz_find_match` for a position `pos` with four bytes left, starting at candidate
+/// `first` (a position of this call, less than 4095 bytes back), in plain mode with a
+/// schedule whose `good_match` stays at 3 or more. See [`Compressor::compress_plain`] for why
+/// the result is PostgreSQL's. Returns `(length, offset)`; length 0 when nothing matches
+/// three bytes.
+#[inline(always)]
+fn walk_four(
+    input: &[u8],
+    pos: usize,
+    first: u32,
+    prev: &[u32; HISTORY_SIZE],
+    base: u32,
+    cut: u32,
+    schedule: &GoodMatchSchedule,
+) -> (usize, usize) {
+    let current = &input[pos..input.len().min(pos + MAX_MATCH)];
+    let max_len = current.len();
+    let mut best_len = 0;
+    let mut best_off = 0;
+    // Where a candidate must agree with `current` to beat `best_len`, and on what.
+    let mut probe = 0;
+    let mut want = four(current, 0);
+    // The walk ends after this step (none while nothing of 3 bytes or more is found).
+    let mut stop = usize::MAX;
+    let mut step = 0;
+    let mut candidate = first as usize;
+    loop {
+        // `probe + 4 <= max_len`: `best_len < max_len`, and the candidate is before `pos`.
+        if four(input, candidate + probe) == want {
+            let len = common_prefix(&input[candidate..], current);
+            if len > best_len {
+                best_len = len;
+                best_off = pos - candidate;
+                if len == max_len {
+                    break;
+                }
+                stop = schedule.stop_step(len);
+                probe = len - 3;
+                want = four(current, probe);
+            }
+        }
+        let next = prev[candidate % HISTORY_SIZE];
+        if next < cut || step >= stop {
+            break;
+        }
+        step += 1;
+        candidate = (next - base) as usize;
+    }
+    (best_len, best_off)
 }
 
 /// The hash of dictionary mode, below [`DICT_HASH_SIZE`]: of the four bytes at `bytes[..4]`.
@@ -474,6 +680,11 @@ struct GoodMatchSchedule {
     /// The strategy's (clamped) `match_size_good` and `match_size_drop` this was made for.
     key: (usize, usize),
     by_step: [u16; GoodMatchSchedule::STEPS],
+    /// The lowest `good_match` of the schedule (where it stops changing).
+    floor: usize,
+    /// For a best match of `len` bytes, the first step whose `good_match` is at most `len`:
+    /// the walk ends after that step. `u16::MAX` when `len` is below [`Self::floor`].
+    stop_by_len: [u16; MAX_MATCH + 1],
 }
 
 impl GoodMatchSchedule {
@@ -486,9 +697,29 @@ impl GoodMatchSchedule {
             *slot = good as u16;
             good -= good * good_drop / 100;
         }
+        // The schedule is constant from step STEPS - 1 on (see `at`).
+        let floor = usize::from(by_step[Self::STEPS - 1]);
+        let mut stop_by_len = [u16::MAX; MAX_MATCH + 1];
+        for (len, stop) in stop_by_len.iter_mut().enumerate() {
+            if let Some(step) = by_step.iter().position(|&g| usize::from(g) <= len) {
+                *stop = step as u16;
+            }
+        }
         GoodMatchSchedule {
             key: (good_match, good_drop),
             by_step,
+            floor,
+            stop_by_len,
+        }
+    }
+
+    /// The step after which a walk with a best match of `len` bytes ends; `usize::MAX`
+    /// when it never does.
+    #[inline(always)]
+    fn stop_step(&self, len: usize) -> usize {
+        match self.stop_by_len[len] {
+            u16::MAX => usize::MAX,
+            step => usize::from(step),
         }
     }
 
