@@ -141,6 +141,53 @@ fn corpus_rows_every_row_of_every_set() {
     }
 }
 
+/// Makes the compressor's last 32 plain calls refusals (`refused`) or successes, which
+/// decides whether its next call counts positions for its refusal bound: both ways must give
+/// PostgreSQL's output.
+fn prime(compressor: &mut Compressor, refused: bool) {
+    for _ in 0..32 {
+        if refused {
+            // Under `min_input_size`: refused.
+            assert!(compressor
+                .compress(&[b'x'; 31], &pglz::Strategy::DEFAULT)
+                .is_none());
+        } else {
+            assert!(compressor
+                .compress(&[b'x'; 64], &pglz::Strategy::ALWAYS)
+                .is_some());
+        }
+    }
+}
+
+#[test]
+fn refusal_bound_on_and_off_match_postgresql() {
+    let mut compressor = Compressor::new();
+    let mut checked = 0;
+    let mut check = |input: &[u8], what: &str| {
+        for (strategy_name, strategy) in &BUILT_IN {
+            for refused in [true, false] {
+                prime(&mut compressor, refused);
+                let what = format!("{what}, {strategy_name}, primed refused {refused}");
+                check_input(&mut compressor, input, strategy, &what);
+                checked += 1;
+            }
+        }
+    };
+    for (name, rows) in corpus::row_sets() {
+        for (i, row) in rows.iter().enumerate().step_by(5) {
+            check(row, &format!("{name} row {i}"));
+        }
+    }
+    for (name, bytes) in corpus::payload_files() {
+        for slice_len in [2048, 4096] {
+            for (i, slice) in bytes.chunks(slice_len).enumerate().step_by(7) {
+                check(slice, &format!("{name} slice {i} of {slice_len}"));
+            }
+        }
+    }
+    assert!(checked > 50_000, "{checked}");
+}
+
 #[test]
 fn every_length_up_to_64() {
     let mut compressor = Compressor::new();
