@@ -243,13 +243,18 @@ impl Compressor {
         // Counting the unseen positions costs a pass over the input, which pays only when
         // inputs are refused: do it while at least half of the last 32 were.
         let bound = self.recent_refusals.count_ones() >= 16;
-        let result = self.compress_plain_with(input, strategy, bound);
+        // Inputs shorter than the walk limit need no cut-off by offset.
+        let result = if input.len() < WALK_LIMIT {
+            self.compress_plain_with::<false>(input, strategy, bound)
+        } else {
+            self.compress_plain_with::<true>(input, strategy, bound)
+        };
         self.recent_refusals = self.recent_refusals << 1 | u32::from(result.is_none());
         result
     }
 
     /// [`Self::compress_plain`], with or without the refusal bound.
-    fn compress_plain_with(
+    fn compress_plain_with<const LONG: bool>(
         &mut self,
         input: &[u8],
         strategy: &Strategy,
@@ -324,14 +329,39 @@ impl Compressor {
                 // hash(p + 1) = hash(p) << 2 ^ s(p) << 8 ^ s(p + 4), s = sign-extended byte.
                 // (`hash_four` leaves out bits 14 and up, which only move further up.)
                 let mut hash = hash_four(input, block_start) as i32;
-                let leaving = &input[block_start..body_block_end];
-                let entering = &input[block_start + 4..];
-                for (i, (&old, &new)) in leaving.iter().zip(entering).enumerate() {
-                    let p = block_start + i;
-                    let bucket = hash as usize & mask;
-                    prev[p % PLAIN_RING] = head[bucket];
-                    head[bucket] = base + p as u32;
+                // Positions with a byte entering the hash after them: all but the input's
+                // last with four bytes left.
+                let count = (body_block_end - block_start).min(n - 4 - block_start);
+                let leaving = &input[block_start..block_start + count];
+                let entering = &input[block_start + 4..block_start + 4 + count];
+                // A block's slots are contiguous in the ring (PLAIN_BLOCK divides PLAIN_RING).
+                let first = block_start % PLAIN_RING;
+                let links = &mut prev[first..first + count];
+                let mut entry = base + block_start as u32;
+                let mut step = |link: &mut u32, old: u8, new: u8| {
+                    let bucket = (hash as usize & mask) % MAX_HASH_SIZE;
+                    *link = head[bucket];
+                    head[bucket] = entry;
+                    entry += 1;
                     hash = (hash << 2) ^ (i32::from(old as i8) << 8) ^ i32::from(new as i8);
+                };
+                // Four positions per iteration: the loop's own counting is a good part of
+                // the cost of so short a body.
+                let mut links4 = links.chunks_exact_mut(4);
+                let mut leaving4 = leaving.chunks_exact(4);
+                let mut entering4 = entering.chunks_exact(4);
+                for ((link, old), new) in (&mut links4).zip(&mut leaving4).zip(&mut entering4) {
+                    for k in 0..4 {
+                        step(&mut link[k], old[k], new[k]);
+                    }
+                }
+                let rest = links4.into_remainder();
+                for ((link, &old), &new) in rest
+                    .iter_mut()
+                    .zip(leaving4.remainder())
+                    .zip(entering4.remainder())
+                {
+                    step(link, old, new);
                 }
                 // The last position of the input with four bytes left has no byte entering.
                 if body_block_end == body_end {
@@ -356,8 +386,13 @@ impl Compressor {
                     return None;
                 }
                 let entry = prev[dp % PLAIN_RING];
-                // Entries from `cut` on are this call's positions less than 4095 bytes back.
-                let cut = base + dp.saturating_sub(WALK_LIMIT - 1) as u32;
+                // Entries from `cut` on are this call's positions less than 4095 bytes back
+                // (in a short input, all of them).
+                let cut = if LONG {
+                    base + dp.saturating_sub(WALK_LIMIT - 1) as u32
+                } else {
+                    base
+                };
                 let (match_len, match_off) = if entry < cut {
                     (0, 0)
                 } else if fast && dp < body_end {
