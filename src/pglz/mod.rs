@@ -66,8 +66,12 @@
 //!
 //! Differences from the C code are internal only: PostgreSQL keeps the history in doubly linked
 //! lists with 4096 recycled entries; this implementation keeps, per position, a link to the
-//! previous position with the same hash (in a ring of 4096 links). Both walk the same
-//! candidates in the same order and stop at the same place, so they choose the same matches.
+//! previous position with the same hash (in a ring of links). Both walk the same candidates in
+//! the same order and stop at the same place, so they choose the same matches. Plain
+//! compression also links positions ahead of the walks (the lists do not depend on the
+//! matches), skips candidates that cannot be longer than the best match with one 4-byte
+//! comparison, and stops as soon as a lower bound of the output proves that PostgreSQL would
+//! refuse the result (see `Compressor::compress_plain` in `compress.rs`).
 
 mod compress;
 mod decompress;
