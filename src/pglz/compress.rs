@@ -4,6 +4,7 @@
 //! `pg_lzcompress.c` where a concept exists in both: `hist_start` (the newest position of each
 //! hash list), `good_match`, `good_drop`, `result_max`, `ctrlb`.
 
+use super::plain_bound::ParseBound;
 use super::{PglzDictionary, Strategy, MAX_MATCH, MAX_OFFSET, MIN_MATCH};
 
 /// Positions a history list can reach back to (`PGLZ_HISTORY_SIZE`). The ring of links to the
@@ -86,6 +87,8 @@ pub struct Compressor {
     good_match: Box<GoodMatchSchedule>,
     /// Output buffer; grows to `input.len() + 4` (PostgreSQL's `PGLZ_MAX_OUTPUT`), never shrinks.
     out: Vec<u8>,
+    /// The tables of [`Self::plain_may_fit`]'s second bound, made on its first use.
+    parse_bound: Option<Box<ParseBound>>,
 }
 
 impl Default for Compressor {
@@ -122,6 +125,7 @@ impl Compressor {
             base: 1,
             good_match: Box::new(GoodMatchSchedule::new(128, 10)),
             out: Vec::new(),
+            parse_bound: None,
         }
     }
 
@@ -164,6 +168,10 @@ impl Compressor {
     /// count too many positions, which weakens the bound but keeps it true. Counting costs a
     /// few instructions per byte, and stops as soon as the bound exceeds `max_payload`; a
     /// compression attempt costs several times more.
+    ///
+    /// When that count cannot rule the attempt out, a second, tighter bound is tried: the
+    /// cheapest parse that the input's repeated three- and four-byte strings allow (see
+    /// `plain_bound.rs`).
     pub fn plain_may_fit(&mut self, input: &[u8], max_payload: usize) -> bool {
         let n = input.len();
         // The last two positions start no three bytes: they always count.
@@ -192,7 +200,11 @@ impl Compressor {
                 return false;
             }
         }
-        true
+        // Then a tighter bound, from the cheapest parse that the repeats allow (see
+        // `plain_bound`): dearer per byte, but much cheaper than the attempts it saves.
+        self.parse_bound
+            .get_or_insert_with(|| Box::new(ParseBound::new()))
+            .may_fit(input, max_payload)
     }
 
     /// Reserves history entries `base..base + len` for one call (see [`Self::base`]) and
@@ -1080,12 +1092,34 @@ mod tests {
     }
 
     #[test]
+    fn plain_may_fit_counts_three_repeated_positions_in_a_row_as_one_match() {
+        // "abc" followed by a different byte each time: a quarter of the positions start
+        // three repeated bytes, but no four bytes repeat, so each repeat is at best a 3-byte
+        // match (2 bytes of tag and a control bit) followed by a literal.
+        let input: Vec<u8> = (0..96u8).flat_map(|k| [b'a', b'b', b'c', k]).collect();
+        let mut compressor = Compressor::new();
+        // In eighths of a byte: 4 literals, then 95 times a tag and a literal.
+        let parsed = (4 * 9 + 95 * (17 + 9_usize)).div_ceil(8);
+        // The count of repeated positions alone would allow 95 bytes less than the input.
+        assert!(!compressor.plain_may_fit(&input, input.len() - 95 + 2));
+        // The parse bound sees most of the difference (a hash collision may claim a repeat
+        // that is not there, which only lowers the bound).
+        assert!(!compressor.plain_may_fit(&input, parsed - 12));
+        assert!(compressor.plain_may_fit(&input, parsed));
+        // (pglz itself finds none of these matches: its lists are by four-byte hash.)
+        let payload_len = compressor
+            .compress(&input, &Strategy::ALWAYS)
+            .map(<[u8]>::len);
+        assert!(payload_len.is_none_or(|len| len >= parsed));
+    }
+
+    #[test]
     fn plain_may_fit_rules_out_payloads_of_bytes_without_repeats() {
         let mut compressor = Compressor::new();
         let distinct: Vec<u8> = (0..=255).collect();
-        // 256 positions, none of whose three bytes repeat: at least 257 bytes.
-        assert!(!compressor.plain_may_fit(&distinct, 256));
-        assert!(compressor.plain_may_fit(&distinct, 257));
+        // 256 positions, none of whose three bytes repeat: 256 literals and 32 control bytes.
+        assert!(!compressor.plain_may_fit(&distinct, 287));
+        assert!(compressor.plain_may_fit(&distinct, 288));
         assert!(!compressor.plain_may_fit(b"", 0));
         assert!(compressor.plain_may_fit(b"", 1));
         assert!(compressor.plain_may_fit(&[b'a'; 1000], 20));

@@ -76,6 +76,7 @@
 mod compress;
 mod decompress;
 mod dict;
+mod plain_bound;
 
 pub use compress::{compress, Compressor};
 pub use decompress::{
