@@ -31,7 +31,9 @@
 //!    and keeps the change only if the probe's total stored size shrinks. New candidates that
 //!    earned less than the median piece in a rejected round are not tried again; after
 //!    `patience` rejections in a row the share replaced is halved, and refinement ends when it
-//!    is under 1 % (or when its share of `time_limit` is spent).
+//!    is under 1 % (or when it has compressed `max_probe_bytes` of rows: a bound on work, not
+//!    time, so the same samples always give the same dictionary). The refinements run side
+//!    by side on threads, each on its own, so their order does not change the result.
 //! 4. **Choose.** Every dictionary a refinement keeps is checked on *validation* rows, a slice
 //!    of the training rows apart from both the probe rows and the rows candidates are cut
 //!    from; the one that stores them smallest is the result. The probe judges many small
@@ -46,7 +48,6 @@
 //! rows. Refilling in front leaves the positions indexed at the end alone.
 
 use std::collections::HashSet;
-use std::time::{Duration, Instant};
 
 use pgdict::datum::Codec;
 
@@ -84,9 +85,10 @@ pub struct PgdictBuilder {
     /// How many of the seeds (the best on the probe rows) are refined; the validation rows
     /// choose between the results.
     pub refined_seeds: usize,
-    /// Refinement stops once building has taken this long (each refinement, seed and
-    /// [`Refill`] way, gets an equal share of what the seeds left).
-    pub time_limit: Duration,
+    /// The work each refinement (one seed, one [`Refill`] way) may do: row bytes compressed
+    /// by its probe and validation checks, at most. A bound on work, not on time, so that the
+    /// same samples give the same dictionary however loaded the machine is.
+    pub max_probe_bytes: usize,
 }
 
 /// Where a refinement takes its new candidate segments from. The builder refines each of its
@@ -119,7 +121,7 @@ impl Default for PgdictBuilder {
             patience: 3,
             zstd_seeds: true,
             refined_seeds: 2,
-            time_limit: Duration::from_secs(15),
+            max_probe_bytes: 384 << 20,
         }
     }
 }
@@ -298,7 +300,6 @@ impl PgdictBuilder {
         if codec == Codec::Zstd {
             return super::zstd::build(samples, codec, size);
         }
-        let started = Instant::now();
         let budget = size.min(max_useful_size(codec));
         let k = self
             .k
@@ -410,8 +411,9 @@ impl PgdictBuilder {
             .map(|(seed, outcome)| State::new(cut(seed, &outcome.usage), &probe))
             .collect();
 
-        // Refinement: each start once each way, an equal share of the time limit each; the
-        // validation rows choose.
+        // Refinement: each start once each way, side by side on threads (each refinement's
+        // work is bounded on its own, so the result does not depend on the order they run
+        // in); the validation rows choose, the first listed on a tie.
         let context = Context {
             pool: &pool,
             pool_rows: &pool_rows,
@@ -421,15 +423,27 @@ impl PgdictBuilder {
             residual_min_df: ((pool_rows.len() as f64 * RESIDUAL_MIN_DF_SHARE).ceil() as u32)
                 .max(2),
         };
-        let runs = (Refill::ALL.len() * starts.len()) as u32;
-        let share = self.time_limit.saturating_sub(started.elapsed()) / runs;
+        let jobs: Vec<(&State, Refill)> = starts
+            .iter()
+            .flat_map(|state| Refill::ALL.map(|refill| (state, refill)))
+            .collect();
+        let results: Vec<(usize, Vec<u8>)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = jobs
+                .iter()
+                .map(|&(state, refill)| {
+                    let (context, valid) = (&context, &valid);
+                    scope.spawn(move || self.refine(state, context, valid, refill))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a refinement panicked"))
+                .collect()
+        });
         let mut best: Option<(usize, Vec<u8>)> = None;
-        for state in &starts {
-            for refill in Refill::ALL {
-                let (stored, dict) = self.refine(state, &context, &valid, refill, share);
-                if best.as_ref().is_none_or(|b| stored < b.0) {
-                    best = Some((stored, dict));
-                }
+        for (stored, dict) in results {
+            if best.as_ref().is_none_or(|b| stored < b.0) {
+                best = Some((stored, dict));
             }
         }
         let (_, mut dict) = best.expect("at least one way to refill");
@@ -440,30 +454,34 @@ impl PgdictBuilder {
         Ok(dict)
     }
 
-    /// Refines `start` for at most `time_limit`, new candidates coming from `refill`. Returns
-    /// the refined dictionary that stores the `valid` rows smallest (or, without validation
-    /// rows, the last), and that size (or the probe's).
+    /// Refines `start`, new candidates coming from `refill`, until it converges or has done
+    /// [`Self::max_probe_bytes`] of work. Returns the refined dictionary that stores the
+    /// `valid` rows smallest (or, without validation rows, the last), and that size (or the
+    /// probe's).
     fn refine(
         &self,
         start: &State,
         context: &Context<'_, '_>,
         valid: &Probe<'_>,
         refill: Refill,
-        time_limit: Duration,
     ) -> (usize, Vec<u8>) {
-        let started = Instant::now();
         let probe = context.probe;
         let mut state = start.clone();
-        let validate = |state: &State| {
+        // Row bytes compressed so far: by the probe, the validation rows and (for residual
+        // counts) the pool rows.
+        let mut work = 0;
+        let pool_bytes: usize = context.pool_rows.iter().map(|r| r.len()).sum();
+        let validate = |state: &State, work: &mut usize| {
             if valid.rows() > 0 {
+                *work += valid.bytes();
                 valid.measure(&state.dict, false).stored
             } else {
                 state.outcome.stored
             }
         };
-        let mut kept = (validate(&state), state.dict.clone());
-        let mut keep = |state: &State| {
-            let stored = validate(state);
+        let mut kept = (validate(&state, &mut work), state.dict.clone());
+        let mut keep = |state: &State, work: &mut usize| {
+            let stored = validate(state, work);
             if stored < kept.0 {
                 kept = (stored, state.dict.clone());
             }
@@ -474,23 +492,28 @@ impl PgdictBuilder {
         let mut drop_share = FIRST_DROP_SHARE;
         let mut rejected = 0;
         for round in 0..self.max_rounds {
-            if drop_share < MIN_DROP_SHARE || started.elapsed() >= time_limit {
+            if drop_share < MIN_DROP_SHARE || work >= self.max_probe_bytes {
                 break;
             }
             if round % 4 == 3 {
                 let trial = reorder(&state, probe);
+                work += probe.bytes();
                 if trial.outcome.stored < state.outcome.stored {
                     state = trial;
                     residual = None;
-                    keep(&state);
+                    keep(&state, &mut work);
                 }
                 continue;
             }
+            // A replacing round probes its trial twice (as it is and reordered).
+            work += 2 * probe.bytes();
             let (mut trial, dropped) = match refill {
                 Refill::Pool => self.replace(&state, context.pool, &banned, drop_share, context),
                 Refill::Residual => {
-                    let counts =
-                        residual.get_or_insert_with(|| self.residual_counts(&state.dict, context));
+                    let counts = residual.get_or_insert_with(|| {
+                        work += pool_bytes;
+                        self.residual_counts(&state.dict, context)
+                    });
                     let pool =
                         Pool::new(context.pool_rows.to_vec(), counts, context.residual_min_df);
                     self.replace(&state, &pool, &banned, drop_share, context)
@@ -502,7 +525,7 @@ impl PgdictBuilder {
                 }
                 state = trial;
                 residual = None;
-                keep(&state);
+                keep(&state, &mut work);
                 banned.extend(dropped);
                 rejected = 0;
             } else {
@@ -678,13 +701,12 @@ mod tests {
     #[test]
     fn is_deterministic() {
         let rows = rows();
-        let builder = PgdictBuilder {
-            time_limit: Duration::from_secs(3600),
-            ..PgdictBuilder::default()
-        };
-        let a = builder.build(&rows, Codec::Pglz, 2048).unwrap();
-        let b = builder.build(&rows, Codec::Pglz, 2048).unwrap();
-        assert_eq!(a, b);
+        let builder = PgdictBuilder::default();
+        for (codec, size) in [(Codec::Pglz, 2048), (Codec::Lz4, 8192)] {
+            let a = builder.build(&rows, codec, size).unwrap();
+            let b = builder.build(&rows, codec, size).unwrap();
+            assert_eq!(a, b, "{codec}");
+        }
     }
 
     #[test]
