@@ -123,8 +123,8 @@ struct Args {
     #[arg(long, value_enum, default_value_t = BuilderArg::Pgdict)]
     builder: BuilderArg,
 
-    /// Seed of the sampling draw: the same seed and input give the same sample (and, unless
-    /// the builder hits its time limit, the same dictionary).
+    /// Seed of the sampling draw: the same seed and input give the same sample, and so the
+    /// same dictionary.
     #[arg(long, default_value_t = 0)]
     seed: u64,
 

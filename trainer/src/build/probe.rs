@@ -68,6 +68,11 @@ impl<'a> Probe<'a> {
         self.rows.len()
     }
 
+    /// Total bytes of the rows (what one check compresses).
+    pub fn bytes(&self) -> usize {
+        self.rows.iter().map(|r| r.len()).sum()
+    }
+
     /// Total stored bytes of the rows without a dictionary.
     pub fn base_stored(&self) -> usize {
         self.base.iter().sum()
