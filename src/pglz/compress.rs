@@ -440,9 +440,11 @@ impl Compressor {
         let bits = (usize::BITS - n.max(2).saturating_sub(1).leading_zeros() + 3).clamp(9, 13);
         let base = self.claim(n);
         let table = &mut *self.hist_start;
-        self.unseen_before.clear();
-        self.unseen_before.resize(n + 1, 0);
-        let counts = &mut self.unseen_before[..];
+        // Every count is written below: only grow the buffer.
+        if self.unseen_before.len() <= n {
+            self.unseen_before.resize(n + 1, 0);
+        }
+        let counts = &mut self.unseen_before[..=n];
         let mut unseen = 0;
         let mut seen = |p: usize, key: u32| {
             let slot = (key.wrapping_mul(0x9e37_79b1) >> (32 - bits)) as usize;
