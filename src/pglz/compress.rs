@@ -272,37 +272,16 @@ impl Compressor {
         strategy: &Strategy,
         bound: bool,
     ) -> Option<usize> {
-        let slen = i32::try_from(input.len()).ok()?;
-        if strategy.match_size_good <= 0
-            || slen < strategy.min_input_size
-            || slen > strategy.max_input_size
-        {
-            return None;
-        }
-        let good_match = strategy.match_size_good.clamp(17, MAX_MATCH as i32) as usize;
-        let good_drop = strategy.match_size_drop.clamp(0, 100) as usize;
-        if self.good_match.key != (good_match, good_drop) {
-            *self.good_match = GoodMatchSchedule::new(good_match, good_drop);
-        }
+        let Limits {
+            result_max,
+            first_success_by,
+            mask,
+        } = self.limits(input, strategy)?;
         let fast = self.good_match.floor >= MIN_MATCH;
-        let need_rate = strategy.min_comp_rate.clamp(0, 99);
-        let result_max = if slen > i32::MAX / 100 {
-            (slen / 100) * (100 - need_rate)
-        } else {
-            (slen * (100 - need_rate)) / 100
-        } as usize;
         // Both of PostgreSQL's give-up checks at the top of its loop (output reached
         // `result_max`; no match yet and output reached `first_success_by`) as one limit.
-        let first_success_by = usize::try_from(strategy.first_success_by).unwrap_or(0);
+        let first_success_by = usize::try_from(first_success_by).unwrap_or(0);
         let mut limit = result_max.min(first_success_by);
-        let hash_size = match slen {
-            0..=127 => 512,
-            128..=255 => 1024,
-            256..=511 => 2048,
-            512..=1023 => 4096,
-            _ => MAX_HASH_SIZE,
-        };
-        let mask = hash_size - 1;
         let n = input.len();
 
         // The refusal bound: `unseen_before[p]` positions before p start three bytes not seen
@@ -473,14 +452,10 @@ impl Compressor {
         unseen
     }
 
-    /// The compressor, with (`DICT`) or without a dictionary; without one, `dict` is unused
-    /// and the code for it compiles away.
-    fn compress_generic<const DICT: bool>(
-        &mut self,
-        input: &[u8],
-        dict: &PglzDictionary,
-        strategy: &Strategy,
-    ) -> Option<usize> {
+    /// What `strategy` asks of a call on `input`, as PostgreSQL's `pglz_compress` works it out
+    /// before its loop; `None` when the strategy refuses the input outright. Also readies
+    /// the `good_match` schedule.
+    fn limits(&mut self, input: &[u8], strategy: &Strategy) -> Option<Limits> {
         // PostgreSQL's lengths are int32: anything longer cannot be handed to it at all.
         let slen = i32::try_from(input.len()).ok()?;
         if strategy.match_size_good <= 0
@@ -505,7 +480,6 @@ impl Compressor {
         } else {
             (slen * (100 - need_rate)) / 100
         } as usize;
-        let first_success_by = i64::from(strategy.first_success_by);
 
         // PostgreSQL sizes the hash table by input length: a small table is cheap to clear
         // for short inputs, a large one avoids collisions for long ones.
@@ -516,7 +490,27 @@ impl Compressor {
             512..=1023 => 4096,
             _ => MAX_HASH_SIZE,
         };
-        let mask = hash_size - 1;
+        Some(Limits {
+            result_max,
+            first_success_by: strategy.first_success_by,
+            mask: hash_size - 1,
+        })
+    }
+
+    /// The compressor, with (`DICT`) or without a dictionary; without one, `dict` is unused
+    /// and the code for it compiles away.
+    fn compress_generic<const DICT: bool>(
+        &mut self,
+        input: &[u8],
+        dict: &PglzDictionary,
+        strategy: &Strategy,
+    ) -> Option<usize> {
+        let Limits {
+            result_max,
+            first_success_by,
+            mask,
+        } = self.limits(input, strategy)?;
+        let first_success_by = i64::from(first_success_by);
 
         // Claim entries base..base + slen for this call's positions (see `base`).
         let base = self.claim(input.len());
@@ -584,6 +578,16 @@ impl Compressor {
         let result_size = writer.finish(out);
         (result_size < result_max).then_some(result_size)
     }
+}
+
+/// The limits a strategy sets for one call (see `Compressor::limits`).
+struct Limits {
+    /// The largest payload the strategy accepts (PostgreSQL's `result_max`).
+    result_max: usize,
+    /// Give up when no match was found by this many output bytes.
+    first_success_by: i32,
+    /// Mask of the hash table size PostgreSQL uses for this input length.
+    mask: usize,
 }
 
 /// The history bucket for position `pos`: a hash of the next four bytes, or of the byte alone
