@@ -151,7 +151,7 @@ impl Compressor {
         dict: &PglzDictionary,
         strategy: &Strategy,
     ) -> Option<&[u8]> {
-        let len = self.compress_generic::<true>(input, dict, strategy)?;
+        let len = self.compress_dict(input, dict, strategy)?;
         Some(&self.out[..len])
     }
 
@@ -227,7 +227,8 @@ impl Compressor {
 
     /// Plain compression (no dictionary), PostgreSQL's `pglz_compress` match for match.
     ///
-    /// The same algorithm as [`Self::compress_generic`], organised differently:
+    /// PostgreSQL's algorithm ([`walk_exact`] is its match search as written), organised
+    /// differently:
     ///
     /// - **History lists built ahead.** PostgreSQL adds every input position to the history
     ///   exactly once, in order, whatever the matches, so the list a position walks (all
@@ -497,9 +498,9 @@ impl Compressor {
         })
     }
 
-    /// The compressor, with (`DICT`) or without a dictionary; without one, `dict` is unused
-    /// and the code for it compiles away.
-    fn compress_generic<const DICT: bool>(
+    /// Dictionary-mode compression: PostgreSQL's loop, with the dictionary's lists continuing
+    /// each of the datum's (see [`History::find_match`]).
+    fn compress_dict(
         &mut self,
         input: &[u8],
         dict: &PglzDictionary,
@@ -546,14 +547,9 @@ impl Compressor {
             // With a dictionary the datum's lists keep PostgreSQL's small tables for short
             // inputs (cheap to touch), while the dictionary's index has DICT_HASH_SIZE
             // buckets: the same hash (dictionary mode's own, `dict_hash`), masked for each.
-            let (hash, dict_bucket) = if DICT {
-                let full = dict_hash(input, dp);
-                (full & mask, full)
-            } else {
-                (hist_idx(input, dp, mask), 0)
-            };
-            let (match_len, match_off) =
-                hist.find_match::<DICT>(input, dp, hash, dict_bucket, schedule);
+            let dict_bucket = dict_hash(input, dp);
+            let hash = dict_bucket & mask;
+            let (match_len, match_off) = hist.find_match(input, dp, hash, dict_bucket, schedule);
             if match_len >= MIN_MATCH {
                 writer.tag(out, match_len, match_off);
                 hist.add(dp, hash);
@@ -561,11 +557,6 @@ impl Compressor {
                 // pgdict adds only the match's first byte: the dictionary already holds the
                 // text such bytes would offer, so this costs about 1 % of the ratio on the
                 // corpus rows and saves a hash and a list insertion per matched byte.
-                if !DICT {
-                    for p in dp + 1..dp + match_len {
-                        hist.add(p, hist_idx(input, p, mask));
-                    }
-                }
                 dp += match_len;
                 found_match = true;
             } else {
@@ -748,19 +739,19 @@ impl History<'_> {
     fn add(&mut self, pos: usize, hash: usize) {
         let bucket = hash % MAX_HASH_SIZE;
         self.prev[pos % HISTORY_SIZE] = self.start[bucket];
-        // `base + pos` fits: `compress_generic` reserved base..base + input length.
+        // `base + pos` fits: `compress_dict` reserved base..base + input length.
         self.start[bucket] = self.base + pos as u32;
     }
 
     /// Walks history list `hash` for the longest match with `input[pos..]`
-    /// (`pglz_find_match`): newest first through the datum's own positions, then (with a
-    /// dictionary) through the dictionary's, newest first. Returns `(length, offset)`; a
+    /// (`pglz_find_match`): newest first through the datum's own positions, then through the
+    /// dictionary's, newest first. Returns `(length, offset)`; a
     /// length under [`MIN_MATCH`] means no usable match.
     ///
     /// `good_match[k]` is the match length that ends the walk after `k` steps down the list
     /// (PostgreSQL lowers it by `match_size_drop` percent per step).
     #[inline(always)]
-    fn find_match<const DICT: bool>(
+    fn find_match(
         &self,
         input: &[u8],
         pos: usize,
@@ -768,24 +759,19 @@ impl History<'_> {
         dict_bucket: usize,
         good_match: &GoodMatchSchedule,
     ) -> (usize, usize) {
-        let walk_limit = if DICT { DICT_WALK_LIMIT } else { WALK_LIMIT };
         let bucket = hash % MAX_HASH_SIZE;
         let current = &input[pos..input.len().min(pos + MAX_MATCH)];
         let mut best_len = 0;
         let mut best_off = 0;
         let mut step = 0;
-        let dict_head = if DICT {
-            u32::from(self.dict.start[dict_bucket % DICT_HASH_SIZE])
-        } else {
-            0
-        };
+        let dict_head = u32::from(self.dict.start[dict_bucket % DICT_HASH_SIZE]);
 
         // The datum's own earlier positions (entries >= base).
         let mut entry = self.start[bucket];
         while entry >= self.base {
             let candidate = (entry - self.base) as usize;
             let off = pos - candidate;
-            if off >= walk_limit {
+            if off >= DICT_WALK_LIMIT {
                 // Dictionary candidates lie farther back still.
                 return (best_len, best_off);
             }
@@ -816,41 +802,39 @@ impl History<'_> {
         }
 
         // Then the dictionary's positions (entries are 1 + position, 0 = none).
-        if DICT {
-            let dict = self.dict.as_bytes();
-            // The first eight bytes to match, when the datum has eight left.
-            let current8 = current
-                .get(..8)
-                .map(|c| u64::from_le_bytes(c.try_into().unwrap()));
-            let mut entry = dict_head;
-            while entry != 0 {
-                let candidate = entry as usize - 1;
-                let off = pos + dict.len() - candidate;
-                if off >= walk_limit {
-                    break;
-                }
-                // Most candidates match fewer than eight bytes: measure those with one
-                // comparison and keep the longest without a branch (whether a candidate wins
-                // is as good as random); only a candidate matching all eight needs the loop.
-                let first8 = dict
-                    .get(candidate..candidate + 8)
-                    .map(|d| u64::from_le_bytes(d.try_into().unwrap()));
-                let len = match (current8, first8) {
-                    (Some(c), Some(d)) if c != d => ((c ^ d).trailing_zeros() / 8) as usize,
-                    _ => dict_match_len(&dict[candidate..], input, current, best_len),
-                };
-                let better = len > best_len;
-                best_off = if better { off } else { best_off };
-                best_len = best_len.max(len);
-                if best_len == current.len() {
-                    break;
-                }
-                entry = u32::from(self.dict.prev[candidate]);
-                if entry == 0 || best_len >= good_match.at(step) {
-                    break;
-                }
-                step += 1;
+        let dict = self.dict.as_bytes();
+        // The first eight bytes to match, when the datum has eight left.
+        let current8 = current
+            .get(..8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()));
+        let mut entry = dict_head;
+        while entry != 0 {
+            let candidate = entry as usize - 1;
+            let off = pos + dict.len() - candidate;
+            if off >= DICT_WALK_LIMIT {
+                break;
             }
+            // Most candidates match fewer than eight bytes: measure those with one
+            // comparison and keep the longest without a branch (whether a candidate wins
+            // is as good as random); only a candidate matching all eight needs the loop.
+            let first8 = dict
+                .get(candidate..candidate + 8)
+                .map(|d| u64::from_le_bytes(d.try_into().unwrap()));
+            let len = match (current8, first8) {
+                (Some(c), Some(d)) if c != d => ((c ^ d).trailing_zeros() / 8) as usize,
+                _ => dict_match_len(&dict[candidate..], input, current, best_len),
+            };
+            let better = len > best_len;
+            best_off = if better { off } else { best_off };
+            best_len = best_len.max(len);
+            if best_len == current.len() {
+                break;
+            }
+            entry = u32::from(self.dict.prev[candidate]);
+            if entry == 0 || best_len >= good_match.at(step) {
+                break;
+            }
+            step += 1;
         }
         (best_len, best_off)
     }
