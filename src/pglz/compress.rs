@@ -182,14 +182,12 @@ impl Compressor {
         if n < 3 {
             return true;
         }
-        // Enough buckets to keep collisions rare (about n / 8 of them fill), at most all
-        // of `hist_start`.
-        let bits = (usize::BITS - (n - 1).leading_zeros() + 3).clamp(9, 13);
+        let bits = seen_table_bits(n);
         let base = self.claim(n);
         let table = &mut self.hist_start;
         for (pos, window) in input.windows(3).enumerate() {
             let key = u32::from(window[0]) | u32::from(window[1]) << 8 | u32::from(window[2]) << 16;
-            let slot = (key.wrapping_mul(0x9e37_79b1) >> (32 - bits)) as usize;
+            let slot = seen_slot(key, bits);
             // An entry of this call (>= base) is an earlier position with these three bytes
             // (or a collision). Counted without a branch: whether a position repeats is as
             // good as random.
@@ -415,9 +413,7 @@ impl Compressor {
     fn count_unseen(&mut self, input: &[u8]) -> usize {
         debug_assert!(input.len() <= UNSEEN_MAX_INPUT);
         let n = input.len();
-        // Enough buckets to keep collisions rare (about n / 8 of them fill), at most all
-        // of `hist_start`.
-        let bits = (usize::BITS - n.max(2).saturating_sub(1).leading_zeros() + 3).clamp(9, 13);
+        let bits = seen_table_bits(n);
         let base = self.claim(n);
         let table = &mut *self.hist_start;
         // Every count is written below: only grow the buffer.
@@ -427,7 +423,7 @@ impl Compressor {
         let counts = &mut self.unseen_before[..=n];
         let mut unseen = 0;
         let mut seen = |p: usize, key: u32| {
-            let slot = (key.wrapping_mul(0x9e37_79b1) >> (32 - bits)) as usize;
+            let slot = seen_slot(key, bits);
             let seen = table[slot] >= base;
             table[slot] = base + p as u32;
             seen
@@ -569,6 +565,20 @@ impl Compressor {
         let result_size = writer.finish(out);
         (result_size < result_max).then_some(result_size)
     }
+}
+
+/// Bits of the hashed table in `hist_start` that marks the three-byte strings an input of `n`
+/// bytes has shown so far ([`Compressor::plain_may_fit`], `Compressor::count_unseen`):
+/// enough buckets to keep collisions rare (about n / 8 of them fill), at most all of
+/// `hist_start`.
+fn seen_table_bits(n: usize) -> u32 {
+    (usize::BITS - n.max(2).saturating_sub(1).leading_zeros() + 3).clamp(9, 13)
+}
+
+/// The slot of three bytes `key` (little-endian, top byte zero) in that table.
+#[inline(always)]
+fn seen_slot(key: u32, bits: u32) -> usize {
+    (key.wrapping_mul(0x9e37_79b1) >> (32 - bits)) as usize
 }
 
 /// The limits a strategy sets for one call (see `Compressor::limits`).
