@@ -4,10 +4,9 @@
 //! trips and prefixes on random values).
 //!
 //! The corpus is read from `$PGDICT_CORPUS/rows`, else `../shared/corpus/rows` next to the
-//! workspace. A missing corpus fails the tests.
+//! workspace (`support/corpus.rs`). A missing corpus fails the tests.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use pgdict::datum::{
@@ -16,6 +15,10 @@ use pgdict::datum::{
 };
 use pgdict::{lz4, pglz, zstd};
 use proptest::prelude::*;
+
+#[allow(dead_code)]
+#[path = "support/corpus.rs"]
+mod corpus;
 
 /// Rows per set that are encoded (the rows after them make the dictionaries).
 const ROWS: usize = 300;
@@ -30,23 +33,9 @@ const DICT_IDS: [u32; 6] = [1, 127, 128, 16_384, 2_097_152, u32::MAX];
 // ---------------------------------------------------------------------------------------------
 // Corpus
 
-fn rows_dir() -> PathBuf {
-    let corpus = match std::env::var_os("PGDICT_CORPUS") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"),
-    };
-    let rows = corpus.join("rows");
-    assert!(
-        rows.is_dir(),
-        "the corpus rows are missing at {} (set PGDICT_CORPUS to the corpus directory)",
-        rows.display()
-    );
-    rows
-}
-
 /// The datums of one row file, read with `pgdict::rows`.
 fn row_set(file: &str) -> Vec<Vec<u8>> {
-    let path = rows_dir().join(file);
+    let path = corpus::rows_dir().join(file);
     let rows = pgdict::rows::read_row_file(&path)
         .unwrap_or_else(|e| panic!("cannot read the corpus row file: {e}"));
     assert!(
@@ -329,7 +318,7 @@ macro_rules! corpus_tests {
         #[test]
         fn every_row_file_is_tested() {
             let tested = [$($file),*];
-            let mut files: Vec<String> = std::fs::read_dir(rows_dir())
+            let mut files: Vec<String> = std::fs::read_dir(corpus::rows_dir())
                 .unwrap()
                 .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
                 .collect();

@@ -2,27 +2,23 @@
 //! with dictionaries of several sizes, prefix decoding, PostgreSQL-identical plain lz4, the
 //! magicless zstd frame layout, and corrupt or mismatched input (errors, never panics).
 //!
-//! The corpus is read from `../shared/corpus/rows` next to the workspace (override with
-//! `PGDICT_CORPUS_ROWS`).
+//! The corpus is read from `$PGDICT_CORPUS/rows`, else `../shared/corpus/rows` next to the
+//! workspace (`support/corpus.rs`). A missing corpus fails the tests.
 
 use std::os::raw::{c_char, c_int};
-use std::path::PathBuf;
 
 use pgdict::lz4::{self, Lz4Compressor, Lz4Dictionary};
 use pgdict::zstd::{self, ZstdCompressor, ZstdDecompressor, ZstdDictionary};
+
+#[allow(dead_code)]
+#[path = "support/corpus.rs"]
+mod corpus;
 
 /// Rows per corpus file that are compressed (the rest feed dictionaries).
 const ROWS: usize = 200;
 
 /// Dictionary sizes every round trip runs with.
 const DICT_SIZES: [usize; 6] = [0, 1, 100, 4095, 4096, 65536];
-
-fn corpus_dir() -> PathBuf {
-    match std::env::var_os("PGDICT_CORPUS_ROWS") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/rows"),
-    }
-}
 
 /// One corpus file: its name and every datum in it.
 struct RowSet {
@@ -55,42 +51,12 @@ impl RowSet {
     }
 }
 
-/// Every `.txt` (a datum per line) and `.jsonl` (a JSON string value is the decoded string,
-/// anything else the line itself) file of the corpus.
+/// Every row set of the corpus, read with `pgdict::rows` (`support/corpus.rs`).
 fn corpus() -> Vec<RowSet> {
-    let dir = corpus_dir();
-    let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| {
-        panic!(
-            "cannot read the corpus at {} ({e}); set PGDICT_CORPUS_ROWS",
-            dir.display()
-        )
-    });
-    let mut paths: Vec<PathBuf> = entries.map(|e| e.unwrap().path()).collect();
-    paths.sort();
-    let mut sets = Vec::new();
-    for path in paths {
-        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-        if ext != "txt" && ext != "jsonl" {
-            continue;
-        }
-        let text = std::fs::read_to_string(&path).unwrap();
-        let rows = text
-            .lines()
-            .filter(|line| !line.is_empty())
-            .map(|line| {
-                if ext == "jsonl" {
-                    if let Ok(serde_json::Value::String(s)) = serde_json::from_str(line) {
-                        return s.into_bytes();
-                    }
-                }
-                line.as_bytes().to_vec()
-            })
-            .collect();
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        sets.push(RowSet { name, rows });
-    }
-    assert!(sets.len() >= 2, "no corpus files in {}", dir.display());
-    sets
+    corpus::row_sets()
+        .into_iter()
+        .map(|(name, rows)| RowSet { name, rows })
+        .collect()
 }
 
 /// Prefix lengths to try for a datum of `len` bytes (some over `len`, which are capped).

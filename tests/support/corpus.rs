@@ -27,6 +27,11 @@ pub fn dir() -> PathBuf {
     dir
 }
 
+/// The directory of row files (`rows/`).
+pub fn rows_dir() -> PathBuf {
+    dir().join("rows")
+}
+
 /// The bytes of a corpus file, by its path inside the corpus (`payloads/canterbury/alice29.txt`).
 pub fn read(relative: &str) -> Vec<u8> {
     let path = dir().join(relative);
@@ -80,7 +85,7 @@ pub fn payload_files() -> Vec<(String, Vec<u8>)> {
 /// Every row file under `rows/`, sorted, with its datums as `pgdict::rows` reads them.
 pub fn row_sets() -> Vec<(String, Vec<Vec<u8>>)> {
     let mut files = Vec::new();
-    collect_files(&dir().join("rows"), &mut files);
+    collect_files(&rows_dir(), &mut files);
     files.sort();
     let loaded: Vec<_> = files
         .into_iter()

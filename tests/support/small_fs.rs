@@ -3,7 +3,9 @@
 //! `pgdict-trainer` end-to-end tests, which include this file with `#[path]`.
 //!
 //! Mounting needs root. CI runs as root, so there these tests always run, and a failing mount
-//! fails them. A developer's run as another user skips them with a message on stderr.
+//! fails them. A developer's run as another user skips them with a message on stderr, unless
+//! `PGDICT_REQUIRE_ROOT_TESTS` is set (`.ci/run` sets it): then not being root fails them, so
+//! a CI that lost root could never pass them by skipping.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -17,6 +19,10 @@ impl SmallFs {
     /// A tmpfs of `kib` KiB, or `None` (after saying why on stderr) when not running as root.
     pub fn mount(kib: u64) -> Option<SmallFs> {
         if !is_root() {
+            assert!(
+                std::env::var_os("PGDICT_REQUIRE_ROOT_TESTS").is_none(),
+                "PGDICT_REQUIRE_ROOT_TESTS is set, but mounting a tmpfs needs root"
+            );
             eprintln!("skipped: mounting a tmpfs needs root (CI runs these tests as root)");
             return None;
         }
