@@ -313,59 +313,7 @@ impl Compressor {
             // reach back at most 4094 positions, into the previous block, whose links the
             // ring still holds.
             let block_end = (block_start + PLAIN_BLOCK).min(n);
-            let body_block_end = block_end.min(body_end);
-            if block_start < body_block_end {
-                // PostgreSQL's hash, rolled from one position to the next:
-                // hash(p + 1) = hash(p) << 2 ^ s(p) << 8 ^ s(p + 4), s = sign-extended byte.
-                // (`hash_four` leaves out bits 14 and up, which only move further up.)
-                let mut hash = hash_four(input, block_start) as i32;
-                // Positions with a byte entering the hash after them: all but the input's
-                // last with four bytes left.
-                let count = (body_block_end - block_start).min(n - 4 - block_start);
-                let leaving = &input[block_start..block_start + count];
-                let entering = &input[block_start + 4..block_start + 4 + count];
-                // A block's slots are contiguous in the ring (PLAIN_BLOCK divides PLAIN_RING).
-                let first = block_start % PLAIN_RING;
-                let links = &mut prev[first..first + count];
-                let mut entry = base + block_start as u32;
-                let mut step = |link: &mut u32, old: u8, new: u8| {
-                    let bucket = (hash as usize & mask) % MAX_HASH_SIZE;
-                    *link = head[bucket];
-                    head[bucket] = entry;
-                    entry += 1;
-                    hash = (hash << 2) ^ (i32::from(old as i8) << 8) ^ i32::from(new as i8);
-                };
-                // Four positions per iteration: the loop's own counting is a good part of
-                // the cost of so short a body.
-                let mut links4 = links.chunks_exact_mut(4);
-                let mut leaving4 = leaving.chunks_exact(4);
-                let mut entering4 = entering.chunks_exact(4);
-                for ((link, old), new) in (&mut links4).zip(&mut leaving4).zip(&mut entering4) {
-                    for k in 0..4 {
-                        step(&mut link[k], old[k], new[k]);
-                    }
-                }
-                let rest = links4.into_remainder();
-                for ((link, &old), &new) in rest
-                    .iter_mut()
-                    .zip(leaving4.remainder())
-                    .zip(entering4.remainder())
-                {
-                    step(link, old, new);
-                }
-                // The last position of the input with four bytes left has no byte entering.
-                if body_block_end == body_end {
-                    let p = body_end - 1;
-                    let bucket = hash as usize & mask;
-                    prev[p % PLAIN_RING] = head[bucket];
-                    head[bucket] = base + p as u32;
-                }
-            }
-            for p in block_start.max(body_end)..block_end {
-                let bucket = hist_idx(input, p, mask) % MAX_HASH_SIZE;
-                prev[p % PLAIN_RING] = head[bucket];
-                head[bucket] = base + p as u32;
-            }
+            link_block(input, block_start, block_end, mask, base, head, prev);
             block_start = block_end;
 
             while dp < block_end {
@@ -622,6 +570,77 @@ fn hash_four(input: &[u8], pos: usize) -> usize {
 #[inline(always)]
 fn four(input: &[u8], pos: usize) -> u32 {
     u32::from_le_bytes(input[pos..pos + 4].try_into().unwrap())
+}
+
+/// Links positions `block_start..block_end` of `input` to their history lists in `prev`
+/// (`plain_prev`), with PostgreSQL's hash masked by `mask`. Kept out of line: the item loop
+/// that calls it once per block keeps more of its own state in registers.
+#[inline(never)]
+fn link_block(
+    input: &[u8],
+    block_start: usize,
+    block_end: usize,
+    mask: usize,
+    base: u32,
+    head: &mut [u32; MAX_HASH_SIZE],
+    prev: &mut [u32; PLAIN_RING],
+) {
+    let n = input.len();
+    // Positions below `body_end` hash four bytes, the last three one byte.
+    let body_end = n.saturating_sub(3);
+    let body_block_end = block_end.min(body_end);
+    if block_start < body_block_end {
+        // PostgreSQL's hash, rolled from one position to the next:
+        // hash(p + 1) = hash(p) << 2 ^ s(p) << 8 ^ s(p + 4), s = sign-extended byte.
+        // (`hash_four` leaves out bits 14 and up, which only move further up.)
+        let mut hash = hash_four(input, block_start) as i32;
+        // Positions with a byte entering the hash after them: all but the input's
+        // last with four bytes left.
+        let count = (body_block_end - block_start).min(n - 4 - block_start);
+        let leaving = &input[block_start..block_start + count];
+        let entering = &input[block_start + 4..block_start + 4 + count];
+        // A block's slots are contiguous in the ring (PLAIN_BLOCK divides PLAIN_RING).
+        let first = block_start % PLAIN_RING;
+        let links = &mut prev[first..first + count];
+        let mut entry = base + block_start as u32;
+        let mut step = |link: &mut u32, old: u8, new: u8| {
+            let bucket = (hash as usize & mask) % MAX_HASH_SIZE;
+            *link = head[bucket];
+            head[bucket] = entry;
+            entry += 1;
+            hash = (hash << 2) ^ (i32::from(old as i8) << 8) ^ i32::from(new as i8);
+        };
+        // Four positions per iteration: the loop's own counting is a good part of
+        // the cost of so short a body.
+        let mut links4 = links.chunks_exact_mut(4);
+        let mut leaving4 = leaving.chunks_exact(4);
+        let mut entering4 = entering.chunks_exact(4);
+        for ((link, old), new) in (&mut links4).zip(&mut leaving4).zip(&mut entering4) {
+            for k in 0..4 {
+                step(&mut link[k], old[k], new[k]);
+            }
+        }
+        let rest = links4.into_remainder();
+        for ((link, &old), &new) in rest
+            .iter_mut()
+            .zip(leaving4.remainder())
+            .zip(entering4.remainder())
+        {
+            step(link, old, new);
+        }
+        // The last position of the input with four bytes left has no byte entering.
+        if body_block_end == body_end {
+            let p = body_end - 1;
+            let bucket = hash as usize & mask;
+            prev[p % PLAIN_RING] = head[bucket];
+            head[bucket] = base + p as u32;
+        }
+    }
+    for p in block_start.max(body_end)..block_end {
+        let bucket = hist_idx(input, p, mask) % MAX_HASH_SIZE;
+        prev[p % PLAIN_RING] = head[bucket];
+        head[bucket] = base + p as u32;
+    }
 }
 
 /// `pglz_find_match` for a position `pos` with four bytes left, starting at candidate
