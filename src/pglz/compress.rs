@@ -253,30 +253,48 @@ impl Compressor {
     fn compress_plain(&mut self, input: &[u8], strategy: &Strategy) -> Option<usize> {
         // Counting the unseen positions costs a pass over the input, which pays only when
         // inputs are refused: do it while at least half of the last 32 were.
-        let bound = self.recent_refusals.count_ones() >= 16;
-        // Inputs shorter than the walk limit need no cut-off by offset.
-        let result = if input.len() < WALK_LIMIT {
-            self.compress_plain_with::<false>(input, strategy, bound)
-        } else {
-            self.compress_plain_with::<true>(input, strategy, bound)
-        };
+        let bound = self.recent_refusals.count_ones() >= 16 && input.len() <= UNSEEN_MAX_INPUT;
+        let result = self.limits(input, strategy).and_then(|limits| {
+            // Inputs shorter than the walk limit need no cut-off by offset. Each case is
+            // compiled on its own, so that the item loop tests none of these per item.
+            let long = input.len() >= WALK_LIMIT;
+            let fast = self.good_match.floor >= MIN_MATCH;
+            match (long, bound, fast) {
+                (false, false, true) => {
+                    self.compress_plain_with::<false, false, true>(input, limits)
+                }
+                (false, true, true) => self.compress_plain_with::<false, true, true>(input, limits),
+                (true, false, true) => self.compress_plain_with::<true, false, true>(input, limits),
+                (true, true, true) => self.compress_plain_with::<true, true, true>(input, limits),
+                (false, false, false) => {
+                    self.compress_plain_with::<false, false, false>(input, limits)
+                }
+                (false, true, false) => {
+                    self.compress_plain_with::<false, true, false>(input, limits)
+                }
+                (true, false, false) => {
+                    self.compress_plain_with::<true, false, false>(input, limits)
+                }
+                (true, true, false) => self.compress_plain_with::<true, true, false>(input, limits),
+            }
+        });
         self.recent_refusals = self.recent_refusals << 1 | u32::from(result.is_none());
         result
     }
 
-    /// [`Self::compress_plain`], with or without the refusal bound.
-    fn compress_plain_with<const LONG: bool>(
+    /// [`Self::compress_plain`] for an input of at least [`WALK_LIMIT`] bytes (`LONG`), with
+    /// or without the refusal bound (`BOUND`), for a schedule whose `good_match` stays at 3 or
+    /// more (`FAST`) or any other.
+    fn compress_plain_with<const LONG: bool, const BOUND: bool, const FAST: bool>(
         &mut self,
         input: &[u8],
-        strategy: &Strategy,
-        bound: bool,
+        limits: Limits,
     ) -> Option<usize> {
         let Limits {
             result_max,
             first_success_by,
             mask,
-        } = self.limits(input, strategy)?;
-        let fast = self.good_match.floor >= MIN_MATCH;
+        } = limits;
         // Both of PostgreSQL's give-up checks at the top of its loop (output reached
         // `result_max`; no match yet and output reached `first_success_by`) as one limit.
         let first_success_by = usize::try_from(first_success_by).unwrap_or(0);
@@ -286,8 +304,7 @@ impl Compressor {
         // The refusal bound: `unseen_before[p]` positions before p start three bytes not seen
         // before them, of `unseen` in all; the output so far plus the unseen positions ahead
         // is a lower bound of the final output.
-        let bound = bound && n <= UNSEEN_MAX_INPUT;
-        let unseen = if bound { self.count_unseen(input) } else { 0 };
+        let unseen = if BOUND { self.count_unseen(input) } else { 0 };
         if unseen >= result_max {
             // The bound at the first position: nothing to link or walk.
             return None;
@@ -320,7 +337,7 @@ impl Compressor {
                 if writer.bp >= limit {
                     return None;
                 }
-                if bound && writer.bp + unseen >= result_max + usize::from(unseen_before[dp]) {
+                if BOUND && writer.bp + unseen >= result_max + usize::from(unseen_before[dp]) {
                     return None;
                 }
                 let entry = prev[dp % PLAIN_RING];
@@ -333,7 +350,7 @@ impl Compressor {
                 };
                 let (match_len, match_off) = if entry < cut {
                     (0, 0)
-                } else if fast && dp < body_end {
+                } else if FAST && dp < body_end {
                     walk_four(input, dp, entry - base, prev, base, cut, schedule)
                 } else {
                     walk_exact(input, dp, entry - base, prev, base, cut, schedule)
