@@ -253,30 +253,48 @@ impl Compressor {
     fn compress_plain(&mut self, input: &[u8], strategy: &Strategy) -> Option<usize> {
         // Counting the unseen positions costs a pass over the input, which pays only when
         // inputs are refused: do it while at least half of the last 32 were.
-        let bound = self.recent_refusals.count_ones() >= 16;
-        // Inputs shorter than the walk limit need no cut-off by offset.
-        let result = if input.len() < WALK_LIMIT {
-            self.compress_plain_with::<false>(input, strategy, bound)
-        } else {
-            self.compress_plain_with::<true>(input, strategy, bound)
-        };
+        let bound = self.recent_refusals.count_ones() >= 16 && input.len() <= UNSEEN_MAX_INPUT;
+        let result = self.limits(input, strategy).and_then(|limits| {
+            // Inputs shorter than the walk limit need no cut-off by offset. Each case is
+            // compiled on its own, so that the item loop tests none of these per item.
+            let long = input.len() >= WALK_LIMIT;
+            let fast = self.good_match.floor >= MIN_MATCH;
+            match (long, bound, fast) {
+                (false, false, true) => {
+                    self.compress_plain_with::<false, false, true>(input, limits)
+                }
+                (false, true, true) => self.compress_plain_with::<false, true, true>(input, limits),
+                (true, false, true) => self.compress_plain_with::<true, false, true>(input, limits),
+                (true, true, true) => self.compress_plain_with::<true, true, true>(input, limits),
+                (false, false, false) => {
+                    self.compress_plain_with::<false, false, false>(input, limits)
+                }
+                (false, true, false) => {
+                    self.compress_plain_with::<false, true, false>(input, limits)
+                }
+                (true, false, false) => {
+                    self.compress_plain_with::<true, false, false>(input, limits)
+                }
+                (true, true, false) => self.compress_plain_with::<true, true, false>(input, limits),
+            }
+        });
         self.recent_refusals = self.recent_refusals << 1 | u32::from(result.is_none());
         result
     }
 
-    /// [`Self::compress_plain`], with or without the refusal bound.
-    fn compress_plain_with<const LONG: bool>(
+    /// [`Self::compress_plain`] for an input of at least [`WALK_LIMIT`] bytes (`LONG`), with
+    /// or without the refusal bound (`BOUND`), for a schedule whose `good_match` stays at 3 or
+    /// more (`FAST`) or any other.
+    fn compress_plain_with<const LONG: bool, const BOUND: bool, const FAST: bool>(
         &mut self,
         input: &[u8],
-        strategy: &Strategy,
-        bound: bool,
+        limits: Limits,
     ) -> Option<usize> {
         let Limits {
             result_max,
             first_success_by,
             mask,
-        } = self.limits(input, strategy)?;
-        let fast = self.good_match.floor >= MIN_MATCH;
+        } = limits;
         // Both of PostgreSQL's give-up checks at the top of its loop (output reached
         // `result_max`; no match yet and output reached `first_success_by`) as one limit.
         let first_success_by = usize::try_from(first_success_by).unwrap_or(0);
@@ -286,8 +304,7 @@ impl Compressor {
         // The refusal bound: `unseen_before[p]` positions before p start three bytes not seen
         // before them, of `unseen` in all; the output so far plus the unseen positions ahead
         // is a lower bound of the final output.
-        let bound = bound && n <= UNSEEN_MAX_INPUT;
-        let unseen = if bound { self.count_unseen(input) } else { 0 };
+        let unseen = if BOUND { self.count_unseen(input) } else { 0 };
         if unseen >= result_max {
             // The bound at the first position: nothing to link or walk.
             return None;
@@ -313,66 +330,14 @@ impl Compressor {
             // reach back at most 4094 positions, into the previous block, whose links the
             // ring still holds.
             let block_end = (block_start + PLAIN_BLOCK).min(n);
-            let body_block_end = block_end.min(body_end);
-            if block_start < body_block_end {
-                // PostgreSQL's hash, rolled from one position to the next:
-                // hash(p + 1) = hash(p) << 2 ^ s(p) << 8 ^ s(p + 4), s = sign-extended byte.
-                // (`hash_four` leaves out bits 14 and up, which only move further up.)
-                let mut hash = hash_four(input, block_start) as i32;
-                // Positions with a byte entering the hash after them: all but the input's
-                // last with four bytes left.
-                let count = (body_block_end - block_start).min(n - 4 - block_start);
-                let leaving = &input[block_start..block_start + count];
-                let entering = &input[block_start + 4..block_start + 4 + count];
-                // A block's slots are contiguous in the ring (PLAIN_BLOCK divides PLAIN_RING).
-                let first = block_start % PLAIN_RING;
-                let links = &mut prev[first..first + count];
-                let mut entry = base + block_start as u32;
-                let mut step = |link: &mut u32, old: u8, new: u8| {
-                    let bucket = (hash as usize & mask) % MAX_HASH_SIZE;
-                    *link = head[bucket];
-                    head[bucket] = entry;
-                    entry += 1;
-                    hash = (hash << 2) ^ (i32::from(old as i8) << 8) ^ i32::from(new as i8);
-                };
-                // Four positions per iteration: the loop's own counting is a good part of
-                // the cost of so short a body.
-                let mut links4 = links.chunks_exact_mut(4);
-                let mut leaving4 = leaving.chunks_exact(4);
-                let mut entering4 = entering.chunks_exact(4);
-                for ((link, old), new) in (&mut links4).zip(&mut leaving4).zip(&mut entering4) {
-                    for k in 0..4 {
-                        step(&mut link[k], old[k], new[k]);
-                    }
-                }
-                let rest = links4.into_remainder();
-                for ((link, &old), &new) in rest
-                    .iter_mut()
-                    .zip(leaving4.remainder())
-                    .zip(entering4.remainder())
-                {
-                    step(link, old, new);
-                }
-                // The last position of the input with four bytes left has no byte entering.
-                if body_block_end == body_end {
-                    let p = body_end - 1;
-                    let bucket = hash as usize & mask;
-                    prev[p % PLAIN_RING] = head[bucket];
-                    head[bucket] = base + p as u32;
-                }
-            }
-            for p in block_start.max(body_end)..block_end {
-                let bucket = hist_idx(input, p, mask) % MAX_HASH_SIZE;
-                prev[p % PLAIN_RING] = head[bucket];
-                head[bucket] = base + p as u32;
-            }
+            link_block(input, block_start, block_end, mask, base, head, prev);
             block_start = block_end;
 
             while dp < block_end {
                 if writer.bp >= limit {
                     return None;
                 }
-                if bound && writer.bp + unseen >= result_max + usize::from(unseen_before[dp]) {
+                if BOUND && writer.bp + unseen >= result_max + usize::from(unseen_before[dp]) {
                     return None;
                 }
                 let entry = prev[dp % PLAIN_RING];
@@ -385,7 +350,7 @@ impl Compressor {
                 };
                 let (match_len, match_off) = if entry < cut {
                     (0, 0)
-                } else if fast && dp < body_end {
+                } else if FAST && dp < body_end {
                     walk_four(input, dp, entry - base, prev, base, cut, schedule)
                 } else {
                     walk_exact(input, dp, entry - base, prev, base, cut, schedule)
@@ -622,6 +587,77 @@ fn hash_four(input: &[u8], pos: usize) -> usize {
 #[inline(always)]
 fn four(input: &[u8], pos: usize) -> u32 {
     u32::from_le_bytes(input[pos..pos + 4].try_into().unwrap())
+}
+
+/// Links positions `block_start..block_end` of `input` to their history lists in `prev`
+/// (`plain_prev`), with PostgreSQL's hash masked by `mask`. Kept out of line: the item loop
+/// that calls it once per block keeps more of its own state in registers.
+#[inline(never)]
+fn link_block(
+    input: &[u8],
+    block_start: usize,
+    block_end: usize,
+    mask: usize,
+    base: u32,
+    head: &mut [u32; MAX_HASH_SIZE],
+    prev: &mut [u32; PLAIN_RING],
+) {
+    let n = input.len();
+    // Positions below `body_end` hash four bytes, the last three one byte.
+    let body_end = n.saturating_sub(3);
+    let body_block_end = block_end.min(body_end);
+    if block_start < body_block_end {
+        // PostgreSQL's hash, rolled from one position to the next:
+        // hash(p + 1) = hash(p) << 2 ^ s(p) << 8 ^ s(p + 4), s = sign-extended byte.
+        // (`hash_four` leaves out bits 14 and up, which only move further up.)
+        let mut hash = hash_four(input, block_start) as i32;
+        // Positions with a byte entering the hash after them: all but the input's
+        // last with four bytes left.
+        let count = (body_block_end - block_start).min(n - 4 - block_start);
+        let leaving = &input[block_start..block_start + count];
+        let entering = &input[block_start + 4..block_start + 4 + count];
+        // A block's slots are contiguous in the ring (PLAIN_BLOCK divides PLAIN_RING).
+        let first = block_start % PLAIN_RING;
+        let links = &mut prev[first..first + count];
+        let mut entry = base + block_start as u32;
+        let mut step = |link: &mut u32, old: u8, new: u8| {
+            let bucket = (hash as usize & mask) % MAX_HASH_SIZE;
+            *link = head[bucket];
+            head[bucket] = entry;
+            entry += 1;
+            hash = (hash << 2) ^ (i32::from(old as i8) << 8) ^ i32::from(new as i8);
+        };
+        // Four positions per iteration: the loop's own counting is a good part of
+        // the cost of so short a body.
+        let mut links4 = links.chunks_exact_mut(4);
+        let mut leaving4 = leaving.chunks_exact(4);
+        let mut entering4 = entering.chunks_exact(4);
+        for ((link, old), new) in (&mut links4).zip(&mut leaving4).zip(&mut entering4) {
+            for k in 0..4 {
+                step(&mut link[k], old[k], new[k]);
+            }
+        }
+        let rest = links4.into_remainder();
+        for ((link, &old), &new) in rest
+            .iter_mut()
+            .zip(leaving4.remainder())
+            .zip(entering4.remainder())
+        {
+            step(link, old, new);
+        }
+        // The last position of the input with four bytes left has no byte entering.
+        if body_block_end == body_end {
+            let p = body_end - 1;
+            let bucket = hash as usize & mask;
+            prev[p % PLAIN_RING] = head[bucket];
+            head[bucket] = base + p as u32;
+        }
+    }
+    for p in block_start.max(body_end)..block_end {
+        let bucket = hist_idx(input, p, mask) % MAX_HASH_SIZE;
+        prev[p % PLAIN_RING] = head[bucket];
+        head[bucket] = base + p as u32;
+    }
 }
 
 /// `pglz_find_match` for a position `pos` with four bytes left, starting at candidate
