@@ -312,17 +312,42 @@ impl State {
 }
 
 /// Rows taken evenly from `rows` (every n-th from the first, skipping `skip`) until
-/// `max_bytes`; their indexes.
+/// `max_bytes`; their indexes. When every row stepped on is skipped (a step that is a multiple
+/// of the probe's lands on probe rows only), each skipped row gives its turn to the next row
+/// of its step that is not.
 fn spread(rows: &[&[u8]], max_bytes: usize, skip: &HashSet<usize>) -> Vec<usize> {
+    // Only then: on the corpus, giving every skipped row's turn to its neighbour also under
+    // the default sizes took the next rows of sorted sets (near copies of the probe's) into
+    // the candidate pool, and the gain over zstd's trainer fell from 7.0 % to 6.7 % (MDN
+    // 12.2 % to 10.8 %, Debian 5.1 % to 4.6 %).
+    let picked = spread_with(rows, max_bytes, skip, false);
+    if picked.is_empty() {
+        spread_with(rows, max_bytes, skip, true)
+    } else {
+        picked
+    }
+}
+
+fn spread_with(
+    rows: &[&[u8]],
+    max_bytes: usize,
+    skip: &HashSet<usize>,
+    next_in_step: bool,
+) -> Vec<usize> {
     let total: usize = rows.iter().map(|r| r.len()).sum();
     let step = total.div_ceil(max_bytes.max(1)).max(1);
     let mut picked = Vec::new();
     let mut bytes = 0;
     let mut i = 0;
     while i < rows.len() && bytes < max_bytes {
-        if !skip.contains(&i) {
-            picked.push(i);
-            bytes += rows[i].len();
+        let last = if next_in_step {
+            (i + step).min(rows.len())
+        } else {
+            i + 1
+        };
+        if let Some(j) = (i..last).find(|j| !skip.contains(j)) {
+            picked.push(j);
+            bytes += rows[j].len();
         }
         i += step;
     }
@@ -946,6 +971,23 @@ mod tests {
         let shifted = shift(&state, 400, 2, &probe).unwrap();
         assert_eq!(shifted.dict[..500], dict[..500]);
         assert_eq!(shifted.dict[500..], dict[502..]);
+    }
+
+    #[test]
+    fn spread_steps_past_skipped_rows() {
+        let rows: Vec<&[u8]> = vec![b"0123456789"; 100];
+        // The probe's rows are every other one; a spread of the rest stepping by 2 used to
+        // land on probe rows only and pick nothing.
+        let probe: HashSet<usize> = spread(&rows, 500, &HashSet::new()).into_iter().collect();
+        assert_eq!(probe.len(), 50);
+        let rest = spread(&rows, 500, &probe);
+        assert_eq!(rest.len(), 50);
+        assert!(rest.iter().all(|i| !probe.contains(i)));
+        // Without skipped rows, every step's first row.
+        assert_eq!(
+            spread(&rows, 250, &HashSet::new()),
+            (0..100).step_by(4).collect::<Vec<_>>()
+        );
     }
 
     #[test]
