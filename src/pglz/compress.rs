@@ -185,18 +185,39 @@ impl Compressor {
         let bits = seen_table_bits(n);
         let base = self.claim(n);
         let table = &mut self.hist_start;
-        for (pos, window) in input.windows(3).enumerate() {
-            let key = u32::from(window[0]) | u32::from(window[1]) << 8 | u32::from(window[2]) << 16;
+        let mut seen = |pos: usize, key: u32| {
             let slot = seen_slot(key, bits);
             // An entry of this call (>= base) is an earlier position with these three bytes
             // (or a collision). Counted without a branch: whether a position repeats is as
             // good as random.
-            unseen += usize::from(table[slot] < base);
+            let unseen = usize::from(table[slot] < base);
             // `base + pos` fits: `claim` reserved base..base + n.
             table[slot] = base + pos as u32;
+            unseen
+        };
+        // Positions with four bytes left read their three as one word, eight positions per
+        // check of the budget: the count only grows, so checking less often only stops a
+        // little later, with the same answer.
+        let four_end = n - 3;
+        let mut pos = 0;
+        while pos + 8 <= four_end {
+            let bytes = &input[pos..pos + 11];
+            for k in 0..8 {
+                let key = u32::from_le_bytes(bytes[k..k + 4].try_into().unwrap()) & 0xff_ffff;
+                unseen += seen(pos + k, key);
+            }
+            pos += 8;
             if unseen > max_payload {
                 return false;
             }
+        }
+        // The rest, and the position with three bytes left.
+        for (p, window) in input.windows(3).enumerate().skip(pos) {
+            let key = u32::from(window[0]) | u32::from(window[1]) << 8 | u32::from(window[2]) << 16;
+            unseen += seen(p, key);
+        }
+        if unseen > max_payload {
+            return false;
         }
         // Then a tighter bound, from the cheapest parse that the repeats allow (see
         // `plain_bound`): dearer per byte, but much cheaper than the attempts it saves.
