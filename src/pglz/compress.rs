@@ -566,7 +566,14 @@ impl Compressor {
             // buckets: the same hash (dictionary mode's own, `dict_hash`), masked for each.
             let dict_bucket = dict_hash(input, dp);
             let hash = dict_bucket & mask;
-            let (match_len, match_off) = hist.find_match(input, dp, hash, dict_bucket, schedule);
+            // Most positions have no candidate in either list (75-90 % on the corpus rows):
+            // those stay in this loop, which keeps its values in registers; the walk is a
+            // call of its own.
+            let (match_len, match_off) = if hist.has_candidates(hash, dict_bucket) {
+                hist.find_match(input, dp, hash, dict_bucket, schedule)
+            } else {
+                (0, 0)
+            };
             if match_len >= MIN_MATCH {
                 writer.tag(out, match_len, match_off);
                 hist.add(dp, hash);
@@ -774,6 +781,13 @@ impl History<'_> {
         self.start[bucket] = self.base + pos as u32;
     }
 
+    /// Whether history list `hash` or the dictionary's list `dict_bucket` holds a position.
+    #[inline(always)]
+    fn has_candidates(&self, hash: usize, dict_bucket: usize) -> bool {
+        self.start[hash % MAX_HASH_SIZE] >= self.base
+            || self.dict.start[dict_bucket % DICT_HASH_SIZE] != 0
+    }
+
     /// Walks history list `hash` for the longest match with `input[pos..]`
     /// (`pglz_find_match`): newest first through the datum's own positions, then through the
     /// dictionary's, newest first. Returns `(length, offset)`; a
@@ -781,7 +795,7 @@ impl History<'_> {
     ///
     /// `good_match[k]` is the match length that ends the walk after `k` steps down the list
     /// (PostgreSQL lowers it by `match_size_drop` percent per step).
-    #[inline(always)]
+    #[inline(never)]
     fn find_match(
         &self,
         input: &[u8],
