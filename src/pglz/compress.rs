@@ -345,7 +345,7 @@ impl Compressor {
         let head = &mut *self.hist_start;
         let prev = &mut *self.plain_prev;
         let schedule = &*self.good_match;
-        let mut writer = TagWriter::new();
+        let mut writer = TagWriter::<false>::new();
 
         // Positions below `body_end` hash four bytes, the last three one byte.
         let body_end = n.saturating_sub(3);
@@ -569,7 +569,7 @@ impl Compressor {
 
         let schedule = &self.good_match;
         let mut hist = hist;
-        let mut writer = TagWriter::new();
+        let mut writer = TagWriter::<true>::new();
         let mut found_match = false;
         let mut dp = 0;
         while dp < input.len() {
@@ -1070,7 +1070,13 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
 
 /// Writes literals and tags with their control bits (`pglz_out_ctrl`, `pglz_out_literal`,
 /// `pglz_out_tag`).
-struct TagWriter {
+///
+/// With `SELECT`, a new control byte is started without a branch: taken once in eight items,
+/// between items whose kind is as good as random, that branch is often mispredicted.
+/// Dictionary mode selects (per datum, min of 21 in-process rounds: airports 536 -> 523 ns,
+/// fortunes 1424 -> 1396 ns, geonames 1504 -> 1480 ns); plain mode keeps the branch (the
+/// selects cost it 19 % more instructions on the HTML rows, for no time saved).
+struct TagWriter<const SELECT: bool> {
     /// Output bytes written so far.
     bp: usize,
     /// Where the current control byte goes. Starts at 0 as a scratch slot: the first item
@@ -1083,7 +1089,7 @@ struct TagWriter {
     ctrl: u8,
 }
 
-impl TagWriter {
+impl<const SELECT: bool> TagWriter<SELECT> {
     fn new() -> Self {
         TagWriter {
             bp: 0,
@@ -1095,7 +1101,18 @@ impl TagWriter {
 
     #[inline(always)]
     fn next_item(&mut self, out: &mut [u8]) {
-        if self.ctrl == 0 {
+        if SELECT {
+            // The control byte is stored at every item: the last store to its slot is the
+            // final one. `flush` is all ones when a new control byte starts here (masks,
+            // as the compiler turns `if` selects back into the branch).
+            out[self.ctrl_pos] = self.ctrlb;
+            let flush = usize::from(self.ctrl == 0);
+            let mask = flush.wrapping_neg();
+            self.ctrl_pos = (self.bp & mask) | (self.ctrl_pos & !mask);
+            self.bp += flush;
+            self.ctrlb &= !(mask as u8);
+            self.ctrl |= flush as u8;
+        } else if self.ctrl == 0 {
             out[self.ctrl_pos] = self.ctrlb;
             self.ctrl_pos = self.bp;
             self.bp += 1;
