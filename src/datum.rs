@@ -1154,11 +1154,11 @@ impl DatumEncoder {
     /// The dictionary form goes first: it usually wins. For pglz the plain attempt after it
     /// is then skipped when a bound proves that it cannot produce a payload small enough to
     /// win ([`Compressor::plain_may_fit`]: a count of the positions whose three bytes repeat,
-    /// then the cheapest parse that the repeats allow), and otherwise gives up as soon as it
-    /// is sure to lose. On the shared corpus's rows (the even rows of each set, a dictionary
-    /// trained on the odd ones: `examples/codec_profile.rs stats`) the plain form won for 5
-    /// of 20,082 datums, and the bounds skipped the plain attempt for 19,946 of them (the
-    /// count alone for 18,858).
+    /// then, for inputs of 2 KB or more, the cheapest parse that the repeats allow), and
+    /// otherwise gives up as soon as it is sure to lose. On the shared corpus's rows (the
+    /// even rows of each set, a dictionary trained on the odd ones:
+    /// `examples/codec_profile.rs stats`) the plain form won for 5 of 20,082 datums, and the
+    /// count skipped the plain attempt for 18,858 of them.
     fn try_compressed(
         &mut self,
         raw: &[u8],

@@ -10,6 +10,15 @@
 //! its output need not match PostgreSQL's (PostgreSQL has no dictionary mode), and
 //! PostgreSQL's hash puts many unrelated four-byte strings on one list, each of which costs
 //! a step of the walk.
+//!
+//! The lists are arrays, not links from position to position: a walk down linked positions
+//! waits for each link's load before it can read the next candidate, and a dictionary's
+//! repeated strings make some lists long. Each list is split further into classes of
+//! positions with the same first eight bytes; the list holds the newest position of each
+//! class, and the others ("members", newest first) are only walked when the datum matches
+//! all eight bytes of the class: otherwise each matches exactly as far as the newest, which
+//! a walk meets first and prefers. Members carry how many bytes each shares with the one
+//! before, which tells most of their match lengths without reading them (see [`Member`]).
 
 use super::compress::{hash4, DICT_HASH_SIZE};
 use super::DICT_WINDOW;
@@ -19,12 +28,56 @@ use super::DICT_WINDOW;
 pub struct PglzDictionary {
     /// The last (up to) [`DICT_WINDOW`] bytes of the dictionary.
     bytes: Box<[u8]>,
-    /// For each hash bucket (of [`DICT_HASH_SIZE`]), 1 + the newest dictionary position whose
-    /// four bytes hash there; 0 = none.
-    pub(super) start: Box<[u16; DICT_HASH_SIZE]>,
-    /// For each dictionary position, 1 + the previous position in the same bucket; 0 = none.
-    pub(super) prev: Box<[u16]>,
+    /// Bucket `b`'s list is `classes[list_start[b]..list_start[b + 1]]` (in
+    /// `DICT_HASH_SIZE + 1` entries).
+    pub(super) list_start: Box<[u16]>,
+    /// Each list's classes, newest first (lists one after the other).
+    pub(super) classes: Box<[Class]>,
+    /// Each class's members: `members[class.members..next class.members]`, newest first
+    /// (one entry past the last class marks the end).
+    pub(super) members: Box<[Member]>,
 }
+
+/// A class of a history list: the positions with the same first eight bytes.
+#[derive(Clone, Copy)]
+pub(super) struct Class {
+    /// The newest position of the class (positions with fewer than eight bytes left are
+    /// classes of their own).
+    pub(super) pos: u16,
+    /// Where the class's members start in `PglzDictionary::members`.
+    pub(super) members: u16,
+}
+
+/// An older position of a class.
+#[derive(Clone, Copy)]
+pub(super) struct Member {
+    pub(super) pos: u16,
+    /// How many bytes it shares with the position before it in the class (at least eight),
+    /// or [`SHARED_UNKNOWN`]: so that a walk can tell most members' match lengths without
+    /// reading their bytes.
+    pub(super) shared: u8,
+    /// Index (in `PglzDictionary::members`) of the class's next member that shares fewer
+    /// bytes with the one before it than this one does (an unknown count counts as none),
+    /// or the end of the class. A walk that knows the datum matches the member before this
+    /// one on fewer bytes than this one shares can skip to there (see [`Member::rank`]).
+    pub(super) skip: u16,
+}
+
+impl Member {
+    /// [`Member::shared`] as the skips order members: an unknown count as 0, so that no
+    /// skip passes a member whose match length must be measured.
+    pub(super) fn rank(self) -> u8 {
+        if self.shared == SHARED_UNKNOWN {
+            0
+        } else {
+            self.shared
+        }
+    }
+}
+
+/// [`Member::shared`] when the count is 255 or more, or when the bytes of the position
+/// before run to the end of the dictionary first (the rest depends on the datum).
+pub(super) const SHARED_UNKNOWN: u8 = u8::MAX;
 
 impl PglzDictionary {
     /// Prepares `dict`; only its last [`DICT_WINDOW`] bytes are kept, the rest is out of
@@ -32,15 +85,90 @@ impl PglzDictionary {
     /// would need the datum's first bytes), so a match cannot start there.
     pub fn new(dict: &[u8]) -> PglzDictionary {
         let bytes: Box<[u8]> = dict[dict.len().saturating_sub(DICT_WINDOW)..].into();
-        let mut start = Box::new([0u16; DICT_HASH_SIZE]);
-        let mut prev = vec![0u16; bytes.len()].into_boxed_slice();
+        // Each bucket's positions, newest first, as links (1 + position, 0 = none).
+        let mut start = vec![0u16; DICT_HASH_SIZE];
+        let mut prev = vec![0u16; bytes.len()];
         for pos in 0..bytes.len().saturating_sub(3) {
             let bucket = hash4(&bytes[pos..pos + 4]) & (DICT_HASH_SIZE - 1);
             prev[pos] = start[bucket];
             // Positions are below DICT_WINDOW (4095), so 1 + position fits u16.
             start[bucket] = pos as u16 + 1;
         }
-        PglzDictionary { bytes, start, prev }
+        // Then as arrays, split into classes. There are fewer classes and members than
+        // positions: every index fits u16.
+        let mut list_start = Vec::with_capacity(DICT_HASH_SIZE + 1);
+        let mut classes: Vec<Class> = Vec::new();
+        let mut members: Vec<Member> = Vec::new();
+        // The bucket's classes being built: each one's positions, newest first.
+        let mut split: Vec<Vec<usize>> = Vec::new();
+        for &head in &start {
+            list_start.push(classes.len() as u16);
+            split.clear();
+            let mut entry = head;
+            while entry != 0 {
+                let pos = usize::from(entry) - 1;
+                entry = prev[pos];
+                let eight = bytes.get(pos..pos + 8);
+                let class = split
+                    .iter_mut()
+                    .find(|class| eight.is_some() && bytes.get(class[0]..class[0] + 8) == eight);
+                match class {
+                    Some(class) => class.push(pos),
+                    None => split.push(vec![pos]),
+                }
+            }
+            for class in &split {
+                classes.push(Class {
+                    pos: class[0] as u16,
+                    members: members.len() as u16,
+                });
+                for pair in class.windows(2) {
+                    // The older position reaches further: only the newer can run out.
+                    let (newer, older) = (&bytes[pair[0]..], &bytes[pair[1]..]);
+                    let same = newer
+                        .iter()
+                        .zip(older)
+                        .take(usize::from(SHARED_UNKNOWN))
+                        .take_while(|(a, b)| a == b)
+                        .count();
+                    let shared = match u8::try_from(same) {
+                        Ok(same) if usize::from(same) < newer.len() => same,
+                        _ => SHARED_UNKNOWN,
+                    };
+                    members.push(Member {
+                        pos: pair[1] as u16,
+                        shared,
+                        skip: 0,
+                    });
+                }
+                // Each member's skip: the next with a lower rank (a stack of the later
+                // members with ranks rising from the top).
+                let first = usize::from(classes[classes.len() - 1].members);
+                let end = members.len();
+                let mut lower: Vec<usize> = Vec::new();
+                for i in (first..end).rev() {
+                    while lower
+                        .last()
+                        .is_some_and(|&j| members[j].rank() >= members[i].rank())
+                    {
+                        lower.pop();
+                    }
+                    members[i].skip = lower.last().copied().unwrap_or(end) as u16;
+                    lower.push(i);
+                }
+            }
+        }
+        list_start.push(classes.len() as u16);
+        classes.push(Class {
+            pos: 0,
+            members: members.len() as u16,
+        });
+        PglzDictionary {
+            bytes,
+            list_start: list_start.into_boxed_slice(),
+            classes: classes.into_boxed_slice(),
+            members: members.into_boxed_slice(),
+        }
     }
 
     /// The dictionary bytes a match can reach (the last up to [`DICT_WINDOW`] bytes).
@@ -64,5 +192,80 @@ impl std::fmt::Debug for PglzDictionary {
         f.debug_struct("PglzDictionary")
             .field("len", &self.bytes.len())
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A dictionary of near-copies (one key, many values), so that lists have classes with
+    /// many members, some sharing more bytes than others.
+    fn near_copies() -> Vec<u8> {
+        let mut dict = Vec::new();
+        for i in 0..300u32 {
+            dict.extend_from_slice(format!("\"name\":\"value-{}{}\",", i % 7, i % 13).as_bytes());
+        }
+        dict
+    }
+
+    #[test]
+    fn classes_hold_every_position_once_with_the_shared_counts_and_skips_they_claim() {
+        let prepared = PglzDictionary::new(&near_copies());
+        let bytes = prepared.as_bytes();
+        let lcp = |a: usize, b: usize| {
+            bytes[a..]
+                .iter()
+                .zip(&bytes[b..])
+                .take_while(|(x, y)| x == y)
+                .count()
+        };
+        let mut seen = vec![false; bytes.len()];
+        for bucket in 0..DICT_HASH_SIZE {
+            let list = usize::from(prepared.list_start[bucket])
+                ..usize::from(prepared.list_start[bucket + 1]);
+            let mut newer_class: Option<usize> = None;
+            for c in list {
+                let class = prepared.classes[c];
+                let head = usize::from(class.pos);
+                assert!(
+                    newer_class.is_none_or(|newer| newer > head),
+                    "classes newest first"
+                );
+                newer_class = Some(head);
+                let hash = hash4(&bytes[head..head + 4]);
+                assert_eq!(hash, bucket);
+                let members =
+                    usize::from(class.members)..usize::from(prepared.classes[c + 1].members);
+                let mut before = head;
+                for m in members.clone() {
+                    let member = prepared.members[m];
+                    let pos = usize::from(member.pos);
+                    assert!(pos < before, "members newest first");
+                    assert_eq!(bytes[pos..pos + 8], bytes[head..head + 8]);
+                    let same = lcp(before, pos);
+                    if member.shared == SHARED_UNKNOWN {
+                        assert!(same >= 255 || before + same == bytes.len());
+                    } else {
+                        assert_eq!(usize::from(member.shared), same);
+                    }
+                    let skip = usize::from(member.skip);
+                    assert!(skip > m && skip <= members.end);
+                    for between in m + 1..skip {
+                        assert!(prepared.members[between].rank() >= member.rank());
+                    }
+                    if skip < members.end {
+                        assert!(prepared.members[skip].rank() < member.rank());
+                    }
+                    assert!(!seen[pos]);
+                    seen[pos] = true;
+                    before = pos;
+                }
+                assert!(!seen[head]);
+                seen[head] = true;
+            }
+        }
+        // Every position with four bytes left is in exactly one list.
+        assert!(seen[..bytes.len() - 3].iter().all(|&s| s));
     }
 }
