@@ -515,7 +515,10 @@ impl Compressor {
             first_success_by,
             mask,
         } = self.limits(input, strategy)?;
-        let first_success_by = i64::from(first_success_by);
+        // Both of PostgreSQL's give-up checks (output reached `result_max`; no match yet and
+        // output reached `first_success_by`) as one limit, raised at the first match.
+        let first_success_by = usize::try_from(first_success_by).unwrap_or(0);
+        let mut limit = result_max.min(first_success_by);
 
         // Claim entries base..base + slen for this call's positions (see `base`).
         let base = self.claim(input.len());
@@ -535,16 +538,11 @@ impl Compressor {
         let schedule = &self.good_match;
         let mut hist = hist;
         let mut writer = TagWriter::<true>::new();
-        let mut found_match = false;
         let mut dp = 0;
         while dp < input.len() {
             // Checked once per item; an item writes at most 4 bytes (control byte and a
             // 3-byte tag), which is why the buffer has 4 bytes of slack.
-            if writer.bp >= result_max {
-                return None;
-            }
-            // Give up early on incompressible input (e.g. already compressed data).
-            if !found_match && writer.bp as i64 >= first_success_by {
+            if writer.bp >= limit {
                 return None;
             }
 
@@ -569,7 +567,7 @@ impl Compressor {
                 // text such bytes would offer, so this costs about 1 % of the ratio on the
                 // corpus rows and saves a hash and a list insertion per matched byte.
                 dp += match_len;
-                found_match = true;
+                limit = result_max;
             } else {
                 writer.literal(out, input[dp]);
                 hist.add(dp, hash);
