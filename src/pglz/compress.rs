@@ -180,7 +180,9 @@ impl Compressor {
     /// bytes that also start at an earlier position (the match's source, shifted by the same
     /// amount). So if `r` positions start three bytes seen at an earlier position, matches
     /// cover at most `r + 2 * m` bytes for `m` matches, and each match costs at least 2 bytes
-    /// of tag: the payload holds at least `input.len() - r` bytes of literals and tags, plus
+    /// of tag: the payload holds at least `u = input.len() - r` bytes of literals and tags,
+    /// as `l + 2 * m >= u` for `l` literals. Then there are `l + m >= u / 2` items, and a
+    /// control byte for every eight: at least `u + ceil(u / 16)` bytes in all, and at least
     /// one control byte. Here `r` is counted with a hashed table, so collisions can only
     /// count too many positions, which weakens the bound but keeps it true. Counting costs a
     /// few instructions per byte, and stops as soon as the bound exceeds `max_payload`; a
@@ -193,9 +195,16 @@ impl Compressor {
     /// costs less than that bound.
     pub fn plain_may_fit(&mut self, input: &[u8], max_payload: usize) -> bool {
         let n = input.len();
+        // The most unseen positions a payload of `max_payload` bytes allows (see above): the
+        // largest `u` with `u + max(1, ceil(u / 16)) <= max_payload`, as `u + ceil(u / 16)`
+        // is `ceil(17 * u / 16)`: `floor(16 * max_payload / 17)`.
+        if max_payload == 0 {
+            return false;
+        }
+        let budget = max_payload - max_payload.div_ceil(17);
         // The last two positions start no three bytes: they always count.
-        let mut unseen = n.min(2) + 1;
-        if unseen > max_payload {
+        let mut unseen = n.min(2);
+        if unseen > budget {
             return false;
         }
         if n < 3 {
@@ -226,7 +235,7 @@ impl Compressor {
                 unseen += seen(pos + k, key);
             }
             pos += 8;
-            if unseen > max_payload {
+            if unseen > budget {
                 return false;
             }
         }
@@ -235,7 +244,7 @@ impl Compressor {
             let key = u32::from(window[0]) | u32::from(window[1]) << 8 | u32::from(window[2]) << 16;
             unseen += seen(p, key);
         }
-        if unseen > max_payload {
+        if unseen > budget {
             return false;
         }
         // Then, on long inputs, a tighter bound, from the cheapest parse that the repeats
@@ -515,7 +524,10 @@ impl Compressor {
             first_success_by,
             mask,
         } = self.limits(input, strategy)?;
-        let first_success_by = i64::from(first_success_by);
+        // Both of PostgreSQL's give-up checks (output reached `result_max`; no match yet and
+        // output reached `first_success_by`) as one limit, raised at the first match.
+        let first_success_by = usize::try_from(first_success_by).unwrap_or(0);
+        let mut limit = result_max.min(first_success_by);
 
         // Claim entries base..base + slen for this call's positions (see `base`).
         let base = self.claim(input.len());
@@ -535,16 +547,11 @@ impl Compressor {
         let schedule = &self.good_match;
         let mut hist = hist;
         let mut writer = TagWriter::<true>::new();
-        let mut found_match = false;
         let mut dp = 0;
         while dp < input.len() {
             // Checked once per item; an item writes at most 4 bytes (control byte and a
             // 3-byte tag), which is why the buffer has 4 bytes of slack.
-            if writer.bp >= result_max {
-                return None;
-            }
-            // Give up early on incompressible input (e.g. already compressed data).
-            if !found_match && writer.bp as i64 >= first_success_by {
+            if writer.bp >= limit {
                 return None;
             }
 
@@ -569,7 +576,7 @@ impl Compressor {
                 // text such bytes would offer, so this costs about 1 % of the ratio on the
                 // corpus rows and saves a hash and a list insertion per matched byte.
                 dp += match_len;
-                found_match = true;
+                limit = result_max;
             } else {
                 writer.literal(out, input[dp]);
                 hist.add(dp, hash);
@@ -1268,10 +1275,12 @@ mod tests {
         let mut compressor = Compressor::new();
         // In eighths of a byte: 4 literals, then 95 times a tag and a literal.
         let parsed = (4 * 9 + 95 * (17 + 9_usize)).div_ceil(8);
-        // The count of repeated positions alone would allow 95 bytes less than the input
-        // (and on an input this short plain_may_fit asks no more: the attempt costs less).
+        // The count of repeated positions alone would allow 95 bytes less than the input,
+        // and a control byte per 16 of those (and on an input this short plain_may_fit asks
+        // no more: the attempt costs less).
         assert!(input.len() < PARSE_BOUND_MIN_INPUT);
-        assert!(compressor.plain_may_fit(&input, input.len() - 95 + 2));
+        let unseen = input.len() - 95;
+        assert!(compressor.plain_may_fit(&input, unseen + unseen.div_ceil(16) + 2));
         // The parse bound sees most of the difference (a hash collision may claim a repeat
         // that is not there, which only lowers the bound).
         let mut bound = ParseBound::new();
@@ -1290,9 +1299,9 @@ mod tests {
         let mut compressor = Compressor::new();
         let distinct: Vec<u8> = (0..=255).collect();
         // 256 positions, none of whose three bytes repeat: 256 literals and 32 control bytes.
-        // The count knows the literals and one control byte...
-        assert!(!compressor.plain_may_fit(&distinct, 256));
-        assert!(compressor.plain_may_fit(&distinct, 257));
+        // The count knows the literals and the control bytes of half as many items...
+        assert!(!compressor.plain_may_fit(&distinct, 271));
+        assert!(compressor.plain_may_fit(&distinct, 272));
         // ... the parse bound all of them (on an input this short, plain_may_fit leaves
         // that to the attempt).
         let mut bound = ParseBound::new();
@@ -1300,6 +1309,9 @@ mod tests {
         assert!(bound.may_fit(&distinct, 288));
         assert!(!compressor.plain_may_fit(b"", 0));
         assert!(compressor.plain_may_fit(b"", 1));
+        // One byte and its control byte.
+        assert!(!compressor.plain_may_fit(b"x", 1));
+        assert!(compressor.plain_may_fit(b"x", 2));
         assert!(compressor.plain_may_fit(&[b'a'; 1000], 20));
     }
 }

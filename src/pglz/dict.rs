@@ -30,7 +30,7 @@ pub struct PglzDictionary {
     bytes: Box<[u8]>,
     /// Bucket `b`'s list is `classes[list_start[b]..list_start[b + 1]]` (in
     /// `DICT_HASH_SIZE + 1` entries).
-    pub(super) list_start: Box<[u16]>,
+    pub(super) list_start: Box<[u16; DICT_HASH_SIZE + 1]>,
     /// Each list's classes, newest first (lists one after the other).
     pub(super) classes: Box<[Class]>,
     /// Each class's members: `members[class.members..next class.members]`, newest first
@@ -165,7 +165,10 @@ impl PglzDictionary {
         });
         PglzDictionary {
             bytes,
-            list_start: list_start.into_boxed_slice(),
+            list_start: list_start
+                .into_boxed_slice()
+                .try_into()
+                .expect("one start per bucket and the end"),
             classes: classes.into_boxed_slice(),
             members: members.into_boxed_slice(),
         }
