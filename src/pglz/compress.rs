@@ -344,13 +344,12 @@ impl Compressor {
     ) -> Option<usize> {
         let Limits {
             result_max,
-            first_success_by,
+            before_first_match,
             mask,
         } = limits;
-        // Both of PostgreSQL's give-up checks at the top of its loop (output reached
-        // `result_max`; no match yet and output reached `first_success_by`) as one limit.
-        let first_success_by = usize::try_from(first_success_by).unwrap_or(0);
-        let mut limit = result_max.min(first_success_by);
+        // Output reaching `limit` gives up: `before_first_match`, raised to `result_max` at
+        // the first match.
+        let mut limit = before_first_match;
         let n = input.len();
 
         // The refusal bound: `unseen_before[p]` positions before p start three bytes not seen
@@ -504,9 +503,12 @@ impl Compressor {
             512..=1023 => 4096,
             _ => MAX_HASH_SIZE,
         };
+        // Both of PostgreSQL's give-up checks at the top of its loop (output reached
+        // `result_max`; no match yet and output reached `first_success_by`) as one limit.
+        let first_success_by = usize::try_from(strategy.first_success_by).unwrap_or(0);
         Some(Limits {
             result_max,
-            first_success_by: strategy.first_success_by,
+            before_first_match: result_max.min(first_success_by),
             mask: hash_size - 1,
         })
     }
@@ -521,13 +523,12 @@ impl Compressor {
     ) -> Option<usize> {
         let Limits {
             result_max,
-            first_success_by,
+            before_first_match,
             mask,
         } = self.limits(input, strategy)?;
-        // Both of PostgreSQL's give-up checks (output reached `result_max`; no match yet and
-        // output reached `first_success_by`) as one limit, raised at the first match.
-        let first_success_by = usize::try_from(first_success_by).unwrap_or(0);
-        let mut limit = result_max.min(first_success_by);
+        // Output reaching `limit` gives up: `before_first_match`, raised to `result_max` at
+        // the first match.
+        let mut limit = before_first_match;
 
         // Claim entries base..base + slen for this call's positions (see `base`).
         let base = self.claim(input.len());
@@ -607,8 +608,9 @@ fn seen_slot(key: u32, bits: u32) -> usize {
 struct Limits {
     /// The largest payload the strategy accepts (PostgreSQL's `result_max`).
     result_max: usize,
-    /// Give up when no match was found by this many output bytes.
-    first_success_by: i32,
+    /// The output size at which to give up while no match has been found: the smaller of
+    /// `result_max` and the strategy's `first_success_by` (PostgreSQL's two checks in one).
+    before_first_match: usize,
     /// Mask of the hash table size PostgreSQL uses for this input length.
     mask: usize,
 }
