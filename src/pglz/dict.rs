@@ -33,6 +33,11 @@ pub struct PglzDictionary {
     pub(super) list_start: Box<[u16; DICT_HASH_SIZE + 1]>,
     /// Each list's classes, newest first (lists one after the other).
     pub(super) classes: Box<[Class]>,
+    /// Each class's first eight bytes (at its newest position) as a little-endian word, by
+    /// the class's index in `classes` (the end marker's too); zero-padded for positions with
+    /// fewer than eight bytes left. A walk down a long list compares these one after the
+    /// other without a branch (see `History::long_list`).
+    pub(super) keys: Box<[u64]>,
     /// Each class's members: `members[class.members..next class.members]`, newest first
     /// (one entry past the last class marks the end).
     pub(super) members: Box<[Member]>,
@@ -163,8 +168,19 @@ impl PglzDictionary {
             pos: 0,
             members: members.len() as u16,
         });
+        let mut padded = Vec::with_capacity(bytes.len() + 8);
+        padded.extend_from_slice(&bytes);
+        padded.extend_from_slice(&[0; 8]);
+        let keys = classes
+            .iter()
+            .map(|class| {
+                let pos = usize::from(class.pos);
+                u64::from_le_bytes(padded[pos..pos + 8].try_into().unwrap())
+            })
+            .collect();
         PglzDictionary {
             bytes,
+            keys,
             list_start: list_start
                 .into_boxed_slice()
                 .try_into()
