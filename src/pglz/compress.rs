@@ -105,12 +105,9 @@ pub struct Compressor {
     /// Plain compression's refusal bound: at `p`, how many positions before `p` start three
     /// bytes seen at no earlier position.
     unseen_before: Vec<u16>,
-    /// Whether each of the last 32 plain compressions was refused before half of its input
-    /// (bit 0 the last), to decide whether counting for the refusal bound is likely to pay.
+    /// Whether each of the last 32 plain compressions was refused (bit 0 the last), to
+    /// decide whether counting for the refusal bound is likely to pay.
     recent_refusals: u32,
-    /// The position at which the last plain compression gave up, if it did (the input's
-    /// length when its result was only found too long at the end).
-    gave_up_at: usize,
     /// Entries in the history tables are `base + position`. Each call starts with `base` past
     /// every entry of the calls before, so stale entries read as "none" (`entry < base`) and
     /// the tables need no clearing between calls, where PostgreSQL clears up to 16 KB per
@@ -155,7 +152,6 @@ impl Compressor {
             plain_prev: Box::new([0; PLAIN_RING]),
             unseen_before: Vec::new(),
             recent_refusals: 0,
-            gave_up_at: 0,
             base: 1,
             good_match: Box::new(GoodMatchSchedule::new(128, 10)),
             out: Vec::new(),
@@ -339,11 +335,9 @@ impl Compressor {
     /// output is the same.
     fn compress_plain(&mut self, input: &[u8], strategy: &Strategy) -> Option<usize> {
         // Counting the unseen positions costs a pass over the input, which pays only when
-        // inputs are refused early: do it while at least half of the last 32 were.
+        // inputs are refused: do it while at least half of the last 32 were.
         let bound = self.recent_refusals.count_ones() >= 16 && input.len() <= UNSEEN_MAX_INPUT;
-        let limits = self.limits(input, strategy);
-        let limits_known = limits.is_some();
-        let result = limits.and_then(|limits| {
+        let result = self.limits(input, strategy).and_then(|limits| {
             // Inputs shorter than the walk limit need no cut-off by offset. Each case is
             // compiled on its own, so that the item loop tests none of these per item.
             let long = input.len() >= WALK_LIMIT;
@@ -367,13 +361,7 @@ impl Compressor {
                 (true, true, false) => self.compress_plain_with::<true, true, false>(input, limits),
             }
         });
-        // A refusal counts when it came before half of the input: without the bound such
-        // inputs are given up by the first-match limit (bytes without repeats), with it before
-        // any link or walk. Inputs refused later, their output close to `result_max` all the
-        // way, leave the bound too little to cut (the 2 KiB slices of the airport CSV: 8 %
-        // faster without the count).
-        let refused_early = !limits_known || result.is_none() && self.gave_up_at < input.len() / 2;
-        self.recent_refusals = self.recent_refusals << 1 | u32::from(refused_early);
+        self.recent_refusals = self.recent_refusals << 1 | u32::from(result.is_none());
         result
     }
 
@@ -401,7 +389,6 @@ impl Compressor {
         let unseen = if BOUND { self.count_unseen(input) } else { 0 };
         if unseen >= result_max {
             // The bound at the first position: nothing to link or walk.
-            self.gave_up_at = 0;
             return None;
         }
         let base = self.claim_ring_aligned(n);
@@ -429,10 +416,10 @@ impl Compressor {
             block_start = block_end;
 
             while dp < block_end {
-                if writer.bp >= limit
-                    || BOUND && writer.bp + unseen >= result_max + usize::from(unseen_before[dp])
-                {
-                    self.gave_up_at = dp;
+                if writer.bp >= limit {
+                    return None;
+                }
+                if BOUND && writer.bp + unseen >= result_max + usize::from(unseen_before[dp]) {
                     return None;
                 }
                 let entry = prev[dp % PLAIN_RING];
@@ -462,7 +449,6 @@ impl Compressor {
         }
 
         let result_size = writer.finish(out);
-        self.gave_up_at = n;
         (result_size < result_max).then_some(result_size)
     }
 
