@@ -138,45 +138,88 @@ fn decode(
 ) -> Result<usize, Error> {
     let mut sp = 0;
     let mut dp = 0;
-    // PostgreSQL reads items while both the payload and the output have room, and stops at
-    // the first item for which either has run out, even inside a group.
-    'groups: while sp < payload.len() && dp < out.len() {
-        // The control byte's bits, with a sentinel bit above the eighth: the group is done
-        // when only the sentinel is left.
-        let mut bits = u32::from(payload[sp]) | 0x100;
-        sp += 1;
-        loop {
-            // A run of literals (0 bits), up to the next tag or the group's end.
-            let literals = bits.trailing_zeros() as usize;
-            if sp + 8 <= payload.len() && dp + 8 <= out.len() {
-                // Copy eight bytes, keep `literals` of them (0 to 8): the rest of the eight
-                // are overwritten by what follows before anything reads them. Copying even
-                // when the run is empty spares a hard-to-predict branch between tags.
-                out[dp..dp + 8].copy_from_slice(&payload[sp..sp + 8]);
-                sp += literals;
-                dp += literals;
-            } else {
-                for _ in 0..literals {
-                    if sp >= payload.len() || dp >= out.len() {
-                        break 'groups;
-                    }
-                    out[dp] = payload[sp];
-                    sp += 1;
-                    dp += 1;
-                }
+    // The control bits of the current group not yet used, with a sentinel bit above them: the
+    // group is done when only the sentinel is left. 1 = no group yet.
+    let mut bits: u32 = 1;
+    // PostgreSQL reads items while both the payload and the output have room, and stops at the
+    // first item for which either has run out, even inside a group: every item here checks
+    // that too, in branches that go one way until the very end.
+    //
+    // Whether a group ends before the next tag is as hard to predict as the data: a branch on
+    // it missed about once a group. So a step takes a literal run, reads the next control byte
+    // only if the group is done (a select, not a branch), takes the next group's leading
+    // literal run (empty when the group went on), then the tag. Only a group of eight
+    // literals needs a branch, and it is rare.
+    loop {
+        if !literal_run(payload, &mut sp, out, &mut dp, &mut bits) {
+            break;
+        }
+        // Next comes a control byte or a tag: either way PostgreSQL stops here if a buffer
+        // has run out.
+        if sp >= payload.len() || dp >= out.len() {
+            break;
+        }
+        let group_done = bits == 1;
+        let next_group = u32::from(payload.get(sp).copied().unwrap_or(0)) | 0x100;
+        bits = std::hint::select_unpredictable(group_done, next_group, bits);
+        sp += usize::from(group_done);
+        if !literal_run(payload, &mut sp, out, &mut dp, &mut bits) {
+            break;
+        }
+        if bits == 1 {
+            continue;
+        }
+        if sp >= payload.len() || dp >= out.len() {
+            break;
+        }
+        dp = decode_tag(payload, &mut sp, dict, out, dp)?;
+        bits >>= 1;
+    }
+    finish(payload, out, sp, dp, check_complete)
+}
+
+/// Copies the run of literals the control bits start with (0 to 8 bytes, up to the next tag
+/// or the group's end) and drops their bits. Returns false if a buffer ran out first (the
+/// decode is over).
+#[inline(always)]
+fn literal_run(
+    payload: &[u8],
+    sp: &mut usize,
+    out: &mut [u8],
+    dp: &mut usize,
+    bits: &mut u32,
+) -> bool {
+    let literals = bits.trailing_zeros() as usize;
+    if *sp + 8 <= payload.len() && *dp + 8 <= out.len() {
+        // Copy eight bytes, keep `literals` of them: the rest are overwritten by what follows
+        // before anything reads them. Copying even when the run is empty spares a
+        // hard-to-predict branch.
+        out[*dp..*dp + 8].copy_from_slice(&payload[*sp..*sp + 8]);
+        *sp += literals;
+        *dp += literals;
+    } else {
+        for _ in 0..literals {
+            if *sp >= payload.len() || *dp >= out.len() {
+                return false;
             }
-            bits >>= literals;
-            if bits == 1 {
-                break;
-            }
-            if sp >= payload.len() || dp >= out.len() {
-                break 'groups;
-            }
-            dp = decode_tag(payload, &mut sp, dict, out, dp)?;
-            bits >>= 1;
+            out[*dp] = payload[*sp];
+            *sp += 1;
+            *dp += 1;
         }
     }
+    *bits >>= literals;
+    true
+}
 
+/// The end of a decode: with `check_complete`, anything but "output full and payload
+/// consumed" is an error; otherwise the bytes written.
+fn finish(
+    payload: &[u8],
+    out: &[u8],
+    sp: usize,
+    dp: usize,
+    check_complete: bool,
+) -> Result<usize, Error> {
     if check_complete {
         if dp != out.len() {
             return Err(Error::OutputShort {
@@ -236,6 +279,37 @@ fn decode_tag(
     // 16 bytes in the output and a source 8 or more bytes back, copy two fixed 8-byte chunks
     // without a loop; the second reads only bytes the first has already made final.
     if len <= 16 && dp + 16 <= out.len() {
+        // Neither 8 or more bytes back in the output nor 16 or more inside the dictionary: a
+        // short repeat, or a match that runs from the dictionary into the output. Both rare.
+        let awkward = off < 8 || off.wrapping_sub(dp + 1) < 15;
+        if !awkward && dict.len() >= 16 {
+            // Whether a match comes from the dictionary or from the output so far is as
+            // random as the data: read both places (a harmless in-bounds position stands in
+            // for the one not used) and keep one by a select instead of a branch.
+            let in_output = off <= dp;
+            let from_out = if in_output { dp - off } else { 0 };
+            let from_dict = if in_output {
+                0
+            } else {
+                dict.len() - (off - dp)
+            };
+            let from_dict = from_dict.min(dict.len() - 16);
+            let dict_chunk: [u8; 16] = dict[from_dict..from_dict + 16].try_into().unwrap();
+            let low = std::hint::select_unpredictable(
+                in_output,
+                load8(out, from_out),
+                u64::from_ne_bytes(dict_chunk[..8].try_into().unwrap()),
+            );
+            out[dp..dp + 8].copy_from_slice(&low.to_ne_bytes());
+            // Read after the first store: with an offset of 8..16 it sees bytes just written.
+            let high = std::hint::select_unpredictable(
+                in_output,
+                load8(out, from_out + 8),
+                u64::from_ne_bytes(dict_chunk[8..].try_into().unwrap()),
+            );
+            out[dp + 8..dp + 16].copy_from_slice(&high.to_ne_bytes());
+            return Ok(dp + len);
+        }
         if off >= 8 && off <= dp {
             let src = dp - off;
             copy_chunk8(out, src, dp);
@@ -308,6 +382,12 @@ fn bad_offset(tag_pos: usize, dp: usize, off: usize, dict_len: usize) -> Error {
             history: dp + dict_len,
         }
     }
+}
+
+/// The eight bytes at `bytes[at..]`, as a native-endian word (only ever stored back as bytes).
+#[inline(always)]
+fn load8(bytes: &[u8], at: usize) -> u64 {
+    u64::from_ne_bytes(bytes[at..at + 8].try_into().unwrap())
 }
 
 /// Copies `out[src..src + 8]` to `out[dst..dst + 8]` (`src + 8 <= dst`, or the source bytes are

@@ -509,7 +509,7 @@ pub fn sample_source(
         if !row.is_empty() {
             sampler.push(&row);
         }
-        if count % 1024 == 0 {
+        if count.is_multiple_of(1024) {
             progress.update(if by_bytes.is_some() {
                 rows.input_read()
             } else {
