@@ -249,9 +249,17 @@ impl Compressor {
         let mut pos = 0;
         while pos + 8 <= four_end {
             let bytes = &input[pos..pos + 11];
+            let word = u64::from_le_bytes(bytes[..8].try_into().unwrap());
+            let tail = u64::from(u32::from_le_bytes(bytes[6..10].try_into().unwrap()));
             for k in 0..8 {
-                let key = u32::from_le_bytes(bytes[k..k + 4].try_into().unwrap()) & 0xff_ffff;
-                unseen += seen(pos + k, key);
+                // Keys from two loads: the first six from one word, the last two from the
+                // other.
+                let key = if k < 6 {
+                    word >> (8 * k)
+                } else {
+                    tail >> (8 * (k - 6))
+                };
+                unseen += seen(pos + k, key as u32);
             }
             pos += 8;
             if unseen > budget {
@@ -485,7 +493,7 @@ impl Compressor {
         // Positions with four bytes left: their first three, read as one word.
         for (p, (window, count)) in input.windows(4).zip(counts.iter_mut()).enumerate() {
             *count = unseen as u16;
-            let key = u32::from_le_bytes(window.try_into().unwrap()) & 0xff_ffff;
+            let key = u32::from_le_bytes(window.try_into().unwrap());
             // Counted without a branch: whether a position repeats is as good as random.
             unseen += usize::from(!seen(p, key));
         }
@@ -639,10 +647,12 @@ fn seen_table_bits(n: usize) -> u32 {
     (usize::BITS - n.max(2).saturating_sub(1).leading_zeros() + 3).clamp(9, 13)
 }
 
-/// The slot of three bytes `key` (little-endian, top byte zero) in that table.
+/// The slot of three bytes `key` (little-endian; the top byte is ignored) in that table.
+/// The multiplier is a multiple of 256, so the top byte never reaches the product's bits:
+/// callers need not clear it.
 #[inline(always)]
 fn seen_slot(key: u32, bits: u32) -> usize {
-    (key.wrapping_mul(0x9e37_79b1) >> (32 - bits)) as usize
+    (key.wrapping_mul(0x3779_b100) >> (32 - bits)) as usize
 }
 
 /// The limits a strategy sets for one call (see `Compressor::limits`).
