@@ -232,14 +232,15 @@ impl Compressor {
         let bits = seen_table_bits(n);
         let base = self.claim(n);
         let table = &mut self.hist_start;
-        let mut seen = |pos: usize, key: u32| {
+        // `entry` is `base + pos` for the position (it fits: `claim` reserved
+        // base..base + n).
+        let mut seen = |entry: u32, key: u32| {
             let slot = seen_slot(key, bits);
             // An entry of this call (>= base) is an earlier position with these three bytes
             // (or a collision). Counted without a branch: whether a position repeats is as
             // good as random.
             let unseen = usize::from(table[slot] < base);
-            // `base + pos` fits: `claim` reserved base..base + n.
-            table[slot] = base + pos as u32;
+            table[slot] = entry;
             unseen
         };
         // Positions with four bytes left read their three as one word, eight positions per
@@ -251,6 +252,7 @@ impl Compressor {
             let bytes = &input[pos..pos + 11];
             let word = u64::from_le_bytes(bytes[..8].try_into().unwrap());
             let tail = u64::from(u32::from_le_bytes(bytes[6..10].try_into().unwrap()));
+            let entry = base + pos as u32;
             for k in 0..8 {
                 // Keys from two loads: the first six from one word, the last two from the
                 // other.
@@ -259,7 +261,7 @@ impl Compressor {
                 } else {
                     tail >> (8 * (k - 6))
                 };
-                unseen += seen(pos + k, key as u32);
+                unseen += seen(entry + k as u32, key as u32);
             }
             pos += 8;
             if unseen > budget {
@@ -269,7 +271,7 @@ impl Compressor {
         // The rest, and the position with three bytes left.
         for (p, window) in input.windows(3).enumerate().skip(pos) {
             let key = u32::from(window[0]) | u32::from(window[1]) << 8 | u32::from(window[2]) << 16;
-            unseen += seen(p, key);
+            unseen += seen(base + p as u32, key);
         }
         if unseen > budget {
             return false;
