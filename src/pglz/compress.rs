@@ -232,14 +232,15 @@ impl Compressor {
         let bits = seen_table_bits(n);
         let base = self.claim(n);
         let table = &mut self.hist_start;
-        let mut seen = |pos: usize, key: u32| {
+        // `entry` is `base + pos` for the position (it fits: `claim` reserved
+        // base..base + n).
+        let mut seen = |entry: u32, key: u32| {
             let slot = seen_slot(key, bits);
             // An entry of this call (>= base) is an earlier position with these three bytes
             // (or a collision). Counted without a branch: whether a position repeats is as
             // good as random.
             let unseen = usize::from(table[slot] < base);
-            // `base + pos` fits: `claim` reserved base..base + n.
-            table[slot] = base + pos as u32;
+            table[slot] = entry;
             unseen
         };
         // Positions with four bytes left read their three as one word, eight positions per
@@ -249,9 +250,18 @@ impl Compressor {
         let mut pos = 0;
         while pos + 8 <= four_end {
             let bytes = &input[pos..pos + 11];
+            let word = u64::from_le_bytes(bytes[..8].try_into().unwrap());
+            let tail = u64::from(u32::from_le_bytes(bytes[6..10].try_into().unwrap()));
+            let entry = base + pos as u32;
             for k in 0..8 {
-                let key = u32::from_le_bytes(bytes[k..k + 4].try_into().unwrap()) & 0xff_ffff;
-                unseen += seen(pos + k, key);
+                // Keys from two loads: the first six from one word, the last two from the
+                // other.
+                let key = if k < 6 {
+                    word >> (8 * k)
+                } else {
+                    tail >> (8 * (k - 6))
+                };
+                unseen += seen(entry + k as u32, key as u32);
             }
             pos += 8;
             if unseen > budget {
@@ -261,7 +271,7 @@ impl Compressor {
         // The rest, and the position with three bytes left.
         for (p, window) in input.windows(3).enumerate().skip(pos) {
             let key = u32::from(window[0]) | u32::from(window[1]) << 8 | u32::from(window[2]) << 16;
-            unseen += seen(p, key);
+            unseen += seen(base + p as u32, key);
         }
         if unseen > budget {
             return false;
@@ -485,7 +495,7 @@ impl Compressor {
         // Positions with four bytes left: their first three, read as one word.
         for (p, (window, count)) in input.windows(4).zip(counts.iter_mut()).enumerate() {
             *count = unseen as u16;
-            let key = u32::from_le_bytes(window.try_into().unwrap()) & 0xff_ffff;
+            let key = u32::from_le_bytes(window.try_into().unwrap());
             // Counted without a branch: whether a position repeats is as good as random.
             unseen += usize::from(!seen(p, key));
         }
@@ -639,10 +649,12 @@ fn seen_table_bits(n: usize) -> u32 {
     (usize::BITS - n.max(2).saturating_sub(1).leading_zeros() + 3).clamp(9, 13)
 }
 
-/// The slot of three bytes `key` (little-endian, top byte zero) in that table.
+/// The slot of three bytes `key` (little-endian; the top byte is ignored) in that table.
+/// The multiplier is a multiple of 256, so the top byte never reaches the product's bits:
+/// callers need not clear it.
 #[inline(always)]
 fn seen_slot(key: u32, bits: u32) -> usize {
-    (key.wrapping_mul(0x9e37_79b1) >> (32 - bits)) as usize
+    (key.wrapping_mul(0x3779_b100) >> (32 - bits)) as usize
 }
 
 /// The limits a strategy sets for one call (see `Compressor::limits`).
