@@ -13,7 +13,8 @@
 //! - `dict`: pglz with the dictionary alone (`Strategy::DICTIONARY`), no plain attempt;
 //! - `plain`: pgdict's plain pglz, default strategy;
 //! - `c`: PostgreSQL's C pglz, default strategy;
-//! - `decode`: the datum decoder on the encoder's datums;
+//! - `decode`: the datum decoder on the encoder's datums; `decode_same`: the same on the rows
+//!   C's always strategy stores compressed (the rows of `dict_ratio`'s decompression target);
 //! - `c_decode`: C's `pglz_decompress` on C's always-strategy payloads;
 //! - `slices_decode`, `slices_c_decode`: ROWFILE is a payload file instead, cut into 2 KiB
 //!   slices and compressed with the default strategy; pgdict's or C's plain decoder;
@@ -100,9 +101,17 @@ fn main() {
                 }
             }
         }
-        "decode" => {
+        "decode" | "decode_same" => {
+            // decode_same: only the rows C's always strategy stores compressed (as
+            // `toast_compress_datum` does: payload and 8-byte header more than 2 bytes smaller
+            // than the raw bytes), the rows of `dict_ratio`'s decompression target.
+            let always = pgdict_pgref::strategy_always();
+            let c_stores_compressed = |d: &&&[u8]| {
+                pgdict_pgref::compress(d, &always).is_some_and(|p| p.len() + 8 + 2 < d.len())
+            };
             let stored: Vec<Vec<u8>> = datums
                 .iter()
+                .filter(|d| mode == "decode" || c_stores_compressed(d))
                 .map(|d| encoder.encode(d, Codec::Pglz, Some(&prepared)).unwrap())
                 .filter(|s| datum::parse_header(s).unwrap().form.codec().is_some())
                 .collect();
