@@ -773,8 +773,9 @@ impl PgdictBuilder {
                 kept = (stored, state.dict.clone());
             }
         };
-        // The residual counts of the current state, made when a round first needs them.
-        let mut residual: Option<KmerCounts> = None;
+        // The residual pool of the current state, made when a round first needs it (and
+        // kept while the state is: rebuilding it every round was a sixth of a build).
+        let mut residual: Option<Pool<'_>> = None;
         let mut banned: HashSet<u64> = HashSet::new();
         let mut drop_share = if context.grid {
             LZ4_FIRST_DROP_SHARE
@@ -808,13 +809,12 @@ impl PgdictBuilder {
             let (mut trial, dropped) = match refill {
                 Refill::Pool => self.replace(&state, context.pool, &banned, drop_share, context),
                 Refill::Residual => {
-                    let counts = residual.get_or_insert_with(|| {
+                    let pool = residual.get_or_insert_with(|| {
                         work += pool_bytes;
-                        self.residual_counts(&state.dict, context)
+                        let counts = self.residual_counts(&state.dict, context);
+                        Pool::new(context.pool_rows.to_vec(), &counts, context.residual_min_df)
                     });
-                    let pool =
-                        Pool::new(context.pool_rows.to_vec(), counts, context.residual_min_df);
-                    self.replace(&state, &pool, &banned, drop_share, context)
+                    self.replace(&state, pool, &banned, drop_share, context)
                 }
             };
             if trial.outcome.stored < state.outcome.stored {
