@@ -6,6 +6,8 @@
 //! form (a 10-byte extended header and the codec's payload). When the dictionary form wins,
 //! the bytes it saved over the best other form are shared among the dictionary bytes the
 //! payload copied, in proportion to what each copy saved; that is the *usage* of each byte.
+//! A probe may instead credit a copy only for the bytes the row could not have copied from
+//! its own earlier bytes ([`Probe::crediting_new_bytes`]).
 
 use pgdict::datum::{Codec, DatumEncoder};
 use pgdict::lz4::{Lz4Compressor, Lz4Dictionary};
@@ -21,11 +23,15 @@ pub const DICT_HEADER_LEN: usize = 10;
 const THREADS: usize = 2;
 
 /// Rows to check candidate dictionaries against.
+#[derive(Clone)]
 pub struct Probe<'a> {
     codec: Codec,
     rows: Vec<&'a [u8]>,
     /// Per row, the stored size without the dictionary (the smaller of raw and plain).
     base: Vec<usize>,
+    /// Empty, or per row which bytes its plain pglz parse copies from the row itself
+    /// (see [`Probe::crediting_new_bytes`]).
+    own: Vec<Vec<bool>>,
 }
 
 /// What a dictionary did for the probe rows.
@@ -60,7 +66,41 @@ impl<'a> Probe<'a> {
                     .unwrap_or(usize::MAX)
             })
             .collect();
-        Probe { codec, rows, base }
+        Probe {
+            codec,
+            rows,
+            base,
+            own: Vec::new(),
+        }
+    }
+
+    /// The same probe (pglz only) crediting a dictionary copy only for the bytes the row's
+    /// plain parse left literal: a piece that copies what the datum would have copied from
+    /// its own earlier bytes saves little. The stored sizes do not change, only which
+    /// dictionary bytes earn them (so which pieces are dropped and where they go).
+    pub fn crediting_new_bytes(mut self) -> Probe<'a> {
+        assert_eq!(self.codec, Codec::Pglz, "new-byte credit is for pglz");
+        let empty = PglzDictionary::new(&[]);
+        let mut compressor = Compressor::new();
+        self.own = self
+            .rows
+            .iter()
+            .map(|row| {
+                let mut own = vec![false; row.len()];
+                if let Some(payload) =
+                    compressor.compress_with_dict(row, &empty, &Strategy::DICTIONARY)
+                {
+                    parse::pglz_ops(payload, row.len(), |op| {
+                        if let Op::Copy { pos, len, .. } = op {
+                            let end = (pos + len).min(own.len());
+                            own[pos.min(end)..end].fill(true);
+                        }
+                    });
+                }
+                own
+            })
+            .collect();
+        self
     }
 
     /// How many rows are checked.
@@ -101,13 +141,16 @@ impl<'a> Probe<'a> {
                         .rows
                         .chunks(chunk)
                         .zip(self.base.chunks(chunk))
-                        .map(|(rows, base)| {
+                        .enumerate()
+                        .map(|(part, (rows, base))| {
                             let prepared = &prepared;
+                            let own = self.own.chunks(chunk).nth(part).unwrap_or(&[]);
                             scope.spawn(move || {
                                 let mut compressor = Compressor::new();
                                 measure_rows(
                                     rows,
                                     base,
+                                    own,
                                     dict.len(),
                                     window,
                                     true,
@@ -146,6 +189,7 @@ impl<'a> Probe<'a> {
                                 measure_rows(
                                     rows,
                                     base,
+                                    &[],
                                     dict.len(),
                                     window,
                                     false,
@@ -268,12 +312,15 @@ fn copy_saving(codec_is_pglz: bool, len: usize) -> f64 {
 }
 
 /// Measures `rows` with `compress(row, ops)`, which compresses a row, reports its payload's
-/// ops and returns the payload's length (`None`: no dictionary form). `dict_len` is the whole
-/// dictionary's length, `window` the part the codec reaches (its end); `is_pglz` says which
-/// codec's costs apply.
+/// ops and returns the payload's length (`None`: no dictionary form). `own`, unless empty,
+/// marks per row the bytes a copy earns nothing for; `dict_len` is the whole dictionary's
+/// length, `window` the part the codec reaches (its end); `is_pglz` says which codec's costs
+/// apply.
+#[allow(clippy::too_many_arguments)]
 fn measure_rows(
     rows: &[&[u8]],
     base: &[usize],
+    own: &[Vec<bool>],
     dict_len: usize,
     window: usize,
     is_pglz: bool,
@@ -291,14 +338,21 @@ fn measure_rows(
     let mut sizes = Vec::with_capacity(rows.len());
     // Copies from the dictionary in the current row: (first dictionary index, bytes, saving).
     let mut copies: Vec<(usize, usize, f64, usize)> = Vec::new();
-    for (row, &base) in rows.iter().zip(base) {
+    for (r, (row, &base)) in rows.iter().zip(base).enumerate() {
         copies.clear();
+        let own_row = own.get(r);
         let payload_len = compress(row, &mut |op| {
             if let Op::Copy { pos, len, offset } = op {
                 if offset > pos && offset - pos <= window {
                     let back = offset - pos;
                     let in_dict = len.min(back);
-                    let saving = copy_saving(is_pglz, len) * in_dict as f64 / len as f64;
+                    let mut saving = copy_saving(is_pglz, len) * in_dict as f64 / len as f64;
+                    if let Some(own_row) = own_row {
+                        let end = (pos + in_dict).min(own_row.len());
+                        let mine = own_row[pos.min(end)..end].iter().filter(|&&o| o).count();
+                        saving *= (in_dict - mine) as f64;
+                        saving /= in_dict as f64;
+                    }
                     if saving > 0.0 {
                         copies.push((window_start + window - back, in_dict, saving, pos));
                     }

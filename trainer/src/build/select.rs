@@ -38,8 +38,12 @@ struct Span {
 /// The candidates of a set of rows, ready for greedy selection.
 pub struct Pool<'a> {
     rows: Vec<&'a [u8]>,
-    counts: &'a KmerCounts,
+    k: usize,
     spans: Vec<Span>,
+    /// The document frequency of the k-mer at each position of each row (rows end to end,
+    /// row `r` from `row_base[r]`), looked up once: selection rescores candidates often.
+    dfs: Vec<u32>,
+    row_base: Vec<usize>,
 }
 
 /// A 64-bit fingerprint of a byte string (deterministic across runs).
@@ -52,15 +56,20 @@ pub fn fingerprint(bytes: &[u8]) -> u64 {
 impl<'a> Pool<'a> {
     /// The candidates of `rows`: every maximal run of k-mers held by `min_df` rows or more,
     /// each distinct byte string once.
-    pub fn new(rows: Vec<&'a [u8]>, counts: &'a KmerCounts, min_df: u32) -> Pool<'a> {
+    pub fn new(rows: Vec<&'a [u8]>, counts: &KmerCounts, min_df: u32) -> Pool<'a> {
         let k = counts.k();
         let mut seen = HashSet::new();
         let mut spans = Vec::new();
+        let mut dfs = Vec::new();
+        let mut row_base = Vec::with_capacity(rows.len());
         for (index, row) in rows.iter().enumerate() {
             let mut run_start = None;
             let n = (row.len() + 1).saturating_sub(k);
+            let base = dfs.len();
+            row_base.push(base);
+            dfs.extend(kmer::keys(row, k).map(|key| counts.df(key)));
             for i in 0..=n {
-                let frequent = i < n && counts.df(kmer::key(&row[i..], k)) >= min_df;
+                let frequent = i < n && dfs[base + i] >= min_df;
                 match (frequent, run_start) {
                     (true, None) => run_start = Some(i),
                     (false, Some(start)) => {
@@ -79,8 +88,10 @@ impl<'a> Pool<'a> {
         }
         Pool {
             rows,
-            counts,
+            k,
             spans,
+            dfs,
+            row_base,
         }
     }
 
@@ -95,7 +106,7 @@ impl<'a> Pool<'a> {
     }
 
     fn bytes(&self, span: Span) -> &'a [u8] {
-        let k = self.counts.k();
+        let k = self.k;
         &self.rows[span.row as usize][span.start as usize..span.end as usize + k - 1]
     }
 
@@ -103,8 +114,9 @@ impl<'a> Pool<'a> {
     /// frequencies of its uncovered k-mers); `None` if all are covered. Covered k-mers inside
     /// stay: they keep the segment whole, so a row can copy it in one long match.
     fn trimmed(&self, span: Span, covered: &KmerSet, out: &mut Vec<(Span, f64)>) {
-        let k = self.counts.k();
+        let k = self.k;
         let row = self.rows[span.row as usize];
+        let dfs = &self.dfs[self.row_base[span.row as usize]..];
         let mut first = None;
         let mut last = 0;
         let mut value = 0.0;
@@ -113,7 +125,7 @@ impl<'a> Pool<'a> {
             if !covered.contains(&key) {
                 first.get_or_insert(i);
                 last = i;
-                value += f64::from(self.counts.df(key));
+                value += f64::from(dfs[i as usize]);
             }
         }
         if let Some(start) = first {
@@ -137,7 +149,7 @@ impl<'a> Pool<'a> {
         banned: &HashSet<u64>,
         budget: usize,
     ) -> Vec<Segment> {
-        let k = self.counts.k();
+        let k = self.k;
         let byte_len = |s: Span| (s.end - s.start) as usize + k - 1;
         let density = |s: Span, value: f64| value / byte_len(s) as f64;
         let mut heap = BinaryHeap::with_capacity(self.spans.len());
