@@ -276,11 +276,11 @@ fn decode_tag(
         return Err(bad_offset(tag_pos, dp, off, dict.len()));
     }
     // Short matches are the common case (a 2-byte tag covers 3..=17 bytes): with room for
-    // 16 bytes in the output and a source 8 or more bytes back, copy two fixed 8-byte chunks
-    // without a loop; the second reads only bytes the first has already made final.
+    // 16 bytes in the output, and a source 8 or more bytes back in the output or 16 or more
+    // inside the dictionary, copy two fixed 8-byte chunks without a loop. Anything else (a
+    // short repeat, or a match that runs from the dictionary into the output; both rare)
+    // takes the general path below.
     if len <= 16 && dp + 16 <= out.len() {
-        // Neither 8 or more bytes back in the output nor 16 or more inside the dictionary: a
-        // short repeat, or a match that runs from the dictionary into the output. Both rare.
         let awkward = off < 8 || off.wrapping_sub(dp + 1) < 15;
         if !awkward && dict.len() >= 16 {
             // Whether a match comes from the dictionary or from the output so far is as
@@ -293,34 +293,28 @@ fn decode_tag(
             } else {
                 dict.len() - (off - dp)
             };
-            let from_dict = from_dict.min(dict.len() - 16);
-            let dict_chunk: [u8; 16] = dict[from_dict..from_dict + 16].try_into().unwrap();
             let low = std::hint::select_unpredictable(
                 in_output,
                 load8(out, from_out),
-                u64::from_ne_bytes(dict_chunk[..8].try_into().unwrap()),
+                load8(dict, from_dict),
             );
             out[dp..dp + 8].copy_from_slice(&low.to_ne_bytes());
-            // Read after the first store: with an offset of 8..16 it sees bytes just written.
+            // Read after the first store: with an offset of 8..16 it sees bytes just
+            // written, already final.
             let high = std::hint::select_unpredictable(
                 in_output,
                 load8(out, from_out + 8),
-                u64::from_ne_bytes(dict_chunk[8..].try_into().unwrap()),
+                load8(dict, from_dict + 8),
             );
             out[dp + 8..dp + 16].copy_from_slice(&high.to_ne_bytes());
             return Ok(dp + len);
         }
-        if off >= 8 && off <= dp {
+        if !awkward {
+            // A dictionary under 16 bytes (none, for plain pglz): the offset check leaves no
+            // room for a match 16 bytes inside it, so this one is in the output.
             let src = dp - off;
             copy_chunk8(out, src, dp);
             copy_chunk8(out, src + 8, dp + 8);
-            return Ok(dp + len);
-        }
-        if off >= dp + 16 {
-            // Wholly inside the dictionary, with 16 bytes there to read.
-            let from = dict.len() - (off - dp);
-            let chunk: [u8; 16] = dict[from..from + 16].try_into().unwrap();
-            out[dp..dp + 16].copy_from_slice(&chunk);
             return Ok(dp + len);
         }
     }
