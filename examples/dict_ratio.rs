@@ -405,6 +405,17 @@ impl Method for WithDict {
     }
 }
 
+/// One timing round of `method` reading back each of `datums`.
+fn decode_job<'a>(method: &'a mut dyn Method, datums: Vec<&'a [u8]>) -> Job<'a> {
+    let mut out = Vec::new();
+    Box::new(move || {
+        for datum in &datums {
+            method.decode(black_box(datum), &mut out).unwrap();
+            black_box(&out);
+        }
+    })
+}
+
 const METHOD_NAMES: [&str; 8] = [
     "pglz_c",
     "pglz_c_always",
@@ -616,15 +627,7 @@ fn evaluate(path: &Path, max_rows: usize) -> Result<Report, String> {
         let mut jobs: Vec<Job<'_>> = methods
             .iter_mut()
             .zip(&compressed)
-            .map(|(method, compressed)| {
-                let mut out = Vec::new();
-                Box::new(move || {
-                    for datum in compressed {
-                        method.decode(black_box(datum), &mut out).unwrap();
-                        black_box(&out);
-                    }
-                }) as Job<'_>
-            })
+            .map(|(method, compressed)| decode_job(method.as_mut(), compressed.clone()))
             .collect();
         measure::side_by_side(&mut jobs, MIN_ROUNDS, MIN_TIME)
     };
@@ -647,14 +650,8 @@ fn evaluate(path: &Path, max_rows: usize) -> Result<Report, String> {
         let mut jobs: Vec<Job<'_>> = pairs
             .into_iter()
             .map(|(method, index)| {
-                let mut out = Vec::new();
-                let datums: Vec<&[u8]> = common.iter().map(|&i| &stored[index][i][..]).collect();
-                Box::new(move || {
-                    for datum in &datums {
-                        method.decode(black_box(datum), &mut out).unwrap();
-                        black_box(&out);
-                    }
-                }) as Job<'_>
+                let datums = common.iter().map(|&i| &stored[index][i][..]).collect();
+                decode_job(method.as_mut(), datums)
             })
             .collect();
         measure::side_by_side(&mut jobs, MIN_ROUNDS, MIN_TIME)
