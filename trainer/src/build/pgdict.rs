@@ -224,6 +224,10 @@ const MIN_DROP_SHARE: f64 = 0.01;
 /// part of a [`Refill::Residual`] candidate.
 const RESIDUAL_MIN_DF_SHARE: f64 = 0.002;
 
+/// Refinements [`PgdictBuilder::refine_all`] runs: starts, their context, the first drop
+/// share and the refill ways.
+type RefineGroup<'s, 'p, 'a> = (&'s [State], &'s Context<'p, 'a>, f64, &'s [Refill]);
+
 /// What every refinement round reads.
 struct Context<'p, 'a> {
     /// The candidates of the pool rows, by the counts of all the samples.
@@ -620,7 +624,7 @@ impl PgdictBuilder {
                 })
                 .collect();
             let new_context = Context::new(&pool, &pool_rows, &new_probe, budget, k, false);
-            let mut groups: Vec<(&[State], &Context, f64, &[Refill])> = vec![
+            let mut groups: Vec<RefineGroup> = vec![
                 (&starts, &context, FIRST_DROP_SHARE, &[Refill::Pool]),
                 (
                     &new_starts,
@@ -632,27 +636,17 @@ impl PgdictBuilder {
             if let Some(wide) = self.pglz_wide_first_drop {
                 groups.push((&new_starts, &new_context, wide, &[Refill::Pool]));
             }
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = groups
-                    .into_iter()
-                    .map(|(starts, context, drop, refills)| {
-                        let valid = &valid;
-                        scope.spawn(move || {
-                            self.refine_all(starts, context, valid, &[(drop, refills)])
-                        })
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .flat_map(|h| h.join().expect("a refinement panicked"))
-                    .collect()
-            })
+            self.refine_all(&groups, &valid)
         } else {
             let mut ways: Vec<(f64, &[Refill])> = vec![(FIRST_DROP_SHARE, &Refill::ALL)];
             if let (Codec::Pglz, Some(wide)) = (codec, self.pglz_wide_first_drop) {
                 ways.push((wide, &[Refill::Pool]));
             }
-            self.refine_all(&starts, &context, &valid, &ways)
+            let groups: Vec<RefineGroup> = ways
+                .iter()
+                .map(|&(drop, refills)| (&starts[..], &context, drop, refills))
+                .collect();
+            self.refine_all(&groups, &valid)
         };
         // pglz: the best result so far (on the validation rows) is refined once more, each
         // way, with other rows in the roles of the probe and the candidates: the first
@@ -743,22 +737,19 @@ impl PgdictBuilder {
                             (start, context)
                         })
                         .collect();
-                    let more: Vec<(usize, Vec<u8>)> = std::thread::scope(|scope| {
-                        let handles: Vec<_> = starts
-                            .iter()
-                            .zip(&ways)
-                            .map(|((start, context), &(_, refill))| {
-                                let valid = &valid;
-                                scope.spawn(move || {
-                                    self.refine(start, context, valid, refill, FIRST_DROP_SHARE)
-                                })
-                            })
-                            .collect();
-                        handles
-                            .into_iter()
-                            .map(|h| h.join().expect("a refinement panicked"))
-                            .collect()
-                    });
+                    let groups: Vec<RefineGroup> = starts
+                        .iter()
+                        .zip(&ways)
+                        .map(|((start, context), (_, refill))| {
+                            (
+                                std::slice::from_ref(start),
+                                context,
+                                FIRST_DROP_SHARE,
+                                std::slice::from_ref(refill),
+                            )
+                        })
+                        .collect();
+                    let more = self.refine_all(&groups, &valid);
                     results.extend(more);
                 }
                 done.push(first);
@@ -796,27 +787,27 @@ impl PgdictBuilder {
         Ok(dict)
     }
 
-    /// Refines each of `starts` once per entry of `ways`: each a first drop share (pglz; lz4
-    /// starts at [`LZ4_FIRST_DROP_SHARE`] whatever it is given) and the [`Refill`] ways to
-    /// refine with it. They run side by side on threads (each refinement's work is bounded on
-    /// its own, so the results do not depend on the order they run in); the results in the
-    /// order of `ways`, then of `starts`, then of the refill ways.
+    /// Refines, for each group `(starts, context, first drop share, refill ways)`, each start
+    /// once per refill way (the drop share is pglz's; lz4 starts at [`LZ4_FIRST_DROP_SHARE`]
+    /// whatever it is given). They run side by side on threads; each refinement's work is
+    /// bounded on its own, so the results do not depend on the order they run in. The
+    /// results in the order of the groups, then of their starts, then of the refill ways.
     fn refine_all(
         &self,
-        starts: &[State],
-        context: &Context<'_, '_>,
+        groups: &[RefineGroup<'_, '_, '_>],
         valid: &Probe<'_>,
-        ways: &[(f64, &[Refill])],
     ) -> Vec<(usize, Vec<u8>)> {
         std::thread::scope(|scope| {
-            let handles: Vec<_> = ways
+            let handles: Vec<_> = groups
                 .iter()
-                .flat_map(|&(drop, refills)| {
+                .flat_map(|&(starts, context, drop, refills)| {
                     starts.iter().flat_map(move |state| {
-                        refills.iter().map(move |&refill| (state, refill, drop))
+                        refills
+                            .iter()
+                            .map(move |&refill| (state, context, refill, drop))
                     })
                 })
-                .map(|(state, refill, drop)| {
+                .map(|(state, context, refill, drop)| {
                     scope.spawn(move || self.refine(state, context, valid, refill, drop))
                 })
                 .collect();
