@@ -15,7 +15,8 @@
 //! - `c`: PostgreSQL's C pglz, default strategy;
 //! - `decode`: the datum decoder on the encoder's datums; `decode_same`: the same on the rows
 //!   C's always strategy stores compressed (the rows of `dict_ratio`'s decompression target);
-//! - `c_decode`: C's `pglz_decompress` on C's always-strategy payloads;
+//! - `c_decode`: C's `pglz_decompress` on C's always-strategy payloads; `c_decode_same`: only
+//!   the payloads stored compressed (the other side of `decode_same`);
 //! - `slices_decode`, `slices_c_decode`: ROWFILE is a payload file instead, cut into 2 KiB
 //!   slices and compressed with the default strategy; pgdict's or C's plain decoder;
 //! - `stats`: no timing; how often the plain form beats the dictionary form, and by how much.
@@ -60,6 +61,12 @@ fn main() {
     let mut encoder = DatumEncoder::new();
     let mut compressor = pglz::Compressor::new();
     let mut out = Vec::new();
+    // The `_same` modes keep only the rows C's always strategy stores compressed (as
+    // `toast_compress_datum` does: payload and 8-byte header more than 2 bytes smaller than
+    // the raw bytes), the rows of `dict_ratio`'s decompression target.
+    let always = pgdict_pgref::strategy_always();
+    let c_stores_compressed =
+        |d: &&&[u8]| pgdict_pgref::compress(d, &always).is_some_and(|p| p.len() + 8 + 2 < d.len());
     match mode {
         "encode" => {
             let mut stored = 0;
@@ -102,13 +109,6 @@ fn main() {
             }
         }
         "decode" | "decode_same" => {
-            // decode_same: only the rows C's always strategy stores compressed (as
-            // `toast_compress_datum` does: payload and 8-byte header more than 2 bytes smaller
-            // than the raw bytes), the rows of `dict_ratio`'s decompression target.
-            let always = pgdict_pgref::strategy_always();
-            let c_stores_compressed = |d: &&&[u8]| {
-                pgdict_pgref::compress(d, &always).is_some_and(|p| p.len() + 8 + 2 < d.len())
-            };
             let stored: Vec<Vec<u8>> = datums
                 .iter()
                 .filter(|d| mode == "decode" || c_stores_compressed(d))
@@ -122,10 +122,11 @@ fn main() {
                 }
             }
         }
-        "c_decode" => {
+        "c_decode" | "c_decode_same" => {
             let strategy = pgdict_pgref::strategy_always();
             let payloads: Vec<(pgdict_pgref::PaddedPayload, usize)> = datums
                 .iter()
+                .filter(|d| mode == "c_decode" || c_stores_compressed(d))
                 .filter_map(|d| {
                     pgdict_pgref::compress(d, &strategy)
                         .map(|p| (pgdict_pgref::PaddedPayload::new(&p), d.len()))
