@@ -679,7 +679,10 @@ pub fn read_header(bytes: &[u8]) -> Result<Header, DatumError> {
                     len: bytes.len(),
                 });
             };
-            let codec = Codec::from_code(code).ok_or(DatumError::UnknownCodec { code })?;
+            // Not `ok_or`: its error value would be built and dropped for every datum.
+            let Some(codec) = Codec::from_code(code) else {
+                return Err(DatumError::UnknownCodec { code });
+            };
             let (dict_id, id_len) = read_dict_id(bytes)?;
             (Form::Extended { codec, dict_id }, DICT_ID_POS + id_len)
         }
