@@ -72,8 +72,8 @@ const MEMBER_COMPARES: usize = 8;
 /// alone (see `History::long_list`).
 const LONG_LIST: usize = 4;
 
-/// Hash buckets of a dictionary's index. The datum's own lists have [`MAX_HASH_SIZE`] (see
-/// `Compressor::compress_dict`); both use the same hash, each masked to its table.
+/// Hash buckets of a dictionary's index. The datum's own lists keep PostgreSQL's table sizes
+/// (by input length); both use the same hash, each masked to its table.
 ///
 /// 65,536 buckets (128 KB of `u16` per dictionary) for at most 4092 positions: most four-byte
 /// strings that the dictionary lacks then find an empty list, and an empty list costs no walk
@@ -570,19 +570,14 @@ impl Compressor {
         dict: &PglzDictionary,
         strategy: &Strategy,
     ) -> Option<usize> {
-        // The datum's own lists use all of `hist_start`, whatever the input's length, where
-        // PostgreSQL (and plain mode) sizes the table by the input: its entries are based
-        // (see `base`), so a larger table costs no clearing, and fewer unrelated positions
-        // share a list. Measured on the corpus rows against PostgreSQL's sizes (dictionary
-        // compression alone, callgrind per pass): mispredicted branches 12 % fewer on the
-        // airport CSV rows, 7 % on fortunes (2048 buckets at least: 10 %, 2.5 %); 0.00-0.13 %
-        // more stored bytes per set (a shared list sometimes offered a 3-byte match).
         let Limits {
             result_max,
             before_first_match,
-            mask: _,
+            mask,
         } = self.limits(input, strategy)?;
-        let mask = MAX_HASH_SIZE - 1;
+        // The mask is below MAX_HASH_SIZE; masked again, the compiler knows it too and drops
+        // `History`'s reduction of each bucket index.
+        let mask = mask & (MAX_HASH_SIZE - 1);
         // Output reaching `limit` gives up: `before_first_match`, raised to `result_max` at
         // the first match. Both are at most the input's length (the writes below rely on
         // it).
@@ -615,9 +610,9 @@ impl Compressor {
                 return None;
             }
 
-            // The datum's lists have MAX_HASH_SIZE buckets, the dictionary's index
-            // DICT_HASH_SIZE: the same hash (dictionary mode's own, `dict_hash`), masked for
-            // each.
+            // With a dictionary the datum's lists keep PostgreSQL's small tables for short
+            // inputs (cheap to touch), while the dictionary's index has DICT_HASH_SIZE
+            // buckets: the same hash (dictionary mode's own, `dict_hash`), masked for each.
             let dict_bucket = dict_hash(input, dp);
             let hash = dict_bucket & mask;
             // The head of the datum's own list, read once: it tells whether the list holds a
