@@ -16,7 +16,8 @@
 //!    for lz4 all three ([`PgdictBuilder::lz4_refined_seeds`]).
 //! 3. **Refine**, each seed twice, once per [`Refill`] way (pglz: a third time, the pool
 //!    way with larger first steps, [`PgdictBuilder::pglz_wide_first_drop`]; and the best
-//!    seed once more the pool way with more patience, [`PgdictBuilder::pglz_patient_seed`]).
+//!    seed once more the pool way with more patience,
+//!    [`PgdictBuilder::pglz_patient_refinements`]).
 //!    The probe's payloads are read back to credit each dictionary byte with the stored bytes
 //!    it saved (pglz's residual and wide ways: only for bytes the row could not copy from
 //!    itself, [`PgdictBuilder::pglz_new_bytes_credit`]).
@@ -55,7 +56,8 @@
 //!    more each way with other rows in the roles: probe rows taken from the candidate rows,
 //!    new candidates cut from the former probe rows or the rest of the pool, three variants
 //!    and the first roles again a round, up to [`PgdictBuilder::swap_rounds`] rounds each
-//!    from the best so far. The
+//!    from the best so far; the swapped roles also refine the pool way crediting new bytes
+//!    only ([`PgdictBuilder::pglz_swapped_new_bytes_pool`]). The
 //!    first refinements fitted their probe; fresh rows judge each piece anew and fresh
 //!    candidate rows offer pieces not yet tried ([`PgdictBuilder::swapped_stage`]).
 //! 5. **Choose.** Every dictionary a refinement keeps is checked on *validation* rows, a slice
@@ -136,7 +138,9 @@ pub struct PgdictBuilder {
     pub swapped_stage: bool,
     /// How many times the swapped stage runs, each from the best result so far (it stops
     /// early when that best is one it started from already). On the corpus 1 round gave
-    /// 7.47 %, 2 gave 7.53 %, 4 gave 7.63 % (GSoC 9.5 % to 10.3 %), 8 gave 7.64 %.
+    /// 7.47 %, 2 gave 7.53 %, 4 gave 7.63 % (GSoC 9.5 % to 10.3 %), 8 gave 7.64 %. With
+    /// [`Self::pglz_swapped_new_bytes_pool`] 6 rather than 4 raised it from 7.99 % to 8.01 %
+    /// (airports 10.6 % to 10.8 %).
     pub swap_rounds: usize,
     /// [`Self::probe_bytes`] for pglz builds. On the corpus only MDN's rows bind it (the
     /// probe is at most a third of the samples): 2 MiB rather than 1 raised MDN's gain over
@@ -163,16 +167,43 @@ pub struct PgdictBuilder {
     /// For every refinement it gave 7.75 % (user agents 3.5 %), for all first ones 7.70 %,
     /// for the wide way alone 7.81 %. The nested pglz build of lz4 does not.
     pub pglz_new_bytes_credit: bool,
-    /// pglz's first refinements: the best seed is refined once more, [`Refill::Pool`], with
-    /// this [`Self::patience`] (rejected rounds in a row before its steps shrink); `None`:
-    /// not. A more patient refinement settles elsewhere, and the validation rows choose. On
-    /// the corpus 4 raised the gain over zstd's trainer from 7.93 % to 7.96 % (airports
-    /// 10.3 % to 10.5 %, geonames 6.18 % to 6.23 %; no set lost) for 6 % more build time
-    /// (10,000 geonames rows: 9.1 to 9.6 s). Patience 4 in place of 3 for every first
-    /// refinement gave 7.75 % (user agents 4.3 % to 3.1 %), for the swapped stage 7.91 %;
-    /// also refining the second seed so added nothing. The nested pglz build of lz4 does
-    /// not.
-    pub pglz_patient_seed: Option<usize>,
+    /// pglz's first refinements: more refinements of single seeds with more
+    /// [`Self::patience`] (rejected rounds in a row before the steps shrink), each
+    /// [`PatientRefinement`] one; empty: none. A more patient refinement settles elsewhere,
+    /// and the validation rows choose; what helps is more diverse results to choose from.
+    /// On the corpus the best seed's pool way with patience 4 raised the gain over zstd's
+    /// trainer from 7.93 % to 7.96 % (airports 10.3 % to 10.5 %, geonames 6.18 % to 6.23 %;
+    /// no set lost) for 6 % more build time (10,000 geonames rows: 9.1 to 9.6 s).
+    /// Besides it, the same with patience 5 gave 7.94 % (airports 10.3 %: the validation
+    /// rows took the patience-5 result), patience 4 for the second seed's residual way
+    /// 7.94 % (GSoC 10.4 %), both 7.92 %; the best seed's residual or wide way with
+    /// patience 4 was never chosen, nor (earlier) the second seed's pool way.
+    /// Patience 4 in place of 3 for every first refinement gave 7.75 % (user agents 4.3 %
+    /// to 3.1 %), for the swapped stage 7.91 %, for all three first ways of the best seed
+    /// 7.78 %. The nested pglz build of lz4 does none.
+    pub pglz_patient_refinements: Vec<PatientRefinement>,
+    /// Whether the swapped stage's swapped roles (not the first roles again) also refine the
+    /// pool way with their probe crediting new bytes only ([`Self::pglz_new_bytes_credit`]):
+    /// one more result for the validation rows to choose from, judged another way. On the
+    /// corpus it raised the gain over zstd's trainer from 7.96 % to 7.99 % (airports 10.5 %
+    /// to 10.6 %, MDN 14.35 % to 14.49 %, GSoC 10.54 % to 10.56 %; HTML and fortunes
+    /// -0.01 %), and with 6 [`Self::swap_rounds`] rather than 4 to 8.01 %; both together
+    /// took the 10,000-row geonames build from 9.34-9.53 s to 11.68-11.85 s (four
+    /// alternated pairs: mean 9.43 to 11.77 s, +24.8 %). Also for the first roles it gave
+    /// 7.98 % (Debian 5.32 % to 5.25 %), for them alone 7.95 %.
+    pub pglz_swapped_new_bytes_pool: bool,
+}
+
+/// One of pglz's more patient first refinements ([`PgdictBuilder::pglz_patient_refinements`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PatientRefinement {
+    /// Which seed, by rank on the probe rows (0: the best); skipped if there are fewer.
+    pub seed: usize,
+    /// The way it refills; [`Refill::Residual`] credits new bytes only, as the first
+    /// residual refinements do ([`PgdictBuilder::pglz_new_bytes_credit`]).
+    pub refill: Refill,
+    /// Rejected rounds in a row before the share replaced is halved.
+    pub patience: usize,
 }
 
 /// Where a refinement takes its new candidate segments from. The builder refines each of its
@@ -209,11 +240,16 @@ impl Default for PgdictBuilder {
             lz4_refined_seeds: 3,
             max_probe_bytes: 384 << 20,
             swapped_stage: true,
-            swap_rounds: 4,
+            swap_rounds: 6,
             pglz_probe_bytes: 2 << 20,
             pglz_wide_first_drop: Some(0.75),
             pglz_new_bytes_credit: true,
-            pglz_patient_seed: Some(4),
+            pglz_patient_refinements: vec![PatientRefinement {
+                seed: 0,
+                refill: Refill::Pool,
+                patience: 4,
+            }],
+            pglz_swapped_new_bytes_pool: true,
         }
     }
 }
@@ -583,7 +619,7 @@ impl PgdictBuilder {
                         pglz_probe_bytes: self.probe_bytes,
                         pglz_wide_first_drop: None,
                         pglz_new_bytes_credit: false,
-                        pglz_patient_seed: None,
+                        pglz_patient_refinements: Vec::new(),
                         ..self.clone()
                     };
                     let end = nested.build(samples, Codec::Pglz, max_useful_size(Codec::Pglz))?;
@@ -652,14 +688,30 @@ impl PgdictBuilder {
             if let Some(wide) = self.pglz_wide_first_drop {
                 groups.push((&new_starts, &new_context, wide, &[Refill::Pool]));
             }
-            let mut patient_context = Context::new(&pool, &pool_rows, &probe, budget, k, false);
-            patient_context.patience = self.pglz_patient_seed;
-            if self.pglz_patient_seed.is_some() {
+            let patient: Vec<(&PatientRefinement, Context)> = self
+                .pglz_patient_refinements
+                .iter()
+                .filter(|p| p.seed < starts.len())
+                .map(|p| {
+                    let probe = match p.refill {
+                        Refill::Pool => &probe,
+                        Refill::Residual => &new_probe,
+                    };
+                    let mut context = Context::new(&pool, &pool_rows, probe, budget, k, false);
+                    context.patience = Some(p.patience);
+                    (p, context)
+                })
+                .collect();
+            for (p, context) in &patient {
+                let starts = match p.refill {
+                    Refill::Pool => &starts,
+                    Refill::Residual => &new_starts,
+                };
                 groups.push((
-                    &starts[..1],
-                    &patient_context,
+                    &starts[p.seed..=p.seed],
+                    context,
                     FIRST_DROP_SHARE,
-                    &[Refill::Pool],
+                    std::slice::from_ref(&p.refill),
                 ));
             }
             self.refine_all(&groups, &valid)
@@ -737,16 +789,24 @@ impl PgdictBuilder {
                     break; // the same start would give the same results
                 }
                 let first = first.clone();
-                for (&(variant_probe, variant_pool, variant_pool_rows), new_probe) in
-                    variants.iter().zip(&new_probes)
+                for (i, (&(variant_probe, variant_pool, variant_pool_rows), new_probe)) in
+                    variants.iter().zip(&new_probes).enumerate()
                 {
                     // The pool way with the variant's probe; the residual way with the same
-                    // rows crediting new bytes only (when `pglz_new_bytes_credit`).
+                    // rows crediting new bytes only (when `pglz_new_bytes_credit`); for the
+                    // swapped roles (the first `swapped.len()` variants) the pool way so too
+                    // (when `pglz_swapped_new_bytes_pool`).
                     let mut ways = vec![(variant_probe, Refill::Pool)];
                     ways.push((
                         new_probe.as_ref().unwrap_or(variant_probe),
                         Refill::Residual,
                     ));
+                    if let (true, Some(new_probe)) = (
+                        self.pglz_swapped_new_bytes_pool && i < swapped.len(),
+                        new_probe,
+                    ) {
+                        ways.push((new_probe, Refill::Pool));
+                    }
                     let starts: Vec<(State, Context)> = ways
                         .iter()
                         .map(|&(probe, _)| {
