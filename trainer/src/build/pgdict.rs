@@ -793,20 +793,20 @@ impl PgdictBuilder {
                     variants.iter().zip(&new_probes).enumerate()
                 {
                     // The pool way with the variant's probe; the residual way with the same
-                    // rows crediting new bytes only (when `pglz_new_bytes_credit`); for the
-                    // swapped roles (the first `swapped.len()` variants) the pool way so too
-                    // (when `pglz_swapped_new_bytes_pool`).
-                    let mut ways = vec![(variant_probe, Refill::Pool)];
-                    ways.push((
-                        new_probe.as_ref().unwrap_or(variant_probe),
-                        Refill::Residual,
-                    ));
-                    if let (true, Some(new_probe)) = (
-                        self.pglz_swapped_new_bytes_pool && i < swapped.len(),
-                        new_probe,
-                    ) {
-                        ways.push((new_probe, Refill::Pool));
-                    }
+                    // rows crediting new bytes only (when `pglz_new_bytes_credit`), and for
+                    // the swapped roles (the first `swapped.len()` variants) the pool way so
+                    // too (when `pglz_swapped_new_bytes_pool`). Ways judged by the same probe
+                    // share one start: measuring it twice would give the same state.
+                    let ways: Vec<(&Probe, Vec<Refill>)> = match new_probe {
+                        Some(new_probe) => {
+                            let mut new_ways = vec![Refill::Residual];
+                            if self.pglz_swapped_new_bytes_pool && i < swapped.len() {
+                                new_ways.push(Refill::Pool);
+                            }
+                            vec![(variant_probe, vec![Refill::Pool]), (new_probe, new_ways)]
+                        }
+                        None => vec![(variant_probe, Refill::ALL.to_vec())],
+                    };
                     let starts: Vec<(State, Context)> = ways
                         .iter()
                         .map(|&(probe, _)| {
@@ -826,12 +826,12 @@ impl PgdictBuilder {
                     let groups: Vec<RefineGroup> = starts
                         .iter()
                         .zip(&ways)
-                        .map(|((start, context), (_, refill))| {
+                        .map(|((start, context), (_, refills))| {
                             (
                                 std::slice::from_ref(start),
                                 context,
                                 FIRST_DROP_SHARE,
-                                std::slice::from_ref(refill),
+                                &refills[..],
                             )
                         })
                         .collect();
