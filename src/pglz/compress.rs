@@ -454,13 +454,12 @@ impl Compressor {
                 } else {
                     walk_exact(input, dp, entry - base, prev, base, cut, schedule)
                 };
-                // SAFETY (both calls): plain mode's writer checks every write.
                 if match_len >= MIN_MATCH {
-                    unsafe { writer.tag(out, match_len, match_off) };
+                    writer.checked_tag(out, match_len, match_off);
                     limit = result_max;
                     dp += match_len;
                 } else {
-                    unsafe { writer.literal(out, input[dp]) };
+                    writer.checked_literal(out, input[dp]);
                     dp += 1;
                 }
             }
@@ -1368,6 +1367,23 @@ impl<const SELECT: bool> TagWriter<SELECT> {
     fn finish(self, out: &mut [u8]) -> usize {
         out[self.ctrl_pos] = self.ctrlb;
         self.bp
+    }
+}
+
+/// Plain mode's writer checks every write, so its items need no promise from the caller.
+impl TagWriter<false> {
+    /// [`TagWriter::literal`], safe: an index out of bounds panics.
+    #[inline(always)]
+    fn checked_literal(&mut self, out: &mut [u8], byte: u8) {
+        // SAFETY: without `SELECT` the writes are checked; `literal` has no precondition.
+        unsafe { self.literal(out, byte) }
+    }
+
+    /// [`TagWriter::tag`], safe: an index out of bounds panics.
+    #[inline(always)]
+    fn checked_tag(&mut self, out: &mut [u8], len: usize, off: usize) {
+        // SAFETY: as for `checked_literal`.
+        unsafe { self.tag(out, len, off) }
     }
 }
 
