@@ -66,8 +66,9 @@ fn main() {
     // `toast_compress_datum` does: payload and 8-byte header more than 2 bytes smaller than
     // the raw bytes), the rows of `dict_ratio`'s decompression target.
     let always = pgdict_pgref::strategy_always();
+    let stored_compressed = |d: &[u8], payload: &[u8]| payload.len() + 8 + 2 < d.len();
     let c_stores_compressed =
-        |d: &&&[u8]| pgdict_pgref::compress(d, &always).is_some_and(|p| p.len() + 8 + 2 < d.len());
+        |d: &&&[u8]| pgdict_pgref::compress(d, &always).is_some_and(|p| stored_compressed(d, &p));
     match mode {
         "encode" => {
             let mut stored = 0;
@@ -135,13 +136,12 @@ fn main() {
             }
         }
         "c_decode" | "c_decode_same" => {
-            let strategy = pgdict_pgref::strategy_always();
             let payloads: Vec<(pgdict_pgref::PaddedPayload, usize)> = datums
                 .iter()
-                .filter(|d| mode == "c_decode" || c_stores_compressed(d))
                 .filter_map(|d| {
-                    pgdict_pgref::compress(d, &strategy)
-                        .map(|p| (pgdict_pgref::PaddedPayload::new(&p), d.len()))
+                    let payload = pgdict_pgref::compress(d, &always)?;
+                    let stored = mode == "c_decode" || stored_compressed(d, &payload);
+                    stored.then(|| (pgdict_pgref::PaddedPayload::new(&payload), d.len()))
                 })
                 .collect();
             for _ in 0..repeat {
