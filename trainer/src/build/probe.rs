@@ -135,7 +135,12 @@ impl<'a> Probe<'a> {
         let parts: Vec<Outcome> = match self.codec {
             Codec::Pglz => {
                 let prepared = PglzDictionary::new(dict);
-                let window = prepared.len();
+                let measured = Measured {
+                    dict_len: dict.len(),
+                    window: prepared.len(),
+                    is_pglz: true,
+                    want_usage: usage,
+                };
                 std::thread::scope(|scope| {
                     let handles: Vec<_> = self
                         .rows
@@ -147,26 +152,17 @@ impl<'a> Probe<'a> {
                             let own = self.own.chunks(chunk).nth(part).unwrap_or(&[]);
                             scope.spawn(move || {
                                 let mut compressor = Compressor::new();
-                                measure_rows(
-                                    rows,
-                                    base,
-                                    own,
-                                    dict.len(),
-                                    window,
-                                    true,
-                                    usage,
-                                    |row, ops| {
-                                        let payload = compressor.compress_with_dict(
-                                            row,
-                                            prepared,
-                                            &Strategy::DICTIONARY,
-                                        )?;
-                                        if usage {
-                                            parse::pglz_ops(payload, row.len(), ops);
-                                        }
-                                        Some(payload.len())
-                                    },
-                                )
+                                measure_rows(rows, base, own, measured, |row, ops| {
+                                    let payload = compressor.compress_with_dict(
+                                        row,
+                                        prepared,
+                                        &Strategy::DICTIONARY,
+                                    )?;
+                                    if usage {
+                                        parse::pglz_ops(payload, row.len(), ops);
+                                    }
+                                    Some(payload.len())
+                                })
                             })
                         })
                         .collect();
@@ -175,7 +171,12 @@ impl<'a> Probe<'a> {
             }
             Codec::Lz4 | Codec::Zstd => {
                 let prepared = Lz4Dictionary::new(dict);
-                let window = prepared.len();
+                let measured = Measured {
+                    dict_len: dict.len(),
+                    window: prepared.len(),
+                    is_pglz: false,
+                    want_usage: usage,
+                };
                 std::thread::scope(|scope| {
                     let handles: Vec<_> = self
                         .rows
@@ -186,25 +187,16 @@ impl<'a> Probe<'a> {
                             scope.spawn(move || {
                                 let mut compressor = Lz4Compressor::new();
                                 let mut block = Vec::new();
-                                measure_rows(
-                                    rows,
-                                    base,
-                                    &[],
-                                    dict.len(),
-                                    window,
-                                    false,
-                                    usage,
-                                    |row, ops| {
-                                        block.clear();
-                                        compressor
-                                            .compress_with_dict_into(row, prepared, &mut block)
-                                            .ok()?;
-                                        if usage {
-                                            parse::lz4_ops(&block, ops);
-                                        }
-                                        Some(block.len())
-                                    },
-                                )
+                                measure_rows(rows, base, &[], measured, |row, ops| {
+                                    block.clear();
+                                    compressor
+                                        .compress_with_dict_into(row, prepared, &mut block)
+                                        .ok()?;
+                                    if usage {
+                                        parse::lz4_ops(&block, ops);
+                                    }
+                                    Some(block.len())
+                                })
                             })
                         })
                         .collect();
@@ -311,22 +303,36 @@ fn copy_saving(codec_is_pglz: bool, len: usize) -> f64 {
     }
 }
 
-/// Measures `rows` with `compress(row, ops)`, which compresses a row, reports its payload's
-/// ops and returns the payload's length (`None`: no dictionary form). `own`, unless empty,
-/// marks per row the bytes a copy earns nothing for; `dict_len` is the whole dictionary's
-/// length, `window` the part the codec reaches (its end); `is_pglz` says which codec's costs
-/// apply.
-#[allow(clippy::too_many_arguments)]
+/// The dictionary that `measure_rows` measures, and what to find out.
+#[derive(Clone, Copy)]
+struct Measured {
+    /// The whole dictionary's length.
+    dict_len: usize,
+    /// How much of it the codec reaches (its end).
+    window: usize,
+    /// Whether pglz's costs apply (otherwise lz4's).
+    is_pglz: bool,
+    /// Whether to share each row's gain among the dictionary bytes it copies.
+    want_usage: bool,
+}
+
+/// Measures `rows` (whose stored sizes without the dictionary are `base`) with
+/// `compress(row, ops)`, which compresses a row, reports its payload's ops and returns the
+/// payload's length (`None`: no dictionary form). `own`, unless empty, marks per row the
+/// bytes a copy earns nothing for.
 fn measure_rows(
     rows: &[&[u8]],
     base: &[usize],
     own: &[Vec<bool>],
-    dict_len: usize,
-    window: usize,
-    is_pglz: bool,
-    want_usage: bool,
+    measured: Measured,
     mut compress: impl FnMut(&[u8], &mut dyn FnMut(Op)) -> Option<usize>,
 ) -> Outcome {
+    let Measured {
+        dict_len,
+        window,
+        is_pglz,
+        want_usage,
+    } = measured;
     let window_start = dict_len - window;
     let mut usage = if want_usage {
         vec![0.0; dict_len]
