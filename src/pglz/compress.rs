@@ -203,9 +203,12 @@ impl Compressor {
     /// as `l + 2 * m >= u` for `l` literals. Then there are `l + m >= u / 2` items, and a
     /// control byte for every eight: at least `u + ceil(u / 16)` bytes in all, and at least
     /// one control byte. Here `r` is counted with a hashed table, so collisions can only
-    /// count too many positions, which weakens the bound but keeps it true. Counting costs a
-    /// few instructions per byte, and stops as soon as the bound exceeds `max_payload`; a
-    /// compression attempt costs several times more.
+    /// count too many positions, which weakens the bound but keeps it true. Counting costs
+    /// about six instructions per position, and stops as soon as the bound exceeds
+    /// `max_payload`; a compression attempt costs several times more. (Datum encoder on the
+    /// CSV airport rows, callgrind: about 500 instructions per row of 107 bytes here, 750
+    /// before the count read each key with one load, marked every slot with the same entry
+    /// and used all of `hist_start`.)
     ///
     /// When that count cannot rule the attempt out and the input has at least
     /// [`PARSE_BOUND_MIN_INPUT`] bytes, a second, tighter bound is tried: the cheapest parse
@@ -229,58 +232,67 @@ impl Compressor {
         if n < 3 {
             return true;
         }
-        let bits = seen_table_bits(n);
-        let base = self.claim(n);
-        let table = &mut self.hist_start;
-        // `entry` is `base + pos` for the position (it fits: `claim` reserved
-        // base..base + n).
-        let mut seen = |entry: u32, key: u32| {
+        // The whole of `hist_start`, whatever the input's length: the fewer collisions, the
+        // sooner the count passes the budget (with `seen_table_bits`'s 10 bits for a row of
+        // 107 bytes, the CSV airport rows cost a fifth more instructions here).
+        let bits = MAX_HASH_SIZE.trailing_zeros();
+        // Every position marks its slot with the same entry, `base`: "seen" only asks whether
+        // a slot holds an entry of this call, and one entry says that (so one is claimed).
+        // A slot once marked stays marked, so a position looked at twice counts once: the
+        // last group below may overlap the one before it.
+        let base = self.claim(1);
+        let table = &mut *self.hist_start;
+        let mut mark = |key: u32| {
             let slot = seen_slot(key, bits);
-            // An entry of this call (>= base) is an earlier position with these three bytes
-            // (or a collision). Counted without a branch: whether a position repeats is as
-            // good as random.
+            // Counted without a branch: whether a position repeats is as good as random.
             let unseen = usize::from(table[slot] < base);
-            table[slot] = entry;
+            table[slot] = base;
             unseen
         };
-        // Positions with four bytes left read their three as one word, eight positions per
-        // check of the budget: the count only grows, so checking less often only stops a
-        // little later, with the same answer.
+        // Positions with four bytes left read their three as a word (the fourth byte is
+        // ignored, see `seen_slot`), in groups of `GROUP` with one check of the budget per
+        // group: the count only grows, so checking less often only stops a little later,
+        // with the same answer.
+        const GROUP: usize = 8;
         let four_end = n - 3;
-        let mut pos = 0;
-        while pos + 8 <= four_end {
-            let bytes = &input[pos..pos + 11];
-            let word = u64::from_le_bytes(bytes[..8].try_into().unwrap());
-            let tail = u64::from(u32::from_le_bytes(bytes[6..10].try_into().unwrap()));
-            let entry = base + pos as u32;
-            for k in 0..8 {
-                // Keys from two loads: the first six from one word, the last two from the
-                // other.
-                let key = if k < 6 {
-                    word >> (8 * k)
-                } else {
-                    tail >> (8 * (k - 6))
-                };
-                unseen += seen(entry + k as u32, key as u32);
+        // The key of the position with three bytes left.
+        let last = if four_end >= GROUP {
+            let mut pos = 0;
+            while pos < four_end {
+                // The last group ends at `four_end`, overlapping the one before.
+                let start = pos.min(four_end - GROUP);
+                let bytes: &[u8; GROUP + 3] = input[start..start + GROUP + 3].try_into().unwrap();
+                for k in 0..GROUP {
+                    let word: &[u8; 4] = bytes[k..k + 4].try_into().unwrap();
+                    unseen += mark(u32::from_le_bytes(*word));
+                }
+                pos = start + GROUP;
+                if unseen > budget {
+                    return false;
+                }
             }
-            pos += 8;
-            if unseen > budget {
-                return false;
+            let word: &[u8; 4] = input[n - 4..].try_into().unwrap();
+            u32::from_le_bytes(*word) >> 8
+        } else {
+            for window in input.windows(4) {
+                unseen += mark(u32::from_le_bytes(window.try_into().unwrap()));
             }
-        }
-        // The rest, and the position with three bytes left.
-        for (p, window) in input.windows(3).enumerate().skip(pos) {
-            let key = u32::from(window[0]) | u32::from(window[1]) << 8 | u32::from(window[2]) << 16;
-            unseen += seen(base + p as u32, key);
-        }
+            let [a, b, c] = input[four_end..].try_into().unwrap();
+            u32::from_le_bytes([a, b, c, 0])
+        };
+        unseen += mark(last);
         if unseen > budget {
             return false;
         }
         // Then, on long inputs, a tighter bound, from the cheapest parse that the repeats
         // allow (see `plain_bound`); on shorter ones the attempt costs less.
-        if n < PARSE_BOUND_MIN_INPUT {
-            return true;
-        }
+        n < PARSE_BOUND_MIN_INPUT || self.parse_bound_may_fit(input, max_payload)
+    }
+
+    /// `plain_may_fit`'s second bound, out of line: most calls never get here, and the
+    /// counting loop then has the registers to itself.
+    #[inline(never)]
+    fn parse_bound_may_fit(&mut self, input: &[u8], max_payload: usize) -> bool {
         self.parse_bound
             .get_or_insert_with(|| Box::new(ParseBound::new()))
             .may_fit(input, max_payload)
@@ -648,9 +660,9 @@ impl Compressor {
 }
 
 /// Bits of the hashed table in `hist_start` that marks the three-byte strings an input of `n`
-/// bytes has shown so far ([`Compressor::plain_may_fit`], `Compressor::count_unseen`):
-/// enough buckets to keep collisions rare (about n / 8 of them fill), at most all of
-/// `hist_start`.
+/// bytes has shown so far (`Compressor::count_unseen`; [`Compressor::plain_may_fit`] always
+/// uses all 13): enough buckets to keep collisions rare (about n / 8 of them fill), at most
+/// all of `hist_start`.
 fn seen_table_bits(n: usize) -> u32 {
     (usize::BITS - n.max(2).saturating_sub(1).leading_zeros() + 3).clamp(9, 13)
 }
