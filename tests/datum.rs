@@ -873,6 +873,16 @@ fn a_lookup_that_answers_with_another_id_is_caught() {
             store: "the liar".into()
         })
     );
+    // A map lends its dictionaries (`DictionaryLookup::borrowed`): the same check.
+    let map: HashMap<u32, Arc<PreparedDictionary>> = [(5, dict(6, b"x"))].into_iter().collect();
+    assert_eq!(
+        datum::decode(&stored, &map),
+        Err(DatumError::WrongDictionary {
+            wanted: 5,
+            got: 6,
+            store: "an in-memory map of 1 dictionaries".into()
+        })
+    );
 }
 
 #[test]
