@@ -35,8 +35,8 @@ pub struct PglzDictionary {
     pub(super) classes: Box<[Class]>,
     /// Each class's first eight bytes (at its newest position) as a little-endian word, by
     /// the class's index in `classes` (the end marker's too); zero-padded for positions with
-    /// fewer than eight bytes left. A walk down a long list compares these one after the
-    /// other without a branch (see `History::long_list`).
+    /// fewer than eight bytes left. A walk compares a list's keys one after the other
+    /// without a branch (see `History::by_keys`).
     pub(super) keys: Box<[u64]>,
     /// Each class's members: `members[class.members..next class.members]`, newest first
     /// (one entry past the last class marks the end).
