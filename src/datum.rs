@@ -1171,13 +1171,13 @@ impl DatumEncoder {
     ///
     /// The dictionary form goes first: it usually wins. For pglz the plain attempt after it
     /// is then skipped when a bound proves that it cannot produce a payload small enough to
-    /// win ([`Compressor::plain_may_fit`]: a count of the positions whose three bytes repeat,
-    /// then, for inputs of 2 KB or more, the cheapest parse that the repeats allow), and
-    /// otherwise gives up as soon as it is sure to lose. On the shared corpus's rows (the
-    /// even rows of each set, a dictionary trained on the odd ones:
+    /// win ([`Compressor::plain_may_fit`]: a count of the positions whose three bytes
+    /// repeat), and otherwise gives up as soon as it is sure to lose. On the shared corpus's
+    /// rows (the even rows of each set, a dictionary trained on the odd ones:
     /// `examples/codec_profile.rs stats`) the plain form won for 5 of 20,082 datums, and the
-    /// bounds skipped the plain attempt for 19,730 of them (19,708 before `plain_may_fit`
-    /// used all of `hist_start`).
+    /// bound skipped the plain attempt for 19,333 of them (19,730 with a second bound for
+    /// inputs of 2 KB or more, which cost more time than the attempts it saved: see
+    /// `plain_may_fit`).
     fn try_compressed(
         &mut self,
         raw: &[u8],

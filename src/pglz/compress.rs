@@ -5,7 +5,6 @@
 //! hash list), `good_match`, `good_drop`, `result_max`, `ctrlb`.
 
 use super::dict::SHARED_UNKNOWN;
-use super::plain_bound::ParseBound;
 use super::{PglzDictionary, Strategy, MAX_MATCH, MAX_OFFSET, MIN_MATCH};
 
 /// Positions a history list can reach back to (`PGLZ_HISTORY_SIZE`). The ring of links to the
@@ -40,15 +39,6 @@ const PLAIN_RING: usize = 8192;
 /// so many of them that few positions still look unseen, and the count would cost more
 /// than it saves (measured: 8 KiB slices of a JPEG, 0.7x C's speed with the count).
 const UNSEEN_MAX_INPUT: usize = 4096;
-
-/// Shortest input for which [`Compressor::plain_may_fit`] tries its second bound (the
-/// cheapest parse) before saying that an attempt may fit. The bound has no branch to
-/// mispredict but costs about 50 instructions per byte; a plain attempt that is sure to lose
-/// gives up early. Measured on the corpus rows (datum encoder, callgrind): without the bound
-/// below 2 KB, 2-13 % fewer instructions on every set, and 2-7 % less time per datum; on
-/// the GSoC rows (most of them 2 KB or more), 16 % fewer instructions but 5 % more time
-/// without it, hence the cut-off.
-const PARSE_BOUND_MIN_INPUT: usize = 2048;
 
 /// Hash buckets for inputs of 1 KB and more (`PGLZ_MAX_HISTORY_LISTS`).
 const MAX_HASH_SIZE: usize = 8192;
@@ -119,8 +109,6 @@ pub struct Compressor {
     good_match: Box<GoodMatchSchedule>,
     /// Output buffer; grows to `input.len() + 4` (PostgreSQL's `PGLZ_MAX_OUTPUT`), never shrinks.
     out: Vec<u8>,
-    /// The tables of [`Self::plain_may_fit`]'s second bound, made on its first use.
-    parse_bound: Option<Box<ParseBound>>,
 }
 
 impl Default for Compressor {
@@ -157,7 +145,6 @@ impl Compressor {
             base: 1,
             good_match: Box::new(GoodMatchSchedule::new(128, 10)),
             out: Vec::new(),
-            parse_bound: None,
         }
     }
 
@@ -206,11 +193,11 @@ impl Compressor {
     /// before the count read each key with one load, marked every slot with the same entry
     /// and used all of `hist_start`.)
     ///
-    /// When that count cannot rule the attempt out and the input has at least
-    /// [`PARSE_BOUND_MIN_INPUT`] bytes, a second, tighter bound is tried: the cheapest parse
-    /// that the input's repeated three- and four-byte strings allow (see `plain_bound.rs`).
-    /// On shorter inputs the attempt itself, which gives up as soon as it is sure to lose,
-    /// costs less than that bound.
+    /// When the count cannot rule the attempt out, the attempt itself gives up as soon as it
+    /// is sure to lose. A second, tighter bound for inputs of 2 KB or more (the cheapest parse
+    /// that the repeated three- and four-byte strings allow, about 50 instructions a byte)
+    /// was removed when timed side by side in one process: the datum encoder was 7.6 %
+    /// faster without it on the HTML rows, 6.4 % on GSoC, 4.7 % on Debian, 3.2 % on MDN.
     pub fn plain_may_fit(&mut self, input: &[u8], max_payload: usize) -> bool {
         let n = input.len();
         // The most unseen positions a payload of `max_payload` bytes allows (see above): the
@@ -277,21 +264,7 @@ impl Compressor {
             u32::from_le_bytes([a, b, c, 0])
         };
         unseen += mark(last);
-        if unseen > budget {
-            return false;
-        }
-        // Then, on long inputs, a tighter bound, from the cheapest parse that the repeats
-        // allow (see `plain_bound`); on shorter ones the attempt costs less.
-        n < PARSE_BOUND_MIN_INPUT || self.parse_bound_may_fit(input, max_payload)
-    }
-
-    /// `plain_may_fit`'s second bound, out of line: most calls never get here, and the
-    /// counting loop then has the registers to itself.
-    #[inline(never)]
-    fn parse_bound_may_fit(&mut self, input: &[u8], max_payload: usize) -> bool {
-        self.parse_bound
-            .get_or_insert_with(|| Box::new(ParseBound::new()))
-            .may_fit(input, max_payload)
+        unseen <= budget
     }
 
     /// Reserves history entries `base..base + len` for one call (see [`Self::base`]) and
@@ -1580,18 +1553,12 @@ mod tests {
         let mut compressor = Compressor::new();
         // In eighths of a byte: 4 literals, then 95 times a tag and a literal.
         let parsed = (4 * 9 + 95 * (17 + 9_usize)).div_ceil(8);
-        // The count of repeated positions alone would allow 95 bytes less than the input,
-        // and a control byte per 16 of those (and on an input this short plain_may_fit asks
-        // no more: the attempt costs less).
-        assert!(input.len() < PARSE_BOUND_MIN_INPUT);
+        // The count of repeated positions allows 95 bytes less than the input, and a control
+        // byte per 16 of those: the cheapest parse needs more, but the count cannot tell.
         let unseen = input.len() - 95;
         assert!(compressor.plain_may_fit(&input, unseen + unseen.div_ceil(16) + 2));
-        // The parse bound sees most of the difference (a hash collision may claim a repeat
-        // that is not there, which only lowers the bound).
-        let mut bound = ParseBound::new();
-        assert!(!bound.may_fit(&input, input.len() - 95 + 2));
-        assert!(!bound.may_fit(&input, parsed - 12));
-        assert!(bound.may_fit(&input, parsed));
+        assert!(unseen + unseen.div_ceil(16) + 2 < parsed);
+        assert!(!compressor.plain_may_fit(&input, unseen));
         // (pglz itself finds none of these matches: its lists are by four-byte hash.)
         let payload_len = compressor
             .compress(&input, &Strategy::ALWAYS)
@@ -1604,14 +1571,10 @@ mod tests {
         let mut compressor = Compressor::new();
         let distinct: Vec<u8> = (0..=255).collect();
         // 256 positions, none of whose three bytes repeat: 256 literals and 32 control bytes.
-        // The count knows the literals and the control bytes of half as many items...
+        // The count knows the literals and the control bytes of half as many items (the
+        // attempt, which the bound lets through from 272 bytes, needs 288).
         assert!(!compressor.plain_may_fit(&distinct, 271));
         assert!(compressor.plain_may_fit(&distinct, 272));
-        // ... the parse bound all of them (on an input this short, plain_may_fit leaves
-        // that to the attempt).
-        let mut bound = ParseBound::new();
-        assert!(!bound.may_fit(&distinct, 287));
-        assert!(bound.may_fit(&distinct, 288));
         assert!(!compressor.plain_may_fit(b"", 0));
         assert!(compressor.plain_may_fit(b"", 1));
         // One byte and its control byte.

@@ -76,7 +76,6 @@
 mod compress;
 mod decompress;
 mod dict;
-mod plain_bound;
 
 pub use compress::{compress, Compressor};
 pub use decompress::{
