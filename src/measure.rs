@@ -3,7 +3,10 @@
 //!
 //! This machine class is shared and noisy: absolute times drift by 20-30 % between runs. So
 //! the implementations being compared run in interleaved rounds on the same inputs, and each
-//! keeps its median round: their ratio holds even when the absolute numbers move.
+//! keeps its median round: their ratio holds even when the absolute numbers move. Where one
+//! ratio between two jobs is the point, [`paired_ratio`] takes it round by round, which
+//! holds better still: the machine's speed drifts by the second, so two jobs timed within
+//! the same round are timed at the same speed.
 
 use std::time::{Duration, Instant};
 
@@ -13,9 +16,54 @@ pub type Job<'a> = Box<dyn FnMut() + 'a>;
 /// Runs each job once per round, in turn, until every job has run `min_rounds` times and at
 /// least `min_time` has passed; returns each job's median round time, in the jobs' order.
 pub fn side_by_side(jobs: &mut [Job<'_>], min_rounds: usize, min_time: Duration) -> Vec<Duration> {
+    rounds(jobs, min_rounds, min_time)
+        .into_iter()
+        .map(|mut t| {
+            t.sort();
+            t[t.len() / 2]
+        })
+        .collect()
+}
+
+/// The median over rounds of `time(b) / time(a)`, timing `a` and `b` once per round (each
+/// going first in every other round) until both have run `min_rounds` times and at least
+/// `min_time` has passed: how many times faster `a` is than `b`. Also each job's median
+/// round time.
+pub fn paired_ratio<'a>(
+    a: &mut Job<'a>,
+    b: &mut Job<'a>,
+    min_rounds: usize,
+    min_time: Duration,
+) -> (f64, [Duration; 2]) {
+    let jobs = [a, b];
+    let mut times = [Vec::new(), Vec::new()];
+    let started = Instant::now();
+    while times[0].len() < min_rounds.max(1) || started.elapsed() < min_time {
+        let first = times[0].len() % 2;
+        for k in [first, 1 - first] {
+            let start = Instant::now();
+            (jobs[k])();
+            times[k].push(start.elapsed());
+        }
+    }
+    let mut ratios: Vec<f64> = times[0]
+        .iter()
+        .zip(&times[1])
+        .map(|(a, b)| b.as_secs_f64() / a.as_secs_f64().max(f64::MIN_POSITIVE))
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    let medians = times.map(|mut t| {
+        t.sort();
+        t[t.len() / 2]
+    });
+    (ratios[ratios.len() / 2], medians)
+}
+
+/// Each job's round times, for [`side_by_side`].
+fn rounds(jobs: &mut [Job<'_>], min_rounds: usize, min_time: Duration) -> Vec<Vec<Duration>> {
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); jobs.len()];
     if jobs.is_empty() {
-        return Vec::new();
+        return times;
     }
     let started = Instant::now();
     while times[0].len() < min_rounds.max(1) || started.elapsed() < min_time {
@@ -26,12 +74,6 @@ pub fn side_by_side(jobs: &mut [Job<'_>], min_rounds: usize, min_time: Duration)
         }
     }
     times
-        .into_iter()
-        .map(|mut t| {
-            t.sort();
-            t[t.len() / 2]
-        })
-        .collect()
 }
 
 /// Throughput in MB/s (10^6 bytes per second); 0 when nothing was measured.
@@ -68,6 +110,33 @@ mod tests {
             assert_eq!(medians.len(), 2);
         }
         assert_eq!(runs, [7, 7]);
+    }
+
+    #[test]
+    fn paired_ratio_compares_round_by_round() {
+        // `b` does four times `a`'s work: the ratio is about 4 whatever the machine's speed.
+        let work = |n: u64| {
+            let mut x = 1u64;
+            for i in 0..n {
+                x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(i));
+            }
+            x
+        };
+        let (mut runs_a, mut runs_b) = (0, 0);
+        let (ratio, medians) = {
+            let mut a: Job<'_> = Box::new(|| {
+                runs_a += 1;
+                work(200_000);
+            });
+            let mut b: Job<'_> = Box::new(|| {
+                runs_b += 1;
+                work(800_000);
+            });
+            paired_ratio(&mut a, &mut b, 9, Duration::ZERO)
+        };
+        assert_eq!((runs_a, runs_b), (9, 9));
+        assert!((2.0..8.0).contains(&ratio), "{ratio}");
+        assert!(medians[0] < medians[1]);
     }
 
     #[test]
