@@ -967,9 +967,10 @@ impl History<'_> {
             .map(|c| u64::from_le_bytes(c.try_into().unwrap()));
         let classes = &self.dict.classes[dict_list.start..=dict_list.end];
         // Every list is first searched by its classes' keys (`by_keys`), however short. Only
-        // lists of 4 classes or more were, until measured side by side in one process (the
-        // datum encoder, `codec_profile ab`, 300 rounds): all lists 2 % faster per datum on
-        // the airport, fortune and geonames rows; from 2 classes on level with 4.
+        // lists of 4 classes or more were, until timed side by side in one process (both
+        // variants in one binary, alternating passes of the datum encoder, 300 rounds): all
+        // lists 2 % faster per datum on the airport, fortune and geonames rows; from 2
+        // classes on level with 4.
         if let Some(word) = current8 {
             if good_match.floor >= 8 {
                 match self.by_keys(pos, word, dict_list.clone()) {
