@@ -18,10 +18,7 @@ pub type Job<'a> = Box<dyn FnMut() + 'a>;
 pub fn side_by_side(jobs: &mut [Job<'_>], min_rounds: usize, min_time: Duration) -> Vec<Duration> {
     rounds(jobs, min_rounds, min_time)
         .into_iter()
-        .map(|mut t| {
-            t.sort();
-            t[t.len() / 2]
-        })
+        .map(median)
         .collect()
 }
 
@@ -52,11 +49,13 @@ pub fn paired_ratio<'a>(
         .map(|(a, b)| b.as_secs_f64() / a.as_secs_f64().max(f64::MIN_POSITIVE))
         .collect();
     ratios.sort_by(f64::total_cmp);
-    let medians = times.map(|mut t| {
-        t.sort();
-        t[t.len() / 2]
-    });
-    (ratios[ratios.len() / 2], medians)
+    (ratios[ratios.len() / 2], times.map(median))
+}
+
+/// The median of round times (the upper one of an even count); at least one round.
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
 }
 
 /// Each job's round times, for [`side_by_side`].
