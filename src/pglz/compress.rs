@@ -603,11 +603,18 @@ impl Compressor {
             // The head of the datum's own list, read once: it tells whether the list holds a
             // position, and becomes the link of `dp` when `dp` joins the list below.
             let own = hist.head(hash);
+            // The dictionary's list for this position, as a range of its classes.
+            let dict_list = hist.dict_list(dict_bucket);
             // Most positions have no candidate in either list (75-90 % on the corpus rows):
             // those stay in this loop, which keeps its values in registers; the walk is a
-            // call of its own.
-            let (match_len, match_off) = if hist.has_candidates(own, dict_bucket) {
+            // call of its own. So is the commonest case with candidates, an empty own list and
+            // one class in the dictionary's (13 of a fortune row's 30 walks), whose key
+            // measures the match without the call (`one_class`).
+            let (match_len, match_off) = if own >= hist.base || dict_list.len() > 1 {
                 hist.find_match(input, dp, hash, dict_bucket, schedule)
+            } else if dict_list.len() == 1 {
+                hist.one_class(input, dp, dict_list.start)
+                    .unwrap_or_else(|| hist.find_match(input, dp, hash, dict_bucket, schedule))
             } else {
                 (0, 0)
             };
@@ -893,13 +900,53 @@ impl History<'_> {
         self.start[hash % MAX_HASH_SIZE] = self.base + pos as u32;
     }
 
-    /// Whether the datum's list with head `own` ([`Self::head`]) or the dictionary's list
-    /// `dict_bucket` holds a position.
+    /// The dictionary's list `dict_bucket`: indices of `PglzDictionary::classes`.
     #[inline(always)]
-    fn has_candidates(&self, own: u32, dict_bucket: usize) -> bool {
-        let dict_bucket = dict_bucket % DICT_HASH_SIZE;
-        own >= self.base
-            || self.dict.list_start[dict_bucket] != self.dict.list_start[dict_bucket + 1]
+    fn dict_list(&self, dict_bucket: usize) -> std::ops::Range<usize> {
+        let bucket = dict_bucket % DICT_HASH_SIZE;
+        usize::from(self.dict.list_start[bucket])..usize::from(self.dict.list_start[bucket + 1])
+    }
+
+    /// [`Self::find_match`] at `pos` when the datum's own list is empty and the dictionary's
+    /// list is the one class `class`, or `None` when that class needs the walk (it lies out
+    /// of reach or has fewer than eight bytes left, or the datum has fewer than eight).
+    ///
+    /// The walk would measure the class by its key (`by_keys`, or for a schedule under 8 the
+    /// same comparison of eight bytes) and stop there unless all eight match; then the class
+    /// and its members decide (`class_and_members`). As the walk's, the offset means nothing
+    /// for a match under [`MIN_MATCH`] bytes. Inlined into the dictionary loop, this saves
+    /// the call of the walk for its commonest case: timed side by side in one process (datum
+    /// encoder, 300 rounds, several runs), 2.0-2.5 % faster on the CSV airport rows, 1.3-4.2 %
+    /// on fortunes, 0.3-2.5 % on HTML, 0.3-6 % on the other five sets, none slower. Taking
+    /// every list with an empty own list by its keys here (`by_keys` inlined) was 2-3 %
+    /// slower than the walk on geonames, Debian and MDN.
+    #[inline(always)]
+    fn one_class(&self, input: &[u8], pos: usize, class: usize) -> Option<(usize, usize)> {
+        let word = u64::from_le_bytes(input.get(pos..pos + 8)?.try_into().unwrap());
+        let dict_len = self.dict.len();
+        let candidate = usize::from(self.dict.classes[class].pos);
+        if candidate + 8 > dict_len || pos + dict_len - candidate >= DICT_WALK_LIMIT {
+            return None;
+        }
+        let len = ((word ^ self.dict.keys[class]).trailing_zeros() / 8) as usize;
+        if len < 8 {
+            return Some((len, pos + dict_len - candidate));
+        }
+        Some(self.class_and_members(input, pos, class))
+    }
+
+    /// The longest match at `pos` among dictionary class `class`, whose position matches at
+    /// least eight bytes, and its members (the walk's end when no better match came before).
+    #[inline(never)]
+    fn class_and_members(&self, input: &[u8], pos: usize, class: usize) -> (usize, usize) {
+        let dict = self.dict.as_bytes();
+        let classes = &self.dict.classes;
+        let current = &input[pos..input.len().min(pos + MAX_MATCH)];
+        let candidate = usize::from(classes[class].pos);
+        let off = pos + dict.len() - candidate;
+        let len = dict_match_len(&dict[candidate..], input, current);
+        let members = usize::from(classes[class].members)..usize::from(classes[class + 1].members);
+        self.dict_members(input, pos, members, len, len, off)
     }
 
     /// Walks history list `hash` for the longest match with `input[pos..]`
@@ -990,16 +1037,7 @@ impl History<'_> {
                     // then this one, which matches more than all of them, then others,
                     // which match less: this one and its members decide.
                     Quick::Eight(k) if best_len < 8 => {
-                        let candidate = usize::from(classes[k].pos);
-                        let off = pos + dict.len() - candidate;
-                        let len = dict_match_len(&dict[candidate..], input, current);
-                        if len > best_len {
-                            best_len = len;
-                            best_off = off;
-                        }
-                        let members =
-                            usize::from(classes[k].members)..usize::from(classes[k + 1].members);
-                        return self.dict_members(input, pos, members, len, best_len, best_off);
+                        return self.class_and_members(input, pos, dict_list.start + k);
                     }
                     _ => {}
                 }
@@ -1446,6 +1484,57 @@ mod tests {
             );
             assert!(worn.base < start);
         }
+    }
+
+    #[test]
+    fn one_class_agrees_with_the_walk() {
+        // Every position of sample rows (and of a long input, whose later positions cannot
+        // reach the oldest classes) whose dictionary list is one class, the datum's own lists
+        // empty; with the dictionary strategy's schedule and one that drops under 8.
+        let mut counts = [0; 3];
+        for file in [
+            include_str!("../../corpus/events.jsonl"),
+            include_str!("../../corpus/orders_csv.txt"),
+        ] {
+            let lines: Vec<&[u8]> = file.lines().map(str::as_bytes).collect();
+            let dict = PglzDictionary::new(&lines[1..200].concat());
+            let mut compressor = Compressor::new();
+            let base = compressor.base;
+            let hist = History {
+                start: &mut compressor.hist_start,
+                prev: &mut compressor.hist_prev,
+                base,
+                dict: &dict,
+            };
+            let mut inputs: Vec<Vec<u8>> = lines[200..300].iter().map(|l| l.to_vec()).collect();
+            inputs.push(lines[300..400].concat());
+            for schedule in [
+                GoodMatchSchedule::new(128, 10),
+                GoodMatchSchedule::new(128, 50),
+            ] {
+                for input in &inputs {
+                    for pos in 0..input.len() {
+                        let bucket = dict_hash(input, pos);
+                        let list = hist.dict_list(bucket);
+                        if list.len() != 1 {
+                            continue;
+                        }
+                        let walk = hist.find_match(input, pos, bucket & 511, bucket, &schedule);
+                        match hist.one_class(input, pos, list.start) {
+                            Some((len, off)) => {
+                                counts[usize::from(len >= 8)] += 1;
+                                assert_eq!(len, walk.0, "position {pos}");
+                                if len >= MIN_MATCH {
+                                    assert_eq!(off, walk.1, "position {pos}");
+                                }
+                            }
+                            None => counts[2] += 1,
+                        }
+                    }
+                }
+            }
+        }
+        assert!(counts.iter().all(|&n| n > 100), "{counts:?}");
     }
 
     #[test]
