@@ -206,11 +206,12 @@ fn stats(datums: &[&[u8]], prepared: &PreparedDictionary) {
             .map(|p| p.len() + 8);
         let raw_len = d.len() + if d.len() < 127 { 1 } else { 4 };
         // The longest plain payload that wins: shorter than raw, and no longer than the
-        // dictionary form (a tie goes to plain).
+        // dictionary form (a tie goes to plain); and that the default strategy accepts.
         let max_payload = match dict_len {
             Some(dict_len) if dict_len < raw_len => dict_len - 8,
             _ => raw_len - 9,
-        };
+        }
+        .min(pglz::Strategy::DEFAULT.longest_payload(d.len()));
         if d.len() < 32 || !compressor.plain_may_fit(d, max_payload) {
             skipped += 1;
         }

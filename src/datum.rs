@@ -1175,8 +1175,8 @@ impl DatumEncoder {
     /// repeat), and otherwise gives up as soon as it is sure to lose. On the shared corpus's
     /// rows (the even rows of each set, a dictionary trained on the odd ones:
     /// `examples/codec_profile.rs stats`) the plain form won for 5 of 20,082 datums, and the
-    /// bound skipped the plain attempt for 19,333 of them (19,730 with a second bound for
-    /// inputs of 2 KB or more, which cost more time than the attempts it saved: see
+    /// bound skipped the plain attempt for 19,346 of them (a second bound for inputs of 2 KB
+    /// or more skipped more but cost more time than the attempts it saved: see
     /// `plain_may_fit`).
     fn try_compressed(
         &mut self,
@@ -1213,7 +1213,10 @@ impl DatumEncoder {
                 if let Some(max) = best.max_payload(COMPRESSED_HEADER_LEN, Rank::Plain) {
                     // Skipped when it provably cannot win (`plain_may_fit`): after a dictionary
                     // form, that is most attempts on the shared corpus's rows. The default
-                    // strategy refuses inputs under 32 bytes without looking at them.
+                    // strategy refuses inputs under 32 bytes without looking at them, and
+                    // payloads that save under 25 %, a tighter limit than the dictionary
+                    // form's where that form saves less.
+                    let max = max.min(Strategy::DEFAULT.longest_payload(raw_len));
                     let tried = raw_len >= Strategy::DEFAULT.min_input_size as usize;
                     if tried && pglz.plain_may_fit(raw, max) {
                         // PostgreSQL's default strategy, only quicker to give up: what it

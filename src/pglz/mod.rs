@@ -178,6 +178,26 @@ impl Strategy {
     };
 }
 
+impl Strategy {
+    /// PostgreSQL's `result_max` for an input of `slen` bytes: a payload must be shorter than
+    /// this. PostgreSQL approximates for huge inputs to avoid overflowing int32, and so must
+    /// we to agree on the edge.
+    pub(crate) fn result_max(&self, slen: i32) -> usize {
+        let need_rate = self.min_comp_rate.clamp(0, 99);
+        if slen > i32::MAX / 100 {
+            ((slen / 100) * (100 - need_rate)) as usize
+        } else {
+            ((slen * (100 - need_rate)) / 100) as usize
+        }
+    }
+
+    /// The longest payload this strategy could return for an input of `input_len` bytes
+    /// (`min_comp_rate` alone; the other rules can only refuse more): 0 when it returns none.
+    pub fn longest_payload(&self, input_len: usize) -> usize {
+        i32::try_from(input_len).map_or(0, |slen| self.result_max(slen).saturating_sub(1))
+    }
+}
+
 impl Default for Strategy {
     fn default() -> Self {
         Strategy::DEFAULT
