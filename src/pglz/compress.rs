@@ -1511,28 +1511,42 @@ mod tests {
         assert_eq!(Strategy::DEFAULT.longest_payload(0), 0);
     }
 
-    #[test]
-    fn one_class_agrees_with_the_walk() {
-        // Every position of sample rows (and of a long input, whose later positions cannot
-        // reach the oldest classes) whose dictionary list is one class, the datum's own lists
-        // empty; with the dictionary strategy's schedule and one that drops under 8.
-        let mut counts = [0; 3];
-        for file in [
+    /// Dictionaries of sample rows (their lists for keys and punctuation hold many classes),
+    /// each with inputs: other rows, and a long input whose later positions cannot reach the
+    /// oldest classes.
+    fn sample_dictionaries() -> Vec<(PglzDictionary, Vec<Vec<u8>>)> {
+        [
             include_str!("../../corpus/events.jsonl"),
             include_str!("../../corpus/orders_csv.txt"),
-        ] {
+        ]
+        .iter()
+        .map(|file| {
             let lines: Vec<&[u8]> = file.lines().map(str::as_bytes).collect();
-            let dict = PglzDictionary::new(&lines[1..200].concat());
-            let mut compressor = Compressor::new();
-            let base = compressor.base;
-            let hist = History {
-                start: &mut compressor.hist_start,
-                prev: &mut compressor.hist_prev,
-                base,
-                dict: &dict,
-            };
             let mut inputs: Vec<Vec<u8>> = lines[200..300].iter().map(|l| l.to_vec()).collect();
             inputs.push(lines[300..400].concat());
+            (PglzDictionary::new(&lines[1..200].concat()), inputs)
+        })
+        .collect()
+    }
+
+    /// The history of a call that has added no position yet: the datum's own lists are empty.
+    fn empty_history<'a>(compressor: &'a mut Compressor, dict: &'a PglzDictionary) -> History<'a> {
+        History {
+            start: &mut compressor.hist_start,
+            prev: &mut compressor.hist_prev,
+            base: compressor.base,
+            dict,
+        }
+    }
+
+    #[test]
+    fn one_class_agrees_with_the_walk() {
+        // Every position of the sample inputs whose dictionary list is one class, the datum's
+        // own lists empty; with the dictionary strategy's schedule and one that drops under 8.
+        let mut counts = [0; 3];
+        for (dict, inputs) in sample_dictionaries() {
+            let mut compressor = Compressor::new();
+            let hist = empty_history(&mut compressor, &dict);
             for schedule in [
                 GoodMatchSchedule::new(128, 10),
                 GoodMatchSchedule::new(128, 50),
@@ -1564,27 +1578,12 @@ mod tests {
 
     #[test]
     fn by_keys_agrees_with_measuring_every_class() {
-        // Dictionaries of sample rows: their lists for keys and punctuation hold many
-        // classes. Inputs: rows (every position), and long inputs, whose later positions
-        // cannot reach the oldest classes.
+        // Every position of the sample inputs whose dictionary list is not empty.
         let mut counts = [0; 3];
-        for file in [
-            include_str!("../../corpus/events.jsonl"),
-            include_str!("../../corpus/orders_csv.txt"),
-        ] {
-            let lines: Vec<&[u8]> = file.lines().map(str::as_bytes).collect();
-            let dict = PglzDictionary::new(&lines[1..200].concat());
+        for (dict, inputs) in sample_dictionaries() {
             let dict_bytes = dict.as_bytes();
             let mut compressor = Compressor::new();
-            let base = compressor.base;
-            let hist = History {
-                start: &mut compressor.hist_start,
-                prev: &mut compressor.hist_prev,
-                base,
-                dict: &dict,
-            };
-            let mut inputs: Vec<Vec<u8>> = lines[200..300].iter().map(|l| l.to_vec()).collect();
-            inputs.push(lines[300..400].concat());
+            let hist = empty_history(&mut compressor, &dict);
             for input in &inputs {
                 for pos in 0..input.len().saturating_sub(7) {
                     let word = u64::from_le_bytes(input[pos..pos + 8].try_into().unwrap());
