@@ -962,9 +962,7 @@ impl History<'_> {
         let mut best_len = 0;
         let mut best_off = 0;
         let mut step = 0;
-        let bucket_of_dict = dict_bucket % DICT_HASH_SIZE;
-        let dict_list = usize::from(self.dict.list_start[bucket_of_dict])
-            ..usize::from(self.dict.list_start[bucket_of_dict + 1]);
+        let dict_list = self.dict_list(dict_bucket);
 
         // The datum's own earlier positions (entries >= base).
         let mut entry = self.start[bucket];
