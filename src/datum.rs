@@ -1175,7 +1175,7 @@ impl DatumEncoder {
     /// repeat), and otherwise gives up as soon as it is sure to lose. On the shared corpus's
     /// rows (the even rows of each set, a dictionary trained on the odd ones:
     /// `examples/codec_profile.rs stats`) the plain form won for 5 of 20,082 datums, and the
-    /// bound skipped the plain attempt for 19,346 of them (a second bound for inputs of 2 KB
+    /// bound skipped the plain attempt for 19,488 of them (a second bound for inputs of 2 KB
     /// or more skipped more but cost more time than the attempts it saved: see
     /// `plain_may_fit`).
     fn try_compressed(

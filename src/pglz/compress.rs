@@ -97,6 +97,9 @@ pub struct Compressor {
     /// Plain compression's refusal bound: at `p`, how many positions before `p` start three
     /// bytes seen at no earlier position.
     unseen_before: Vec<u16>,
+    /// `plain_may_fit`'s marks of the three-byte strings an input has shown (see
+    /// [`SeenMarks`]).
+    seen: SeenMarks,
     /// Whether each of the last 32 plain compressions was refused (bit 0 the last), to
     /// decide whether counting for the refusal bound is likely to pay.
     recent_refusals: u32,
@@ -142,6 +145,7 @@ impl Compressor {
             plain_prev: Box::new([0; PLAIN_RING]),
             unseen_before: Vec::new(),
             recent_refusals: 0,
+            seen: SeenMarks::new(),
             base: 1,
             good_match: Box::new(GoodMatchSchedule::new(128, 10)),
             out: Vec::new(),
@@ -215,26 +219,27 @@ impl Compressor {
         if n < 3 {
             return true;
         }
-        // A table sized to the input, as `count_unseen`'s. All of `hist_start` (32 KB, the
-        // whole L1 data cache of an AMD EPYC core) has fewer collisions, so the count passes
-        // the budget sooner (callgrind, CSV airport rows: 130 fewer instructions a row, 2.3 %
-        // of the datum encoder's), but its random slots miss the cache after the dictionary
-        // pass. Timed side by side in one process, the datum encoder with the smaller table
-        // was 3.0-4.6 % faster on the airport rows, 5 % on user agents, 1.5-2 % on fortunes
-        // and geonames, level on the other four sets; it tries 17 more plain attempts of
-        // 3000 on the airport rows, 5 more on fortunes.
-        let bits = seen_table_bits(n);
-        // Every position marks its slot with the same entry, `base`: "seen" only asks whether
-        // a slot holds an entry of this call, and one entry says that (so one is claimed).
-        // A slot once marked stays marked, so a position looked at twice counts once: the
-        // last group below may overlap the one before it.
-        let base = self.claim(1);
-        let table = &mut *self.hist_start;
+        // A slot of one byte per three-byte string: 4 KB for a 107-byte row, 4 times the
+        // slots of `count_unseen`'s table for the same input in as many bytes. Fewer
+        // collisions end the count sooner, and the table stays small in the cache after
+        // the dictionary pass. Timed side by side in one process (datum encoder, 200
+        // rounds), against the 4-byte entries of `hist_start` with `count_unseen`'s slot
+        // count: 0.6-2.3 % faster on the eight row sets (median of the per-round ratios,
+        // none below 1, an Intel Xeon); on the airport and fortune rows, the same slot count
+        // in bytes was 0.99-1.00x, 8 times the slots 1.00-1.01x. (`hist_start` itself, all
+        // 32 KB of it, was 1.5-4.6 % slower than `count_unseen`'s slot count on an AMD EPYC,
+        // whose L1 data cache it fills.)
+        //
+        // Every position marks its slot with this call's epoch, so a position looked at
+        // twice counts once: the last group below may overlap the one before it.
+        let bits = seen_table_bits(n) + SEEN_EXTRA_BITS;
+        let epoch = self.seen.next_epoch();
+        let table = &mut *self.seen.slots;
         let mut mark = |key: u32| {
-            let slot = seen_slot(key, bits);
+            let slot = seen_slot(key, bits) % SEEN_SLOTS;
             // Counted without a branch: whether a position repeats is as good as random.
-            let unseen = usize::from(table[slot] < base);
-            table[slot] = base;
+            let unseen = usize::from(table[slot] != epoch);
+            table[slot] = epoch;
             unseen
         };
         // Positions with four bytes left read their three as a word (the fourth byte is
@@ -633,10 +638,49 @@ impl Compressor {
 }
 
 /// Bits of the hashed table in `hist_start` that marks the three-byte strings an input of `n`
-/// bytes has shown so far (`Compressor::count_unseen`, [`Compressor::plain_may_fit`]): enough
-/// buckets to keep collisions rare (about n / 8 of them fill), at most all of `hist_start`.
+/// bytes has shown so far (`Compressor::count_unseen`; [`Compressor::plain_may_fit`] adds
+/// [`SEEN_EXTRA_BITS`]): enough buckets to keep collisions rare (about n / 8 of them fill),
+/// at most all of `hist_start`.
 fn seen_table_bits(n: usize) -> u32 {
     (usize::BITS - n.max(2).saturating_sub(1).leading_zeros() + 3).clamp(9, 13)
+}
+
+/// Bits added to [`seen_table_bits`] for [`Compressor::plain_may_fit`]'s table of one-byte
+/// slots (see there for the measurements).
+const SEEN_EXTRA_BITS: u32 = 2;
+
+/// Slots of [`SeenMarks`]: enough for the largest table `plain_may_fit` asks for.
+const SEEN_SLOTS: usize = 1 << (13 + SEEN_EXTRA_BITS);
+
+/// A table of "seen" marks that needs no clearing between calls: a call marks a slot with
+/// its epoch, and a slot holding any other value is unmarked. After 255 epochs the table is
+/// cleared and the epochs start again. (A stale mark that read as this call's would only
+/// make a position look seen, which weakens `plain_may_fit`'s bound without making it
+/// false; the clearing keeps the bound as strong as its hash allows.)
+struct SeenMarks {
+    slots: Box<[u8; SEEN_SLOTS]>,
+    epoch: u8,
+}
+
+impl SeenMarks {
+    fn new() -> SeenMarks {
+        SeenMarks {
+            slots: Box::new([0; SEEN_SLOTS]),
+            epoch: 0,
+        }
+    }
+
+    /// The epoch of a new call: marked by no earlier call since the last clearing.
+    fn next_epoch(&mut self) -> u8 {
+        self.epoch = match self.epoch.checked_add(1) {
+            Some(epoch) => epoch,
+            None => {
+                self.slots.fill(0);
+                1
+            }
+        };
+        self.epoch
+    }
 }
 
 /// The slot of three bytes `key` (little-endian; the top byte is ignored) in that table.
@@ -1697,5 +1741,20 @@ mod tests {
         assert!(!compressor.plain_may_fit(b"x", 1));
         assert!(compressor.plain_may_fit(b"x", 2));
         assert!(compressor.plain_may_fit(&[b'a'; 1000], 20));
+    }
+
+    #[test]
+    fn plain_may_fit_forgets_the_marks_of_earlier_calls_across_epochs() {
+        let mut compressor = Compressor::new();
+        let distinct: Vec<u8> = (0..=255).collect();
+        // Each round marks the distinct bytes' slots once, then 254 calls mark one other
+        // slot each: the epoch comes round again, and the marks of the round before must not
+        // read as this call's (they would let the bound through).
+        for _ in 0..3 {
+            assert!(!compressor.plain_may_fit(&distinct, 271));
+            for _ in 0..254 {
+                assert!(compressor.plain_may_fit(b"\0\0\0", 10));
+            }
+        }
     }
 }
