@@ -35,9 +35,10 @@ const HASH_CHUNK: usize = 64;
 const PLAIN_RING: usize = 8192;
 
 /// Longest input for which plain compression counts the positions that start unseen bytes
-/// (to refuse early). The count hashes into `hist_start`'s 8192 buckets; longer inputs fill
-/// so many of them that few positions still look unseen, and the count would cost more
-/// than it saves (measured: 8 KiB slices of a JPEG, 0.7x C's speed with the count).
+/// (to refuse early). The count hashes into a table of at most 32,768 slots
+/// ([`SeenMarks`]); longer inputs fill so many of them that few positions still look unseen,
+/// and the count would cost more than it saves (measured with 8192 slots: 8 KiB slices of a
+/// JPEG, 0.7x C's speed with the count).
 const UNSEEN_MAX_INPUT: usize = 4096;
 
 /// Hash buckets for inputs of 1 KB and more (`PGLZ_MAX_HISTORY_LISTS`).
@@ -219,20 +220,19 @@ impl Compressor {
         if n < 3 {
             return true;
         }
-        // A slot of one byte per three-byte string: 4 KB for a 107-byte row, 4 times the
-        // slots of `count_unseen`'s table for the same input in as many bytes. Fewer
+        // Slots of one byte, 2 bits more than the base size: 4 KB for a 107-byte row, as
+        // many bytes as the base size took in `hist_start`, for 4 times the slots. Fewer
         // collisions end the count sooner, and the table stays small in the cache after
         // the dictionary pass. Timed side by side in one process (datum encoder, 200
-        // rounds), against the 4-byte entries of `hist_start` with `count_unseen`'s slot
-        // count: 0.6-2.3 % faster on the eight row sets (median of the per-round ratios,
-        // none below 1, an Intel Xeon); on the airport and fortune rows, the same slot count
-        // in bytes was 0.99-1.00x, 8 times the slots 1.00-1.01x. (`hist_start` itself, all
-        // 32 KB of it, was 1.5-4.6 % slower than `count_unseen`'s slot count on an AMD EPYC,
-        // whose L1 data cache it fills.)
+        // rounds), against the base size in `hist_start`'s 4-byte entries: 0.6-2.3 % faster
+        // on the eight row sets (median of the per-round ratios, none below 1, an Intel
+        // Xeon); on the airport and fortune rows, the base size in bytes was 0.99-1.00x, 3
+        // bits more 1.00-1.01x. (All of `hist_start`, 32 KB, was 1.5-4.6 % slower than the
+        // base size on an AMD EPYC, whose L1 data cache it fills.)
         //
         // Every position marks its slot with this call's epoch, so a position looked at
         // twice counts once: the last group below may overlap the one before it.
-        let bits = seen_table_bits(n) + SEEN_EXTRA_BITS;
+        let bits = seen_table_bits(n, MAY_FIT_EXTRA_BITS);
         let epoch = self.seen.next_epoch();
         let table = &mut *self.seen.slots;
         let mut mark = |key: u32| {
@@ -468,34 +468,44 @@ impl Compressor {
     fn count_unseen(&mut self, input: &[u8]) -> usize {
         debug_assert!(input.len() <= UNSEEN_MAX_INPUT);
         let n = input.len();
-        let bits = seen_table_bits(n);
-        let base = self.claim(n);
-        let table = &mut *self.hist_start;
+        // Slots of one byte, 3 bits more than the base size (64 to 128 per input byte, at
+        // most 32 KB): a collision makes a position look seen, so fewer collisions refuse
+        // sooner. Timed side by side in one process (plain compression of the even rows,
+        // default strategy, 300 rounds, Intel Xeon), against the base size in `hist_start`'s
+        // 4-byte entries, as before: 1.25x on the user-agent rows (all refused), 1.14x on
+        // Debian, 1.10x on fortunes, geonames and the airport rows, 1.04x on HTML, level on
+        // GSoC and MDN; on 2 KiB slices of the payload files (`vs_postgres`'s), 1.17x on a
+        // JPEG, 1.14x on a PDF, level on six others. Bits more, on four row sets: 0,
+        // 1.05-1.08x; 1, 1.08-1.15x; 2, 1.09-1.20x; 4, 1.08-1.33x; 5, 1.09-1.36x (past 3 bits
+        // only the user agents gain, with 16-32 KB of table for a row).
+        let bits = seen_table_bits(n, COUNT_EXTRA_BITS);
+        let epoch = self.seen.next_epoch();
+        let table = &mut *self.seen.slots;
         // Every count is written below: only grow the buffer.
         if self.unseen_before.len() <= n {
             self.unseen_before.resize(n + 1, 0);
         }
         let counts = &mut self.unseen_before[..=n];
         let mut unseen = 0;
-        let mut seen = |p: usize, key: u32| {
-            let slot = seen_slot(key, bits);
-            let seen = table[slot] >= base;
-            table[slot] = base + p as u32;
+        let mut seen = |key: u32| {
+            let slot = seen_slot(key, bits) % SEEN_SLOTS;
+            let seen = table[slot] == epoch;
+            table[slot] = epoch;
             seen
         };
         // Positions with four bytes left: their first three, read as one word.
-        for (p, (window, count)) in input.windows(4).zip(counts.iter_mut()).enumerate() {
+        for (window, count) in input.windows(4).zip(counts.iter_mut()) {
             *count = unseen as u16;
             let key = u32::from_le_bytes(window.try_into().unwrap());
             // Counted without a branch: whether a position repeats is as good as random.
-            unseen += usize::from(!seen(p, key));
+            unseen += usize::from(!seen(key));
         }
         // Then the position with three bytes left, and the last two, which start none.
         let tail = n.saturating_sub(3);
         for (p, count) in counts.iter_mut().enumerate().take(n).skip(tail) {
             *count = unseen as u16;
             let unseen_here = match input.get(p..p + 3) {
-                Some(&[a, b, c]) => !seen(p, u32::from(a) | u32::from(b) << 8 | u32::from(c) << 16),
+                Some(&[a, b, c]) => !seen(u32::from(a) | u32::from(b) << 8 | u32::from(c) << 16),
                 _ => true,
             };
             unseen += usize::from(unseen_here);
@@ -637,26 +647,30 @@ impl Compressor {
     }
 }
 
-/// Bits of the hashed table in `hist_start` that marks the three-byte strings an input of `n`
-/// bytes has shown so far (`Compressor::count_unseen`; [`Compressor::plain_may_fit`] adds
-/// [`SEEN_EXTRA_BITS`]): enough buckets to keep collisions rare (about n / 8 of them fill),
-/// at most all of `hist_start`.
-fn seen_table_bits(n: usize) -> u32 {
-    (usize::BITS - n.max(2).saturating_sub(1).leading_zeros() + 3).clamp(9, 13)
+/// Bits of the [`SeenMarks`] table that marks the three-byte strings an input of `n` bytes
+/// has shown so far: 8 slots per byte rounded up to a power of two (at least 512 and at most
+/// 8192: those once were the buckets of `hist_start`, where the marks were kept), then
+/// `extra` bits more, up to all of the table.
+fn seen_table_bits(n: usize, extra: u32) -> u32 {
+    let bits = (usize::BITS - n.max(2).saturating_sub(1).leading_zeros() + 3).clamp(9, 13);
+    (bits + extra).min(SEEN_BITS)
 }
 
-/// Bits added to [`seen_table_bits`] for [`Compressor::plain_may_fit`]'s table of one-byte
-/// slots (see there for the measurements).
-const SEEN_EXTRA_BITS: u32 = 2;
+/// [`seen_table_bits`]'s `extra` for [`Compressor::plain_may_fit`] and
+/// `Compressor::count_unseen` (see each for the measurements).
+const MAY_FIT_EXTRA_BITS: u32 = 2;
+const COUNT_EXTRA_BITS: u32 = 3;
 
-/// Slots of [`SeenMarks`]: enough for the largest table `plain_may_fit` asks for.
-const SEEN_SLOTS: usize = 1 << (13 + SEEN_EXTRA_BITS);
+/// [`SeenMarks`] has `1 << SEEN_BITS` slots of one byte (32 KB).
+const SEEN_BITS: u32 = 15;
+const SEEN_SLOTS: usize = 1 << SEEN_BITS;
 
 /// A table of "seen" marks that needs no clearing between calls: a call marks a slot with
 /// its epoch, and a slot holding any other value is unmarked. After 255 epochs the table is
 /// cleared and the epochs start again. (A stale mark that read as this call's would only
-/// make a position look seen, which weakens `plain_may_fit`'s bound without making it
-/// false; the clearing keeps the bound as strong as its hash allows.)
+/// make a position look seen, which weakens the bounds counted with it without making them
+/// false; the clearing keeps them as strong as the hash allows.) `plain_may_fit` and
+/// `count_unseen` share it, each call taking an epoch of its own.
 struct SeenMarks {
     slots: Box<[u8; SEEN_SLOTS]>,
     epoch: u8,
