@@ -1416,6 +1416,27 @@ impl DatumDecoder {
             out.resize(raw_len, 0);
             pglz::decompress_into_with_dict(payload, out, dict).map_err(pglz_err)
         };
+        // The commonest datum, pglz with a dictionary the lookup lends, goes first and
+        // straight: the steps of `resolve` and `pglz_into` below, not through them (a
+        // dictionary of another id falls through to `resolve`'s error). Short rows feel the
+        // dispatch: timed in one process against the match below alone (CSV airport rows,
+        // 300 rounds), 5.8-6.0 % faster per datum, 3.7 % through the closure, 1 % on fortune
+        // rows. `dict_ratio`'s same-row decoding of the airport rows against C, the two
+        // binaries alternated nine times: 1.49-1.52x before (median 1.51), 1.54-1.57x after
+        // (median 1.56) but for one run at 1.44x.
+        if let Form::Extended {
+            codec: Codec::Pglz,
+            dict_id,
+        } = header.form
+        {
+            if let Some(dict) = dicts.borrowed(dict_id).filter(|d| d.id() == dict_id) {
+                pglz::check_raw_len(payload.len(), raw_len).map_err(pglz_err)?;
+                out.resize(raw_len, 0);
+                pglz::decompress_into_with_dict(payload, out, dict.pglz().as_bytes())
+                    .map_err(pglz_err)?;
+                return Ok(header);
+            }
+        }
         match header.form {
             Form::RawShort | Form::RawLong => {
                 out.clear();
