@@ -233,15 +233,10 @@ impl Compressor {
         // Every position marks its slot with this call's epoch, so a position looked at
         // twice counts once: the last group below may overlap the one before it.
         let bits = seen_table_bits(n, MAY_FIT_EXTRA_BITS);
-        let epoch = self.seen.next_epoch();
-        let table = &mut *self.seen.slots;
-        let mut mark = |key: u32| {
-            let slot = seen_slot(key, bits) % SEEN_SLOTS;
-            // Counted without a branch: whether a position repeats is as good as random.
-            let unseen = usize::from(table[slot] != epoch);
-            table[slot] = epoch;
-            unseen
-        };
+        let marks = &mut self.seen;
+        marks.next_epoch();
+        // Counted without a branch: whether a position repeats is as good as random.
+        let mut mark = |key: u32| usize::from(!marks.mark(key, bits));
         // Positions with four bytes left read their three as a word (the fourth byte is
         // ignored, see `seen_slot`), in groups of `GROUP` with one check of the budget per
         // group: the count only grows, so checking less often only stops a little later,
@@ -469,8 +464,8 @@ impl Compressor {
         debug_assert!(input.len() <= UNSEEN_MAX_INPUT);
         let n = input.len();
         // Slots of one byte, 3 bits more than the base size (64 to 128 per input byte from
-        // 64 to 512 bytes, at most 32 KB): a collision makes a position look seen, so fewer collisions refuse
-        // sooner. Timed side by side in one process (plain compression of the even rows,
+        // 64 to 512 bytes, at most 32 KB): a collision makes a position look seen, so fewer
+        // collisions refuse sooner. Timed side by side in one process (plain compression of the even rows,
         // default strategy, 300 rounds, Intel Xeon), against the base size in `hist_start`'s
         // 4-byte entries, as before: 1.25x on the user-agent rows (all refused), 1.14x on
         // Debian, 1.10x on fortunes, geonames and the airport rows, 1.04x on HTML, level on
@@ -479,20 +474,15 @@ impl Compressor {
         // 1.05-1.08x; 1, 1.08-1.15x; 2, 1.09-1.20x; 4, 1.08-1.33x; 5, 1.09-1.36x (past 3 bits
         // only the user agents gain, with 16-32 KB of table for a row).
         let bits = seen_table_bits(n, COUNT_EXTRA_BITS);
-        let epoch = self.seen.next_epoch();
-        let table = &mut *self.seen.slots;
+        let marks = &mut self.seen;
+        marks.next_epoch();
         // Every count is written below: only grow the buffer.
         if self.unseen_before.len() <= n {
             self.unseen_before.resize(n + 1, 0);
         }
         let counts = &mut self.unseen_before[..=n];
         let mut unseen = 0;
-        let mut seen = |key: u32| {
-            let slot = seen_slot(key, bits) % SEEN_SLOTS;
-            let seen = table[slot] == epoch;
-            table[slot] = epoch;
-            seen
-        };
+        let mut seen = |key: u32| marks.mark(key, bits);
         // Positions with four bytes left: their first three, read as one word.
         for (window, count) in input.windows(4).zip(counts.iter_mut()) {
             *count = unseen as u16;
@@ -684,8 +674,8 @@ impl SeenMarks {
         }
     }
 
-    /// The epoch of a new call: marked by no earlier call since the last clearing.
-    fn next_epoch(&mut self) -> u8 {
+    /// Starts a new call: an epoch that no earlier call since the last clearing marked with.
+    fn next_epoch(&mut self) {
         self.epoch = match self.epoch.checked_add(1) {
             Some(epoch) => epoch,
             None => {
@@ -693,7 +683,16 @@ impl SeenMarks {
                 1
             }
         };
-        self.epoch
+    }
+
+    /// Marks the slot of three bytes `key` (see [`seen_slot`]) in a table of `bits` bits for
+    /// this call; returns whether this call had marked it already.
+    #[inline(always)]
+    fn mark(&mut self, key: u32, bits: u32) -> bool {
+        let slot = &mut self.slots[seen_slot(key, bits) % SEEN_SLOTS];
+        let seen = *slot == self.epoch;
+        *slot = self.epoch;
+        seen
     }
 }
 
