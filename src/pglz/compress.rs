@@ -608,7 +608,12 @@ impl Compressor {
             // one class in the dictionary's (13 of a fortune row's 30 walks), whose key
             // measures the match without the call (`one_class`).
             let (match_len, match_off) = if own >= hist.base || dict_list.len() > 1 {
-                hist.find_match(input, dp, hash, dict_bucket, schedule)
+                if dict_list.is_empty() {
+                    hist.one_own(input, dp, own)
+                        .unwrap_or_else(|| hist.find_match(input, dp, hash, dict_bucket, schedule))
+                } else {
+                    hist.find_match(input, dp, hash, dict_bucket, schedule)
+                }
             } else if dict_list.len() == 1 {
                 hist.one_class(input, dp, dict_list.start)
                     .unwrap_or_else(|| hist.find_match(input, dp, hash, dict_bucket, schedule))
@@ -954,6 +959,34 @@ impl History<'_> {
     fn dict_list(&self, dict_bucket: usize) -> std::ops::Range<usize> {
         let bucket = dict_bucket % DICT_HASH_SIZE;
         usize::from(self.dict.list_start[bucket])..usize::from(self.dict.list_start[bucket + 1])
+    }
+
+    /// [`Self::find_match`] at `pos` when the dictionary's list is empty and the datum's own
+    /// list is the one position that entry `own` (its head) names, or `None` when the list
+    /// holds more or that position needs the walk (it lies out of reach, it matches all
+    /// eight bytes compared here, or the datum has fewer than eight left).
+    ///
+    /// The walk would compare that position and stop, as no entry follows: one comparison
+    /// of eight bytes measures the match. As the walk's, the offset means nothing for a
+    /// match under [`MIN_MATCH`] bytes. Most of the datum's non-empty lists are of this
+    /// kind, and most of their positions share only the hash (on the CSV airport rows, 2.6
+    /// such lists a row for 1.2 matches from the datum itself). Timed side by side in one
+    /// process (datum encoder, 200 rounds): 0.4-1.4 % faster per datum on the eight row
+    /// sets (airports 1.1 %, fortunes 1.3 %, geonames 1.4 %; none slower).
+    #[inline(always)]
+    fn one_own(&self, input: &[u8], pos: usize, own: u32) -> Option<(usize, usize)> {
+        let candidate = (own - self.base) as usize;
+        let off = pos - candidate;
+        // Out of reach, the walk's end; within reach, the position's link is still its own.
+        if off >= DICT_WALK_LIMIT || self.prev[candidate % HISTORY_SIZE] >= self.base {
+            return None;
+        }
+        let word = u64::from_le_bytes(input.get(pos..pos + 8)?.try_into().unwrap());
+        let earlier = u64::from_le_bytes(input[candidate..candidate + 8].try_into().unwrap());
+        match word ^ earlier {
+            0 => None,
+            diff => Some(((diff.trailing_zeros() / 8) as usize, off)),
+        }
     }
 
     /// [`Self::find_match`] at `pos` when the datum's own list is empty and the dictionary's
@@ -1625,6 +1658,46 @@ mod tests {
                             None => counts[2] += 1,
                         }
                     }
+                }
+            }
+        }
+        assert!(counts.iter().all(|&n| n > 100), "{counts:?}");
+    }
+
+    #[test]
+    fn one_own_agrees_with_the_walk() {
+        // Every position of the sample inputs whose dictionary list is empty and whose own
+        // list is not, with every earlier position added to the datum's lists.
+        let mut counts = [0; 3];
+        for (dict, inputs) in sample_dictionaries() {
+            let mut compressor = Compressor::new();
+            let schedule = GoodMatchSchedule::new(128, 10);
+            for input in &inputs {
+                let base = compressor.claim(input.len());
+                let mut hist = History {
+                    start: &mut compressor.hist_start,
+                    prev: &mut compressor.hist_prev,
+                    base,
+                    dict: &dict,
+                };
+                for pos in 0..input.len() {
+                    let bucket = dict_hash(input, pos);
+                    let hash = bucket & 511;
+                    let own = hist.head(hash);
+                    if own >= base && hist.dict_list(bucket).is_empty() {
+                        let walk = hist.find_match(input, pos, hash, bucket, &schedule);
+                        match hist.one_own(input, pos, own) {
+                            Some((len, off)) => {
+                                counts[usize::from(len >= MIN_MATCH)] += 1;
+                                assert_eq!(len, walk.0, "position {pos}");
+                                if len >= MIN_MATCH {
+                                    assert_eq!(off, walk.1, "position {pos}");
+                                }
+                            }
+                            None => counts[2] += 1,
+                        }
+                    }
+                    hist.add_with_head(pos, hash, own);
                 }
             }
         }
