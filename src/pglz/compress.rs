@@ -463,14 +463,14 @@ impl Compressor {
     fn count_unseen(&mut self, input: &[u8]) -> usize {
         debug_assert!(input.len() <= UNSEEN_MAX_INPUT);
         let n = input.len();
-        // Slots of one byte, 3 bits more than the base size (64 to 128 per input byte from
-        // 64 to 512 bytes, at most 32 KB): a collision makes a position look seen, so fewer
-        // collisions refuse sooner. Timed side by side in one process (plain compression of the even rows,
-        // default strategy, 300 rounds, Intel Xeon), against the base size in `hist_start`'s
-        // 4-byte entries, as before: 1.25x on the user-agent rows (all refused), 1.14x on
-        // Debian, 1.10x on fortunes, geonames and the airport rows, 1.04x on HTML, level on
-        // GSoC and MDN; on 2 KiB slices of the payload files (`vs_postgres`'s), 1.17x on a
-        // JPEG, 1.14x on a PDF, level on six others. Bits more, on four row sets: 0,
+        // Slots of one byte, 3 bits more than the base size (64 to 128 per input byte from 64
+        // to 512 bytes, at most 32 KB): a collision makes a position look seen, so fewer
+        // collisions refuse sooner. Timed side by side in one process (plain compression of the
+        // even rows, default strategy, 300 rounds, Intel Xeon), against the base size in
+        // `hist_start`'s 4-byte entries, as before: 1.25x on the user-agent rows (all refused),
+        // 1.14x on Debian, 1.10x on fortunes, geonames and the airport rows, 1.04x on HTML,
+        // level on GSoC and MDN; on 2 KiB slices of the payload files (`vs_postgres`'s), 1.17x
+        // on a JPEG, 1.14x on a PDF, level on six others. Bits more, on four row sets: 0,
         // 1.05-1.08x; 1, 1.08-1.15x; 2, 1.09-1.20x; 4, 1.08-1.33x; 5, 1.09-1.36x (past 3 bits
         // only the user agents gain, with 16-32 KB of table for a row).
         let bits = seen_table_bits(n, COUNT_EXTRA_BITS);
@@ -966,14 +966,14 @@ impl History<'_> {
     /// holds more or that position needs the walk (it lies out of reach, it matches all
     /// eight bytes compared here, or the datum has fewer than eight left).
     ///
-    /// The walk would compare that position and stop, as no entry follows: one comparison
-    /// of eight bytes measures the match. As the walk's, the offset means nothing for a
-    /// match under [`MIN_MATCH`] bytes. Most of the datum's non-empty lists are of this
-    /// kind, and most of their positions share only the hash (on the CSV airport rows, 2.6
-    /// such lists a row, while a row takes 1.2 matches from its own bytes in all; counted
-    /// with temporary counters). Timed side by side in one
-    /// process (datum encoder, 200 rounds): 0.4-1.4 % faster per datum on the eight row
-    /// sets (airports 1.1 %, fortunes 1.3 %, geonames 1.4 %; none slower).
+    /// The walk would compare that position and stop, as no entry follows: one comparison of
+    /// eight bytes measures the match. As the walk's, the offset means nothing for a match
+    /// under [`MIN_MATCH`] bytes. Most of the datum's non-empty lists are of this kind, and
+    /// most of their positions share only the hash (on the CSV airport rows, 2.6 such lists a
+    /// row, while a row takes 1.2 matches from its own bytes in all; counted with temporary
+    /// counters). Timed side by side in one process (datum encoder, 200 rounds): 0.4-1.4 %
+    /// faster per datum on the eight row sets (airports 1.1 %, fortunes 1.3 %, geonames 1.4 %;
+    /// none slower).
     #[inline(always)]
     fn one_own(&self, input: &[u8], pos: usize, own: u32) -> Option<(usize, usize)> {
         let candidate = (own - self.base) as usize;
