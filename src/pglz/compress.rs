@@ -1674,18 +1674,12 @@ mod tests {
             let mut compressor = Compressor::new();
             let schedule = GoodMatchSchedule::new(128, 10);
             for input in &inputs {
-                let base = compressor.claim(input.len());
-                let mut hist = History {
-                    start: &mut compressor.hist_start,
-                    prev: &mut compressor.hist_prev,
-                    base,
-                    dict: &dict,
-                };
+                let mut hist = empty_history(&mut compressor, &dict);
                 for pos in 0..input.len() {
                     let bucket = dict_hash(input, pos);
                     let hash = bucket & 511;
                     let own = hist.head(hash);
-                    if own >= base && hist.dict_list(bucket).is_empty() {
+                    if own >= hist.base && hist.dict_list(bucket).is_empty() {
                         let walk = hist.find_match(input, pos, hash, bucket, &schedule);
                         match hist.one_own(input, pos, own) {
                             Some((len, off)) => {
@@ -1700,6 +1694,8 @@ mod tests {
                     }
                     hist.add_with_head(pos, hash, own);
                 }
+                // Past this input's entries: the next input's lists start empty.
+                compressor.claim(input.len());
             }
         }
         assert!(counts.iter().all(|&n| n > 100), "{counts:?}");
