@@ -625,6 +625,11 @@ fn dict_id_len(id: u32) -> usize {
 /// Checks everything the header alone can tell: its fields are all present, the method and
 /// codec are defined, the dictionary id is a valid, minimal varint of 1..=u32::MAX, and
 /// `total_len` covers the header.
+// Inlined (with `parse_header` and `checked_payload`) into the decoders, which read a header
+// per datum: the compiler left it a call of its own. Timed side by side in one process (the
+// datum decoder over the first 3000 even rows, 300 rounds): 2.5-4.4 % faster per CSV
+// airport datum, 1.1-1.9 % per fortune.
+#[inline]
 pub fn read_header(bytes: &[u8]) -> Result<Header, DatumError> {
     let Some(&first) = bytes.first() else {
         return Err(DatumError::Empty);
@@ -704,6 +709,7 @@ pub fn read_header(bytes: &[u8]) -> Result<Header, DatumError> {
 
 /// Parses the header of a whole datum: [`read_header`], and the header's `total_len` must be
 /// `datum.len()`.
+#[inline]
 pub fn parse_header(datum: &[u8]) -> Result<Header, DatumError> {
     let header = read_header(datum)?;
     if header.total_len != datum.len() {
@@ -1334,6 +1340,7 @@ fn resolve<'a>(
 
 /// A datum's header and payload, the payload checked against the most its codec can expand to
 /// before anything is allocated for `raw_len`: what every decode starts with.
+#[inline]
 fn checked_payload(datum: &[u8]) -> Result<(Header, &[u8]), DatumError> {
     let header = parse_header(datum)?;
     let payload = &datum[header.payload_range()];
