@@ -507,6 +507,10 @@ impl Compressor {
     /// What `strategy` asks of a call on `input`, as PostgreSQL's `pglz_compress` works it out
     /// before its loop; `None` when the strategy refuses the input outright. Also readies
     /// the `good_match` schedule.
+    // Inlined into both compressors: a short datum pays for the call. Together with the datum
+    // encoder's `Best::offer` inlined, timed side by side in one process (datum encoder, 300
+    // rounds): 2.3-2.5 % faster per CSV airport datum, 0.3-0.8 % per fortune.
+    #[inline]
     fn limits(&mut self, input: &[u8], strategy: &Strategy) -> Option<Limits> {
         // PostgreSQL's lengths are int32: anything longer cannot be handed to it at all.
         let slen = i32::try_from(input.len()).ok()?;
