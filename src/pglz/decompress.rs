@@ -56,6 +56,10 @@ pub fn decompress_with_dict(payload: &[u8], raw_len: usize, dict: &[u8]) -> Resu
 
 /// [`decompress_into`] for a payload compressed with a dictionary: decodes into `out`, which
 /// it must fill exactly.
+// Inlined into the datum decoder, which calls it per dictionary datum: timed side by side in
+// one process (datum decoder over the first 3000 even rows, 300 rounds), 1.8-2.2 % faster per
+// CSV airport datum, 1.0-1.2 % per fortune (a hint alone left it a call).
+#[inline(always)]
 pub fn decompress_into_with_dict(payload: &[u8], out: &mut [u8], dict: &[u8]) -> Result<(), Error> {
     check_raw_len(payload.len(), out.len())?;
     decode(payload, dict_window(dict), out, true).map(|_| ())
