@@ -990,7 +990,7 @@ impl History<'_> {
         let earlier = u64::from_le_bytes(input[candidate..candidate + 8].try_into().unwrap());
         match word ^ earlier {
             0 => None,
-            diff => Some(((diff.trailing_zeros() / 8) as usize, off)),
+            diff => Some((agreeing_bytes(diff), off)),
         }
     }
 
@@ -1015,7 +1015,7 @@ impl History<'_> {
         if candidate + 8 > dict_len || pos + dict_len - candidate >= DICT_WALK_LIMIT {
             return None;
         }
-        let len = ((word ^ self.dict.keys[class]).trailing_zeros() / 8) as usize;
+        let len = agreeing_bytes(word ^ self.dict.keys[class]);
         if len < 8 {
             return Some((len, pos + dict_len - candidate));
         }
@@ -1142,7 +1142,7 @@ impl History<'_> {
                 .map(|d| u64::from_le_bytes(d.try_into().unwrap()));
             match (current8, first8) {
                 (Some(c), Some(d)) if c != d => {
-                    let len = ((c ^ d).trailing_zeros() / 8) as usize;
+                    let len = agreeing_bytes(c ^ d);
                     let better = len > best_len;
                     best_off = if better { off } else { best_off };
                     best_len = best_len.max(len);
@@ -1197,7 +1197,7 @@ impl History<'_> {
         }
         let (mut len, mut at) = (0, 0);
         for (i, &key) in self.dict.keys[list].iter().enumerate() {
-            let this = ((word ^ key).trailing_zeros() / 8) as usize;
+            let this = agreeing_bytes(word ^ key);
             at = if this > len { i } else { at };
             len = len.max(this);
         }
@@ -1330,6 +1330,13 @@ fn dict_match_len(dict_tail: &[u8], input: &[u8], current: &[u8]) -> usize {
     in_dict + common_prefix(input, &current[in_dict..])
 }
 
+/// How many leading bytes two 8-byte little-endian words agree on, given their XOR `diff`
+/// (8 when they are equal): the first differing byte holds the lowest set bit.
+#[inline(always)]
+fn agreeing_bytes(diff: u64) -> usize {
+    (diff.trailing_zeros() / 8) as usize
+}
+
 /// Length of the common prefix of `a` and `b`; `a` must be at least as long as `b`.
 #[inline(always)]
 fn common_prefix(a: &[u8], b: &[u8]) -> usize {
@@ -1341,7 +1348,7 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
         let diff =
             u64::from_le_bytes(x.try_into().unwrap()) ^ u64::from_le_bytes(y.try_into().unwrap());
         if diff != 0 {
-            return len + (diff.trailing_zeros() / 8) as usize;
+            return len + agreeing_bytes(diff);
         }
         len += 8;
     }
