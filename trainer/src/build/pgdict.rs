@@ -976,8 +976,8 @@ impl PgdictBuilder {
                 Refill::Residual => {
                     let pool = residual.get_or_insert_with(|| {
                         work += pool_bytes;
-                        let counts = self.residual_counts(&state.dict, context);
-                        Pool::new(context.pool_rows.to_vec(), &counts, context.residual_min_df)
+                        let marks = self.residual_marks(&state.dict, context);
+                        context.pool.recounted(&marks, context.residual_min_df)
                     });
                     self.replace(&state, pool, &banned, drop_share, context)
                 }
@@ -1048,10 +1048,11 @@ impl PgdictBuilder {
         kept
     }
 
-    /// Document frequencies, over the pool rows, of the k-mers that `dict` leaves costly:
-    /// those with a byte written literally or copied in a match shorter than
-    /// [`Self::residual_short`].
-    fn residual_counts(&self, dict: &[u8], context: &Context<'_, '_>) -> KmerCounts {
+    /// Per pool row, which of its k-mers `dict` leaves costly (by start position): those with
+    /// a byte written literally or copied in a match shorter than [`Self::residual_short`].
+    /// Their document frequencies over the pool rows value the residual candidates
+    /// ([`Pool::recounted`]).
+    fn residual_marks(&self, dict: &[u8], context: &Context<'_, '_>) -> Vec<Vec<bool>> {
         let k = context.k;
         let costly = costly_bytes(
             context.pool_rows,
@@ -1059,11 +1060,10 @@ impl PgdictBuilder {
             dict,
             self.residual_short,
         );
-        let marks: Vec<Vec<bool>> = costly
+        costly
             .iter()
             .map(|c| c.windows(k).map(|w| w.contains(&true)).collect())
-            .collect();
-        KmerCounts::count_marked(context.pool_rows, &marks, k)
+            .collect()
     }
 
     /// A replacing round: trims unused ends, drops the pieces that earned least per byte

@@ -29,9 +29,10 @@ pub struct Probe<'a> {
     rows: Vec<&'a [u8]>,
     /// Per row, the stored size without the dictionary (the smaller of raw and plain).
     base: Vec<usize>,
-    /// Empty, or per row which bytes its plain pglz parse copies from the row itself
-    /// (see [`Probe::crediting_new_bytes`]).
-    own: Vec<Vec<bool>>,
+    /// Empty, or per row and byte position, how many of the row's bytes before it its plain
+    /// pglz parse copies from the row itself (see [`Probe::crediting_new_bytes`]): one more
+    /// entry than the row has bytes, so a copy's own bytes are a difference of two.
+    own: Vec<Vec<u32>>,
 }
 
 /// What a dictionary did for the probe rows.
@@ -97,7 +98,12 @@ impl<'a> Probe<'a> {
                         }
                     });
                 }
-                own
+                let mut before = Vec::with_capacity(own.len() + 1);
+                before.push(0);
+                for &o in &own {
+                    before.push(before.last().unwrap() + u32::from(o));
+                }
+                before
             })
             .collect();
         self
@@ -318,12 +324,12 @@ struct Measured {
 
 /// Measures `rows` (whose stored sizes without the dictionary are `base`) with
 /// `compress(row, ops)`, which compresses a row, reports its payload's ops and returns the
-/// payload's length (`None`: no dictionary form). `own`, unless empty, marks per row the
-/// bytes a copy earns nothing for.
+/// payload's length (`None`: no dictionary form). `own`, unless empty, counts per row the
+/// bytes a copy earns nothing for (as `Probe::own`).
 fn measure_rows(
     rows: &[&[u8]],
     base: &[usize],
-    own: &[Vec<bool>],
+    own: &[Vec<u32>],
     measured: Measured,
     mut compress: impl FnMut(&[u8], &mut dyn FnMut(Op)) -> Option<usize>,
 ) -> Outcome {
@@ -354,8 +360,8 @@ fn measure_rows(
                     let in_dict = len.min(back);
                     let mut saving = copy_saving(is_pglz, len) * in_dict as f64 / len as f64;
                     if let Some(own_row) = own_row {
-                        let end = (pos + in_dict).min(own_row.len());
-                        let mine = own_row[pos.min(end)..end].iter().filter(|&&o| o).count();
+                        let end = (pos + in_dict).min(own_row.len() - 1);
+                        let mine = (own_row[end] - own_row[pos.min(end)]) as usize;
                         saving *= (in_dict - mine) as f64;
                         saving /= in_dict as f64;
                     }
