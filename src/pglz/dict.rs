@@ -104,25 +104,35 @@ impl PglzDictionary {
         let mut list_start = Vec::with_capacity(DICT_HASH_SIZE + 1);
         let mut classes: Vec<Class> = Vec::new();
         let mut members: Vec<Member> = Vec::new();
-        // The bucket's classes being built: each one's positions, newest first.
+        // The bucket's classes being built: each one's positions, newest first, in the
+        // first `in_use` vectors. The vectors (and `lower` below) are reused from bucket to
+        // bucket: allocating one per class made preparing a 4 KB dictionary take 0.4 ms.
         let mut split: Vec<Vec<usize>> = Vec::new();
+        let mut lower: Vec<usize> = Vec::new();
         for &head in &start {
             list_start.push(classes.len() as u16);
-            split.clear();
+            let mut in_use = 0;
             let mut entry = head;
             while entry != 0 {
                 let pos = usize::from(entry) - 1;
                 entry = prev[pos];
                 let eight = bytes.get(pos..pos + 8);
-                let class = split
+                let class = split[..in_use]
                     .iter_mut()
                     .find(|class| eight.is_some() && bytes.get(class[0]..class[0] + 8) == eight);
                 match class {
                     Some(class) => class.push(pos),
-                    None => split.push(vec![pos]),
+                    None => {
+                        if in_use == split.len() {
+                            split.push(Vec::new());
+                        }
+                        split[in_use].clear();
+                        split[in_use].push(pos);
+                        in_use += 1;
+                    }
                 }
             }
-            for class in &split {
+            for class in &split[..in_use] {
                 classes.push(Class {
                     pos: class[0] as u16,
                     members: members.len() as u16,
@@ -150,7 +160,7 @@ impl PglzDictionary {
                 // members with ranks rising from the top).
                 let first = usize::from(classes[classes.len() - 1].members);
                 let end = members.len();
-                let mut lower: Vec<usize> = Vec::new();
+                lower.clear();
                 for i in (first..end).rev() {
                     while lower
                         .last()
