@@ -594,7 +594,7 @@ impl PgdictBuilder {
 
         // Seeds.
         let mut seeds: Vec<Vec<u8>> = Vec::new();
-        let mut own = pool.select(&mut KmerSet::default(), &HashSet::new(), budget);
+        let mut own = pool.select(&KmerSet::default(), &HashSet::new(), budget);
         own.reverse(); // chosen best first; the best goes last
         seeds.push(own.into_iter().flat_map(|s| s.bytes).collect());
         if self.zstd_seeds {
@@ -1140,7 +1140,7 @@ impl PgdictBuilder {
         let kept: usize = pieces.iter().map(|p| p.bytes.len()).sum();
         // Chosen best first; the best goes nearest the kept pieces.
         let mut fresh: Vec<Piece> = pool
-            .select(&mut covered, &trial_banned, budget.saturating_sub(kept))
+            .select(&covered, &trial_banned, budget.saturating_sub(kept))
             .into_iter()
             .rev()
             .map(|s| Piece {

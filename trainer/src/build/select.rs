@@ -243,18 +243,14 @@ impl<'a> Pool<'a> {
     }
 
     /// Chooses segments of at most `budget` bytes in all, greedily by value per byte, skipping
-    /// k-mers in `covered` (and adding the chosen ones to it) and byte strings whose
+    /// k-mers in `covered` (and those of the segments chosen before) and byte strings whose
     /// [`fingerprint`] is in `banned`. Segments come out in the order chosen, best first.
-    pub fn select(
-        &self,
-        covered: &mut KmerSet,
-        banned: &HashSet<u64>,
-        budget: usize,
-    ) -> Vec<Segment> {
+    pub fn select(&self, covered: &KmerSet, banned: &HashSet<u64>, budget: usize) -> Vec<Segment> {
         let k = self.k;
         let byte_len = |s: Span| (s.end - s.start) as usize + k - 1;
         let density = |s: Span, value: f64| value / byte_len(s) as f64;
-        // `covered` as k-mer numbers: k-mers the rows do not hold are never looked up.
+        // `covered` as k-mer numbers (k-mers the rows do not hold are never looked up), and
+        // then those of each chosen segment.
         let mut covered_ids = CoveredIds::new(self.kmers.keys.len());
         for key in covered.iter() {
             if let Some(&id) = self.kmers.numbers.get(key) {
@@ -311,7 +307,6 @@ impl<'a> Pool<'a> {
             for &id in &ids[span.start as usize..span.end as usize] {
                 covered_ids.insert(id);
             }
-            covered.extend(kmer::keys(bytes, k));
             left -= bytes.len();
             chosen.push(Segment {
                 bytes: bytes.to_vec(),
@@ -390,8 +385,7 @@ mod tests {
         ];
         let counts = KmerCounts::count(&rows, 4);
         let pool = Pool::new(rows.clone(), &counts, 2);
-        let mut covered = KmerSet::default();
-        let chosen = pool.select(&mut covered, &HashSet::new(), 1000);
+        let chosen = pool.select(&KmerSet::default(), &HashSet::new(), 1000);
         let texts: Vec<String> = chosen
             .iter()
             .map(|s| String::from_utf8_lossy(&s.bytes).into_owned())
@@ -419,7 +413,7 @@ mod tests {
         let counts = KmerCounts::count(&rows_ref, 6);
         let pool = Pool::new(rows_ref, &counts, 2);
         for budget in [6, 10, 20, 1000] {
-            let chosen = pool.select(&mut KmerSet::default(), &HashSet::new(), budget);
+            let chosen = pool.select(&KmerSet::default(), &HashSet::new(), budget);
             let total: usize = chosen.iter().map(|s| s.bytes.len()).sum();
             assert!(total <= budget, "{total} > {budget}");
             assert!(!chosen.is_empty());
@@ -457,8 +451,7 @@ mod tests {
                 assert_eq!(recounted.dfs, counted.dfs, "k={k} min_df={min_df}");
                 assert_eq!(recounted.spans, counted.spans, "k={k} min_df={min_df}");
                 assert!(!counted.spans.is_empty() || min_df == 20);
-                let select =
-                    |pool: &Pool| pool.select(&mut KmerSet::default(), &HashSet::new(), 64);
+                let select = |pool: &Pool| pool.select(&KmerSet::default(), &HashSet::new(), 64);
                 assert_eq!(select(&recounted), select(&counted));
             }
         }
