@@ -1339,7 +1339,7 @@ fn agreeing_bytes(diff: u64) -> usize {
 
 /// Length of the common prefix of `a` and `b`; `a` must be at least as long as `b`.
 #[inline(always)]
-fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+pub(super) fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     let a = &a[..b.len()];
     let mut chunks_a = a.chunks_exact(8);
     let mut chunks_b = b.chunks_exact(8);
