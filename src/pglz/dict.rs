@@ -132,10 +132,10 @@ impl PglzDictionary {
             while entry != 0 {
                 let pos = usize::from(entry) - 1;
                 entry = prev[pos];
-                let eight = bytes.get(pos..pos + 8);
+                let eight = first_eight(&bytes, pos);
                 let class = split[..in_use]
                     .iter_mut()
-                    .find(|class| eight.is_some() && bytes.get(class[0]..class[0] + 8) == eight);
+                    .find(|class| eight.is_some() && first_eight(&bytes, class[0]) == eight);
                 match class {
                     Some(class) => class.push(pos),
                     None => {
@@ -226,6 +226,12 @@ impl PglzDictionary {
     pub fn is_empty(&self) -> bool {
         self.bytes.is_empty()
     }
+}
+
+/// The eight bytes at `pos` as a word, if there are eight left: a class's key.
+fn first_eight(bytes: &[u8], pos: usize) -> Option<u64> {
+    let eight = bytes.get(pos..pos + 8)?;
+    Some(u64::from_le_bytes(eight.try_into().expect("eight bytes")))
 }
 
 impl std::fmt::Debug for PglzDictionary {
