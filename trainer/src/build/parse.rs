@@ -177,6 +177,35 @@ mod tests {
     }
 
     #[test]
+    fn pglz_ops_replay_rows_of_every_mix_of_literals_and_copies() {
+        let dict = PglzDictionary::new(DICT);
+        let mut compressor = Compressor::new();
+        let mut state = 0x2545_f491_u32;
+        for n in 0..400usize {
+            // Runs of noise (literals, up to whole control bytes of them) between pieces of
+            // the dictionary and of the row itself (copies).
+            let mut row = Vec::new();
+            while row.len() < 20 + n {
+                state ^= state << 13;
+                state ^= state >> 17;
+                state ^= state << 5;
+                let noise = (state % 23) as usize;
+                row.extend((0..noise).map(|i| (state >> (i % 24)) as u8));
+                let from: &[u8] = if state & 1 == 0 { DICT } else { ROW };
+                let start = (state >> 8) as usize % (from.len() - 12);
+                row.extend_from_slice(&from[start..start + 3 + (state >> 20) as usize % 10]);
+            }
+            let Some(payload) = compressor.compress_with_dict(&row, &dict, &Strategy::ALWAYS)
+            else {
+                continue;
+            };
+            let mut ops = Vec::new();
+            pglz_ops(payload, row.len(), |op| ops.push(op));
+            assert_eq!(replay(&ops, DICT, &row), row, "row {n}");
+        }
+    }
+
+    #[test]
     fn lz4_ops_replay_the_datum() {
         let dict = Lz4Dictionary::new(DICT);
         let block = Lz4Compressor::new().compress_with_dict(ROW, &dict).unwrap();
