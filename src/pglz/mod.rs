@@ -13,8 +13,8 @@
 //!   whatever saves a byte). Returns `None` when the strategy judges the input not worth
 //!   compressing: the caller stores it raw. That is a normal outcome, not an error. The
 //!   compressor keeps its work tables between calls, so compressing allocates nothing once
-//!   warm. [`compress`] is the one-shot form.
-//! - [`decompress`]`(payload, raw_len)`: decodes a whole payload; the payload must produce
+//!   warm. [`compress()`] is the one-shot form.
+//! - [`decompress()`]`(payload, raw_len)`: decodes a whole payload; the payload must produce
 //!   exactly `raw_len` bytes and be consumed exactly (PostgreSQL's `check_complete = true`).
 //! - [`decompress_prefix`]`(payload, raw_len, k)`: decodes only the first `k` bytes, reading
 //!   at most [`maximum_compressed_size`]`(k, payload.len())` payload bytes (PostgreSQL's

@@ -3,7 +3,7 @@
 //!
 //! The one-call API, for programs that train (the `pgdict` CLI's `compare` and `demo`):
 //!
-//! - [`train`]`(rows, options)` → [`Trained`] (content, codec, builder, time, evaluation);
+//! - [`train()`]`(rows, options)` → [`Trained`] (content, codec, builder, time, evaluation);
 //!   [`train_split`] when the held-out rows are already set apart (as [`sample`] does);
 //! - [`evaluate`]`(holdout, dict, progress)` → [`Evaluation`]: plain pglz, pglz with the
 //!   dictionary, plain lz4, lz4 with it, per size bucket, with speeds;
