@@ -42,7 +42,7 @@ fuzz_target!(|data: &[u8]| {
         pglz::decompress_prefix_with_dict(payload, raw_len, raw_len, dict),
         with_dict
     );
-    // The prepared dictionary hands the decoder the same bytes.
-    let prepared = pglz::PglzDictionary::new(dict);
-    assert_eq!(prepared.as_bytes(), window);
+    // No `PglzDictionary` here: preparing one took over two thirds of this target's time
+    // under the instrumentation, for one equality (tests/pglz_dict.rs checks that it keeps
+    // the last 4095 bytes); `round_trip` fuzzes the preparation.
 });
