@@ -125,6 +125,25 @@ fn edge_inputs() -> Vec<Vec<u8>> {
         noise(70_000, 2),
         b"0123456789".repeat(2000),
     ]
+    .into_iter()
+    .chain(around_clear_threshold())
+    .collect()
+}
+
+/// Inputs just under, at and over 512 bytes, the size from which [`Lz4Compressor`] clears its
+/// hash table before a plain block (`PLAIN_CLEAR_TABLE_MIN` in `lz4.rs`), alternating with
+/// shorter ones, so that each path starts from the table the other left.
+fn around_clear_threshold() -> Vec<Vec<u8>> {
+    let text: Vec<u8> = (0..200)
+        .flat_map(|i| {
+            format!("{{\"id\": {i}, \"name\": \"row {}\"}}, ", i * 7919 % 1000).into_bytes()
+        })
+        .collect();
+    [511, 40, 512, 300, 513, 100, 2000, 511, 4095, 64, 4096, 500]
+        .iter()
+        .enumerate()
+        .map(|(i, &len)| text[i * 37..i * 37 + len].to_vec())
+        .collect()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -147,7 +166,8 @@ fn lz4_plain_is_liblz4_compress_default() {
             expected,
             "input {i} (reused state)"
         );
-        // Leave the working stream dirty with a dictionary compression before the next input.
+        // A dictionary compression in between, as the datum encoder does: it has a working
+        // stream of its own, which must leave the plain one's output alone.
         reused.compress_with_dict(input, &dict).unwrap();
         assert_eq!(
             lz4::decompress(&expected, input.len()).unwrap(),
