@@ -31,6 +31,8 @@ use std::path::Path;
 use pgdict::datum::{self, Codec, DatumDecoder, DatumEncoder, Dictionaries, PreparedDictionary};
 use pgdict::pglz;
 
+mod common;
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 3 {
@@ -43,18 +45,7 @@ fn main() {
         return slices(slice, Path::new(&args[2]), repeat);
     }
     let rows = pgdict::rows::read_row_file(Path::new(&args[2])).expect("row file");
-    let datums: Vec<&[u8]> = rows.iter().step_by(2).take(3000).map(|r| &r[..]).collect();
-    let mut training = 0;
-    let samples: Vec<&[u8]> = rows
-        .iter()
-        .skip(1)
-        .step_by(2)
-        .take_while(|r| {
-            training += r.len();
-            training <= 4 << 20
-        })
-        .map(|r| &r[..])
-        .collect();
+    let (datums, samples) = common::interleaved_split(&rows, 3000);
     let dict = ::zstd::dict::from_samples(&samples, 64 * 1024).expect("training");
     let small = &dict[dict.len().saturating_sub(4096)..];
     let prepared = std::sync::Arc::new(PreparedDictionary::new(1, small).expect("dictionary"));

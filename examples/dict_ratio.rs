@@ -90,6 +90,8 @@ use pgdict::measure::{self, geometric_mean, mbps, Job};
 use pgdict::pglz;
 use pgdict::zstd::{ZstdCompressor, ZstdDecompressor};
 
+mod common;
+
 const USAGE: &str = "usage: dict_ratio [--json] [--max-rows N] ROWFILE...";
 
 /// Size of the trained dictionary: lz4's whole window.
@@ -97,10 +99,6 @@ const DICT_SIZE: usize = 64 * 1024;
 
 /// The part of it pglz and zstd use: its end, which pglz reaches (4095 bytes back).
 const SMALL_DICT_SIZE: usize = 4096;
-
-/// Training rows are taken in file order until they hold this many bytes, which keeps
-/// training to a second or two per file.
-const MAX_TRAINING_BYTES: usize = 4 << 20;
 
 /// Timing: at least this many rounds per method, and at least this long in all.
 const MIN_ROUNDS: usize = 5;
@@ -547,23 +545,7 @@ fn ratio(a: f64, b: f64) -> f64 {
 
 fn evaluate(path: &Path, max_rows: usize) -> Result<Report, String> {
     let rows = pgdict::rows::read_row_file(path).map_err(|e| e.to_string())?;
-    let datums: Vec<&[u8]> = rows
-        .iter()
-        .step_by(2)
-        .take(max_rows)
-        .map(|r| &r[..])
-        .collect();
-    let mut training_bytes = 0;
-    let samples: Vec<&[u8]> = rows
-        .iter()
-        .skip(1)
-        .step_by(2)
-        .take_while(|r| {
-            training_bytes += r.len();
-            training_bytes <= MAX_TRAINING_BYTES
-        })
-        .map(|r| &r[..])
-        .collect();
+    let (datums, samples) = common::interleaved_split(&rows, max_rows);
     if datums.is_empty() || samples.is_empty() {
         return Err(format!(
             "{}: {} rows; need at least 2 (one to train, one to evaluate)",

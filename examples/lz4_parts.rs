@@ -31,10 +31,10 @@ use std::time::Instant;
 use pgdict::datum::{Codec, DatumEncoder, PreparedDictionary};
 use pgdict::lz4::{self, Lz4Compressor};
 
+mod common;
+
 /// The dictionary's size, as `dict_ratio`'s lz4 dictionary.
 const DICT_SIZE: usize = 64 * 1024;
-/// At most this many training bytes go to zstd's trainer, as in `dict_ratio`.
-const MAX_TRAINING_BYTES: usize = 4 << 20;
 /// At most this many even rows of a file are compressed.
 const MAX_ROWS: usize = 3000;
 /// Size classes of the second table (bytes, each from one edge up to the next).
@@ -62,23 +62,7 @@ fn main() {
     for file in &args {
         let rows =
             pgdict::rows::read_row_file(Path::new(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
-        let datums: Vec<&[u8]> = rows
-            .iter()
-            .step_by(2)
-            .take(MAX_ROWS)
-            .map(|r| &r[..])
-            .collect();
-        let mut training = 0;
-        let samples: Vec<&[u8]> = rows
-            .iter()
-            .skip(1)
-            .step_by(2)
-            .take_while(|r| {
-                training += r.len();
-                training <= MAX_TRAINING_BYTES
-            })
-            .map(|r| &r[..])
-            .collect();
+        let (datums, samples) = common::interleaved_split(&rows, MAX_ROWS);
         let dict = ::zstd::dict::from_samples(&samples, DICT_SIZE).expect("zstd training");
         let prepared = PreparedDictionary::new(1, &dict).expect("dictionary");
         let speeds = file_speeds(&datums, &prepared, rounds);
