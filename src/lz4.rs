@@ -680,7 +680,7 @@ impl Lz4Compressor {
 
     /// [`compress_into`] reusing this compressor's state (`LZ4_compress_fast_extState_fastReset`,
     /// which gives the same bytes as `LZ4_compress_default` without clearing 16 KiB per call;
-    /// inputs of [`PLAIN_CLEAR_TABLE_MIN`] bytes or more clear it, which pays there).
+    /// inputs of 512 bytes or more, `PLAIN_CLEAR_TABLE_MIN`, clear it, which pays there).
     /// Appends to `out` and returns the block's length.
     pub fn compress_into(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<usize, Error> {
         let work: *mut Lz4Stream = &mut *self.plain;
