@@ -6,10 +6,10 @@
 //! ```
 //!
 //! The rows are split as `dict_ratio` splits them: zstd's trainer builds a 64 KB dictionary
-//! from the odd rows, and the jobs run on the even rows (at most 3000 a file). One round runs
-//! each job once over those rows, one datum at a time; the jobs alternate within the round, and
-//! each job's time is divided into C's time of the same round (so above 1.0 is faster than C)
-//! before the median over the rounds (default 30) is taken.
+//! from the odd rows, and the jobs run on the even rows (at most 3000 a file), one datum at a
+//! time. Each job is timed against its yardstick with `measure::paired_ratio`: both once per
+//! round, for ROUNDS rounds (default 30), and the median of the rounds' ratios (above 1.0: the
+//! job is faster).
 //!
 //! First table, per file, speed over C's default `pglz_compress`:
 //!
@@ -20,16 +20,20 @@
 //! - `default`: liblz4's `LZ4_compress_default` (what PostgreSQL calls: its hash table cleared
 //!   every call), the bytes `plain` must equal.
 //!
-//! Second table, all files' rows pooled by size: `LZ4_compress_default` over
-//! [`Lz4Compressor::compress_into`] (above 1.0: clearing the table every call would be faster
-//! for inputs of that size), the measurement behind the compressor's `PLAIN_CLEAR_TABLE_MIN`.
+//! Second table, all files' rows pooled by size: `LZ4_compress_default` (its table cleared every
+//! call) over [`Lz4Compressor::compress_into`], the measurement behind the compressor's
+//! `PLAIN_CLEAR_TABLE_MIN`. The compressor clears its table itself from that size (512 bytes)
+//! on, so those classes now read about 1.0; below it, the table shows what clearing would cost.
+//! (Run against the compressor before it cleared any table, the classes from 512 bytes read
+//! 1.05-1.24x: see the constant.)
 
 use std::hint::black_box;
 use std::path::Path;
-use std::time::Instant;
+use std::time::Duration;
 
 use pgdict::datum::{Codec, DatumEncoder, PreparedDictionary};
 use pgdict::lz4::{self, Lz4Compressor};
+use pgdict::measure::{self, Job};
 
 mod common;
 
@@ -101,88 +105,72 @@ fn main() {
     }
 }
 
-/// Per job (datum encoder, dictionary call, plain call, `LZ4_compress_default`): the median
-/// over the rounds of C's time divided by the job's.
+/// Per job (datum encoder, dictionary call, plain call, `LZ4_compress_default`): its speed over
+/// C's default `pglz_compress` on the same datums, paired round by round.
 fn file_speeds(datums: &[&[u8]], dict: &PreparedDictionary, rounds: usize) -> [f64; 4] {
-    let mut encoder = DatumEncoder::new();
-    let mut compressor = Lz4Compressor::new();
     let strategy = pgdict_pgref::strategy_default();
-    let mut out = Vec::new();
-    let mut ratios: [Vec<f64>; 4] = Default::default();
-    for _ in 0..rounds {
-        let c = time(|| {
-            let mut c = pgdict_pgref::exclusive();
-            for d in datums {
-                black_box(c.compress_into(d, &strategy, &mut out));
-            }
-        });
-        let jobs = [
-            time(|| {
-                for d in datums {
-                    out.clear();
-                    black_box(encoder.encode_into(d, Codec::Lz4, Some(dict), &mut out))
-                        .expect("encode");
-                }
-            }),
-            time(|| {
-                for d in datums {
-                    out.clear();
-                    black_box(compressor.compress_with_dict_into(d, dict.lz4(), &mut out))
-                        .expect("lz4 with dictionary");
-                }
-            }),
-            time(|| {
-                for d in datums {
-                    out.clear();
-                    black_box(compressor.compress_into(d, &mut out)).expect("lz4");
-                }
-            }),
-            time(|| {
-                for d in datums {
-                    out.clear();
-                    black_box(lz4::compress_into(d, &mut out)).expect("lz4 default");
-                }
-            }),
-        ];
-        for (list, job) in ratios.iter_mut().zip(jobs) {
-            list.push(c / job);
+    let mut c_out = Vec::new();
+    let mut c: Job = Box::new(move || {
+        let mut c = pgdict_pgref::exclusive();
+        for d in datums {
+            black_box(c.compress_into(d, &strategy, &mut c_out));
         }
-    }
-    ratios.map(median)
+    });
+    let (mut encoder, mut with_dict, mut plain) = (
+        DatumEncoder::new(),
+        Lz4Compressor::new(),
+        Lz4Compressor::new(),
+    );
+    let (mut out_datum, mut out_dict, mut out_plain, mut out_default) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut jobs: [Job; 4] = [
+        Box::new(move || {
+            for d in datums {
+                out_datum.clear();
+                black_box(encoder.encode_into(d, Codec::Lz4, Some(dict), &mut out_datum))
+                    .expect("encode");
+            }
+        }),
+        Box::new(move || {
+            for d in datums {
+                out_dict.clear();
+                black_box(with_dict.compress_with_dict_into(d, dict.lz4(), &mut out_dict))
+                    .expect("lz4 with dictionary");
+            }
+        }),
+        Box::new(move || {
+            for d in datums {
+                out_plain.clear();
+                black_box(plain.compress_into(d, &mut out_plain)).expect("lz4");
+            }
+        }),
+        Box::new(move || {
+            for d in datums {
+                out_default.clear();
+                black_box(lz4::compress_into(d, &mut out_default)).expect("lz4 default");
+            }
+        }),
+    ];
+    jobs.each_mut()
+        .map(|job| measure::paired_ratio(job, &mut c, rounds, Duration::ZERO).0)
 }
 
-/// Median over the rounds of `Lz4Compressor::compress_into`'s time over
-/// `LZ4_compress_default`'s (`lz4::compress_into`), alternated.
+/// `LZ4_compress_default`'s (`lz4::compress_into`) speed over `Lz4Compressor::compress_into`'s
+/// on `datums`, paired round by round.
 fn cleared_over_reused(datums: &[&[u8]], rounds: usize) -> f64 {
     let mut compressor = Lz4Compressor::new();
-    let mut out = Vec::new();
-    let mut ratios = Vec::with_capacity(rounds);
-    for _ in 0..rounds {
-        let reused = time(|| {
-            for d in datums {
-                out.clear();
-                black_box(compressor.compress_into(d, &mut out)).expect("lz4");
-            }
-        });
-        let cleared = time(|| {
-            for d in datums {
-                out.clear();
-                black_box(lz4::compress_into(d, &mut out)).expect("lz4 default");
-            }
-        });
-        ratios.push(reused / cleared);
-    }
-    median(ratios)
-}
-
-/// Seconds `job` takes.
-fn time(job: impl FnOnce()) -> f64 {
-    let start = Instant::now();
-    job();
-    start.elapsed().as_secs_f64()
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
+    let (mut out_reused, mut out_cleared) = (Vec::new(), Vec::new());
+    let mut reused: Job = Box::new(move || {
+        for d in datums {
+            out_reused.clear();
+            black_box(compressor.compress_into(d, &mut out_reused)).expect("lz4");
+        }
+    });
+    let mut cleared: Job = Box::new(move || {
+        for d in datums {
+            out_cleared.clear();
+            black_box(lz4::compress_into(d, &mut out_cleared)).expect("lz4 default");
+        }
+    });
+    measure::paired_ratio(&mut cleared, &mut reused, rounds, Duration::ZERO).0
 }
