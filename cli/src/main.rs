@@ -363,8 +363,8 @@ struct InspectArgs {
 /// What a dictionary buys on your rows: plain pglz against pglz, lz4 and zstd with dictionaries
 ///
 /// By default the rows are split interleaved: the odd rows (2nd, 4th, ...) train one
-/// dictionary per codec (pglz 4095 bytes, lz4 64 KB, zstd 4 KB), the even rows are evaluated,
-/// so no row is measured with a dictionary trained on it. With --dict, dictionaries come from
+/// dictionary per codec (up to 4095 bytes for pglz, 64 KB for lz4 and zstd), the even rows are
+/// evaluated, so no row is measured with a dictionary trained on it. With --dict, dictionaries come from
 /// the store and every row is evaluated.
 ///
 /// For each method: datums, raw bytes, stored bytes (whole datums, headers counted), ratio

@@ -1,4 +1,5 @@
-//! What the measurement examples share: the dictionary-codec issue's interleaved split.
+//! What the measurement examples share: the dictionary-codec issue's interleaved split, and
+//! raw content turned into a zstd-format dictionary.
 
 /// Training rows are taken in file order until they hold this many bytes, which keeps
 /// training to a second or two per file.
@@ -26,4 +27,63 @@ pub fn interleaved_split(rows: &[Vec<u8>], max_rows: usize) -> (Vec<&[u8]>, Vec<
         .map(|r| &r[..])
         .collect();
     (evaluated, samples)
+}
+
+/// The dictionary id written into a zstd-format dictionary's header by [`with_zstd_tables`]:
+/// a fixed one keeps the output reproducible (pgdict's frames leave the id out, so its value
+/// is never read back; 32768 is the lowest id zstd does not reserve).
+#[allow(dead_code)] // used by dict_ratio and zstd_dictionaries only
+const ZSTD_HEADER_DICT_ID: u32 = 32768;
+
+/// `content` as a zstd-format dictionary: zstd's header and entropy tables, counted on
+/// `samples` for compression at `level`, in front of all of `content`
+/// (`ZDICT_finalizeDictionary`, for which the zstd crate has no wrapper). With the tables a
+/// block can reuse the dictionary's instead of building its own; raw content has none.
+#[allow(dead_code)] // used by dict_ratio and zstd_dictionaries only
+pub fn with_zstd_tables(content: &[u8], samples: &[&[u8]], level: i32) -> Result<Vec<u8>, String> {
+    use ::zstd::zstd_safe::zstd_sys;
+
+    let flat = samples.concat();
+    let sizes: Vec<usize> = samples.iter().map(|s| s.len()).collect();
+    let count = u32::try_from(sizes.len()).map_err(|_| "too many samples".to_string())?;
+    // Room for the header and tables (a few hundred bytes), so that no content is cut.
+    let capacity = content.len() + 4096;
+    let mut out = vec![0u8; capacity];
+    let params = zstd_sys::ZDICT_params_t {
+        compressionLevel: level,
+        notificationLevel: 0,
+        dictID: ZSTD_HEADER_DICT_ID,
+    };
+    // SAFETY: each pointer is valid for the length passed with it (`out` for `capacity` bytes,
+    // `content` for its length, `flat` for the sum of `sizes`, `sizes` for `count` entries),
+    // and zstd keeps none of them after the call; it writes at most `capacity` bytes to `out`.
+    let written = unsafe {
+        zstd_sys::ZDICT_finalizeDictionary(
+            out.as_mut_ptr().cast(),
+            capacity,
+            content.as_ptr().cast(),
+            content.len(),
+            flat.as_ptr().cast(),
+            sizes.as_ptr(),
+            count,
+            params,
+        )
+    };
+    // SAFETY: `ZDICT_isError` only reads the number it is given.
+    if unsafe { zstd_sys::ZDICT_isError(written) } != 0 {
+        // SAFETY: `ZDICT_getErrorName` returns a pointer to one of zstd's static,
+        // nul-terminated error strings, for any number.
+        let name = unsafe { std::ffi::CStr::from_ptr(zstd_sys::ZDICT_getErrorName(written)) };
+        return Err(format!(
+            "zstd could not add entropy tables to {} bytes of content from {} rows: {}",
+            content.len(),
+            sizes.len(),
+            name.to_string_lossy()
+        ));
+    }
+    out.truncate(written);
+    if !out.ends_with(content) {
+        return Err("zstd cut the dictionary's content".to_string());
+    }
+    Ok(out)
 }
