@@ -286,7 +286,9 @@ impl fmt::Display for CodecSet {
 /// The gain a dictionary was measured to give on held-out rows (rows it was not trained on),
 /// for one codec, against the same codec without a dictionary as PostgreSQL uses it (plain
 /// pglz for a pglz dictionary, plain lz4 for an lz4 one: what a column of that compression
-/// method would store). Byte counts are of whole stored datums, headers included.
+/// method would store; for a zstd dictionary plain pglz, PostgreSQL's default, as PostgreSQL
+/// has no zstd and pgdict no plain zstd form: see [`Gain::baseline`]). Byte counts are of
+/// whole stored datums, headers included.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Gain {
     /// The codec used with the dictionary.
@@ -295,8 +297,8 @@ pub struct Gain {
     pub rows: u64,
     /// Their raw bytes.
     pub raw_bytes: u64,
-    /// What they take stored as PostgreSQL stores them with this codec (plain pglz or lz4,
-    /// or raw where it does not compress).
+    /// What they take stored as PostgreSQL stores them with the [`Gain::baseline`] codec
+    /// (plain pglz or lz4, or raw where it does not compress).
     pub plain_bytes: u64,
     /// What they take stored with the dictionary (each datum at its smallest form).
     pub dict_bytes: u64,
@@ -313,9 +315,19 @@ impl Gain {
         ratio(self.raw_bytes, self.dict_bytes)
     }
 
-    /// plain / dict: how many times smaller than plain pglz the dictionary makes the rows.
+    /// plain / dict: how many times smaller than plain compression with the
+    /// [`Gain::baseline`] codec the dictionary makes the rows.
     pub fn gain(&self) -> f64 {
         ratio(self.plain_bytes, self.dict_bytes)
+    }
+
+    /// The codec `plain_bytes` was measured with: the dictionary's own, except zstd's, which
+    /// is judged against plain pglz.
+    pub fn baseline(&self) -> Codec {
+        match self.codec {
+            Codec::Zstd => Codec::Pglz,
+            other => other,
+        }
     }
 
     fn to_json(&self) -> Value {

@@ -2,8 +2,9 @@
 //!
 //! [`evaluate`] is what the trainer reports after building: the held-out rows stored with
 //! plain pglz (PostgreSQL's default), pglz with the dictionary, plain lz4 and lz4 with the
-//! dictionary, per [`SizeBucket`], with compression and decompression speeds, every datum
-//! decoded back and checked. [`stored_bytes`] is the quick form for one codec.
+//! dictionary (and, for a zstd dictionary, zstd with it), per [`SizeBucket`], with compression
+//! and decompression speeds, every datum decoded back and checked. [`stored_bytes`] is the
+//! quick form for one codec.
 //!
 //! Each row is written by [`DatumEncoder`], which keeps the smallest whole datum of raw, plain
 //! (PostgreSQL's own form) and dictionary form; the sizes here are of those whole datums,
@@ -123,19 +124,29 @@ pub enum Method {
     Lz4,
     /// lz4 with the dictionary attached (or plain, or raw, whichever is smallest).
     Lz4Dict,
+    /// zstd with the dictionary (or raw, whichever is smaller: the datum format has no plain
+    /// zstd form). Measured only for a dictionary trained for zstd.
+    ZstdDict,
 }
 
 impl Method {
-    /// The four, plain before dictionary, pglz before lz4.
-    pub const ALL: [Method; 4] = [Method::Pglz, Method::PglzDict, Method::Lz4, Method::Lz4Dict];
+    /// The five, plain before dictionary, pglz before lz4 before zstd.
+    pub const ALL: [Method; 5] = [
+        Method::Pglz,
+        Method::PglzDict,
+        Method::Lz4,
+        Method::Lz4Dict,
+        Method::ZstdDict,
+    ];
 
-    /// `pglz`, `pglz_dict`, `lz4`, `lz4_dict` (the `--json` report's keys).
+    /// `pglz`, `pglz_dict`, `lz4`, `lz4_dict`, `zstd_dict` (the `--json` report's keys).
     pub fn name(self) -> &'static str {
         match self {
             Method::Pglz => "pglz",
             Method::PglzDict => "pglz_dict",
             Method::Lz4 => "lz4",
             Method::Lz4Dict => "lz4_dict",
+            Method::ZstdDict => "zstd_dict",
         }
     }
 
@@ -144,23 +155,44 @@ impl Method {
         match self {
             Method::Pglz | Method::PglzDict => Codec::Pglz,
             Method::Lz4 | Method::Lz4Dict => Codec::Lz4,
+            Method::ZstdDict => Codec::Zstd,
         }
     }
 
     /// Whether it uses the dictionary.
     pub fn uses_dict(self) -> bool {
-        matches!(self, Method::PglzDict | Method::Lz4Dict)
+        matches!(self, Method::PglzDict | Method::Lz4Dict | Method::ZstdDict)
     }
 
-    /// The plain method of `codec` (pglz or lz4) and its dictionary method.
+    /// The plain method of `codec` (pglz or lz4; zstd has none) or its dictionary method.
     pub fn of(codec: Codec, dict: bool) -> Option<Method> {
         Some(match (codec, dict) {
             (Codec::Pglz, false) => Method::Pglz,
             (Codec::Pglz, true) => Method::PglzDict,
             (Codec::Lz4, false) => Method::Lz4,
             (Codec::Lz4, true) => Method::Lz4Dict,
-            (Codec::Zstd, _) => return None,
+            (Codec::Zstd, false) => return None,
+            (Codec::Zstd, true) => Method::ZstdDict,
         })
+    }
+
+    /// What a dictionary for `codec` is judged against: the same codec without it, as
+    /// PostgreSQL stores a column of that compression method; for zstd, which PostgreSQL does
+    /// not have (and pgdict stores only with a dictionary), plain pglz, PostgreSQL's default.
+    pub fn baseline(codec: Codec) -> Method {
+        match codec {
+            Codec::Pglz | Codec::Zstd => Method::Pglz,
+            Codec::Lz4 => Method::Lz4,
+        }
+    }
+
+    /// The dictionary methods measured for a dictionary trained for `codec`: pglz's and lz4's
+    /// always, zstd's for a zstd dictionary.
+    pub fn with_dictionary(codec: Codec) -> &'static [Method] {
+        match codec {
+            Codec::Pglz | Codec::Lz4 => &[Method::PglzDict, Method::Lz4Dict],
+            Codec::Zstd => &[Method::PglzDict, Method::Lz4Dict, Method::ZstdDict],
+        }
     }
 }
 
@@ -222,6 +254,8 @@ pub struct Group {
     pub lz4: Measured,
     /// lz4 with the dictionary; `None` when evaluated without one.
     pub lz4_dict: Option<Measured>,
+    /// zstd with the dictionary; `None` unless evaluated with a zstd dictionary.
+    pub zstd_dict: Option<Measured>,
 }
 
 impl Group {
@@ -232,6 +266,7 @@ impl Group {
             Method::PglzDict => self.pglz_dict.as_ref(),
             Method::Lz4 => Some(&self.lz4),
             Method::Lz4Dict => self.lz4_dict.as_ref(),
+            Method::ZstdDict => self.zstd_dict.as_ref(),
         }
     }
 
@@ -241,6 +276,7 @@ impl Group {
             Method::PglzDict => self.pglz_dict.get_or_insert_with(Measured::default),
             Method::Lz4 => &mut self.lz4,
             Method::Lz4Dict => self.lz4_dict.get_or_insert_with(Measured::default),
+            Method::ZstdDict => self.zstd_dict.get_or_insert_with(Measured::default),
         }
     }
 
@@ -285,13 +321,13 @@ pub struct Evaluation {
 
 impl Evaluation {
     /// Whether the dictionary, used with `codec`, saves at least `min_saving` (a share: 0.01
-    /// is 1 %) of the bytes plain `codec` stores. False when nothing was evaluated, or no
-    /// dictionary was.
+    /// is 1 %) of the bytes its [`Method::baseline`] stores (plain `codec`; plain pglz for
+    /// zstd). False when nothing was evaluated, or no dictionary was.
     pub fn helps(&self, codec: Codec, min_saving: f64) -> bool {
-        let (Some(plain), Some(dict)) = (Method::of(codec, false), Method::of(codec, true)) else {
+        let Some(dict) = Method::of(codec, true) else {
             return false;
         };
-        match (self.all.get(plain), self.all.get(dict)) {
+        match (self.all.get(Method::baseline(codec)), self.all.get(dict)) {
             (Some(plain), Some(dict)) if self.all.datums > 0 => {
                 (dict.stored_bytes as f64) < plain.stored_bytes as f64 * (1.0 - min_saving)
             }
@@ -300,9 +336,10 @@ impl Evaluation {
     }
 
     /// The measured gain for the dictionary's metadata: `codec` with the dictionary against
-    /// plain `codec` (what PostgreSQL stores for a column compressed with `codec`).
+    /// its [`Method::baseline`] (what PostgreSQL stores for a column compressed with `codec`;
+    /// plain pglz for zstd).
     pub fn gain_record(&self, codec: Codec) -> Option<Gain> {
-        let plain = self.all.get(Method::of(codec, false)?)?;
+        let plain = self.all.get(Method::baseline(codec))?;
         let dict = self.all.get(Method::of(codec, true)?)?;
         Some(Gain {
             codec,
@@ -348,15 +385,18 @@ const MIN_RUNS: u32 = 3;
 const MAX_RUNS: u32 = 64;
 
 /// Compresses every held-out row alone with each method (plain pglz and lz4, and with `dict`
-/// if given, pglz and lz4 with it), as whole pgdict datums (each the smallest of raw, plain
-/// and dictionary form), decodes each datum back and checks it, and reports stored sizes and
-/// speeds per [`SizeBucket`] and in all. `progress` counts rows ([`Phase::Evaluating`]).
+/// if given, [`Method::with_dictionary`] of `codec`, the codec it was trained for: pglz and
+/// lz4 with it, and zstd for a zstd dictionary), as whole pgdict datums (each the smallest of
+/// raw, plain and dictionary form), decodes each datum back and checks it, and reports stored
+/// sizes and speeds per [`SizeBucket`] and in all. `progress` counts rows
+/// ([`Phase::Evaluating`]).
 ///
 /// Datums name the dictionary by `dict`'s id, so their headers are as long as they will be
 /// in the store when `dict` is the stored dictionary (ids up to 127 take 1 byte).
 pub fn evaluate<S: AsRef<[u8]>>(
     holdout: &[S],
     dict: Option<&Arc<PreparedDictionary>>,
+    codec: Codec,
     progress: &dyn Progress,
 ) -> Result<Evaluation, EvalError> {
     progress.begin(Phase::Evaluating, Some(holdout.len() as u64));
@@ -365,9 +405,10 @@ pub fn evaluate<S: AsRef<[u8]>>(
         by_bucket[SizeBucket::of(row.as_ref().len()) as usize].push(index);
     }
     let lookup: Dictionaries = dict.cloned().into_iter().collect();
+    let dict_methods = Method::with_dictionary(codec);
     let methods: Vec<Method> = Method::ALL
         .into_iter()
-        .filter(|m| dict.is_some() || !m.uses_dict())
+        .filter(|m| !m.uses_dict() || (dict.is_some() && dict_methods.contains(m)))
         .collect();
     let mut encoder = DatumEncoder::new();
     let mut decoder = DatumDecoder::new();
@@ -399,8 +440,9 @@ pub fn evaluate<S: AsRef<[u8]>>(
     }
     if dict.is_some() {
         // Present even when there were no rows.
-        evaluation.all.get_mut(Method::PglzDict);
-        evaluation.all.get_mut(Method::Lz4Dict);
+        for &method in dict_methods {
+            evaluation.all.get_mut(method);
+        }
     }
     progress.end(&format!("{} held-out rows", holdout.len()));
     Ok(evaluation)

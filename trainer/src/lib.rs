@@ -5,8 +5,9 @@
 //!
 //! - [`train()`]`(rows, options)` → [`Trained`] (content, codec, builder, time, evaluation);
 //!   [`train_split`] when the held-out rows are already set apart (as [`sample`] does);
-//! - [`evaluate`]`(holdout, dict, progress)` → [`Evaluation`]: plain pglz, pglz with the
-//!   dictionary, plain lz4, lz4 with it, per size bucket, with speeds;
+//! - [`evaluate`]`(holdout, dict, codec, progress)` → [`Evaluation`]: plain pglz, pglz with
+//!   the dictionary, plain lz4, lz4 with it (and zstd with it, for a zstd dictionary), per
+//!   size bucket, with speeds;
 //! - [`source::open`]`(spec)` → [`source::Rows`], an iterator of datums from a file, a
 //!   directory, standard input or a PostgreSQL column; [`source::datums_file`] reads and
 //!   writes the length-prefixed datums file;

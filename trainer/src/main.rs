@@ -29,14 +29,16 @@ HOW IT WORKS:
      rows are never trained on.
   2. Build: a dictionary of --size bytes for the codec. pglz can reach only the last 4095
      bytes of a dictionary, lz4 the last 64 KiB; pgdict's builder knows this and checks its
-     candidates with the real codec.
+     candidates with the real codec. A zstd dictionary is zstd's trainer's, in zstd's format
+     (entropy tables, then content).
   3. Evaluate: every held-out row is stored alone, as pgdict stores it (whole datum, header
      counted; the smallest of raw, plain and dictionary form): plain pglz (PostgreSQL's
-     default), pglz with the dictionary, plain lz4, lz4 with the dictionary. The report
-     gives ratios (raw/stored) per size bucket and speeds.
+     default), pglz with the dictionary, plain lz4, lz4 with the dictionary, and for a zstd
+     dictionary zstd with it. The report gives ratios (raw/stored) per size bucket and
+     speeds.
   4. Store: if the dictionary saves at least 1% of what plain compression stores with its
-     codec, it is added to the store and its new id printed. Otherwise it is refused (exit
-     3) unless --force.
+     codec (plain pglz for zstd, which pgdict stores only with a dictionary), it is added to
+     the store and its new id printed. Otherwise it is refused (exit 3) unless --force.
 
 SOURCES:
   rows.txt               one datum per line (line feed not included; empty lines skipped)
@@ -60,6 +62,7 @@ EXIT STATUS:
 EXAMPLES:
   pgdict-trainer rows.jsonl                     train a 4 KB pglz dictionary into dicts/
   pgdict-trainer --codec both --json rows.txt   pglz and lz4 dictionaries, JSON report
+  pgdict-trainer --codec zstd rows.jsonl        a 64 KB zstd dictionary (not PostgreSQL's)
   pgdict-trainer --dry-run --builder zstd rows.txt   measure zstd's trainer, store nothing";
 
 /// Train a compression dictionary for small PostgreSQL values, measure what it buys on rows
@@ -109,12 +112,13 @@ struct Args {
     column: Option<String>,
 
     /// The codec the dictionary is for: pglz (PostgreSQL's default compression), lz4
-    /// (default_toast_compression = lz4), or both (two dictionaries, one each).
+    /// (default_toast_compression = lz4), both (two dictionaries, one each), or zstd
+    /// (pgdict's own datums only: PostgreSQL cannot read them).
     #[arg(long, value_enum, default_value_t = CodecArg::Pglz)]
     codec: CodecArg,
 
     /// Dictionary size in bytes (K, M suffixes: KiB, MiB). Default: 4096 for pglz (it reaches
-    /// the last 4095 bytes), 65536 for lz4 (its window).
+    /// the last 4095 bytes), 65536 for lz4 (its window) and zstd.
     #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
     size: Option<usize>,
 
@@ -189,6 +193,7 @@ enum CodecArg {
     Pglz,
     Lz4,
     Both,
+    Zstd,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -387,6 +392,7 @@ fn run(args: &Args) -> Result<u8, Failure> {
         CodecArg::Pglz => &[Codec::Pglz],
         CodecArg::Lz4 => &[Codec::Lz4],
         CodecArg::Both => &[Codec::Pglz, Codec::Lz4],
+        CodecArg::Zstd => &[Codec::Zstd],
     };
     let builder = match args.builder {
         BuilderArg::Pgdict => Builder::Pgdict,
@@ -571,12 +577,19 @@ fn text_report(report: &Report, args: &Args) -> String {
         s,
         "held-out rows, each stored alone as a whole datum (header counted); ratio = raw/stored"
     );
+    // zstd's column only where it was measured (a zstd dictionary).
+    let zstd = e.all.zstd_dict.is_some();
+    let zstd_head = if zstd {
+        format!(" {:>7}", "zstd+d")
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         s,
-        "  {:<8} {:>6} {:>10} {:>7} {:>7} {:>7} {:>7} {:>9} {:>9}",
+        "  {:<8} {:>6} {:>10} {:>7} {:>7} {:>7} {:>7}{zstd_head} {:>9} {:>9}",
         "size", "rows", "raw bytes", "pglz", "+dict", "lz4", "+dict", "vs pglz", "vs lz4"
     );
-    let dict_method = Method::of(t.codec, true).unwrap_or(Method::Lz4Dict);
+    let dict_method = Method::of(t.codec, true).expect("every codec has a dictionary method");
     for group in e.buckets.iter().chain([&e.all]) {
         if group.datums == 0 && group.bucket.is_some() {
             continue;
@@ -588,9 +601,14 @@ fn text_report(report: &Report, args: &Args) -> String {
                 .gain(dict_method, b)
                 .map_or("-".into(), |g| format!("{g:.2}x"))
         };
+        let zstd_cell = if zstd {
+            format!(" {:>7}", ratio(Method::ZstdDict))
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             s,
-            "  {:<8} {:>6} {:>10} {:>7} {:>7} {:>7} {:>7} {:>9} {:>9}",
+            "  {:<8} {:>6} {:>10} {:>7} {:>7} {:>7} {:>7}{zstd_cell} {:>9} {:>9}",
             label,
             group.datums,
             group.raw_bytes,

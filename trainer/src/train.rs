@@ -50,7 +50,7 @@ pub fn default_size(codec: Codec) -> usize {
 /// How to train.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TrainOptions {
-    /// The codec the dictionary is for (pglz or lz4; zstd works, measured as lz4).
+    /// The codec the dictionary is for.
     pub codec: Codec,
     /// Which builder.
     pub builder: Builder,
@@ -106,9 +106,10 @@ pub struct Trained {
 
 impl Trained {
     /// Whether the dictionary saves at least [`MIN_SAVING`] of what plain compression with its
-    /// codec stores, on the held-out rows (false when there were none).
+    /// codec stores (plain pglz for zstd, see [`Method::baseline`]), on the held-out rows
+    /// (false when there were none).
     pub fn helps(&self) -> bool {
-        self.evaluation.helps(self.eval_codec(), MIN_SAVING)
+        self.evaluation.helps(self.codec, MIN_SAVING)
     }
 
     /// Plain pglz stored bytes over the stored bytes with the dictionary (its codec's), on the
@@ -124,17 +125,9 @@ impl Trained {
     }
 
     fn gain_vs(&self, baseline: Method) -> f64 {
-        Method::of(self.eval_codec(), true)
+        Method::of(self.codec, true)
             .and_then(|m| self.evaluation.all.gain(m, baseline))
             .unwrap_or(0.0)
-    }
-
-    /// The codec the evaluation judges the dictionary by (zstd's dictionaries by lz4).
-    fn eval_codec(&self) -> Codec {
-        match self.codec {
-            Codec::Zstd => Codec::Lz4,
-            other => other,
-        }
     }
 
     /// [`TrainError::DoesNotHelp`] unless the dictionary [`helps`](Trained::helps);
@@ -146,11 +139,13 @@ impl Trained {
         if self.evaluation.all.datums == 0 {
             return Err(TrainError::NothingHeldOut);
         }
-        let codec = self.eval_codec();
-        let plain = Method::of(codec, false).and_then(|m| self.evaluation.all.get(m));
+        let codec = self.codec;
+        let baseline = Method::baseline(codec);
+        let plain = self.evaluation.all.get(baseline);
         let dict = Method::of(codec, true).and_then(|m| self.evaluation.all.get(m));
         Err(TrainError::DoesNotHelp {
             codec,
+            baseline: baseline.codec(),
             rows: self.evaluation.all.datums,
             plain_bytes: plain.map_or(0, |m| m.stored_bytes),
             dict_bytes: dict.map_or(0, |m| m.stored_bytes),
@@ -179,7 +174,7 @@ impl Trained {
             .insert("train_seconds".into(), json!(round3(self.train_seconds)));
         metadata
             .gains
-            .extend(self.evaluation.gain_record(self.eval_codec()));
+            .extend(self.evaluation.gain_record(self.codec));
         metadata
             .other
             .insert("eval".into(), evaluation_json(&self.evaluation));
@@ -224,7 +219,7 @@ pub fn evaluation_json(evaluation: &Evaluation) -> Value {
                 );
             }
         }
-        for method in [Method::PglzDict, Method::Lz4Dict] {
+        for method in [Method::PglzDict, Method::Lz4Dict, Method::ZstdDict] {
             for baseline in [Method::Pglz, Method::Lz4] {
                 if let Some(gain) = g.gain(method, baseline) {
                     let key = format!("{}_vs_{}", method.name(), baseline.name());
@@ -277,16 +272,18 @@ pub enum TrainError {
     /// The dictionary does not save enough on the held-out rows.
     #[error(
         "the dictionary does not help: on {rows} held-out rows, {codec} with it stores {dict_bytes} \
-         bytes against {plain_bytes} without (it must save at least {}%); not stored \
+         bytes against {plain_bytes} for plain {baseline} (it must save at least {}%); not stored \
          (--force stores it anyway)",
         MIN_SAVING * 100.0
     )]
     DoesNotHelp {
         /// The codec judged.
         codec: Codec,
+        /// What it was judged against, without a dictionary: the same codec (pglz for zstd).
+        baseline: Codec,
         /// Held-out rows (0: none to judge by).
         rows: u64,
-        /// Stored bytes with plain compression.
+        /// Stored bytes with plain `baseline` compression.
         plain_bytes: u64,
         /// Stored bytes with the dictionary.
         dict_bytes: u64,
@@ -356,7 +353,7 @@ pub fn train_split(
     }
     let prepared =
         Arc::new(PreparedDictionary::new(EVAL_DICT_ID, &content).map_err(TrainError::Prepare)?);
-    let evaluation = eval::evaluate(holdout, Some(&prepared), progress)?;
+    let evaluation = eval::evaluate(holdout, Some(&prepared), options.codec, progress)?;
     Ok(Trained {
         codec: options.codec,
         content,

@@ -91,16 +91,19 @@ fn train_store_encode_decode() {
 fn evaluate_with_and_without_a_dictionary() {
     let rows = read_rows("csv_airports.txt");
     let (train_rows, holdout) = pgdict_trainer::split(&rows[..4000], 0.5, 1);
-    let plain = evaluate(&holdout, None, &NoProgress).unwrap();
+    let plain = evaluate(&holdout, None, Codec::Lz4, &NoProgress).unwrap();
     assert_eq!(plain.all.datums as usize, holdout.len());
     assert!(plain.all.pglz_dict.is_none() && plain.all.lz4_dict.is_none());
+    assert!(plain.all.zstd_dict.is_none());
     assert!(plain.all.pglz.compress_seconds > 0.0);
 
     let content = Builder::Pgdict
         .build(&train_rows, Codec::Lz4, 16 * 1024)
         .unwrap();
     let dict = Arc::new(PreparedDictionary::new(200, &content).unwrap());
-    let with = evaluate(&holdout, Some(&dict), &NoProgress).unwrap();
+    let with = evaluate(&holdout, Some(&dict), Codec::Lz4, &NoProgress).unwrap();
+    // zstd is measured only for a zstd dictionary.
+    assert!(with.all.zstd_dict.is_none());
     let lz4_dict = with.all.lz4_dict.unwrap();
     assert!(lz4_dict.stored_bytes < with.all.lz4.stored_bytes);
     assert!(lz4_dict.dict_datums > 0);
@@ -110,6 +113,48 @@ fn evaluate_with_and_without_a_dictionary() {
     assert_eq!(with.all.pglz.stored_bytes, plain.all.pglz.stored_bytes);
     let gain = with.all.gain(Method::Lz4Dict, Method::Lz4).unwrap();
     assert!(gain > 1.2, "{gain}");
+}
+
+/// A zstd dictionary: zstd's trainer's, in zstd's format; judged by zstd with it against plain
+/// pglz (zstd has no plain form); stored for zstd, and its datums decode through the store.
+#[test]
+fn train_store_zstd() {
+    let rows = read_rows("text_fortunes.jsonl");
+    let options = TrainOptions {
+        codec: Codec::Zstd,
+        seed: 5,
+        ..TrainOptions::default()
+    };
+    let trained = train(&rows, &options).unwrap();
+    assert_eq!(trained.codec, Codec::Zstd);
+    // zstd's dictionary magic number: the entropy tables come with it.
+    assert_eq!(trained.content[..4], 0xEC30_A437u32.to_le_bytes());
+    assert!(trained.content.len() <= 64 * 1024);
+    let all = &trained.evaluation.all;
+    let zstd_dict = all.zstd_dict.expect("zstd measured for a zstd dictionary");
+    assert!(zstd_dict.dict_datums > all.datums / 2, "{zstd_dict:?}");
+    assert!(trained.helps());
+    // Its gain is against plain pglz, and fortunes barely compress with plain pglz.
+    let expected = all.pglz.stored_bytes as f64 / zstd_dict.stored_bytes as f64;
+    assert_eq!(trained.gain_vs_pglz(), expected);
+    assert!(expected > 1.2, "{expected}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let target = StoreTarget::Dir(dir.path().join("dicts"));
+    let metadata = trained.metadata("corpus text_fortunes", Default::default());
+    let gain = &metadata.gains[0];
+    assert_eq!((gain.codec, gain.baseline()), (Codec::Zstd, Codec::Pglz));
+    assert_eq!(gain.plain_bytes, all.pglz.stored_bytes);
+    assert_eq!(gain.dict_bytes, zstd_dict.stored_bytes);
+    let dict = store(&target, &trained, metadata).unwrap();
+    assert!(dict.codecs().contains(Codec::Zstd) && !dict.codecs().contains(Codec::Pglz));
+    let store = DirStore::open(dir.path().join("dicts")).unwrap();
+    let prepared = store.prepared(dict.id()).unwrap();
+    let mut encoder = DatumEncoder::new();
+    for row in rows.iter().take(500) {
+        let stored = encoder.encode(row, Codec::Zstd, Some(&prepared)).unwrap();
+        assert_eq!(&datum::decode(&stored, &store).unwrap(), row);
+    }
 }
 
 #[test]

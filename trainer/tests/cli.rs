@@ -510,6 +510,38 @@ fn json_report_fields_and_dry_run() {
     let zstd: Value = serde_json::from_str(stdout(&zstd).trim()).unwrap();
     assert_eq!(zstd["builder"], "zstd");
     assert_eq!(zstd["codec"], "lz4");
+    assert!(
+        zstd["eval"].get("zstd_dict").is_none(),
+        "zstd measured for lz4"
+    );
+}
+
+#[test]
+fn zstd_dictionary_is_judged_against_plain_pglz_and_stored_for_zstd() {
+    let work = Work::new();
+    work.file("rows.txt", &lines(&json_rows(2000)));
+    let output = work.run(&["--json", "--codec", "zstd", "rows.txt"]);
+    assert_exit(&output, 0);
+    let report: Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    assert_eq!(report["codec"], "zstd");
+    assert_eq!(report["stored"], true);
+    let eval = &report["eval"];
+    let pglz = eval["pglz"]["stored_bytes"].as_u64().unwrap();
+    let zstd = eval["zstd_dict"]["stored_bytes"].as_u64().unwrap();
+    assert!(zstd < pglz, "zstd_dict {zstd} against pglz {pglz}");
+    let gain = report["gain_vs_pglz"].as_f64().unwrap();
+    assert!((gain - pglz as f64 / zstd as f64).abs() < 0.001, "{gain}");
+    // The store holds it for zstd only.
+    let id = report["dict_id"].as_u64().unwrap() as u32;
+    let store = pgdict::dict::DirStore::open(work.store()).unwrap();
+    let codecs = store.get(id).unwrap().codecs();
+    assert!(codecs.contains(Codec::Zstd) && !codecs.contains(Codec::Pglz));
+
+    let text = work.run(&["--dry-run", "--codec", "zstd", "rows.txt"]);
+    assert_exit(&text, 0);
+    let text = stdout(&text);
+    assert!(text.contains("zstd+d"), "no zstd column:\n{text}");
+    assert!(text.contains("zstd_dict "), "no zstd speed:\n{text}");
 }
 
 #[test]

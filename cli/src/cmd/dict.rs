@@ -52,13 +52,20 @@ fn status(entry: &StoreEntry, auto: &BTreeMap<Codec, u32>) -> String {
     }
 }
 
-/// The measured gains: `pglz 2.61x` (stored bytes of plain pglz over the dictionary's).
+/// The measured gains: `pglz 2.61x` (stored bytes of plain pglz over the dictionary's; plain
+/// lz4's for an lz4 dictionary), `zstd 1.75x vs pglz` (zstd is judged against plain pglz).
 fn gains(dict: &Dictionary) -> String {
     let gains: Vec<String> = dict
         .metadata()
         .gains
         .iter()
-        .map(|g| format!("{} {:.2}x", g.codec, g.gain()))
+        .map(|g| {
+            let mut gain = format!("{} {:.2}x", g.codec, g.gain());
+            if g.baseline() != g.codec {
+                gain.push_str(&format!(" vs {}", g.baseline()));
+            }
+            gain
+        })
         .collect();
     if gains.is_empty() {
         "-".into()
@@ -138,6 +145,7 @@ fn summary_json(entry: &StoreEntry, dict: &Dictionary, auto: &BTreeMap<Codec, u3
         "source": metadata.source,
         "gains": metadata.gains.iter().map(|g| json!({
             "codec": g.codec.name(),
+            "baseline": g.baseline().name(),
             "rows": g.rows,
             "raw_bytes": g.raw_bytes,
             "plain_bytes": g.plain_bytes,
@@ -212,12 +220,13 @@ fn show(
             lines.push((
                 "measured",
                 format!(
-                    "on {} held-out rows ({} bytes): {} stores {} bytes plain, {} with this \
-                     dictionary: {:.2}x smaller (ratio {:.2} -> {:.2})",
+                    "on {} held-out rows ({} bytes): plain {} stores {} bytes, {} with this \
+                     dictionary {}: {:.2}x smaller (ratio {:.2} -> {:.2})",
                     thousands(gain.rows),
                     thousands(gain.raw_bytes),
-                    gain.codec,
+                    gain.baseline(),
                     thousands(gain.plain_bytes),
+                    gain.codec,
                     thousands(gain.dict_bytes),
                     gain.gain(),
                     gain.plain_ratio(),
