@@ -321,10 +321,16 @@ impl Gain {
         ratio(self.plain_bytes, self.dict_bytes)
     }
 
-    /// The codec `plain_bytes` was measured with: the dictionary's own, except zstd's, which
-    /// is judged against plain pglz.
+    /// The codec `plain_bytes` was measured with: [`Gain::baseline_for`] the gain's codec.
     pub fn baseline(&self) -> Codec {
-        match self.codec {
+        Gain::baseline_for(self.codec)
+    }
+
+    /// The codec a dictionary for `codec` is judged against, used without a dictionary: the
+    /// same codec, except zstd, which PostgreSQL does not have and pgdict stores only with a
+    /// dictionary: plain pglz, PostgreSQL's default.
+    pub fn baseline_for(codec: Codec) -> Codec {
+        match codec {
             Codec::Zstd => Codec::Pglz,
             other => other,
         }

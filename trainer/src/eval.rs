@@ -176,13 +176,12 @@ impl Method {
         })
     }
 
-    /// What a dictionary for `codec` is judged against: the same codec without it, as
-    /// PostgreSQL stores a column of that compression method; for zstd, which PostgreSQL does
-    /// not have (and pgdict stores only with a dictionary), plain pglz, PostgreSQL's default.
+    /// What a dictionary for `codec` is judged against: plain [`Gain::baseline_for`] `codec`,
+    /// as PostgreSQL stores a column of that compression method (plain pglz for zstd).
     pub fn baseline(codec: Codec) -> Method {
-        match codec {
-            Codec::Pglz | Codec::Zstd => Method::Pglz,
+        match Gain::baseline_for(codec) {
             Codec::Lz4 => Method::Lz4,
+            Codec::Pglz | Codec::Zstd => Method::Pglz,
         }
     }
 
