@@ -45,18 +45,7 @@ const MAX_ROWS: usize = 3000;
 const SIZE_EDGES: [usize; 9] = [0, 128, 256, 384, 512, 1024, 2048, 4096, usize::MAX];
 
 fn main() {
-    let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let rounds = match args.first().map(|a| a.parse::<usize>()) {
-        Some(Ok(n)) if n > 0 => {
-            args.remove(0);
-            n
-        }
-        _ => 30,
-    };
-    if args.is_empty() {
-        eprintln!("usage: lz4_parts [ROUNDS] ROWFILE...");
-        std::process::exit(2);
-    }
+    let (rounds, args) = common::rounds_and_files("lz4_parts [ROUNDS] ROWFILE...", 30);
     let mut pooled: Vec<Vec<u8>> = Vec::new();
     println!("speed over C's default pglz_compress, median of {rounds} rounds");
     println!(

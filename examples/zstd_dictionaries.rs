@@ -38,18 +38,7 @@ const CONTENT_SIZE: usize = 4096;
 const MAX_ROWS: usize = 3000;
 
 fn main() {
-    let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let rounds = match args.first().map(|a| a.parse::<usize>()) {
-        Some(Ok(n)) if n > 0 => {
-            args.remove(0);
-            n
-        }
-        _ => 20,
-    };
-    if args.is_empty() {
-        eprintln!("usage: zstd_dictionaries [ROUNDS] ROWFILE...");
-        std::process::exit(2);
-    }
+    let (rounds, args) = common::rounds_and_files("zstd_dictionaries [ROUNDS] ROWFILE...", 20);
     println!("against the 4 KB content at level 3, median of {rounds} rounds");
     println!(
         "{:26} {:>14} {:>8} {:>10} {:>8} {:>9} {:>9}",

@@ -1,5 +1,5 @@
-//! What the measurement examples share: the dictionary-codec issue's interleaved split, and
-//! raw content turned into a zstd-format dictionary.
+//! What the measurement examples share: the dictionary-codec issue's interleaved split, the
+//! `[ROUNDS] ROWFILE...` arguments, and raw content turned into a zstd-format dictionary.
 
 /// Training rows are taken in file order until they hold this many bytes, which keeps
 /// training to a second or two per file.
@@ -27,6 +27,26 @@ pub fn interleaved_split(rows: &[Vec<u8>], max_rows: usize) -> (Vec<&[u8]>, Vec<
         .map(|r| &r[..])
         .collect();
     (evaluated, samples)
+}
+
+/// The arguments `[ROUNDS] ROWFILE...`: the number of rounds (`default_rounds` unless the
+/// first argument is a positive number) and the row files; with no row file, prints `usage`
+/// and exits with status 2.
+#[allow(dead_code)] // used by lz4_parts and zstd_dictionaries only
+pub fn rounds_and_files(usage: &str, default_rounds: usize) -> (usize, Vec<String>) {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let rounds = match args.first().map(|a| a.parse::<usize>()) {
+        Some(Ok(n)) if n > 0 => {
+            args.remove(0);
+            n
+        }
+        _ => default_rounds,
+    };
+    if args.is_empty() {
+        eprintln!("usage: {usage}");
+        std::process::exit(2);
+    }
+    (rounds, args)
 }
 
 /// The dictionary id written into a zstd-format dictionary's header by [`with_zstd_tables`]:
