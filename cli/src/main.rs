@@ -364,8 +364,8 @@ struct InspectArgs {
 ///
 /// By default the rows are split interleaved: the odd rows (2nd, 4th, ...) train one
 /// dictionary per codec (up to 4095 bytes for pglz, 64 KB for lz4 and zstd), the even rows are
-/// evaluated, so no row is measured with a dictionary trained on it. With --dict, dictionaries come from
-/// the store and every row is evaluated.
+/// evaluated, so no row is measured with a dictionary trained on it. With --dict, dictionaries
+/// come from the store and every row is evaluated.
 ///
 /// For each method: datums, raw bytes, stored bytes (whole datums, headers counted), ratio
 /// (raw / stored), ratio against plain pglz (what PostgreSQL does), the share stored raw, and
