@@ -124,10 +124,17 @@ impl AnyStore {
                         "{} has no active dictionary built for {codec}",
                         self.describe()
                     ),
-                    format!(
-                        "train one (`pgdict demo` makes a pglz and an lz4 dictionary), give \
-                         --dict ID, or --dict none for PostgreSQL's plain {codec}"
-                    ),
+                    match codec {
+                        Codec::Zstd => "train one (`pgdict-trainer --codec zstd ROWS`) or give \
+                                        --dict ID; without a dictionary zstd stores every row \
+                                        raw"
+                        .to_string(),
+                        _ => format!(
+                            "train one (`pgdict demo` makes a pglz and an lz4 dictionary, \
+                             `pgdict-trainer --codec {codec} ROWS` one from your rows), give \
+                             --dict ID, or --dict none for PostgreSQL's plain {codec}"
+                        ),
+                    },
                 )),
             },
             DictArg::Id(id) => {

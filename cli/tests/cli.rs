@@ -405,6 +405,11 @@ fn dict_list_show_and_retire() {
         1,
         &["has no active dictionary built for pglz", "--dict none"],
     );
+    // PostgreSQL has no zstd: the hint names the trainer, not a plain form.
+    let out = dir
+        .run(&["compress", "--codec", "zstd", &rows])
+        .fails(1, &["no active dictionary built for zstd", "--codec zstd"]);
+    assert!(!out.stderr.contains("PostgreSQL's plain"), "{}", out.stderr);
     dir.run(&["dict", "show", "7"])
         .fails(1, &["dictionary 7 is not in", "pgdict dict list"]);
     dir.run(&["dict", "retire", "0"])
