@@ -9,10 +9,10 @@
 //! from the odd rows, and the even rows (at most 3000 a file) are compressed one datum at a time
 //! by the datum encoder with `Codec::Zstd`. The yardstick is the trained dictionary's last 4 KB
 //! as raw content (no entropy tables) at level 3, what `dict_ratio`'s `zstd_dict` used until it
-//! took zstd's tables (`tables L3` below). Each variant
-//! reports its whole stored datums against the yardstick's, and its compression and
-//! decompression speed over the yardstick's (`measure::paired_ratio`, ROUNDS rounds, default
-//! 20; above 1.0: faster). Every datum's round trip is checked first.
+//! took zstd's tables (`tables L3` below). Each variant reports its whole stored datums against
+//! the yardstick's, and its compression and decompression speed over the yardstick's
+//! (`measure::paired_ratio`, ROUNDS rounds, default 20; above 1.0: faster). Every datum's round
+//! trip is checked first.
 //!
 //! - `content L1`, `L-1`, `L5`: the same 4 KB at other levels;
 //! - `tables L3`, `tables L1`: the same 4 KB with zstd's entropy tables in front
@@ -31,8 +31,9 @@ use pgdict::measure::{self, Job};
 
 mod common;
 
-/// The trained dictionary's size (as `dict_ratio`'s) and the part of its end kept as content.
+/// The trained dictionary's size, as `dict_ratio`'s.
 const TRAIN_SIZE: usize = 64 * 1024;
+/// The part of its end kept as content (what pglz reaches).
 const CONTENT_SIZE: usize = 4096;
 /// At most this many even rows of a file are compressed.
 const MAX_ROWS: usize = 3000;
