@@ -11,6 +11,7 @@ use clap::error::ErrorKind;
 use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches, Parser, ValueEnum};
 use pgdict::datum::Codec;
+use pgdict::dict::file::MAX_CONTENT_LEN;
 use pgdict_trainer::progress::Bars;
 use pgdict_trainer::source::{self, CsvColumn, CsvOptions, Format, PgSource, SourceSpec};
 use pgdict_trainer::{
@@ -117,9 +118,10 @@ struct Args {
     #[arg(long, value_enum, default_value_t = CodecArg::Pglz)]
     codec: CodecArg,
 
-    /// Dictionary size in bytes (K, M suffixes: KiB, MiB). Default: 4096 for pglz (it reaches
-    /// the last 4095 bytes), 65536 for lz4 (its window) and zstd.
-    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    /// Dictionary size in bytes (K, M suffixes: KiB, MiB), at most 1 MiB (a dictionary file's
+    /// limit). Default: 4096 for pglz (it reaches the last 4095 bytes), 65536 for lz4 (its
+    /// window) and zstd.
+    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
     size: Option<usize>,
 
     /// Which builder: pgdict (codec-aware, refined with the real codec) or zstd (zstd's
@@ -221,6 +223,18 @@ fn parse_bytes(text: &str) -> Result<usize, String> {
     n.checked_mul(1 << shift)
         .filter(|&n| n > 0)
         .ok_or_else(|| format!("{text} is out of range (1 byte and up)"))
+}
+
+/// A dictionary size: [`parse_bytes`], at most what a dictionary file holds (checked before
+/// any work, not when storing).
+fn parse_size(text: &str) -> Result<usize, String> {
+    let size = parse_bytes(text)?;
+    if size > MAX_CONTENT_LEN {
+        return Err(format!(
+            "{text} is over {MAX_CONTENT_LEN} bytes, the most a dictionary file holds"
+        ));
+    }
+    Ok(size)
 }
 
 fn parse_holdout(text: &str) -> Result<f64, String> {
