@@ -18,6 +18,9 @@ export RUSTC_BOOTSTRAP=1
 plain_cflags="${CFLAGS:-}"
 asan_cflags="$plain_cflags -fsanitize=address -fno-omit-frame-pointer"
 
+# The runs' logs go to fuzz/target/, which a CARGO_TARGET_DIR elsewhere leaves uncreated.
+mkdir -p target
+
 start=$(date +%s)
 CFLAGS="$asan_cflags" cargo fuzz build --debug-assertions
 CFLAGS="$plain_cflags" ./seed.sh >/dev/null
