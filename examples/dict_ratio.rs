@@ -459,7 +459,7 @@ const LZ4_DICT: usize = 5;
 /// The eight methods, in [`METHOD_NAMES`] order, with the dictionary trained on this file
 /// (`zstd_dict` with its last 4 KB in zstd's format, see [`zstd_dictionary`]).
 fn methods(dict: &[u8], zstd_dict: &[u8]) -> Result<Vec<Box<dyn Method>>, String> {
-    let small = &dict[dict.len().saturating_sub(SMALL_DICT_SIZE)..];
+    let small = small_part(dict);
     let prepared = |id: u32, bytes: &[u8]| {
         PreparedDictionary::new(id, bytes)
             .map_err(|e| format!("cannot prepare the {}-byte dictionary: {e}", bytes.len()))
@@ -496,8 +496,13 @@ fn methods(dict: &[u8], zstd_dict: &[u8]) -> Result<Vec<Box<dyn Method>>, String
 /// As raw content zstd stored 6-22 % more bytes per set and compressed 1.3-2.0x slower, every
 /// block building its own tables (`examples/zstd_dictionaries.rs`).
 fn zstd_dictionary(dict: &[u8], samples: &[&[u8]]) -> Result<Vec<u8>, String> {
-    let content = &dict[dict.len().saturating_sub(SMALL_DICT_SIZE)..];
-    common::with_zstd_tables(content, samples, pgdict::zstd::DEFAULT_LEVEL)
+    common::with_zstd_tables(small_part(dict), samples, pgdict::zstd::DEFAULT_LEVEL)
+}
+
+/// The dictionary's last [`SMALL_DICT_SIZE`] bytes: the content `pglz_dict` and `zstd_dict`
+/// use.
+fn small_part(dict: &[u8]) -> &[u8] {
+    &dict[dict.len().saturating_sub(SMALL_DICT_SIZE)..]
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -88,9 +88,10 @@ const ACCELERATION: c_int = 1;
 /// leaves it. A cleared table costs a 16 KiB memset but lets liblz4 run its no-history loop,
 /// which a reused table (positions of earlier inputs, to be skipped) does not. The cleared
 /// table's speed over the reused one's, the corpus rows by size (`examples/lz4_parts.rs`, two
-/// runs, against this compressor before it cleared any table): 0.70-0.76x under 128 bytes, 0.93-0.94x at 128-256, 0.89-0.94x at 256-384,
-/// 0.96-1.02x at 384-512, 1.05-1.06x at 512-1024, 1.09-1.14x at 1-2 KiB, 1.20-1.24x at 2-4
-/// KiB (from 4 KiB liblz4 clears it anyway). The bytes are the same either way.
+/// runs, against this compressor before it cleared any table): 0.70-0.76x under 128 bytes,
+/// 0.93-0.94x at 128-256, 0.89-0.94x at 256-384, 0.96-1.02x at 384-512, 1.05-1.06x at
+/// 512-1024, 1.09-1.14x at 1-2 KiB, 1.20-1.24x at 2-4 KiB (from 4 KiB liblz4 clears it
+/// anyway). The bytes are the same either way.
 const PLAIN_CLEAR_TABLE_MIN: usize = 512;
 
 /// liblz4 functions that `lz4-sys` 1.11 does not declare. Signatures from liblz4 1.10's

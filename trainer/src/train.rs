@@ -219,7 +219,7 @@ pub fn evaluation_json(evaluation: &Evaluation) -> Value {
                 );
             }
         }
-        for method in [Method::PglzDict, Method::Lz4Dict, Method::ZstdDict] {
+        for method in Method::ALL.into_iter().filter(|m| m.uses_dict()) {
             for baseline in [Method::Pglz, Method::Lz4] {
                 if let Some(gain) = g.gain(method, baseline) {
                     let key = format!("{}_vs_{}", method.name(), baseline.name());
