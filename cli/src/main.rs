@@ -236,6 +236,7 @@ pub enum BuilderArg {
     /// real codec (a few seconds per dictionary).
     Pgdict,
     /// zstd's trainer (ZDICT), the baseline: fast, its content cut to the codec's window.
+    /// zstd's own dictionary is always this one's, made for zstd's format.
     Zstd,
 }
 

@@ -125,7 +125,8 @@ struct Args {
     size: Option<usize>,
 
     /// Which builder: pgdict (codec-aware, refined with the real codec) or zstd (zstd's
-    /// trainer, the baseline, its content cut to the codec's window).
+    /// trainer, the baseline, its content cut to the codec's window). A zstd dictionary is
+    /// always zstd's trainer's, made for its format.
     #[arg(long, value_enum, default_value_t = BuilderArg::Pgdict)]
     builder: BuilderArg,
 

@@ -90,7 +90,8 @@ pub struct Trained {
     pub codec: Codec,
     /// Its bytes (never empty).
     pub content: Vec<u8>,
-    /// The builder that made it.
+    /// The builder that made it ([`Builder::for_codec`]: zstd's trainer for every zstd
+    /// dictionary, whichever builder was asked for).
     pub builder: Builder,
     /// The size asked for (the content may be shorter).
     pub size: usize,
@@ -357,7 +358,7 @@ pub fn train_split(
     Ok(Trained {
         codec: options.codec,
         content,
-        builder: options.builder,
+        builder: options.builder.for_codec(options.codec),
         size,
         train_seconds,
         train_rows: train_rows.len() as u64,

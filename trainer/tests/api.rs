@@ -127,6 +127,8 @@ fn train_store_zstd() {
     };
     let trained = train(&rows, &options).unwrap();
     assert_eq!(trained.codec, Codec::Zstd);
+    // Asked of pgdict's builder (the default), it is zstd's trainer's, and says so.
+    assert_eq!(trained.builder, Builder::Zstd);
     // zstd's dictionary magic number: the entropy tables come with it.
     assert_eq!(trained.content[..4], 0xEC30_A437u32.to_le_bytes());
     assert!(trained.content.len() <= 64 * 1024);
@@ -142,6 +144,8 @@ fn train_store_zstd() {
     let dir = tempfile::tempdir().unwrap();
     let target = StoreTarget::Dir(dir.path().join("dicts"));
     let metadata = trained.metadata("corpus text_fortunes", Default::default());
+    let trainer = metadata.trainer.as_deref().unwrap_or_default();
+    assert!(trainer.ends_with("builder=zstd"), "{trainer}");
     let gain = &metadata.gains[0];
     assert_eq!((gain.codec, gain.baseline()), (Codec::Zstd, Codec::Pglz));
     assert_eq!(gain.plain_bytes, all.pglz.stored_bytes);

@@ -49,8 +49,18 @@ impl Builder {
         Builder::ALL.into_iter().find(|b| b.name() == name)
     }
 
+    /// The builder that really builds for `codec`: pgdict's builder leaves zstd's dictionaries
+    /// to zstd's trainer, which is made for zstd's format (entropy tables and content), so a
+    /// zstd dictionary is always zstd's trainer's. Reports and stored metadata name this one.
+    pub fn for_codec(self, codec: Codec) -> Builder {
+        match codec {
+            Codec::Zstd => Builder::Zstd,
+            Codec::Pglz | Codec::Lz4 => self,
+        }
+    }
+
     /// Builds a dictionary of at most `size` bytes for `codec` from `samples` (the training
-    /// rows, one datum each).
+    /// rows, one datum each), with [`Builder::for_codec`].
     pub fn build<S: AsRef<[u8]>>(
         self,
         samples: &[S],
@@ -58,7 +68,7 @@ impl Builder {
         size: usize,
     ) -> Result<Vec<u8>, BuildError> {
         check_input(samples, size)?;
-        let dict = match self {
+        let dict = match self.for_codec(codec) {
             Builder::Zstd => zstd::build(samples, codec, size)?,
             Builder::Pgdict => pgdict::PgdictBuilder::default().build(samples, codec, size)?,
         };
