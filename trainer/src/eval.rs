@@ -179,10 +179,8 @@ impl Method {
     /// What a dictionary for `codec` is judged against: plain [`Gain::baseline_for`] `codec`,
     /// as PostgreSQL stores a column of that compression method (plain pglz for zstd).
     pub fn baseline(codec: Codec) -> Method {
-        match Gain::baseline_for(codec) {
-            Codec::Lz4 => Method::Lz4,
-            Codec::Pglz | Codec::Zstd => Method::Pglz,
-        }
+        Method::of(Gain::baseline_for(codec), false)
+            .expect("a baseline codec (pglz or lz4) has a plain method")
     }
 
     /// The dictionary methods measured for a dictionary trained for `codec`: pglz's and lz4's
