@@ -330,8 +330,7 @@ impl Method for Lz4Plain {
 
     fn decode(&mut self, datum: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
         read_pg_datum(datum, METHOD_LZ4, out, |payload, raw_len, out| {
-            *out = pgdict::lz4::decompress(payload, raw_len).map_err(|e| e.to_string())?;
-            Ok(())
+            pgdict::lz4::decompress_into(payload, raw_len, out).map_err(|e| e.to_string())
         })
     }
 }

@@ -1448,7 +1448,7 @@ impl DatumDecoder {
     }
 
     /// [`Self::decode`] into `out`, replacing its contents; reusing one buffer saves an
-    /// allocation per datum (pglz datums decode straight into it). Returns the header. On
+    /// allocation per datum (pglz and lz4 datums decode straight into it). Returns the header. On
     /// error the contents of `out` are unspecified.
     pub fn decode_into(
         &mut self,
@@ -1481,8 +1481,9 @@ impl DatumDecoder {
         let (header, payload) = checked_payload(datum)?;
         let (pos, raw_len) = (header.header_len, header.raw_len);
         let (pglz_err, lz4_err, zstd_err) = payload_errors(pos);
-        // pglz decodes into `out` in place (its own checks bound raw_len by the payload before
-        // `out` grows); the others hand back a vector.
+        // pglz and lz4 decode into `out` in place (raw_len is bounded by the payload before
+        // `out` grows: by pglz's own check, by `check_expansion` for lz4); zstd hands back a
+        // vector.
         let pglz_into = |out: &mut Vec<u8>, dict: &[u8]| {
             pglz::check_raw_len(payload.len(), raw_len).map_err(pglz_err)?;
             out.resize(raw_len, 0);
@@ -1494,14 +1495,16 @@ impl DatumDecoder {
                 out.extend_from_slice(payload);
             }
             Form::Pglz => pglz_into(out, &[])?,
-            Form::Lz4 => *out = lz4::decompress(payload, raw_len).map_err(lz4_err)?,
+            Form::Lz4 => lz4::decompress_into(payload, raw_len, out).map_err(lz4_err)?,
             Form::Extended { codec, dict_id } => {
                 let mut owned = None;
                 let dict = resolve(dict_id, dicts, &mut owned)?;
                 match codec {
                     Codec::Pglz => pglz_into(out, dict.pglz().as_bytes())?,
                     Codec::Lz4 => {
-                        *out = dict.lz4().decompress(payload, raw_len).map_err(lz4_err)?;
+                        dict.lz4()
+                            .decompress_into(payload, raw_len, out)
+                            .map_err(lz4_err)?;
                     }
                     Codec::Zstd => {
                         *out = self

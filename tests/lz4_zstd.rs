@@ -186,6 +186,8 @@ fn lz4_round_trips_with_every_dictionary_size() {
             let dict = Lz4Dictionary::new(&dict_bytes);
             assert_eq!(dict.len(), size.min(lz4::DICT_WINDOW));
             let mut out = b"header".to_vec();
+            // One decode buffer for every row, longer and shorter ones in turn.
+            let mut decoded = Vec::new();
             for (i, row) in set.tested().iter().enumerate() {
                 let ctx = format!("{} dict {size} row {i}", set.name);
                 let payload = compressor.compress_with_dict(row, &dict).unwrap();
@@ -195,6 +197,9 @@ fn lz4_round_trips_with_every_dictionary_size() {
                     assert_eq!(lz4::decompress(&payload, row.len()).unwrap(), *row, "{ctx}");
                 }
                 assert_eq!(dict.decompress(&payload, row.len()).unwrap(), *row, "{ctx}");
+                dict.decompress_into(&payload, row.len(), &mut decoded)
+                    .unwrap();
+                assert_eq!(decoded, *row, "{ctx} (into a reused buffer)");
                 assert_eq!(
                     lz4::decompress_with_dict(&payload, row.len(), &dict_bytes).unwrap(),
                     *row,
@@ -396,6 +401,23 @@ fn lz4_corrupt_and_mismatched_input_never_panics() {
                 assert!(dict.decompress(&payload, n - 1).is_err());
                 mangle(&payload, |p| dict.decompress(p, n).ok().map(|v| v.len()), n);
                 mangle(&payload, |p| lz4::decompress(p, n).ok().map(|v| v.len()), n);
+                // Decoding into a reused buffer (holding other bytes, longer than the row)
+                // gives the same result, or the same error, as a fresh one.
+                let mut reused = vec![0xa5; 3 * n];
+                mangle(
+                    &payload,
+                    |p| {
+                        let into = dict
+                            .decompress_into(p, n, &mut reused)
+                            .map(|()| reused.clone());
+                        assert_eq!(into, dict.decompress(p, n));
+                        let plain_into =
+                            lz4::decompress_into(p, n, &mut reused).map(|()| reused.clone());
+                        assert_eq!(plain_into, lz4::decompress(p, n));
+                        into.ok().map(|v| v.len())
+                    },
+                    n,
+                );
                 mangle(
                     &payload,
                     |p| dict.decompress_prefix(p, n, n / 2).ok().map(|v| v.len()),

@@ -5,7 +5,8 @@
 //! `min(prefix_len, raw_len)`) bytes; what pgdict accepts, a simple reference decoder written
 //! from the block format accepts too, with the same bytes and without an offset-0 match (this
 //! also catches an output byte liblz4 would not have written); the whole dictionary and its last 64 KiB decode alike, as
-//! do the free function and a prepared `Lz4Dictionary`; a block that decodes without a
+//! do the free function and a prepared `Lz4Dictionary`; decoding into a reused buffer that
+//! holds other bytes gives what a fresh decode gives; a block that decodes without a
 //! dictionary decodes the same with one; and the whole decode's first bytes are the prefix.
 
 #![no_main]
@@ -40,10 +41,14 @@ fuzz_target!(|data: &[u8]| {
     if window.len() < dict.len() {
         assert_eq!(lz4::decompress_with_dict(payload, raw_len, window), whole);
     }
-    if let Ok(plain) = lz4::decompress(payload, raw_len) {
+    let plain = lz4::decompress(payload, raw_len);
+    let mut reused = dict.to_vec();
+    let plain_into = lz4::decompress_into(payload, raw_len, &mut reused).map(|()| reused);
+    assert_eq!(plain_into, plain);
+    if let Ok(plain) = &plain {
         assert_eq!(
             whole.as_ref(),
-            Ok(&plain),
+            Ok(plain),
             "decodes without a dictionary only"
         );
     }
@@ -71,6 +76,12 @@ fuzz_target!(|data: &[u8]| {
         let prepared = Lz4Dictionary::new(dict);
         assert_eq!(prepared.as_bytes(), window);
         assert_eq!(prepared.decompress(payload, raw_len), whole);
+        // Into a reused buffer that holds other bytes: the same result.
+        let mut reused = payload.to_vec();
+        let into = prepared
+            .decompress_into(payload, raw_len, &mut reused)
+            .map(|()| reused);
+        assert_eq!(into, whole);
         assert_eq!(
             prepared.decompress_prefix(payload, raw_len, prefix_len),
             prefix
