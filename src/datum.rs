@@ -1456,27 +1456,27 @@ impl DatumDecoder {
         dicts: &dyn DictionaryLookup,
         out: &mut Vec<u8>,
     ) -> Result<Header, DatumError> {
-        // The commonest datum, pglz with a dictionary the lookup lends, goes first and
-        // straight: its header is read from fixed positions (`extended_pglz_short_id`), then
-        // the steps of `resolve` and `pglz_into` below (a dictionary of another id falls
-        // through to `resolve`'s error). Short rows feel the general header reading and
-        // dispatch: `dict_ratio`'s same-row decoding of the CSV airport rows against C, the
-        // two binaries alternated twice, 1.43-1.44x before, 1.70x after (user agents 4.07-4.15x
-        // -> 4.35-4.38x, the other sets level); this path copied into a program and timed in
-        // one process against `decode_into` before it, 7-8 % faster per airport datum.
+        // The commonest datum, pglz with a dictionary, goes first and straight: its header is
+        // read from fixed positions (`extended_pglz_short_id`), then the steps of `pglz_into`
+        // below. Short rows feel the general header reading and dispatch: this path, copied
+        // into a program and timed in one process against `decode_into` without it, was 8 %
+        // faster per datum on the CSV airport rows C stores compressed (6.7-7.5 % over every
+        // even row). `dict_ratio`'s same-row airports decoding against C went from 1.41-1.44x
+        // to 1.52-1.68x, but builds of the same decoder differ by as much as that spread (see
+        // docs/performance-history.md, "Decoding").
         if let Some((dict_id, header)) = extended_pglz_short_id(datum) {
-            if let Some(dict) = dicts.borrowed(dict_id).filter(|d| d.id() == dict_id) {
-                let payload = &datum[header.header_len..];
-                let pglz_err = |error| DatumError::Pglz {
-                    payload_pos: header.header_len,
-                    error,
-                };
-                pglz::check_raw_len(payload.len(), header.raw_len).map_err(pglz_err)?;
-                out.resize(header.raw_len, 0);
-                pglz::decompress_into_with_dict(payload, out, dict.pglz().as_bytes())
-                    .map_err(pglz_err)?;
-                return Ok(header);
-            }
+            let mut owned = None;
+            let dict = resolve(dict_id, dicts, &mut owned)?;
+            let payload = &datum[header.header_len..];
+            let pglz_err = |error| DatumError::Pglz {
+                payload_pos: header.header_len,
+                error,
+            };
+            pglz::check_raw_len(payload.len(), header.raw_len).map_err(pglz_err)?;
+            out.resize(header.raw_len, 0);
+            pglz::decompress_into_with_dict(payload, out, dict.pglz().as_bytes())
+                .map_err(pglz_err)?;
+            return Ok(header);
         }
         let (header, payload) = checked_payload(datum)?;
         let (pos, raw_len) = (header.header_len, header.raw_len);
