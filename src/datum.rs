@@ -1458,12 +1458,11 @@ impl DatumDecoder {
     ) -> Result<Header, DatumError> {
         // The commonest datum, pglz with a dictionary, goes first and straight: its header is
         // read from fixed positions (`extended_pglz_short_id`), then the steps of `pglz_into`
-        // below. Short rows feel the general header reading and dispatch: this path, copied
-        // into a program and timed in one process against `decode_into` without it, was 8 %
-        // faster per datum on the CSV airport rows C stores compressed (6.7-7.5 % over every
-        // even row). `dict_ratio`'s same-row airports decoding against C went from 1.41-1.44x
-        // to 1.52-1.68x, but builds of the same decoder differ by as much as that spread (see
-        // docs/performance-history.md, "Decoding").
+        // below. Short rows feel the general header reading and dispatch: timed in one binary,
+        // the same payloads with dictionary id 1 (this path) and id 200 (the general path),
+        // 1.08-1.10x on the CSV airport rows C stores compressed, 1.06-1.07x over every even
+        // row. (`dict_ratio`'s airports `dec vs C`: 1.44-1.46x -> 1.52-1.53x; builds of one
+        // decoder differ by as much, see docs/performance-history.md, "Decoding".)
         if let Some((dict_id, header)) = extended_pglz_short_id(datum) {
             let mut owned = None;
             let dict = resolve(dict_id, dicts, &mut owned)?;
