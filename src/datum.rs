@@ -1697,7 +1697,8 @@ mod tests {
             let total_len = (len as i64 + total_len_off).max(0) as u32;
             let mut datum = vec![0x55; len];
             datum[..4].copy_from_slice(&((total_len << 2) | 0b10).to_le_bytes());
-            datum[4..8].copy_from_slice(&(raw_len | (METHOD_EXTENDED << METHOD_SHIFT)).to_le_bytes());
+            let tcinfo = raw_len | (METHOD_EXTENDED << METHOD_SHIFT);
+            datum[4..8].copy_from_slice(&tcinfo.to_le_bytes());
             datum[CODEC_POS] = Codec::Pglz.code();
             datum[DICT_ID_POS] = id_byte;
             for (pos, xor) in flips {
