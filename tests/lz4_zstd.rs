@@ -636,6 +636,19 @@ fn zstd_exact_errors() {
         zstd::decompress(&payload, 22),
         Err(Error::TooLong { expected: 22 })
     );
+    // The decoder gives zstd OUTPUT_ROOM bytes beyond raw_len: a frame that ends inside that
+    // room, at its end or past it is too long alike.
+    let hundred: Vec<u8> = (0..100u8).map(|i| b"abcdefg"[usize::from(i % 7)]).collect();
+    let long = zstd::compress(&hundred).unwrap();
+    assert_eq!(zstd::decompress(&long, 100).unwrap(), hundred);
+    let room = zstd::OUTPUT_ROOM;
+    for raw_len in [0, 1, 100 - room - 1, 100 - room, 100 - room + 1, 99] {
+        assert_eq!(
+            zstd::decompress(&long, raw_len),
+            Err(Error::TooLong { expected: raw_len }),
+            "raw_len {raw_len}"
+        );
+    }
     assert_eq!(
         zstd::decompress(&payload, 24),
         Err(Error::LengthMismatch {
