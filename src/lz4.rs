@@ -63,6 +63,9 @@
 
 use std::fmt;
 use std::os::raw::{c_char, c_int, c_void};
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
 
 /// The largest raw length a datum can have: the varlena header keeps it in 30 bits.
 pub const MAX_RAW_LEN: usize = (1 << 30) - 1;
@@ -302,7 +305,25 @@ fn check_payload(payload: &[u8]) -> Result<c_int, Error> {
 /// high nibble, match length in the low), the literal length's extension bytes, the literals,
 /// then the 2-byte little-endian offset and the match length's extension bytes. Anything else
 /// wrong with the block (truncation, offsets reaching too far) is left to liblz4.
+///
+/// A zero offset is two zero bytes in a row, and most blocks hold no such pair (0-15 % of the
+/// corpus sets' dictionary blocks do): memchr's vectorized search rules it out first, and only
+/// a block with a pair is walked. Measured in one binary over every even row's stored block
+/// (docs/performance-history.md, "lz4 through the datum encoder"): check and decode together
+/// 1.24-1.37x faster than walking every block with a 64 KB dictionary, 0.96-1.17x without one
+/// (plain blocks of small rows are mostly literals, which the walk skips in one step).
 fn check_offsets(block: &[u8]) -> Result<(), Error> {
+    if ZERO_PAIR.find(block).is_none() {
+        return Ok(());
+    }
+    find_zero_offset(block)
+}
+
+/// Two zero bytes in a row: what a zero offset looks like.
+static ZERO_PAIR: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(&[0, 0]));
+
+/// The walk [`check_offsets`] does when the block holds a pair of zero bytes.
+fn find_zero_offset(block: &[u8]) -> Result<(), Error> {
     // Reads a length that continues in extension bytes while they are 255.
     fn extended(block: &[u8], pos: &mut usize, nibble: usize) -> usize {
         let mut len = nibble;
@@ -800,5 +821,35 @@ impl Default for Lz4Compressor {
 impl fmt::Debug for Lz4Compressor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Lz4Compressor").finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Bytes rich in zeros, length nibbles of 15 and extension bytes of 255, so that blocks with
+    /// zero pairs, zero offsets and long lengths are common.
+    fn block_bytes() -> impl Strategy<Value = Vec<u8>> {
+        let byte = prop_oneof![
+            Just(0u8),
+            Just(0xff),
+            Just(0xf0),
+            Just(0x0f),
+            Just(0x10),
+            any::<u8>()
+        ];
+        proptest::collection::vec(byte, 0..200)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4096))]
+
+        /// Ruling a block out by its lack of a zero pair gives the walk's verdict.
+        #[test]
+        fn the_zero_pair_search_changes_no_verdict(block in block_bytes()) {
+            prop_assert_eq!(check_offsets(&block), find_zero_offset(&block));
+        }
     }
 }
