@@ -7,12 +7,13 @@
 //! whole buffer after a whole decode, the first `n` after a prefix decode that reports `n`).
 //! The `Vec` APIs must agree with them, with and without a dictionary.
 //!
-//! lz4 (choice 1) and zstd (choice 2) allocate their own output and let liblz4/libzstd write
-//! into it uninitialised. Here the heap is poisoned instead: a block of the output's size
-//! filled with 0xFF (then 0x00) is freed just before each decode, so the allocator likely
-//! hands the same memory to the decoder, and the two decodes must give the same result. This
-//! works with the system allocator only: build this target with `-s none` (AddressSanitizer
-//! quarantines freed memory and fills new blocks itself, so the check runs but proves less).
+//! lz4 (choice 1) and zstd (choice 2) allocate their own output (lz4 zero-fills it, zstd lets
+//! libzstd write into it uninitialised). Here the heap is poisoned instead: a block of the
+//! output's size (for zstd's whole decode, with its `OUTPUT_ROOM`) filled with 0xFF (then 0x00)
+//! is freed just before each decode, so the allocator likely hands the same memory to the
+//! decoder, and the two decodes must give the same result. This works with the system
+//! allocator only: build this target with `-s none` (AddressSanitizer quarantines freed memory
+//! and fills new blocks itself, so the check runs but proves less).
 
 #![no_main]
 
@@ -22,7 +23,7 @@ use std::hint::black_box;
 use libfuzzer_sys::fuzz_target;
 use pgdict::lz4;
 use pgdict::pglz;
-use pgdict::zstd::{ZstdDecompressor, ZstdDictionary};
+use pgdict::zstd::{self, ZstdDecompressor, ZstdDictionary};
 use pgdict_fuzz::{fixed_dictionaries, Choice, MAX_LZ4_DICT_LEN};
 
 /// Output sizes fuzzed: below 96 KiB, under glibc's threshold (128 KiB) for giving each
@@ -71,9 +72,11 @@ fuzz_target!(|data: &[u8]| {
             let decode =
                 || ZSTD.with(|z| z.borrow_mut().decompress_with_dict(payload, raw_len, dict));
             let _ = decode();
+            // A whole decode allocates raw_len and zstd's room beyond it.
+            let out_len = raw_len + zstd::OUTPUT_ROOM;
             assert_eq!(
-                after_poison(0xff, raw_len, decode),
-                after_poison(0x00, raw_len, decode)
+                after_poison(0xff, out_len, decode),
+                after_poison(0x00, out_len, decode)
             );
             let wanted = prefix_len.min(raw_len);
             let prefix = || {
