@@ -37,12 +37,12 @@
 //! # Limits and errors
 //!
 //! A datum's raw length is below 2^30 ([`MAX_RAW_LEN`]). Decoders reject a larger `raw_len`
-//! before allocating, decode a whole frame into a buffer of `raw_len` bytes and
-//! [`OUTPUT_ROOM`] to spare (a prefix into one of exactly the prefix length), and fail unless
-//! the payload produces exactly `raw_len` bytes: a frame that runs on into the room is as
-//! [`Error::TooLong`] as one that overruns it. Prefix decoding streams and stops
-//! after the prefix; its window buffer is limited to what a frame of `raw_len` bytes with this
-//! dictionary can need ([`ZstdDecompressor::decompress_prefix`]).
+//! before allocating. A whole frame is decoded into a buffer of `raw_len` bytes and
+//! [`OUTPUT_ROOM`] to spare and must produce exactly `raw_len` bytes: one that runs on into the
+//! room is [`Error::TooLong`], as one that overruns it. A prefix is decoded into a buffer of
+//! exactly its length, streaming and stopping after it; the window buffer that needs is limited
+//! to what a frame of `raw_len` bytes with this dictionary can need
+//! ([`ZstdDecompressor::decompress_prefix`]).
 
 use std::fmt;
 use std::io::Cursor;
