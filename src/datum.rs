@@ -1474,11 +1474,12 @@ impl DatumDecoder {
     ) -> Result<Header, DatumError> {
         // The commonest datum, pglz with a dictionary, goes first and straight: its header is
         // read from fixed positions (`extended_pglz_short_id`), then it is decoded as the
-        // general path below decodes it. Short rows feel the general header reading and dispatch: timed in one binary,
-        // the same payloads with dictionary id 1 (this path) and id 200 (the general path),
-        // 1.08-1.10x on the CSV airport rows C stores compressed, 1.06-1.07x over every even
-        // row. (`dict_ratio`'s airports `dec vs C`: 1.44-1.46x -> 1.52-1.53x; builds of one
-        // decoder differ by as much, see docs/performance-history.md, "Decoding".)
+        // general path below decodes it. Short rows feel the general header reading and
+        // dispatch: timed in one binary, the same payloads with dictionary id 1 (this path) and
+        // id 200 (the general path), 1.08-1.10x on the CSV airport rows C stores compressed,
+        // 1.06-1.07x over every even row. (`dict_ratio`'s airports `dec vs C`: 1.44-1.46x ->
+        // 1.52-1.53x; builds of one decoder differ by as much, see docs/performance-history.md,
+        // "Decoding".)
         if let Some((dict_id, header)) = extended_pglz_short_id(datum) {
             let mut owned = None;
             let dict = resolve(dict_id, dicts, &mut owned)?;

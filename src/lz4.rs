@@ -301,17 +301,16 @@ fn check_payload(payload: &[u8]) -> Result<c_int, Error> {
 /// Rejects a block with a match of offset 0, which the lz4 block format calls invalid but
 /// liblz4's decoders accept: its whole decoder then writes zeros, its partial decoder other
 /// bytes, so `substr()` and a whole read of the same corrupt datum would disagree (found by
-/// fuzzing, `tests/fuzz_regressions.rs`). Walks the sequences: a token (literal length in the
-/// high nibble, match length in the low), the literal length's extension bytes, the literals,
-/// then the 2-byte little-endian offset and the match length's extension bytes. Anything else
-/// wrong with the block (truncation, offsets reaching too far) is left to liblz4.
+/// fuzzing, `tests/fuzz_regressions.rs`). Anything else wrong with the block (truncation,
+/// offsets reaching too far) is left to liblz4.
 ///
 /// A zero offset is two zero bytes in a row, and most blocks hold no such pair (0-15 % of the
 /// corpus sets' dictionary blocks do): memchr's vectorized search rules it out first, and only
-/// a block with a pair is walked. Measured in one binary over every even row's stored block
-/// (docs/performance-history.md, "lz4 through the datum encoder"): check and decode together
-/// 1.24-1.37x faster than walking every block with a 64 KB dictionary, 0.96-1.17x without one
-/// (plain blocks of small rows are mostly literals, which the walk skips in one step).
+/// a block with a pair is walked ([`find_zero_offset`]). Measured in one binary over every
+/// even row's stored block (docs/performance-history.md, "lz4 through the datum encoder"):
+/// check and decode together 1.24-1.37x faster than walking every block with a 64 KB
+/// dictionary, 0.96-1.17x without one (plain blocks of small rows are mostly literals, which
+/// the walk skips in one step).
 fn check_offsets(block: &[u8]) -> Result<(), Error> {
     if ZERO_PAIR.find(block).is_none() {
         return Ok(());
@@ -322,7 +321,10 @@ fn check_offsets(block: &[u8]) -> Result<(), Error> {
 /// Two zero bytes in a row: what a zero offset looks like.
 static ZERO_PAIR: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(&[0, 0]));
 
-/// The walk [`check_offsets`] does when the block holds a pair of zero bytes.
+/// The walk [`check_offsets`] does when the block holds a pair of zero bytes, sequence by
+/// sequence: a token (literal length in the high nibble, match length in the low), the literal
+/// length's extension bytes, the literals, then the 2-byte little-endian offset and the match
+/// length's extension bytes.
 fn find_zero_offset(block: &[u8]) -> Result<(), Error> {
     // Reads a length that continues in extension bytes while they are 255.
     fn extended(block: &[u8], pos: &mut usize, nibble: usize) -> usize {
