@@ -1490,9 +1490,9 @@ impl DatumDecoder {
         let (header, payload) = checked_payload(datum)?;
         let (pos, raw_len) = (header.header_len, header.raw_len);
         let (_, lz4_err, zstd_err) = payload_errors(pos);
-        // pglz and lz4 decode into `out` in place (raw_len is bounded by the payload before
-        // `out` grows: by pglz's own check, by `check_expansion` for lz4); zstd hands back a
-        // vector.
+        // Every codec decodes into `out` in place, reusing its allocation (raw_len is bounded
+        // by the payload before `out` grows: by pglz's own check, by `check_expansion` for lz4
+        // and zstd).
         match header.form {
             Form::RawShort | Form::RawLong => {
                 out.clear();
@@ -1511,9 +1511,8 @@ impl DatumDecoder {
                             .map_err(lz4_err)?;
                     }
                     Codec::Zstd => {
-                        *out = self
-                            .zstd(pos)?
-                            .decompress_with_dict(payload, raw_len, dict.zstd())
+                        self.zstd(pos)?
+                            .decompress_with_dict_into(payload, raw_len, dict.zstd(), out)
                             .map_err(zstd_err)?;
                     }
                 }

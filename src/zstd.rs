@@ -39,9 +39,11 @@
 //! A datum's raw length is below 2^30 ([`MAX_RAW_LEN`]). Decoders reject a larger `raw_len`
 //! before allocating. A whole frame is decoded into a buffer of `raw_len` bytes and
 //! [`OUTPUT_ROOM`] to spare and must produce exactly `raw_len` bytes: one that runs on into the
-//! room is [`Error::TooLong`], as one that overruns it. A prefix is decoded into a buffer of
-//! exactly its length, streaming and stopping after it; the window buffer that needs is limited
-//! to what a frame of `raw_len` bytes with this dictionary can need
+//! room is [`Error::TooLong`], as one that overruns it. The `_into` forms reuse the caller's
+//! vector and hand zstd exactly that much of it, so they decide as a fresh decode does, errors
+//! included. A prefix is decoded into a buffer of exactly its length, streaming and stopping
+//! after it; the window buffer that needs is limited to what a frame of `raw_len` bytes with
+//! this dictionary can need
 //! ([`ZstdDecompressor::decompress_prefix`]).
 
 use std::fmt;
@@ -50,7 +52,7 @@ use std::io::Cursor;
 use ::zstd::dict::{DecoderDictionary, EncoderDictionary};
 use ::zstd::zstd_safe::{
     self, zstd_sys::ZSTD_ErrorCode, CCtx, CDict, CParameter, DCtx, DParameter, ErrorCode,
-    FrameFormat, InBuffer, OutBuffer, ResetDirective,
+    FrameFormat, InBuffer, OutBuffer, ResetDirective, WriteBuf,
 };
 
 /// The largest raw length a datum can have: the varlena header keeps it in 30 bits.
@@ -567,6 +569,34 @@ impl ZstdDecompressor {
         self.decompress_impl(payload, raw_len, Some(dict))
     }
 
+    /// [`Self::decompress`] into `out`, replacing its contents and reusing its allocation
+    /// (see [`Self::decompress_with_dict_into`]). On error `out` is left empty.
+    pub fn decompress_into(
+        &mut self,
+        payload: &[u8],
+        raw_len: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<(), Error> {
+        self.decompress_into_impl(payload, raw_len, None, out)
+    }
+
+    /// [`Self::decompress_with_dict`] into `out`, replacing its contents and reusing its
+    /// allocation: for a caller decoding many small frames (the datum decoder), one allocation
+    /// instead of one per frame. Gives what a fresh decode gives, errors included: zstd sees
+    /// exactly `raw_len` + [`OUTPUT_ROOM`] bytes of `out`, whatever its capacity. On error
+    /// `out` is left empty.
+    pub fn decompress_with_dict_into(
+        &mut self,
+        payload: &[u8],
+        raw_len: usize,
+        dict: &ZstdDictionary,
+        out: &mut Vec<u8>,
+    ) -> Result<(), Error> {
+        self.decompress_into_impl(payload, raw_len, Some(dict), out)
+    }
+
+    /// A fresh vector with room for `raw_len + OUTPUT_ROOM` bytes, which zstd writes into
+    /// uninitialised (`WriteBuf` for `Vec` hands it the spare capacity and sets the length).
     fn decompress_impl(
         &mut self,
         payload: &[u8],
@@ -576,28 +606,59 @@ impl ZstdDecompressor {
         check_payload(payload, raw_len)?;
         // raw_len <= MAX_RAW_LEN: no overflow.
         let mut out = alloc_output(raw_len + OUTPUT_ROOM)?;
-        // One-shot decoding writes straight into `out` (never more than its capacity) and
-        // allocates no window buffer.
-        let res = match dict.and_then(|d| d.prepared.as_ref()) {
+        let res = self.decode_frame(&mut out, payload, dict);
+        whole_frame_verdict(res, raw_len, payload.len())?;
+        Ok(out)
+    }
+
+    /// Decodes into the first `raw_len + OUTPUT_ROOM` bytes of `out`, then cuts it to what zstd
+    /// wrote. Giving zstd that window, not `out`'s capacity, keeps the outcome that of a fresh
+    /// decode: with more room a corrupt frame can run on and fail on something other than the
+    /// room's end. The window is initialised memory, so no `unsafe` is needed: a reused buffer
+    /// already holds most of it, and only the part past its length is zeroed. (Timed in one
+    /// process over every even row's dictionary frame, against the allocating call:
+    /// 1.01-1.06x; docs/performance-history.md, the zstd section.)
+    fn decompress_into_impl(
+        &mut self,
+        payload: &[u8],
+        raw_len: usize,
+        dict: Option<&ZstdDictionary>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), Error> {
+        let result = check_payload(payload, raw_len).and_then(|()| {
+            // raw_len <= MAX_RAW_LEN: no overflow.
+            let room = raw_len + OUTPUT_ROOM;
+            if out.len() < room {
+                out.try_reserve_exact(room - out.len())
+                    .map_err(|_| Error::OutOfMemory { bytes: room })?;
+                out.resize(room, 0);
+            }
+            let res = self.decode_frame(&mut out[..room], payload, dict);
+            if let Ok(produced) = res {
+                // zstd wrote `produced` (<= room) bytes from the start: keep exactly those.
+                out.truncate(produced);
+            }
+            whole_frame_verdict(res, raw_len, payload.len())
+        });
+        if result.is_err() {
+            out.clear();
+        }
+        result
+    }
+
+    /// One-shot decoding of a whole frame into `dst` (no window buffer is allocated); zstd's
+    /// result: the bytes produced, or its error code.
+    fn decode_frame<C: WriteBuf + ?Sized>(
+        &mut self,
+        dst: &mut C,
+        payload: &[u8],
+        dict: Option<&ZstdDictionary>,
+    ) -> Result<usize, ErrorCode> {
+        match dict.and_then(|d| d.prepared.as_ref()) {
             Some(p) => self
                 .dctx
-                .decompress_using_ddict(&mut out, payload, p.decoder.as_ddict()),
-            None => self.dctx.decompress(&mut out, payload),
-        };
-        match res {
-            Ok(produced) if produced == raw_len => Ok(out),
-            // Ran on into the room: the same error as running past it.
-            Ok(produced) if produced > raw_len => Err(Error::TooLong { expected: raw_len }),
-            Ok(produced) => Err(Error::LengthMismatch {
-                expected: raw_len,
-                produced,
-            }),
-            Err(code)
-                if zstd_safe::is_error_kind(code, ZSTD_ErrorCode::ZSTD_error_dstSize_tooSmall) =>
-            {
-                Err(Error::TooLong { expected: raw_len })
-            }
-            Err(code) => Err(corrupt(code, payload.len())),
+                .decompress_using_ddict(dst, payload, p.decoder.as_ddict()),
+            None => self.dctx.decompress(dst, payload),
         }
     }
 
@@ -627,6 +688,30 @@ impl ZstdDecompressor {
         dict: &ZstdDictionary,
     ) -> Result<Vec<u8>, Error> {
         decompress_prefix_impl(payload, raw_len, prefix_len, Some(dict))
+    }
+}
+
+/// A whole-frame decode's result for a datum of `raw_len` bytes, given zstd's result with
+/// `raw_len + OUTPUT_ROOM` bytes of output room.
+fn whole_frame_verdict(
+    res: Result<usize, ErrorCode>,
+    raw_len: usize,
+    payload_len: usize,
+) -> Result<(), Error> {
+    match res {
+        Ok(produced) if produced == raw_len => Ok(()),
+        // Ran on into the room: the same error as running past it.
+        Ok(produced) if produced > raw_len => Err(Error::TooLong { expected: raw_len }),
+        Ok(produced) => Err(Error::LengthMismatch {
+            expected: raw_len,
+            produced,
+        }),
+        Err(code)
+            if zstd_safe::is_error_kind(code, ZSTD_ErrorCode::ZSTD_error_dstSize_tooSmall) =>
+        {
+            Err(Error::TooLong { expected: raw_len })
+        }
+        Err(code) => Err(corrupt(code, payload_len)),
     }
 }
 

@@ -489,6 +489,8 @@ fn zstd_round_trips_with_every_dictionary_size() {
             let dict = ZstdDictionary::new(&dict_bytes).unwrap();
             assert_eq!(dict.len(), size);
             let mut out = b"header".to_vec();
+            // One decode buffer for every row, longer and shorter ones in turn.
+            let mut decoded = Vec::new();
             for (i, row) in set.tested().iter().enumerate() {
                 let ctx = format!("{} dict {size} row {i}", set.name);
                 let payload = compressor.compress_with_dict(row, &dict).unwrap();
@@ -499,6 +501,10 @@ fn zstd_round_trips_with_every_dictionary_size() {
                 }
                 let back = decompressor.decompress_with_dict(&payload, row.len(), &dict);
                 assert_eq!(back.unwrap(), *row, "{ctx}");
+                decompressor
+                    .decompress_with_dict_into(&payload, row.len(), &dict, &mut decoded)
+                    .unwrap();
+                assert_eq!(decoded, *row, "{ctx} (into a reused buffer)");
                 for k in prefix_lengths(row.len()) {
                     let prefix = decompressor
                         .decompress_prefix_with_dict(&payload, row.len(), k, &dict)
@@ -642,13 +648,32 @@ fn zstd_exact_errors() {
     let long = zstd::compress(&hundred).unwrap();
     assert_eq!(zstd::decompress(&long, 100).unwrap(), hundred);
     let room = zstd::OUTPUT_ROOM;
+    // Decoding into a buffer with room for the whole frame changes no verdict.
+    let mut decompressor = ZstdDecompressor::new().unwrap();
+    let mut roomy = vec![0xa5; 4096];
     for raw_len in [0, 1, 100 - room - 1, 100 - room, 100 - room + 1, 99] {
         assert_eq!(
             zstd::decompress(&long, raw_len),
             Err(Error::TooLong { expected: raw_len }),
             "raw_len {raw_len}"
         );
+        assert_eq!(
+            decompressor.decompress_into(&long, raw_len, &mut roomy),
+            Err(Error::TooLong { expected: raw_len }),
+            "raw_len {raw_len}, into 4096 bytes of capacity"
+        );
+        assert!(roomy.capacity() >= 4096);
     }
+    decompressor
+        .decompress_into(&long, 100, &mut roomy)
+        .unwrap();
+    assert_eq!(roomy, hundred);
+    let mut empty = Vec::new();
+    decompressor
+        .decompress_into(&long, 100, &mut empty)
+        .unwrap();
+    assert_eq!(empty, hundred);
+    assert!(empty.capacity() >= 100 + room);
     assert_eq!(
         zstd::decompress(&payload, 24),
         Err(Error::LengthMismatch {
@@ -751,6 +776,30 @@ fn zstd_corrupt_and_mismatched_input_never_panics() {
                 mangle(
                     &payload,
                     |p| zstd::decompress(p, n).ok().map(|v| v.len()),
+                    n,
+                );
+                // Decoding into a reused buffer (holding other bytes, longer than the row and
+                // its room) gives the same result, or the same error, as a fresh one.
+                let mut reused = Vec::new();
+                mangle(
+                    &payload,
+                    |p| {
+                        reused.clear();
+                        reused.resize(3 * n + zstd::OUTPUT_ROOM, 0xa5);
+                        let into = decompressor
+                            .decompress_with_dict_into(p, n, &dict, &mut reused)
+                            .map(|()| reused.clone());
+                        assert_eq!(into, zstd::decompress_with_dict(p, n, &dict));
+                        if into.is_err() {
+                            assert!(reused.is_empty());
+                        }
+                        reused.resize(3 * n + zstd::OUTPUT_ROOM, 0xa5);
+                        let plain_into = decompressor
+                            .decompress_into(p, n, &mut reused)
+                            .map(|()| reused.clone());
+                        assert_eq!(plain_into, zstd::decompress(p, n));
+                        into.ok().map(|v| v.len())
+                    },
                     n,
                 );
                 mangle(

@@ -13,7 +13,8 @@
 //! is freed just before each decode, so the allocator likely hands the same memory to the
 //! decoder, and the two decodes must give the same result. This works with the system
 //! allocator only: build this target with `-s none` (AddressSanitizer quarantines freed memory
-//! and fills new blocks itself, so the check runs but proves less).
+//! and fills new blocks itself, so the check runs but proves less). zstd's whole decode into
+//! the caller's buffer is checked as pglz's: into a buffer filled with 0xFF, then with 0x00.
 
 #![no_main]
 
@@ -78,6 +79,16 @@ fuzz_target!(|data: &[u8]| {
                 after_poison(0xff, out_len, decode),
                 after_poison(0x00, out_len, decode)
             );
+            // Into the caller's buffer: whatever it held before must not show through.
+            let into = |fill: u8| {
+                let mut out = vec![fill; out_len];
+                ZSTD.with(|z| {
+                    z.borrow_mut()
+                        .decompress_with_dict_into(payload, raw_len, dict, &mut out)
+                })
+                .map(|()| out)
+            };
+            assert_eq!(into(0xff), into(0x00));
             let wanted = prefix_len.min(raw_len);
             let prefix = || {
                 ZSTD.with(|z| {

@@ -7,7 +7,8 @@
 //! Checks: no panic and no memory error around libzstd; a success has exactly `raw_len` (or
 //! `min(prefix_len, raw_len)`) bytes; a decoder reused across calls (as the datum decoder
 //! does) succeeds or fails as a fresh one does, with the same bytes, so no state leaks from one
-//! datum into the next (the error may differ: see `same_outcome`); and
+//! datum into the next (the error may differ: see `same_outcome`); a fresh context decoding
+//! into a buffer reused across runs gives exactly the fresh result, error included; and
 //! the whole decode's first bytes are the prefix. The prefix decode may refuse a frame that
 //! the whole decode accepts only for the reason it documents: the frame asks for a window
 //! larger than a frame of `raw_len` bytes can need.
@@ -26,6 +27,7 @@ const ZSTD_ERROR_WINDOW_TOO_LARGE: usize = 16;
 thread_local! {
     static DECODER: RefCell<ZstdDecompressor> =
         RefCell::new(ZstdDecompressor::new().expect("a zstd decompression context"));
+    static OUTPUT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -55,6 +57,16 @@ fuzz_target!(|data: &[u8]| {
         same_outcome(&reused, &whole),
         "reused {reused:?}, fresh {whole:?}"
     );
+    // On a fresh context too, into a buffer kept from earlier runs (other bytes, any
+    // capacity): exactly the fresh result, error included, and an empty buffer on error.
+    let into = OUTPUT.with(|out| {
+        let mut out = out.borrow_mut();
+        let mut fresh = ZstdDecompressor::new().expect("a zstd decompression context");
+        let res = fresh.decompress_with_dict_into(payload, raw_len, dict, &mut out);
+        res.map(|()| out.clone())
+            .inspect_err(|_| assert!(out.is_empty()))
+    });
+    assert_eq!(into, whole);
     if choice & 0x80 != 0 {
         // Interleave a decode without a dictionary on the reused decoder.
         let plain = DECODER.with(|d| d.borrow_mut().decompress(payload, raw_len));
