@@ -42,8 +42,8 @@
 //! plain pglz does even less there. `zstd` is the 10-byte header (an extended header as if a
 //! dictionary were named: the format has no plain zstd form) and the frame, or the raw datum
 //! when that is smaller. The datum encoder keeps the smallest whole datum of raw, plain
-//! (PostgreSQL's form; none for zstd) and dictionary form. The round trip of every datum of every method is checked once before
-//! timing; a mismatch stops the run with an error.
+//! (PostgreSQL's form; none for zstd) and dictionary form. The round trip of every datum of
+//! every method is checked once before timing; a mismatch stops the run with an error.
 //!
 //! **How it is timed.** Compression is the whole per-datum write: compress and build the stored
 //! datum, for every evaluated row (rows a codec refuses, or that end up stored raw, included),

@@ -17,8 +17,9 @@ fn offset_zero_block() -> Vec<u8> {
     // Token: literal length 15 + an extension byte of 5 = 20; match length 15 + 5 + 4 = 24.
     let mut block = vec![0xff, 5];
     block.extend_from_slice(b"0123456789abcdefghij");
-    block.extend_from_slice(&[0x00, 0x00, 5]); // offset 0; match length extension 5
-                                               // A last sequence of literals, so the block is long enough for liblz4's end rules.
+    // Offset 0, then the match length's extension byte 5.
+    block.extend_from_slice(&[0x00, 0x00, 5]);
+    // A last sequence of literals, so the block is long enough for liblz4's end rules.
     block.push(0x80);
     block.extend_from_slice(b"ABCDEFGH");
     block

@@ -4,10 +4,11 @@
 //! Checks: no panic and no memory error around liblz4; a success has exactly `raw_len` (or
 //! `min(prefix_len, raw_len)`) bytes; what pgdict accepts, a simple reference decoder written
 //! from the block format accepts too, with the same bytes and without an offset-0 match (this
-//! also catches an output byte liblz4 would not have written); the whole dictionary and its last 64 KiB decode alike, as
-//! do the free function and a prepared `Lz4Dictionary`; decoding into a reused buffer that
-//! holds other bytes gives what a fresh decode gives; a block that decodes without a
-//! dictionary decodes the same with one; and the whole decode's first bytes are the prefix.
+//! also catches an output byte liblz4 would not have written); the whole dictionary and its
+//! last 64 KiB decode alike, as do the free function and a prepared `Lz4Dictionary`; decoding
+//! into a reused buffer that holds other bytes gives what a fresh decode gives; a block that
+//! decodes without a dictionary decodes the same with one; and the whole decode's first bytes
+//! are the prefix.
 
 #![no_main]
 

@@ -3,8 +3,8 @@
 //! A datum compressed with a dictionary names it by id (see [`crate::datum`]), so every node
 //! that reads the datum must resolve that id, forever, to the same bytes. This module holds:
 //!
-//! - [`file`](mod@file): the dictionary file format and [`Dictionary`], the immutable record (id, codecs,
-//!   creation time, training metadata, content, checksums) every store keeps.
+//! - [`file`](mod@file): the dictionary file format and [`Dictionary`], the immutable record
+//!   (id, codecs, creation time, training metadata, content, checksums) every store keeps.
 //! - [`DirStore`]: the default store, a directory of files (`dicts/`, or `$PGDICT_STORE`).
 //! - [`PgStore`] (feature `pg-store`, on by default): the same records in a PostgreSQL table,
 //!   so that physical standbys receive a dictionary, in WAL order, before any datum that uses
