@@ -920,3 +920,26 @@ fn large_inputs_with_a_full_window_dictionary() {
         }
     }
 }
+
+/// A decompressor's prefix context references a dictionary only during the call: a frame
+/// made with a dictionary, decoded next without one, fails as on a fresh decompressor.
+#[test]
+fn zstd_prefix_decoder_forgets_the_dictionary() {
+    let set = &corpus()[0];
+    let dict = ZstdDictionary::new(&set.dict(4096)).unwrap();
+    let mut compressor = ZstdCompressor::new().unwrap();
+    let mut decompressor = ZstdDecompressor::new().unwrap();
+    let mut forgotten = 0;
+    for row in set.tested().iter().take(50) {
+        let n = row.len();
+        let payload = compressor.compress_with_dict(row, &dict).unwrap();
+        let with = decompressor.decompress_prefix_with_dict(&payload, n, n, &dict);
+        assert_eq!(with.as_deref(), Ok(&row[..]));
+        let without = decompressor.decompress_prefix(&payload, n, n);
+        let fresh = zstd::decompress_prefix(&payload, n, n);
+        assert_eq!(without, fresh);
+        forgotten += usize::from(without.as_deref() != Ok(&row[..]));
+    }
+    // Most rows use the dictionary: without it they cannot decode to the row.
+    assert!(forgotten >= 40, "{forgotten} of 50");
+}
