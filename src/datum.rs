@@ -1320,10 +1320,9 @@ impl DatumEncoder {
     }
 }
 
-/// Reads datums, keeping zstd's decompression contexts between calls (about 100 KiB for whole
-/// datums, and as much again once a prefix is read; creating one costs more than decoding a
-/// small datum): one per thread. The free functions [`decode`] and [`decode_prefix`] make
-/// them per call.
+/// Reads datums, keeping a zstd decompression context between calls (about 100 KiB; creating
+/// one costs more than decoding a small datum): one per thread. The free functions [`decode`]
+/// and [`decode_prefix`] make one per call.
 #[derive(Debug, Default)]
 pub struct DatumDecoder {
     /// Created on first use (only extended zstd datums need it).

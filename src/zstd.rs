@@ -30,8 +30,7 @@
 //! precedes the datum. A dictionary of 0 bytes means no dictionary.
 //!
 //! Per thread, a [`ZstdCompressor`] keeps one compression context (`ZSTD_CCtx`) and references
-//! a dictionary for one call at a time; a [`ZstdDecompressor`] keeps one decompression context
-//! for whole frames and one for prefixes, which references a dictionary for one call at a time.
+//! a dictionary for one call at a time; a [`ZstdDecompressor`] keeps one decompression context.
 //! The free functions ([`compress`], [`decompress`], ...) create a context per call: fine for
 //! tools and tests, wasteful per datum (creating a decompression context costs about 15 us,
 //! more than decoding most of the corpus rows).
@@ -43,17 +42,18 @@
 //! [`OUTPUT_ROOM`] to spare and must produce exactly `raw_len` bytes: one that runs on into the
 //! room is [`Error::TooLong`], as one that overruns it. The `_into` forms reuse the caller's
 //! vector and hand zstd exactly that much of it, so they decide as a fresh decode does, errors
-//! included. A prefix is decoded into a buffer of exactly its length, streaming and stopping
-//! after it; the window buffer that needs is limited to what a frame of `raw_len` bytes with
-//! this dictionary can need
-//! ([`ZstdDecompressor::decompress_prefix`]).
+//! included. The prefix of a datum of up to [`PREFIX_WHOLE_MAX`] bytes (one zstd block) is cut
+//! from a whole decode; a longer datum's prefix is streamed into a buffer of exactly its
+//! length, stopping after it, in a context of its own whose window buffer is limited to what a
+//! frame of `raw_len` bytes with this dictionary can need
+//! ([`ZstdDecompressor::decompress_prefix_with_dict`]).
 
 use std::fmt;
 use std::io::Cursor;
 
 use ::zstd::dict::{DecoderDictionary, EncoderDictionary};
 use ::zstd::zstd_safe::{
-    self, zstd_sys::ZSTD_ErrorCode, CCtx, CDict, CParameter, DCtx, DDict, DParameter, ErrorCode,
+    self, zstd_sys::ZSTD_ErrorCode, CCtx, CDict, CParameter, DCtx, DParameter, ErrorCode,
     FrameFormat, InBuffer, OutBuffer, ResetDirective, WriteBuf,
 };
 
@@ -522,63 +522,21 @@ impl fmt::Debug for ZstdCompressor {
     }
 }
 
-/// A reusable zstd decompressor: one decompression context set to the magicless format for
-/// whole frames, and one for prefixes, created on first use.
+/// A reusable zstd decompressor: one decompression context set to the magicless format.
 pub struct ZstdDecompressor {
     /// Never references a dictionary: dictionaries are passed per call.
     dctx: DCtx<'static>,
-    /// The streaming context prefix decodes use, kept between calls while it stays small
-    /// ([`STREAM_CONTEXT_KEEP_MAX`]); it references a dictionary only during a call
-    /// ([`PrefixSession`]).
-    stream: Option<DCtx<'static>>,
 }
 
-/// The largest streaming context (`ZSTD_sizeof_DCtx`: the context and its window buffers) a
-/// [`ZstdDecompressor`] keeps for its next prefix decode. Creating one costs about 15 us,
-/// 5-55x a small datum's whole decode (docs/performance-history.md, the zstd section); a
-/// fresh one is about 96 KiB, and 100-130 KiB after decoding the corpus rows' frames. A
-/// frame that asked for a larger window (a long datum, or a corrupt header claiming one) had
-/// its context dropped after the call, so a decoder holds at most this much for prefixes.
-const STREAM_CONTEXT_KEEP_MAX: usize = 1 << 20;
-
-/// One prefix decode's use of a streaming context. While it lives the context may reference
-/// the call's dictionary; on drop it resets session and parameters, which clears that
-/// reference (`ZSTD_clearDict`), and it drops the context instead when the reset fails or the
-/// context has grown over [`STREAM_CONTEXT_KEEP_MAX`].
-struct PrefixSession<'c> {
-    stream: &'c mut Option<DCtx<'static>>,
-}
-
-impl PrefixSession<'_> {
-    /// The context, reset and set up for a magicless frame with windows up to 2^`window_log`.
-    fn context(&mut self, window_log: u32) -> Result<&mut DCtx<'static>, Error> {
-        if self.stream.is_none() {
-            *self.stream = Some(magicless_dctx()?);
-        }
-        let dctx = self.stream.as_mut().expect("the context was just created");
-        let setup = |code| corrupt(code, 0);
-        dctx.reset(ResetDirective::SessionAndParameters)
-            .map_err(setup)?;
-        dctx.set_parameter(DParameter::Format(FrameFormat::Magicless))
-            .map_err(setup)?;
-        dctx.set_parameter(DParameter::WindowLogMax(window_log))
-            .map_err(setup)?;
-        Ok(dctx)
-    }
-}
-
-impl Drop for PrefixSession<'_> {
-    fn drop(&mut self) {
-        let keep = self.stream.as_mut().is_some_and(|dctx| {
-            dctx.reset(ResetDirective::SessionAndParameters).is_ok()
-                && dctx.sizeof() <= STREAM_CONTEXT_KEEP_MAX
-        });
-        if !keep {
-            // Freeing a context never touches a dictionary it references.
-            *self.stream = None;
-        }
-    }
-}
+/// Datums of up to this many raw bytes (zstd's largest block, `ZSTD_BLOCKSIZE_MAX`) have their
+/// prefixes cut from a whole decode; longer ones are streamed. pgdict's frames of up to this
+/// size are one block, which zstd's streaming decoder decodes whole before handing out its
+/// first byte, so streaming saves nothing there. It needs a context with a window buffer:
+/// creating one per call cost about 15 us, 5-71x a whole decode of a corpus row, and a kept
+/// one sizes its buffer by what it decoded before, which changed the outcome for a corrupt
+/// frame (found by fuzzing: `tests/fuzz_regressions.rs`; docs/performance-history.md, the
+/// zstd section).
+pub const PREFIX_WHOLE_MAX: usize = 128 * 1024;
 
 /// A decompression context for magicless frames.
 fn magicless_dctx<'a>() -> Result<DCtx<'a>, Error> {
@@ -604,7 +562,6 @@ impl ZstdDecompressor {
     pub fn new() -> Result<ZstdDecompressor, Error> {
         Ok(ZstdDecompressor {
             dctx: magicless_dctx()?,
-            stream: None,
         })
     }
 
@@ -725,17 +682,18 @@ impl ZstdDecompressor {
         raw_len: usize,
         prefix_len: usize,
     ) -> Result<Vec<u8>, Error> {
-        decompress_prefix_impl(payload, raw_len, prefix_len, None, &mut self.stream)
+        self.decompress_prefix_impl(payload, raw_len, prefix_len, None)
     }
 
     /// Decompresses the first `prefix_len` bytes (capped at `raw_len`) of a frame made with
-    /// `dict`, streaming and stopping once they are out; the result has exactly that many
-    /// bytes, or the call fails. Corruption after the prefix goes unnoticed.
+    /// `dict`; the result has exactly that many bytes, or the call fails.
     ///
-    /// Streaming needs a window buffer: this uses a second context, limited to the window a
-    /// frame of `raw_len` bytes with this dictionary can declare (a frame asking for more is
-    /// refused). The decompressor keeps that context for the next prefix while it stays under
-    /// 1 MiB with its buffers, and frees it otherwise.
+    /// A frame of up to [`PREFIX_WHOLE_MAX`] raw bytes is decoded whole and cut, so its prefix
+    /// fails wherever its whole decode fails. A longer one is streamed, stopping once the
+    /// prefix is out, so corruption after it may go unnoticed; streaming needs a window
+    /// buffer, and this uses a context of its own, limited to the window a frame of `raw_len`
+    /// bytes with this dictionary can declare (a frame asking for more is refused), and freed
+    /// when the call returns.
     pub fn decompress_prefix_with_dict(
         &mut self,
         payload: &[u8],
@@ -743,7 +701,27 @@ impl ZstdDecompressor {
         prefix_len: usize,
         dict: &ZstdDictionary,
     ) -> Result<Vec<u8>, Error> {
-        decompress_prefix_impl(payload, raw_len, prefix_len, Some(dict), &mut self.stream)
+        self.decompress_prefix_impl(payload, raw_len, prefix_len, Some(dict))
+    }
+
+    fn decompress_prefix_impl(
+        &mut self,
+        payload: &[u8],
+        raw_len: usize,
+        prefix_len: usize,
+        dict: Option<&ZstdDictionary>,
+    ) -> Result<Vec<u8>, Error> {
+        check_payload(payload, raw_len)?;
+        let wanted = prefix_len.min(raw_len);
+        if wanted == 0 {
+            return Ok(Vec::new());
+        }
+        if raw_len > PREFIX_WHOLE_MAX {
+            return stream_prefix(payload, raw_len, wanted, dict);
+        }
+        let mut out = self.decompress_impl(payload, raw_len, dict)?;
+        out.truncate(wanted);
+        Ok(out)
     }
 }
 
@@ -771,36 +749,27 @@ fn whole_frame_verdict(
     }
 }
 
-fn decompress_prefix_impl(
+/// Streams the first `wanted` (1..=`raw_len`) bytes out of a frame, in a context of its own.
+fn stream_prefix(
     payload: &[u8],
     raw_len: usize,
-    prefix_len: usize,
+    wanted: usize,
     dict: Option<&ZstdDictionary>,
-    stream: &mut Option<DCtx<'static>>,
 ) -> Result<Vec<u8>, Error> {
-    check_payload(payload, raw_len)?;
-    let wanted = prefix_len.min(raw_len);
     let mut out = alloc_output(wanted)?;
-    if wanted == 0 {
-        return Ok(out);
-    }
     let prepared = dict.and_then(|d| d.prepared.as_ref());
     let dict_len = dict.map_or(0, |d| d.len);
     let bad = |code| corrupt(code, payload.len());
 
-    let mut session = PrefixSession { stream };
-    let dctx = session.context(window_log_limit(raw_len, dict_len))?;
+    // A context of its own, borrowing the dictionary for this call only: the streaming window
+    // buffer it allocates is freed on return, and its size depends on this frame alone.
+    let mut dctx = magicless_dctx()?;
+    dctx.set_parameter(DParameter::WindowLogMax(window_log_limit(
+        raw_len, dict_len,
+    )))
+    .map_err(bad)?;
     if let Some(p) = prepared {
-        // SAFETY: this only widens the borrow's lifetime to the `'static` the stored context
-        // type asks for; the `DDict<'static>` itself owns its data. The context keeps the
-        // pointer until its dictionary is cleared, and only the `decompress_stream` calls below
-        // dereference it, while `dict` is borrowed. When `session` drops (at return, or on
-        // unwind) it resets the context with its parameters, which clears the reference, or
-        // frees the context; every call resets it again before use. Freeing a context does
-        // not touch a referenced `DDict`.
-        let ddict: &'static DDict<'static> =
-            unsafe { &*(p.decoder.as_ddict() as *const DDict<'static>) };
-        dctx.ref_ddict(ddict).map_err(bad)?;
+        dctx.ref_ddict(p.decoder.as_ddict()).map_err(bad)?;
     }
 
     let mut input = InBuffer::around(payload);
@@ -866,7 +835,7 @@ pub fn decompress_prefix(
     raw_len: usize,
     prefix_len: usize,
 ) -> Result<Vec<u8>, Error> {
-    decompress_prefix_impl(payload, raw_len, prefix_len, None, &mut None)
+    ZstdDecompressor::new()?.decompress_prefix(payload, raw_len, prefix_len)
 }
 
 /// Decompresses the first `prefix_len` bytes of a frame made with `dict`.
@@ -876,48 +845,5 @@ pub fn decompress_prefix_with_dict(
     prefix_len: usize,
     dict: &ZstdDictionary,
 ) -> Result<Vec<u8>, Error> {
-    decompress_prefix_impl(payload, raw_len, prefix_len, Some(dict), &mut None)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A magicless frame without content size whose window descriptor is `window_descriptor`,
-    /// holding one raw last block with the byte `a`.
-    fn one_byte_frame(window_descriptor: u8) -> [u8; 6] {
-        [0x00, window_descriptor, 0x09, 0x00, 0x00, b'a']
-    }
-
-    #[test]
-    fn the_prefix_context_is_kept_while_small() {
-        let mut decompressor = ZstdDecompressor::new().unwrap();
-        assert!(decompressor.stream.is_none());
-        // Window 2^10: the context stays.
-        let small = one_byte_frame(0x00);
-        assert_eq!(
-            decompressor.decompress_prefix(&small, 1, 1),
-            Ok(b"a".to_vec())
-        );
-        let kept = decompressor
-            .stream
-            .as_ref()
-            .expect("a kept context")
-            .sizeof();
-        assert!(kept <= STREAM_CONTEXT_KEEP_MAX, "{kept}");
-        // Window 2^22 (exponent 12), allowed for a datum claiming 4 MiB: zstd sets up a
-        // buffer of that size, and the context goes when the call ends.
-        let large = one_byte_frame(12 << 3);
-        assert_eq!(
-            decompressor.decompress_prefix(&large, 4 << 20, 1),
-            Ok(b"a".to_vec())
-        );
-        assert!(decompressor.stream.is_none());
-        // The next prefix makes a new one.
-        assert_eq!(
-            decompressor.decompress_prefix(&small, 1, 1),
-            Ok(b"a".to_vec())
-        );
-        assert!(decompressor.stream.is_some());
-    }
+    ZstdDecompressor::new()?.decompress_prefix_with_dict(payload, raw_len, prefix_len, dict)
 }

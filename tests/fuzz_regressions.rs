@@ -186,6 +186,43 @@ fn zstd_two_frame_payload_whole_and_prefix_decodes_agree() {
     }
 }
 
+/// Found by `zstd_dict_decode` (twenty-fourth session), against a decompressor that kept its
+/// streaming context between prefix decodes: a frame whose header declares a content size of
+/// 0 (descriptor 0x80: a 4-byte content size, window 1 KiB), then three empty raw blocks and a
+/// raw block claiming 256 bytes, cut short after 86. zstd sizes a streaming context's output
+/// buffer from the content size, so a fresh context has no room and fails ("Destination buffer
+/// is too small"), while a context that had decoded any frame before kept its buffer and
+/// handed out the block's first bytes. The prefix of one corrupt datum depended on what the
+/// decoder had read before it. Now only datums over `PREFIX_WHOLE_MAX` bytes are streamed, in
+/// a context of their own, and shorter ones have their prefixes cut from a whole decode.
+#[test]
+fn zstd_prefix_does_not_depend_on_the_decoders_history() {
+    use pgdict::zstd::{self, ZstdDecompressor};
+
+    let mut payload = vec![0x80, 0x00, 0x00, 0x00, 0x00, 0x00];
+    payload.extend_from_slice(&[0x00; 9]); // three empty raw blocks
+    payload.extend_from_slice(&[0x00, 0x08, 0x00]); // a raw block of 256 bytes
+    payload.extend_from_slice(&[0x08, 0x29, 0x00]);
+    payload.extend_from_slice(&[0xff; 83]);
+    // An earlier datum's frame: no content size, window 1 KiB, a raw last block "a".
+    let earlier = [0x00, 0x00, 0x09, 0x00, 0x00, b'a'];
+    for raw_len in [9, 1_048_321] {
+        let fresh = zstd::decompress_prefix(&payload, raw_len, 9);
+        assert!(fresh.is_err(), "raw_len {raw_len}: {fresh:?}");
+        let mut reused = ZstdDecompressor::new().expect("a context");
+        for earlier_len in [1, zstd::PREFIX_WHOLE_MAX + 1] {
+            assert_eq!(
+                reused
+                    .decompress_prefix(&earlier, earlier_len, 1)
+                    .as_deref(),
+                Ok(&b"a"[..])
+            );
+            let after = reused.decompress_prefix(&payload, raw_len, 9);
+            assert_eq!(after, fresh, "raw_len {raw_len}, after {earlier_len}");
+        }
+    }
+}
+
 /// Found by `dict_file_parse`: a float in a dictionary's metadata (here under a key this
 /// version does not know, kept in `Metadata::other`) changes in its last bits when the
 /// metadata is written with `Metadata::to_json` and read back. serde_json, built without its

@@ -681,13 +681,34 @@ fn zstd_exact_errors() {
             produced: 23
         })
     );
+    // The prefix of a datum of up to PREFIX_WHOLE_MAX bytes is cut from a whole decode, and
+    // fails as that does; a longer datum's prefix is streamed, and stops short.
     assert_eq!(
         zstd::decompress_prefix(&payload, 40, 30),
+        Err(Error::LengthMismatch {
+            expected: 40,
+            produced: 23
+        })
+    );
+    assert_eq!(
+        zstd::decompress_prefix(&payload, 40, 20),
+        Err(Error::LengthMismatch {
+            expected: 40,
+            produced: 23
+        })
+    );
+    let streamed = zstd::PREFIX_WHOLE_MAX + 1;
+    assert_eq!(
+        zstd::decompress_prefix(&payload, streamed, 30),
         Err(Error::PrefixShort {
             wanted: 30,
             produced: 23,
-            raw_len: 40
+            raw_len: streamed
         })
+    );
+    assert_eq!(
+        zstd::decompress_prefix(&payload, streamed, 20).unwrap(),
+        b"hello hello hello he"
     );
     // With the magic number, the frame is not magicless: its first byte is a bad header.
     let framed = [&ZSTD_MAGIC[..], &payload].concat();
@@ -711,12 +732,17 @@ fn zstd_exact_errors() {
         Error::Dictionary { len: 104 }
     );
     // A hand-made frame: no content size, window 2^27 (descriptor 0x88), one raw last block
-    // holding "a". One-shot decoding needs no window; streaming (prefix) decoding refuses to
-    // set up a 128 MiB window for a 1-byte datum.
+    // holding "a". One-shot decoding needs no window (a short datum's prefix is decoded so);
+    // streaming, for a datum claiming PREFIX_WHOLE_MAX + 1 bytes, refuses to set up a 128 MiB
+    // window for it (2^19 at most).
     let big_window = [0x00, 0x88, 0x09, 0x00, 0x00, b'a'];
     assert_eq!(zstd::decompress(&big_window, 1), Ok(b"a".to_vec()));
     assert_eq!(
         zstd::decompress_prefix(&big_window, 1, 1),
+        Ok(b"a".to_vec())
+    );
+    assert_eq!(
+        zstd::decompress_prefix(&big_window, streamed, 1),
         Err(Error::Corrupt {
             code: 16,
             name: "Frame requires too much memory for decoding",
@@ -725,7 +751,7 @@ fn zstd_exact_errors() {
     );
     let small_window = [0x00, 0x00, 0x09, 0x00, 0x00, b'a'];
     assert_eq!(
-        zstd::decompress_prefix(&small_window, 1, 1),
+        zstd::decompress_prefix(&small_window, streamed, 1),
         Ok(b"a".to_vec())
     );
     let err = zstd::decompress(&payload, 24).unwrap_err();
@@ -921,25 +947,30 @@ fn large_inputs_with_a_full_window_dictionary() {
     }
 }
 
-/// A decompressor's prefix context references a dictionary only during the call: a frame
-/// made with a dictionary, decoded next without one, fails as on a fresh decompressor.
+/// A decompressor's prefix decodes do not depend on what it decoded before: with and without
+/// a dictionary, short and streamed datums in turn, each as on a fresh decompressor.
 #[test]
-fn zstd_prefix_decoder_forgets_the_dictionary() {
+fn zstd_prefix_decodes_do_not_depend_on_earlier_ones() {
     let set = &corpus()[0];
     let dict = ZstdDictionary::new(&set.dict(4096)).unwrap();
     let mut compressor = ZstdCompressor::new().unwrap();
     let mut decompressor = ZstdDecompressor::new().unwrap();
-    let mut forgotten = 0;
+    let mut failed_without = 0;
     for row in set.tested().iter().take(50) {
         let n = row.len();
         let payload = compressor.compress_with_dict(row, &dict).unwrap();
-        let with = decompressor.decompress_prefix_with_dict(&payload, n, n, &dict);
-        assert_eq!(with.as_deref(), Ok(&row[..]));
-        let without = decompressor.decompress_prefix(&payload, n, n);
-        let fresh = zstd::decompress_prefix(&payload, n, n);
-        assert_eq!(without, fresh);
-        forgotten += usize::from(without.as_deref() != Ok(&row[..]));
+        for raw_len in [n, zstd::PREFIX_WHOLE_MAX + n] {
+            let with = decompressor.decompress_prefix_with_dict(&payload, raw_len, n, &dict);
+            let fresh = zstd::decompress_prefix_with_dict(&payload, raw_len, n, &dict);
+            assert_eq!(with, fresh);
+            if raw_len == n {
+                assert_eq!(with.as_deref(), Ok(&row[..]));
+            }
+            let without = decompressor.decompress_prefix(&payload, raw_len, n);
+            assert_eq!(without, zstd::decompress_prefix(&payload, raw_len, n));
+            failed_without += usize::from(without.is_err());
+        }
     }
-    // Most rows use the dictionary: without it they cannot decode to the row.
-    assert!(forgotten >= 40, "{forgotten} of 50");
+    // Most rows use the dictionary: without it they cannot decode.
+    assert!(failed_without >= 80, "{failed_without} of 100");
 }
