@@ -115,9 +115,11 @@
 //! Decoding with the wrong dictionary (another dictionary under the same id) is not detected by
 //! the format: it gives an error or `raw_len` bytes of wrong content.
 //!
-//! [`decode_prefix`] decodes only the first K bytes of any form, as PostgreSQL does for
-//! `substr()` on compressed values; for pglz it reads at most
-//! [`pglz::maximum_compressed_size`] payload bytes.
+//! [`decode_prefix`] returns the first K bytes of any form, decoding no further than it must,
+//! as PostgreSQL does for `substr()` on compressed values: for pglz it reads at most
+//! [`pglz::maximum_compressed_size`] payload bytes. zstd decodes a datum of up to
+//! [`zstd::PREFIX_WHOLE_MAX`] bytes (one zstd block, which its streaming decoder would decode
+//! whole anyway) whole and cuts it.
 
 use std::collections::HashMap;
 use std::fmt;
