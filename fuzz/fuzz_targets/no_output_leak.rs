@@ -11,10 +11,11 @@
 //! libzstd write into it uninitialised). Here the heap is poisoned instead: a block of the
 //! output's size (for zstd's whole decode and short datums' prefixes, with its `OUTPUT_ROOM`)
 //! filled with 0xFF (then 0x00) is freed just before each decode, so the allocator likely
-//! hands the same memory to the decoder, and the two decodes must give the same result. This works with the system
-//! allocator only: build this target with `-s none` (AddressSanitizer quarantines freed memory
-//! and fills new blocks itself, so the check runs but proves less). zstd's whole decode into
-//! the caller's buffer is checked as pglz's: into a buffer filled with 0xFF, then with 0x00.
+//! hands the same memory to the decoder, and the two decodes must give the same result. This
+//! works with the system allocator only: build this target with `-s none` (AddressSanitizer
+//! quarantines freed memory and fills new blocks itself, so the check runs but proves less).
+//! zstd's whole decode into the caller's buffer is checked as pglz's: into a buffer filled
+//! with 0xFF, then with 0x00.
 
 #![no_main]
 
