@@ -607,8 +607,6 @@ impl ZstdDecompressor {
         self.decompress_into_impl(payload, raw_len, Some(dict), out)
     }
 
-    /// A fresh vector with room for `raw_len + OUTPUT_ROOM` bytes, which zstd writes into
-    /// uninitialised (`WriteBuf` for `Vec` hands it the spare capacity and sets the length).
     fn decompress_impl(
         &mut self,
         payload: &[u8],
@@ -616,6 +614,18 @@ impl ZstdDecompressor {
         dict: Option<&ZstdDictionary>,
     ) -> Result<Vec<u8>, Error> {
         check_payload(payload, raw_len)?;
+        self.decode_checked(payload, raw_len, dict)
+    }
+
+    /// A whole decode of a payload `check_payload` accepted, into a fresh vector with room for
+    /// `raw_len + OUTPUT_ROOM` bytes, which zstd writes into uninitialised (`WriteBuf` for
+    /// `Vec` hands it the spare capacity and sets the length).
+    fn decode_checked(
+        &mut self,
+        payload: &[u8],
+        raw_len: usize,
+        dict: Option<&ZstdDictionary>,
+    ) -> Result<Vec<u8>, Error> {
         // raw_len <= MAX_RAW_LEN: no overflow.
         let mut out = alloc_output(raw_len + OUTPUT_ROOM)?;
         let res = self.decode_frame(&mut out, payload, dict);
@@ -682,7 +692,7 @@ impl ZstdDecompressor {
         raw_len: usize,
         prefix_len: usize,
     ) -> Result<Vec<u8>, Error> {
-        self.decompress_prefix_impl(payload, raw_len, prefix_len, None)
+        decompress_prefix_impl(Some(self), payload, raw_len, prefix_len, None)
     }
 
     /// Decompresses the first `prefix_len` bytes (capped at `raw_len`) of a frame made with
@@ -701,28 +711,34 @@ impl ZstdDecompressor {
         prefix_len: usize,
         dict: &ZstdDictionary,
     ) -> Result<Vec<u8>, Error> {
-        self.decompress_prefix_impl(payload, raw_len, prefix_len, Some(dict))
+        decompress_prefix_impl(Some(self), payload, raw_len, prefix_len, Some(dict))
     }
+}
 
-    fn decompress_prefix_impl(
-        &mut self,
-        payload: &[u8],
-        raw_len: usize,
-        prefix_len: usize,
-        dict: Option<&ZstdDictionary>,
-    ) -> Result<Vec<u8>, Error> {
-        check_payload(payload, raw_len)?;
-        let wanted = prefix_len.min(raw_len);
-        if wanted == 0 {
-            return Ok(Vec::new());
-        }
-        if raw_len > PREFIX_WHOLE_MAX {
-            return stream_prefix(payload, raw_len, wanted, dict);
-        }
-        let mut out = self.decompress_impl(payload, raw_len, dict)?;
-        out.truncate(wanted);
-        Ok(out)
+/// A prefix: cut from a whole decode on `decompressor` (a new one if `None`: the free
+/// functions) for a datum of up to [`PREFIX_WHOLE_MAX`] bytes, else streamed in a context of
+/// its own, so a free function creates no context it does not use.
+fn decompress_prefix_impl(
+    decompressor: Option<&mut ZstdDecompressor>,
+    payload: &[u8],
+    raw_len: usize,
+    prefix_len: usize,
+    dict: Option<&ZstdDictionary>,
+) -> Result<Vec<u8>, Error> {
+    check_payload(payload, raw_len)?;
+    let wanted = prefix_len.min(raw_len);
+    if wanted == 0 {
+        return Ok(Vec::new());
     }
+    if raw_len > PREFIX_WHOLE_MAX {
+        return stream_prefix(payload, raw_len, wanted, dict);
+    }
+    let mut out = match decompressor {
+        Some(d) => d.decode_checked(payload, raw_len, dict)?,
+        None => ZstdDecompressor::new()?.decode_checked(payload, raw_len, dict)?,
+    };
+    out.truncate(wanted);
+    Ok(out)
 }
 
 /// A whole-frame decode's result for a datum of `raw_len` bytes, given zstd's result with
@@ -835,7 +851,7 @@ pub fn decompress_prefix(
     raw_len: usize,
     prefix_len: usize,
 ) -> Result<Vec<u8>, Error> {
-    ZstdDecompressor::new()?.decompress_prefix(payload, raw_len, prefix_len)
+    decompress_prefix_impl(None, payload, raw_len, prefix_len, None)
 }
 
 /// Decompresses the first `prefix_len` bytes of a frame made with `dict`.
@@ -845,5 +861,5 @@ pub fn decompress_prefix_with_dict(
     prefix_len: usize,
     dict: &ZstdDictionary,
 ) -> Result<Vec<u8>, Error> {
-    ZstdDecompressor::new()?.decompress_prefix_with_dict(payload, raw_len, prefix_len, dict)
+    decompress_prefix_impl(None, payload, raw_len, prefix_len, Some(dict))
 }
