@@ -315,8 +315,10 @@ struct DecompressArgs {
     /// How to write the rows: `lines` (one per line; fails on a row with a line feed), `jsonl`
     /// (a row that is a JSON value other than a string as it is, any other row as a JSON
     /// string), or `datums` (length-prefixed, any bytes). Each is what `--format` reads back.
-    #[arg(long, value_enum, default_value = "lines", value_name = "FORMAT")]
-    out_format: RowOutFormat,
+    /// Default: from the name of `-o`'s file as `--format` reads names (.jsonl/.ndjson: jsonl,
+    /// .datums: datums), else lines.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    out_format: Option<RowOutFormat>,
 
     /// Write the rows to FILE instead of standard output.
     #[arg(short, long, value_name = "FILE")]

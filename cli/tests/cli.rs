@@ -170,6 +170,31 @@ fn compress_decompress_round_trip_as_datums_file_and_as_hex() {
         .run(&["decompress", "m3.datums", "--out-format", "jsonl"])
         .ok();
     assert_eq!(back.stdout, fs::read(&jsonl).unwrap());
+
+    // Without --out-format, the output file's name picks the format as --format reads names;
+    // an explicit --out-format wins over the name.
+    dir.run(&["decompress", "m.datums", "-o", "m.jsonl"]).ok();
+    assert_eq!(
+        fs::read(dir.path("m.jsonl")).unwrap(),
+        fs::read(&jsonl).unwrap()
+    );
+    dir.run(&["decompress", "m.datums", "-o", "m4.datums"]).ok();
+    assert_eq!(
+        fs::read(dir.path("m4.datums")).unwrap(),
+        fs::read(dir.path("m2.datums")).unwrap()
+    );
+    dir.run(&["decompress", "m.datums", "-o", "m.txt"])
+        .fails(1, &["holds a line feed", "-o ROWS.jsonl"]);
+    dir.run(&[
+        "decompress",
+        "m.datums",
+        "--out-format",
+        "lines",
+        "-o",
+        "m2.jsonl",
+    ])
+    .fails(1, &["holds a line feed"]);
+    assert!(!dir.path("m.txt").exists() && !dir.path("m2.jsonl").exists());
 }
 
 #[test]

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use anyhow::Context;
 use pgdict::datum::DatumDecoder;
-use pgdict_trainer::source::datums_file;
+use pgdict_trainer::source::{datums_file, Format};
 
 use crate::fail::user_error;
 use crate::input::{read_datums, Datum};
@@ -15,7 +15,15 @@ use crate::{DecompressArgs, RowOutFormat, StoreArgs};
 pub fn run(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> {
     let input = read_datums(&args.datums)?;
     let store = LazyStore::new(store_args);
-    let binary = args.out_format == RowOutFormat::Datums;
+    let out_format = args.out_format.unwrap_or_else(|| match &args.output {
+        Some(path) => match Format::from_path(path) {
+            Format::JsonLines => RowOutFormat::Jsonl,
+            Format::Datums => RowOutFormat::Datums,
+            Format::Lines | Format::Csv(_) => RowOutFormat::Lines,
+        },
+        None => RowOutFormat::Lines,
+    });
+    let binary = out_format == RowOutFormat::Datums;
     let mut out = Output::open(
         args.output.as_deref(),
         binary,
@@ -32,7 +40,7 @@ pub fn run(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> 
         };
         decoded.with_context(|| format!("cannot decompress {}", at()))?;
         line.clear();
-        match args.out_format {
+        match out_format {
             RowOutFormat::Lines => lines_row(&value, &mut line),
             RowOutFormat::Jsonl => jsonl_row(&value, &mut line),
             RowOutFormat::Datums => {
@@ -62,7 +70,8 @@ fn lines_row(value: &[u8], out: &mut Vec<u8>) -> anyhow::Result<()> {
     if let Some(problem) = problem {
         return Err(user_error(
             format!("the row {problem}, so it cannot be written as a line"),
-            "write JSON Lines (--out-format jsonl) or a datums file (--out-format datums)",
+            "write JSON Lines (--out-format jsonl, or -o ROWS.jsonl) or a datums file \
+             (--out-format datums, or -o ROWS.datums)",
         ));
     }
     out.extend_from_slice(value);
