@@ -283,6 +283,7 @@ struct CompressArgs {
     output: Option<PathBuf>,
 
     /// Write one hex line per datum (`\x...`, a bytea literal) instead of a datums file.
+    /// Implied when `-o`'s file name ends in `.hex`.
     #[arg(long)]
     hex: bool,
 

@@ -122,6 +122,10 @@ fn compress_decompress_round_trip_as_datums_file_and_as_hex() {
     assert!(hex.stderr.is_empty(), "{}", hex.stderr);
     let back = dir.run_with_stdin(&["decompress"], &hex.stdout).ok();
     assert_eq!(back.stdout, original);
+    // A `.hex` file name asks for the same lines.
+    dir.run(&["compress", "--codec", "lz4", "-q", &rows, "-o", "logs.hex"])
+        .ok();
+    assert_eq!(fs::read(dir.path("logs.hex")).unwrap(), hex.stdout);
 
     // Prefixes, as substr() reads them.
     let prefix = dir

@@ -43,20 +43,17 @@ pub fn run(store_args: &StoreArgs, args: &CompressArgs) -> anyhow::Result<u8> {
     let spec = row_source(&args.rows)?;
     let what = spec.describe();
     let rows = source::open(&spec).with_context(|| format!("cannot read the rows of {what}"))?;
-    let mut out = Output::open(
-        args.output.as_deref(),
-        !args.hex,
-        "write hex lines with --hex",
-    )?;
+    // `-o NAME.hex` asks for hex lines as plainly as --hex does: a binary datums file under
+    // that name would mislead whoever opens it.
+    let hex = args.hex
+        || args
+            .output
+            .as_deref()
+            .is_some_and(|path| path.extension().is_some_and(|ext| ext == "hex"));
+    let mut out = Output::open(args.output.as_deref(), !hex, "write hex lines with --hex")?;
     // An error drops `out` unfinished: its file is left as it was (see crate::output).
-    let counts = compress(
-        rows,
-        codec,
-        dict.as_ref().map(|d| &*d.1),
-        args.hex,
-        &mut out,
-    )
-    .with_context(|| format!("cannot compress the rows of {what}"))?;
+    let counts = compress(rows, codec, dict.as_ref().map(|d| &*d.1), hex, &mut out)
+        .with_context(|| format!("cannot compress the rows of {what}"))?;
     if counts.rows == 0 {
         return Err(user_error(
             format!("{what} holds no rows"),
