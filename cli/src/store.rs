@@ -110,7 +110,7 @@ impl AnyStore {
     }
 
     /// The dictionary to compress `codec` with: `auto` is the newest active one built for the
-    /// codec; an id must be built for the codec; `none` is none.
+    /// codec; an id must be built for the codec and not retired; `none` is none.
     pub fn choose(&self, choice: DictArg, codec: Codec) -> anyhow::Result<Option<Arc<Dictionary>>> {
         match choice {
             DictArg::None => Ok(None),
@@ -148,6 +148,24 @@ impl AnyStore {
                             dict.codecs()
                         ),
                         format!("use --codec {} or another dictionary", first_codec(&dict)),
+                    ));
+                }
+                // DESIGN.md: a retired dictionary still decodes but no longer compresses.
+                let retired = self
+                    .list()
+                    .with_context(|| format!("cannot read whether dictionary {id} is retired"))?
+                    .iter()
+                    .any(|entry| entry.id == id && entry.retired);
+                if retired {
+                    return Err(user_error(
+                        format!(
+                            "dictionary {id} is retired: it still decodes the datums that name \
+                             it, but no longer compresses"
+                        ),
+                        format!(
+                            "give --dict auto (the newest active {codec} dictionary) or the id \
+                             of an active one (`pgdict dict list`)"
+                        ),
                     ));
                 }
                 Ok(Some(dict))

@@ -434,6 +434,10 @@ fn dict_list_show_and_retire() {
         1,
         &["has no active dictionary built for pglz", "--dict none"],
     );
+    // Nor does naming it: a retired dictionary no longer compresses (DESIGN.md).
+    dir.run(&["compress", &rows, "--dict", "1", "-o", "again.datums"])
+        .fails(1, &["dictionary 1 is retired", "--dict auto"]);
+    assert!(!dir.path("again.datums").exists());
     // PostgreSQL has no zstd: the hint names the trainer, not a plain form.
     let out = dir
         .run(&["compress", "--codec", "zstd", &rows])
