@@ -400,6 +400,10 @@ fn run(args: &Args) -> Result<u8, Failure> {
 
     let start = Instant::now();
     let rows = source::open(&spec).map_err(TrainError::from)?;
+    // A note is about what the dictionary will fit: worth saying even with --quiet.
+    if let Some(note) = rows.note() {
+        eprintln!("pgdict-trainer: note: {note}");
+    }
     let sample = sample_source(rows, &options, &described, &bars)?;
     let sample_seconds = start.elapsed().as_secs_f64();
 

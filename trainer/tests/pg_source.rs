@@ -2,7 +2,7 @@
 //! workspace's tests, `tests/support/cluster.rs`):
 //!
 //! - a text column read whole comes back row for row (NULLs skipped), a bytea column byte for
-//!   byte;
+//!   byte; a jsonb column as its text, with a note saying that is not what PostgreSQL stores;
 //! - with `rows_wanted` much smaller than the table, only a sample of its pages is read
 //!   (`TABLESAMPLE SYSTEM ... REPEATABLE`): fewer rows, the same ones for the same seed;
 //! - statistics that promise rows the table no longer holds: the sample comes back empty, and
@@ -85,6 +85,9 @@ fn postgres_column_source() {
              CREATE SCHEMA app;
              CREATE TABLE app.\"Mixed Case\" (\"Body\" json);
              INSERT INTO app.\"Mixed Case\" VALUES ('{\"a\": 1}'), (NULL), ('[2]');
+             CREATE DOMAIN app.note AS text;
+             CREATE TABLE kinds (j jsonb, n app.note, v varchar(20));
+             INSERT INTO kinds VALUES ('{\"b\": [1, 2]}', 'n', 'v');
              CREATE TABLE shrunk (v text) WITH (autovacuum_enabled = false);
              INSERT INTO shrunk SELECT 'row ' || g FROM generate_series(1, 20000) g;
              ANALYZE shrunk;
@@ -119,6 +122,29 @@ fn postgres_column_source() {
     assert_eq!(
         read(&spec(&cluster, "app.\"Mixed Case\"", "Body", None, 0)),
         [b"{\"a\": 1}".to_vec(), b"[2]".to_vec()]
+    );
+
+    // Types stored as their text output carry no note; jsonb, stored in binary, does.
+    let note = |table: &str, column: &str| {
+        source::open(&spec(&cluster, table, column, None, 0))
+            .unwrap()
+            .note()
+            .map(str::to_string)
+    };
+    for (table, column) in [
+        ("events", "payload"),
+        ("events", "blob"),
+        ("app.\"Mixed Case\"", "Body"),
+        ("kinds", "n"),
+        ("kinds", "v"),
+    ] {
+        assert_eq!(note(table, column), None, "{table}.{column}");
+    }
+    let jsonb = note("kinds", "j").expect("a jsonb column has a note");
+    assert!(jsonb.starts_with("column j is jsonb: its values are read as their text output"));
+    assert_eq!(
+        read(&spec(&cluster, "kinds", "j", None, 0)),
+        [b"{\"b\": [1, 2]}".to_vec()]
     );
 
     // A sample of pages: ~3x 200 rows of the 7,236, the same for the same seed.

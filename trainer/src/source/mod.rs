@@ -25,7 +25,8 @@
 //! they sit (say, old rows and new rows of a changing schema) prefer a larger `rows_wanted`.
 //! If the sample comes back empty (statistics far out of date), the whole column is read.
 //! `jsonb` and other binary-stored types arrive as text, which is not the bytes PostgreSQL
-//! compresses for them; `text`, `json`, `varchar` and `bytea` arrive as stored.
+//! compresses for them ([`Rows::note`] says so); `text`, `json`, `varchar` and `bytea` arrive
+//! as stored.
 
 pub mod datums_file;
 
@@ -290,6 +291,7 @@ pub struct Rows {
     iter: Box<dyn Iterator<Item = Result<Vec<u8>, SourceError>>>,
     read: Arc<AtomicU64>,
     len: Option<u64>,
+    note: Option<String>,
 }
 
 impl std::fmt::Debug for Rows {
@@ -312,6 +314,7 @@ impl Rows {
             iter: Box::new(iter.into_iter()),
             read: Arc::default(),
             len: None,
+            note: None,
         }
     }
 
@@ -319,6 +322,12 @@ impl Rows {
     /// known.
     pub fn input_len(&self) -> Option<u64> {
         self.len
+    }
+
+    /// What a reader of the rows should know about them, when the source has something to say:
+    /// a PostgreSQL column whose stored bytes are not the text the rows hold.
+    pub fn note(&self) -> Option<&str> {
+        self.note.as_deref()
     }
 
     /// How many bytes of input were read so far (for files; 0 for standard input and
@@ -361,6 +370,7 @@ pub fn open(spec: &SourceSpec) -> Result<Rows, SourceError> {
                 iter,
                 read,
                 len: Some(len),
+                note: None,
             })
         }
         SourceSpec::Stdin(format) => {
@@ -369,6 +379,7 @@ pub fn open(spec: &SourceSpec) -> Result<Rows, SourceError> {
                 iter,
                 read: Arc::default(),
                 len: None,
+                note: None,
             })
         }
         SourceSpec::Dir(path) => open_dir(path),
@@ -645,6 +656,7 @@ fn open_dir(path: &Path) -> Result<Rows, SourceError> {
         iter: Box::new(iter),
         read,
         len: Some(len),
+        note: None,
     })
 }
 
@@ -757,8 +769,13 @@ mod pg {
         let what = format!("looking up column {} of {table}", source.column);
         let column = client
             .query_opt(
-                "SELECT quote_ident(a.attname), a.atttypid = 'bytea'::regtype \
-                 FROM pg_attribute a \
+                // Whether the type is stored as its text output: variable-length string types
+                // (domains share their base type's category; `name` is fixed-length), json and
+                // xml.
+                "SELECT quote_ident(a.attname), a.atttypid = 'bytea'::regtype, \
+                 format_type(a.atttypid, a.atttypmod), t.typlen = -1 \
+                 AND (t.typcategory = 'S' OR t.oid IN ('json'::regtype, 'xml'::regtype)) \
+                 FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid \
                  WHERE a.attrelid = $1 AND a.attname = $2 \
                  AND a.attnum > 0 AND NOT a.attisdropped",
                 &[&oid, &source.column],
@@ -783,6 +800,16 @@ mod pg {
         };
         let quoted_column: String = column.get(0);
         let bytea: bool = column.get(1);
+        let type_name: String = column.get(2);
+        let stored_as_text: bool = column.get(3);
+        let note = (!bytea && !stored_as_text).then(|| {
+            format!(
+                "column {} is {type_name}: its values are read as their text output, which is \
+                 not the bytes PostgreSQL stores and compresses for {type_name} (bytea, text, \
+                 varchar, json and xml are read as stored); the dictionary fits the text",
+                source.column
+            )
+        });
         let expr = if bytea {
             quoted_column.clone()
         } else {
@@ -821,6 +848,7 @@ mod pg {
             iter: Box::new(cursor),
             read: Default::default(),
             len: None,
+            note,
         })
     }
 
