@@ -4,7 +4,9 @@
 # and libFuzzer's report on stderr). One fuzzer process at a time (libFuzzer's default;
 # -jobs would fork workers).
 #
-#   PGDICT_FUZZ_SECONDS   seconds per target (default 20)
+#   PGDICT_FUZZ_SECONDS      seconds per target (default 20)
+#   PGDICT_SEED_TARGET_DIR   target directory for the seed generator's build (default: the
+#                            fuzz workspace's); .ci/run names the one its tests were built in
 #
 # Needs cargo-fuzz; the stable toolchain builds the targets with RUSTC_BOOTSTRAP=1.
 set -eu
@@ -23,7 +25,13 @@ mkdir -p target
 
 start=$(date +%s)
 CFLAGS="$asan_cflags" cargo fuzz build --debug-assertions
-CFLAGS="$plain_cflags" ./seed.sh >/dev/null
+# The seed generator with CFLAGS as given (unset stays unset: Cargo rebuilds the C codecs when
+# CFLAGS goes from unset to empty).
+if [ -n "${PGDICT_SEED_TARGET_DIR:-}" ]; then
+    CARGO_TARGET_DIR="$PGDICT_SEED_TARGET_DIR" ./seed.sh >/dev/null
+else
+    ./seed.sh >/dev/null
+fi
 echo "fuzz/ci.sh: built and seeded in $(( $(date +%s) - start )) s"
 
 for target in $(cargo fuzz list); do

@@ -12,7 +12,7 @@ mod small_fs;
 use std::fs::{self, File};
 use std::process::Stdio;
 
-use common::{corpus_arg, Dir, Run};
+use common::{corpus_arg, DemoStore, Dir, Run};
 use small_fs::SmallFs;
 
 /// A datums file (u32 little-endian length, then the bytes) holding `datums`.
@@ -130,7 +130,7 @@ fn binary_rows_round_trip_and_binary_noise_is_no_datums() {
 #[test]
 fn truncated_input_names_the_record_and_keeps_the_output() {
     let dir = Dir::new();
-    dir.demo();
+    dir.demo_store();
     let rows = corpus_arg("app_logs.txt");
     dir.run(&["compress", &rows, "-o", "logs.datums", "-q"])
         .ok();
@@ -189,11 +189,9 @@ fn wrong_formats_say_which_format_was_expected() {
 #[test]
 fn a_conflicting_store_is_refused_by_sync() {
     let dir = Dir::new();
-    dir.demo();
+    dir.demo_store();
     let other = Dir::new();
-    other
-        .run(&["demo", "--sample", "app-logs", "--rounds", "1"])
-        .ok();
+    other.copy_demo_store(DemoStore::AppLogs, "dicts");
     let other_store = other.path("dicts").display().to_string();
     let before = fs::read(dir.path("dicts/00000001.pgdict")).unwrap();
     dir.run(&["dict", "sync", "--from", &other_store]).fails(
@@ -218,7 +216,7 @@ fn a_read_only_store_reads_and_refuses_every_write() {
     };
     let dir = Dir::new();
     let store = small.join("dicts").display().to_string();
-    dir.run(&["demo", "--rounds", "1", "--store", &store]).ok();
+    dir.copy_demo_store(DemoStore::Events, &store);
     small.remount_read_only();
     let files = small.list("dicts");
     // Reading works.
@@ -238,13 +236,8 @@ fn a_read_only_store_reads_and_refuses_every_write() {
     // A sync that would add dictionaries 3 and 4 (the first two are the same: both stores
     // were made by the same demo).
     let other = Dir::new();
-    other.demo();
+    other.copy_demo_store(DemoStore::EventsThenAppLogs, "dicts");
     let more = other.path("dicts").display().to_string();
-    other
-        .run(&[
-            "demo", "--sample", "app-logs", "--rounds", "1", "--store", &more,
-        ])
-        .ok();
     dir.run(&["dict", "sync", "--from", &more, "--store", &store])
         .fails(1, &["Read-only file system"]);
     assert_eq!(small.list("dicts"), files);

@@ -7,7 +7,7 @@ use std::fs;
 use std::io::Read;
 use std::process::Stdio;
 
-use common::{corpus_arg, Dir, Run};
+use common::{corpus_arg, DemoStore, Dir, Run};
 
 /// The sizes the demo's pglz dictionary may have: the pgdict builder fills at most pglz's
 /// 4095-byte window, and not always to the last byte (what it keeps follows the
@@ -42,7 +42,7 @@ fn thousands(n: usize) -> String {
 #[test]
 fn demo_trains_stores_and_compares_on_a_fresh_store() {
     let dir = Dir::new();
-    let run = dir.demo();
+    let run = dir.run(&["demo", "--rounds", "1"]).ok();
     let out = run.stdout();
     // From a directory without corpus/, the rows built into the binary.
     assert!(
@@ -77,7 +77,7 @@ fn demo_trains_stores_and_compares_on_a_fresh_store() {
     assert!(vs_pglz >= 2.0, "{pglz_dict}");
 
     // Again: the same dictionaries are kept, not added twice.
-    let again = dir.demo().stdout();
+    let again = dir.run(&["demo", "--rounds", "1"]).ok().stdout();
     assert!(again.contains("kept dictionary 1 (pglz"), "{again}");
     assert!(!dir.path("dicts/00000003.pgdict").exists());
 
@@ -98,7 +98,7 @@ fn demo_trains_stores_and_compares_on_a_fresh_store() {
 #[test]
 fn compress_decompress_round_trip_as_datums_file_and_as_hex() {
     let dir = Dir::new();
-    dir.demo();
+    dir.demo_store();
     let rows = corpus_arg("app_logs.txt");
     let original = fs::read(&rows).unwrap();
 
@@ -241,7 +241,7 @@ fn inspect_reads_known_datums_and_psql_output() {
 
     // What compress writes: PostgreSQL's own pglz form without a dictionary, pgdict's
     // extended form with one.
-    dir.demo();
+    dir.demo_store();
     let row = "{\"event\":\"page_view\",\"event\":\"page_view\",\"event\":\"page_view\",\"event\":\"page_view\"}\n";
     dir.write("row.txt", row);
     dir.run(&[
@@ -359,7 +359,7 @@ fn compare_reports_every_method_overall_and_per_bucket() {
     assert!(svg.contains("pglz+dict") && svg.contains("256 B-1 KB"));
 
     // The table, with dictionaries from the store.
-    let pglz_bytes = added_pglz_bytes(&dir.demo().stdout());
+    let pglz_bytes = added_pglz_bytes(&dir.demo_store());
     let out = dir
         .run(&["compare", "--dict", "auto", "--rounds", "1", &events])
         .ok()
@@ -393,7 +393,7 @@ fn dict_list_show_and_retire() {
     let dir = Dir::new();
     dir.run(&["dict", "list"])
         .fails(1, &["is not a dictionary store", "pgdict demo"]);
-    let pglz_bytes = added_pglz_bytes(&dir.demo().stdout());
+    let pglz_bytes = added_pglz_bytes(&dir.demo_store());
     let out = dir.run(&["dict", "list"]).ok().stdout();
     assert!(out.starts_with("id  codecs"), "{out}");
     assert!(out.contains("active, auto for pglz"), "{out}");
@@ -452,7 +452,7 @@ fn dict_list_show_and_retire() {
 #[test]
 fn sync_copies_between_directory_stores_and_refuses_diverged_ones() {
     let dir = Dir::new();
-    dir.run(&["demo", "--rounds", "1", "--store", "a"]).ok();
+    dir.copy_demo_store(DemoStore::Events, "a");
     let out = dir
         .run(&["dict", "sync", "--from", "a", "--to", "b"])
         .ok()
@@ -480,16 +480,7 @@ fn sync_copies_between_directory_stores_and_refuses_diverged_ones() {
     assert!(out.contains("retired there:   2"), "{out}");
 
     // A store whose dictionary 1 is another one: refused, nothing changed, status 4.
-    dir.run(&[
-        "demo",
-        "--rounds",
-        "1",
-        "--sample",
-        "orders-csv",
-        "--store",
-        "c",
-    ])
-    .ok();
+    dir.copy_demo_store(DemoStore::OrdersCsv, "c");
     let before = fs::read(dir.path("c/00000001.pgdict")).unwrap();
     dir.run(&["dict", "sync", "--from", "a", "--to", "c"])
         .fails(
@@ -525,7 +516,7 @@ fn errors_say_what_failed_and_what_to_do() {
         ],
     );
     // An unknown dictionary id.
-    dir.demo();
+    dir.demo_store();
     dir.run(&["compress", &rows, "--dict", "42"]).fails(
         1,
         &[
@@ -609,7 +600,7 @@ fn read_a_line_and_close(dir: &Dir, args: &[&str]) -> Run {
 #[test]
 fn a_closed_pipe_is_success() {
     let dir = Dir::new();
-    dir.demo();
+    dir.demo_store();
     let rows = corpus_arg("events.jsonl");
     dir.run(&["compress", &rows, "-o", "e.datums"]).ok();
     // Outputs far larger than a pipe's buffer, so that the writes after the close fail.

@@ -7,6 +7,7 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
 
 /// A temporary working directory for one test.
 pub struct Dir {
@@ -63,9 +64,76 @@ impl Dir {
         run
     }
 
-    /// `pgdict demo` into ./dicts, quickly: what most tests need a store for.
-    pub fn demo(&self) -> Run {
-        self.run(&["demo", "--rounds", "1"]).ok()
+    /// The dictionaries of `pgdict demo --rounds 1` in ./dicts, what most tests need a store
+    /// for; the demo's standard output.
+    pub fn demo_store(&self) -> String {
+        self.copy_demo_store(DemoStore::Events, "dicts")
+    }
+
+    /// A store a demo made ([`DemoStore`]), copied into `to` here; the first demo's standard
+    /// output.
+    pub fn copy_demo_store(&self, which: DemoStore, to: &str) -> String {
+        let made = which.made();
+        copy_files(&made.dir.path().join("dicts"), &self.path(to));
+        made.stdout.clone()
+    }
+}
+
+/// Stores that demos make, each made once per test binary (on first use) and then copied: a
+/// demo trains for about ten seconds, and most tests only need its dictionaries. A demo is
+/// deterministic (its training is bounded by work, not time), so a copy holds the same
+/// dictionaries the test would have made. The demo's own test runs it for real.
+#[derive(Clone, Copy, Debug)]
+pub enum DemoStore {
+    /// `pgdict demo --rounds 1`: the built-in rows' pglz (1) and lz4 (2) dictionaries.
+    Events,
+    /// `--sample app-logs`: corpus/app_logs.txt's, also as 1 and 2.
+    AppLogs,
+    /// `--sample orders-csv`: corpus/orders.csv's, as 1 and 2.
+    OrdersCsv,
+    /// [`DemoStore::Events`], then `--sample app-logs` into the same store: 1 to 4.
+    EventsThenAppLogs,
+}
+
+struct MadeStore {
+    /// The directory the demos ran in; the store is its `dicts`.
+    dir: tempfile::TempDir,
+    /// The first demo's standard output.
+    stdout: String,
+}
+
+impl DemoStore {
+    /// The store a demo starts from, if not an empty one, and the sample it trains on.
+    fn recipe(self) -> (Option<DemoStore>, &'static str) {
+        match self {
+            DemoStore::Events => (None, "events"),
+            DemoStore::AppLogs => (None, "app-logs"),
+            DemoStore::OrdersCsv => (None, "orders-csv"),
+            DemoStore::EventsThenAppLogs => (Some(DemoStore::Events), "app-logs"),
+        }
+    }
+
+    fn made(self) -> &'static MadeStore {
+        static MADE: [OnceLock<MadeStore>; 4] = [const { OnceLock::new() }; 4];
+        MADE[self as usize].get_or_init(|| {
+            let (base, sample) = self.recipe();
+            let dir = Dir::new();
+            let base_stdout = base.map(|base| dir.copy_demo_store(base, "dicts"));
+            let run = dir.run(&["demo", "--rounds", "1", "--sample", sample]).ok();
+            MadeStore {
+                stdout: base_stdout.unwrap_or_else(|| run.stdout()),
+                dir: dir.dir,
+            }
+        })
+    }
+}
+
+/// Copies the files of directory `from` into `to`, which is created if missing.
+fn copy_files(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
     }
 }
 
