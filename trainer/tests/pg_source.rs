@@ -3,6 +3,7 @@
 //!
 //! - a text column read whole comes back row for row (NULLs skipped), a bytea column byte for
 //!   byte; a jsonb column as its text, with a note saying that is not what PostgreSQL stores;
+//!   text in the database's encoding (LATIN1, SQL_ASCII), not converted to the client's;
 //! - with `rows_wanted` much smaller than the table, only a sample of its pages is read
 //!   (`TABLESAMPLE SYSTEM ... REPEATABLE`): fewer rows, the same ones for the same seed;
 //! - statistics that promise rows the table no longer holds: the sample comes back empty, and
@@ -146,6 +147,44 @@ fn postgres_column_source() {
         read(&spec(&cluster, "kinds", "j", None, 0)),
         [b"{\"b\": [1, 2]}".to_vec()]
     );
+
+    // Text arrives in the database's encoding, as stored, not in the client's (UTF-8): 'é' is
+    // one byte in LATIN1, and a SQL_ASCII database holds bytes that need not be UTF-8 (read
+    // in the client's UTF-8, the server refused to send them: "invalid byte sequence for
+    // encoding "UTF8": 0xe9"). jsonb's text too: the 'é' the client sent is the LATIN1
+    // database's one byte, and the SQL_ASCII database's two UTF-8 bytes, kept unconverted.
+    for (database, encoding, jsonb_e) in [
+        ("latin1", "LATIN1", &b"\xe9"[..]),
+        ("ascii", "SQL_ASCII", &b"\xc3\xa9"[..]),
+    ] {
+        client
+            .batch_execute(&format!(
+                "CREATE DATABASE {database} TEMPLATE template0 ENCODING '{encoding}' \
+                 LC_COLLATE 'C' LC_CTYPE 'C'"
+            ))
+            .unwrap();
+        let conninfo = format!("{} dbname={database}", cluster.connection_string());
+        let mut other = postgres::Client::connect(&conninfo, postgres::NoTls).unwrap();
+        other
+            .batch_execute(
+                "CREATE TABLE t (v text, j jsonb);
+                 INSERT INTO t VALUES (convert_from('\\x636166e9'::bytea, 'LATIN1'), NULL),
+                     (NULL, '{\"k\": \"café\"}');",
+            )
+            .unwrap();
+        let column = |column: &str| {
+            read(&SourceSpec::Postgres(PgSource {
+                conninfo: conninfo.clone(),
+                table: "t".into(),
+                column: column.into(),
+                rows_wanted: None,
+                seed: 0,
+            }))
+        };
+        assert_eq!(column("v"), [b"caf\xe9".to_vec()], "{encoding}");
+        let jsonb = [&b"{\"k\": \"caf"[..], jsonb_e, b"\"}"].concat();
+        assert_eq!(column("j"), [jsonb], "{encoding}");
+    }
 
     // A sample of pages: ~3x 200 rows of the 7,236, the same for the same seed.
     let a = read(&spec(&cluster, "events", "payload", Some(200), 7));

@@ -13,7 +13,7 @@
 //! | CSV column | one field of each record (unquoted), chosen by header name or 0-based index; empty fields are skipped | [`Format::Csv`] |
 //! | directory | one regular file each, whole, in file-name order (subdirectories are not entered) | [`SourceSpec::Dir`] |
 //! | standard input | as the format says | [`SourceSpec::Stdin`] |
-//! | PostgreSQL column | one non-NULL value: `bytea` as its bytes, any other type as its text output | [`SourceSpec::Postgres`] |
+//! | PostgreSQL column | one non-NULL value: `bytea` as its bytes, any other type as its text output in the database's encoding | [`SourceSpec::Postgres`] |
 //!
 //! The PostgreSQL source reads through a server-side cursor (`DECLARE ... CURSOR`, fetched in
 //! batches) so that neither the server's result nor the client holds the table. When the
@@ -26,7 +26,10 @@
 //! If the sample comes back empty (statistics far out of date), the whole column is read.
 //! `jsonb` and other binary-stored types arrive as text, which is not the bytes PostgreSQL
 //! compresses for them ([`Rows::note`] says so); `text`, `json`, `varchar` and `bytea` arrive
-//! as stored.
+//! as stored. Text is read as the bytes the database holds (`convert_to(value::text,
+//! getdatabaseencoding())`), not converted to the client encoding: in a LATIN1 database `é`
+//! is one byte, as PostgreSQL stores and compresses it, and a SQL_ASCII database may hold
+//! bytes that are not UTF-8 at all.
 
 pub mod datums_file;
 
@@ -719,7 +722,6 @@ mod pg {
         sampled: bool,
         buffer: VecDeque<Vec<u8>>,
         yielded: u64,
-        bytea: bool,
         done: bool,
     }
 
@@ -810,10 +812,13 @@ mod pg {
                 source.column
             )
         });
+        // Text as the bytes the database holds: in its own encoding, not converted to the
+        // client's (UTF-8, which the postgres crate asks for); in a SQL_ASCII database, bytes
+        // that need not be UTF-8 at all.
         let expr = if bytea {
             quoted_column.clone()
         } else {
-            format!("{quoted_column}::text")
+            format!("convert_to({quoted_column}::text, getdatabaseencoding())")
         };
         let full_query = format!("SELECT {expr} FROM {table} WHERE {quoted_column} IS NOT NULL");
         // TABLESAMPLE works on tables and materialized views (kinds r, m, p), not views.
@@ -840,7 +845,6 @@ mod pg {
             sampled: sample_percent.is_some(),
             buffer: VecDeque::new(),
             yielded: 0,
-            bytea,
             done: false,
         };
         cursor.declare(&query)?;
@@ -876,12 +880,8 @@ mod pg {
                 .query(sql.as_str(), &[])
                 .map_err(|e| self.err("fetching rows", e))?;
             for row in rows {
-                let datum = if self.bytea {
-                    row.get::<_, Vec<u8>>(0)
-                } else {
-                    row.get::<_, String>(0).into_bytes()
-                };
-                self.buffer.push_back(datum);
+                // The query reads every column as bytea.
+                self.buffer.push_back(row.get::<_, Vec<u8>>(0));
             }
             Ok(())
         }
