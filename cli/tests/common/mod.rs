@@ -33,13 +33,7 @@ impl Dir {
 
     /// The command, run in this directory.
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_pgdict"));
-        command
-            .args(args)
-            .current_dir(self.dir.path())
-            .env_remove("PGDICT_STORE")
-            .env_remove("PGDICT_PG_STORE");
-        command
+        pgdict_in(self.dir.path(), args)
     }
 
     pub fn run(&self, args: &[&str]) -> Run {
@@ -74,7 +68,7 @@ impl Dir {
     /// output.
     pub fn copy_demo_store(&self, which: DemoStore, to: &str) -> String {
         let made = which.made();
-        copy_files(&made.dir.path().join("dicts"), &self.path(to));
+        copy_files(&made.dir.join("dicts"), &self.path(to));
         made.stdout.clone()
     }
 }
@@ -97,7 +91,7 @@ pub enum DemoStore {
 
 struct MadeStore {
     /// The directory the demos ran in; the store is its `dicts`.
-    dir: tempfile::TempDir,
+    dir: PathBuf,
     /// The first demo's standard output.
     stdout: String,
 }
@@ -117,15 +111,64 @@ impl DemoStore {
         static MADE: [OnceLock<MadeStore>; 4] = [const { OnceLock::new() }; 4];
         MADE[self as usize].get_or_init(|| {
             let (base, sample) = self.recipe();
-            let dir = Dir::new();
-            let base_stdout = base.map(|base| dir.copy_demo_store(base, "dicts"));
-            let run = dir.run(&["demo", "--rounds", "1", "--sample", sample]).ok();
+            let dir = demo_stores_dir().join(format!("{self:?}"));
+            // (What a panicked earlier try left.)
+            let _ = fs::remove_dir_all(&dir);
+            fs::create_dir(&dir).unwrap();
+            if let Some(base) = base {
+                copy_files(&base.made().dir.join("dicts"), &dir.join("dicts"));
+            }
+            let run = pgdict_in(&dir, &["demo", "--rounds", "1", "--sample", sample])
+                .output()
+                .expect("run pgdict");
+            let run = Run::from(run).ok();
             MadeStore {
-                stdout: base_stdout.unwrap_or_else(|| run.stdout()),
-                dir: dir.dir,
+                stdout: match base {
+                    Some(base) => base.made().stdout.clone(),
+                    None => run.stdout(),
+                },
+                dir,
             }
         })
     }
+}
+
+/// `pgdict ARGS` in `dir`, with no store from the environment.
+fn pgdict_in(dir: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_pgdict"));
+    command
+        .args(args)
+        .current_dir(dir)
+        .env_remove("PGDICT_STORE")
+        .env_remove("PGDICT_PG_STORE");
+    command
+}
+
+/// This process's directory for [`DemoStore`]s, under Cargo's scratch directory for
+/// integration tests: statics are never dropped, so a `TempDir` there would never be removed.
+/// The directories of this test binary's earlier runs, whose processes are gone (no
+/// `/proc/PID`), are removed.
+fn demo_stores_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let parent = Path::new(env!("CARGO_TARGET_TMPDIR")).join("demo-stores");
+        fs::create_dir_all(&parent).unwrap();
+        let prefix = format!("{}-", env!("CARGO_CRATE_NAME"));
+        for entry in fs::read_dir(&parent).unwrap().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let gone = name
+                .strip_prefix(&prefix)
+                .and_then(|pid| pid.parse::<u32>().ok())
+                .is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists());
+            if gone {
+                let _ = fs::remove_dir_all(entry.path());
+            }
+        }
+        let dir = parent.join(format!("{prefix}{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir(&dir).unwrap();
+        dir
+    })
 }
 
 /// Copies the files of directory `from` into `to`, which is created if missing.
