@@ -124,8 +124,11 @@ fn add_get_list_retire_and_immutability_in_the_database() {
         Err(StoreError::NotFound { id: 99, .. })
     ));
 
+    assert!(!reader.is_retired(2).unwrap());
     assert!(store.retire(2).unwrap());
     assert!(!store.retire(2).unwrap());
+    assert!(reader.is_retired(2).unwrap());
+    assert!(!reader.is_retired(1).unwrap() && !reader.is_retired(99).unwrap());
     assert!(matches!(
         store.retire(99),
         Err(StoreError::NotFound { id: 99, .. })

@@ -61,6 +61,13 @@ impl AnyStore {
         }
     }
 
+    pub fn is_retired(&self, id: u32) -> Result<bool, StoreError> {
+        match self {
+            AnyStore::Dir(s) => s.is_retired(id),
+            AnyStore::Pg(s) => s.is_retired(id),
+        }
+    }
+
     pub fn get(&self, id: u32) -> Result<Arc<Dictionary>, StoreError> {
         match self {
             AnyStore::Dir(s) => s.get(id),
@@ -152,10 +159,8 @@ impl AnyStore {
                 }
                 // DESIGN.md: a retired dictionary still decodes but no longer compresses.
                 let retired = self
-                    .list()
-                    .with_context(|| format!("cannot read whether dictionary {id} is retired"))?
-                    .iter()
-                    .any(|entry| entry.id == id && entry.retired);
+                    .is_retired(id)
+                    .with_context(|| format!("cannot read whether dictionary {id} is retired"))?;
                 if retired {
                     return Err(user_error(
                         format!(

@@ -229,6 +229,18 @@ impl PgStore {
             .collect())
     }
 
+    /// Whether dictionary `id` is retired (false for an id the store does not hold).
+    pub fn is_retired(&self, id: u32) -> Result<bool, StoreError> {
+        let row = self
+            .client()
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM pgdict.retired WHERE id = $1)",
+                &[&i64::from(id)],
+            )
+            .map_err(|e| self.pg_err(&format!("checking whether dictionary {id} is retired"), e))?;
+        Ok(row.get(0))
+    }
+
     /// The dictionary with this id, loaded and verified on first use, then cached.
     pub fn get(&self, id: u32) -> Result<Arc<Dictionary>, StoreError> {
         self.cache.get(id, || self.load(id))
