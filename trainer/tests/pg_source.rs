@@ -87,8 +87,11 @@ fn postgres_column_source() {
              CREATE TABLE app.\"Mixed Case\" (\"Body\" json);
              INSERT INTO app.\"Mixed Case\" VALUES ('{\"a\": 1}'), (NULL), ('[2]');
              CREATE DOMAIN app.note AS text;
-             CREATE TABLE kinds (j jsonb, n app.note, v varchar(20));
-             INSERT INTO kinds VALUES ('{\"b\": [1, 2]}', 'n', 'v');
+             CREATE DOMAIN app.blob AS bytea;
+             CREATE DOMAIN app.small_blob AS app.blob CHECK (length(VALUE) < 100);
+             CREATE DOMAIN app.doc AS json;
+             CREATE TABLE kinds (j jsonb, n app.note, v varchar(20), b app.small_blob, d app.doc);
+             INSERT INTO kinds VALUES ('{\"b\": [1, 2]}', 'n', 'v', '\\x00ff', '[3]');
              CREATE TABLE shrunk (v text) WITH (autovacuum_enabled = false);
              INSERT INTO shrunk SELECT 'row ' || g FROM generate_series(1, 20000) g;
              ANALYZE shrunk;
@@ -138,6 +141,8 @@ fn postgres_column_source() {
         ("app.\"Mixed Case\"", "Body"),
         ("kinds", "n"),
         ("kinds", "v"),
+        ("kinds", "b"),
+        ("kinds", "d"),
     ] {
         assert_eq!(note(table, column), None, "{table}.{column}");
     }
@@ -146,6 +151,15 @@ fn postgres_column_source() {
     assert_eq!(
         read(&spec(&cluster, "kinds", "j", None, 0)),
         [b"{\"b\": [1, 2]}".to_vec()]
+    );
+    // A domain over a domain over bytea is read as its bytes, not as its hex text output.
+    assert_eq!(
+        read(&spec(&cluster, "kinds", "b", None, 0)),
+        [vec![0, 0xff]]
+    );
+    assert_eq!(
+        read(&spec(&cluster, "kinds", "d", None, 0)),
+        [b"[3]".to_vec()]
     );
 
     // Text arrives in the database's encoding, as stored, not in the client's (UTF-8): 'é' is

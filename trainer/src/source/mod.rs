@@ -26,10 +26,11 @@
 //! If the sample comes back empty (statistics far out of date), the whole column is read.
 //! `jsonb` and other binary-stored types arrive as text, which is not the bytes PostgreSQL
 //! compresses for them ([`Rows::note`] says so); `text`, `json`, `varchar` and `bytea` arrive
-//! as stored. Text is read as the bytes the database holds (`convert_to(value::text,
-//! getdatabaseencoding())`), not converted to the client encoding: in a LATIN1 database `é`
-//! is one byte, as PostgreSQL stores and compresses it, and a SQL_ASCII database may hold
-//! bytes that are not UTF-8 at all.
+//! as stored, and so does a domain over any of them (it is stored as its base type). Text is
+//! read as the bytes the database holds (`convert_to(value::text, getdatabaseencoding())`),
+//! not converted to the client encoding: in a LATIN1 database `é` is one byte, as PostgreSQL
+//! stores and compresses it, and a SQL_ASCII database may hold bytes that are not UTF-8 at
+//! all.
 
 pub mod datums_file;
 
@@ -771,15 +772,21 @@ mod pg {
         let what = format!("looking up column {} of {table}", source.column);
         let column = client
             .query_opt(
-                // Whether the type is stored as its text output: variable-length string types
-                // (domains share their base type's category; `name` is fixed-length), json and
-                // xml.
-                "SELECT quote_ident(a.attname), a.atttypid = 'bytea'::regtype, \
-                 format_type(a.atttypid, a.atttypmod), t.typlen = -1 \
+                // A domain is stored as its base type (`base` follows domains over domains).
+                // Whether that type is bytea, and whether it is stored as its text output:
+                // variable-length string types (`name` is fixed-length), json and xml.
+                "WITH RECURSIVE col AS ( \
+                   SELECT quote_ident(a.attname) AS name, \
+                          format_type(a.atttypid, a.atttypmod) AS type_name, a.atttypid \
+                   FROM pg_attribute a WHERE a.attrelid = $1 AND a.attname = $2 \
+                   AND a.attnum > 0 AND NOT a.attisdropped), \
+                 base(oid) AS ( \
+                   SELECT atttypid FROM col \
+                   UNION ALL SELECT t.typbasetype FROM pg_type t JOIN base b ON t.oid = b.oid \
+                   WHERE t.typtype = 'd') \
+                 SELECT col.name, t.oid = 'bytea'::regtype, col.type_name, t.typlen = -1 \
                  AND (t.typcategory = 'S' OR t.oid IN ('json'::regtype, 'xml'::regtype)) \
-                 FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid \
-                 WHERE a.attrelid = $1 AND a.attname = $2 \
-                 AND a.attnum > 0 AND NOT a.attisdropped",
+                 FROM col, base JOIN pg_type t ON t.oid = base.oid WHERE t.typtype <> 'd'",
                 &[&oid, &source.column],
             )
             .map_err(|e| pg_err(&what, e))?;
@@ -816,7 +823,8 @@ mod pg {
         // client's (UTF-8, which the postgres crate asks for); in a SQL_ASCII database, bytes
         // that need not be UTF-8 at all.
         let expr = if bytea {
-            quoted_column.clone()
+            // A domain over bytea arrives as bytea through the cast; bytea itself is unchanged.
+            format!("{quoted_column}::bytea")
         } else {
             format!("convert_to({quoted_column}::text, getdatabaseencoding())")
         };
