@@ -51,9 +51,7 @@
 //! shared machine. `examples/dict_ratio.rs` times the two targets round by round (paired), which
 //! holds better on a noisy machine than two criterion measurements taken a few seconds apart.
 
-use std::fs;
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -67,6 +65,9 @@ use pgdict_pgref::PaddedPayload;
 
 #[path = "../examples/common/mod.rs"]
 mod common;
+#[allow(dead_code)] // the tests' corpus reader; the bench uses part of it
+#[path = "../tests/support/corpus.rs"]
+mod corpus;
 
 /// The stand-in dictionary's size: lz4's whole window.
 const DICT_SIZE: usize = 64 * 1024;
@@ -96,55 +97,19 @@ struct RowSet {
     zstd_stored: Vec<Vec<u8>>,
 }
 
-/// The corpus directory: `$PGDICT_CORPUS`, else `../shared/corpus` next to the workspace.
-fn corpus_dir() -> PathBuf {
-    let dir = match std::env::var_os("PGDICT_CORPUS") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"),
-    };
-    assert!(
-        dir.join("MANIFEST.md").is_file(),
-        "dict bench: the shared corpus is missing at {} (set PGDICT_CORPUS to its location)",
-        dir.display()
-    );
-    dir
-}
-
-/// The row files of `rows/`, in file-name order.
-fn row_files(corpus: &Path) -> Vec<PathBuf> {
-    let rows_dir = corpus.join("rows");
-    let mut files: Vec<PathBuf> = fs::read_dir(&rows_dir)
-        .unwrap_or_else(|e| panic!("dict bench: cannot list {}: {e}", rows_dir.display()))
-        .map(|entry| {
-            entry
-                .expect("dict bench: reading the rows directory")
-                .path()
-        })
-        .filter(|path| {
-            matches!(
-                path.extension().and_then(|e| e.to_str()),
-                Some("txt" | "jsonl")
-            )
-        })
-        .collect();
-    files.sort();
-    files
-}
-
 /// Whether a stored datum is in a compressed form (its first byte's low bits are `10`).
 fn is_compressed(datum: &[u8]) -> bool {
     datum.first().is_some_and(|&b| b & 0b11 == 0b10)
 }
 
-/// Splits, trains, prepares and stores one row set, checking every round trip.
-fn prepare(path: &Path) -> RowSet {
-    let name = path
-        .file_stem()
-        .expect("corpus files have names")
-        .to_string_lossy()
-        .into_owned();
-    let rows = pgdict::rows::read_row_file(path).unwrap_or_else(|e| panic!("dict bench: {e}"));
-    let (evaluated, samples) = common::interleaved_split(&rows, usize::MAX);
+/// Splits, trains, prepares and stores one row set (`file` in `rows/`, its `rows`), checking
+/// every round trip.
+fn prepare(file: &str, rows: &[Vec<u8>]) -> RowSet {
+    let name = file
+        .rsplit_once('.')
+        .map_or(file, |(stem, _)| stem)
+        .to_string();
+    let (evaluated, samples) = common::interleaved_split(rows, usize::MAX);
     assert!(
         !evaluated.is_empty() && !samples.is_empty(),
         "dict bench: {name}: too few rows to split"
@@ -376,8 +341,8 @@ fn compressed<'a>(stored: &'a [Vec<u8>], datums: &[Vec<u8>]) -> Vec<(&'a [u8], u
 
 fn dict_codecs(c: &mut Criterion) {
     eprintln!("dict bench: C is {}", pgdict_pgref::PG_VERSION);
-    for path in row_files(&corpus_dir()) {
-        let set = prepare(&path);
+    for (file, rows) in corpus::row_sets() {
+        let set = prepare(&file, &rows);
         eprintln!("{}", describe(&set));
 
         let mut group = c.benchmark_group(format!("dict_compress/{}", set.name));

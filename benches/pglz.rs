@@ -59,9 +59,7 @@
 //! 0.5 s of warm-up and 1.5 s of measurement per function; the slowest iteration (compressing
 //! `json_mdn_browser_compat`, 9 MB) takes about 50 ms, well inside a sample.
 
-use std::fs;
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use criterion::measurement::WallTime;
@@ -69,6 +67,10 @@ use criterion::{
     criterion_group, criterion_main, BenchmarkGroup, Criterion, SamplingMode, Throughput,
 };
 use pgdict_pgref::PaddedPayload;
+
+#[allow(dead_code)] // the tests' corpus reader; the bench uses part of it
+#[path = "../tests/support/corpus.rs"]
+mod corpus;
 
 /// Files of `payloads/` cut into slices: English prose, GeoJSON full of floating-point numbers,
 /// SQL `INSERT`s, PostgreSQL heap pages (binary with text), HTML, a JSON array of records.
@@ -104,55 +106,22 @@ struct Outputs {
     pglz_crate: Vec<Packed<Vec<u8>>>,
 }
 
-/// The corpus directory: `$PGDICT_CORPUS`, else `../shared/corpus` next to the workspace.
-fn corpus_dir() -> PathBuf {
-    let dir = match std::env::var_os("PGDICT_CORPUS") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"),
-    };
-    assert!(
-        dir.join("MANIFEST.md").is_file(),
-        "pglz bench: the shared corpus is missing at {} (set PGDICT_CORPUS to its location)",
-        dir.display()
-    );
-    dir
-}
-
-/// The row sets, in file-name order, then the slices of [`SLICED_PAYLOADS`].
-fn load_inputs(corpus: &Path) -> Vec<Input> {
-    let rows_dir = corpus.join("rows");
-    let mut row_files: Vec<PathBuf> = fs::read_dir(&rows_dir)
-        .unwrap_or_else(|e| panic!("pglz bench: cannot list {}: {e}", rows_dir.display()))
-        .map(|entry| {
-            entry
-                .expect("pglz bench: reading the rows directory")
-                .path()
-        })
-        .filter(|path| {
-            matches!(
-                path.extension().and_then(|e| e.to_str()),
-                Some("txt" | "jsonl")
-            )
+/// The row sets, in file-name order (each named by its file's stem), then the slices of
+/// [`SLICED_PAYLOADS`].
+fn load_inputs() -> Vec<Input> {
+    let mut inputs: Vec<Input> = corpus::row_sets()
+        .into_iter()
+        .map(|(file, datums)| Input {
+            name: stem(&file).to_string(),
+            datums,
         })
         .collect();
-    row_files.sort();
-
-    let mut inputs = Vec::new();
-    for path in &row_files {
-        let datums =
-            pgdict::rows::read_row_file(path).unwrap_or_else(|e| panic!("pglz bench: {e}"));
-        inputs.push(Input {
-            name: file_stem(path),
-            datums,
-        });
-    }
     for relative in SLICED_PAYLOADS {
-        let path = corpus.join(relative);
-        let bytes = fs::read(&path)
-            .unwrap_or_else(|e| panic!("pglz bench: cannot read {}: {e}", path.display()));
+        let bytes = corpus::read(relative);
+        let file = relative.rsplit('/').next().unwrap_or(relative);
         for size in SLICE_SIZES {
             inputs.push(Input {
-                name: format!("{}_{}KiB", file_stem(&path), size / 1024),
+                name: format!("{}_{}KiB", stem(file), size / 1024),
                 datums: bytes.chunks_exact(size).map(<[u8]>::to_vec).collect(),
             });
         }
@@ -160,12 +129,9 @@ fn load_inputs(corpus: &Path) -> Vec<Input> {
     inputs
 }
 
-/// `alice29` for `.../alice29.txt`, `pg_proc_heap` for `.../pg_proc_heap`.
-fn file_stem(path: &Path) -> String {
-    path.file_stem()
-        .expect("corpus files have names")
-        .to_string_lossy()
-        .into_owned()
+/// `alice29` for `alice29.txt`, `pg_proc_heap` for `pg_proc_heap`.
+fn stem(file: &str) -> &str {
+    file.rsplit_once('.').map_or(file, |(stem, _)| stem)
 }
 
 /// Compresses every datum with each implementation, checks that each decodes its own output
@@ -362,7 +328,7 @@ fn bench_decompress(group: &mut BenchmarkGroup<'_, WallTime>, outputs: &Outputs)
 
 fn pglz(c: &mut Criterion) {
     eprintln!("pglz bench: C is {}", pgdict_pgref::PG_VERSION);
-    for input in load_inputs(&corpus_dir()) {
+    for input in load_inputs() {
         let outputs = compress_all(&input);
 
         let mut group = c.benchmark_group(format!("compress/{}", input.name));
