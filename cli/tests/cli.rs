@@ -375,6 +375,10 @@ fn compare_reports_every_method_overall_and_per_bucket() {
         )),
         "{out}"
     );
+    assert!(
+        out.contains(", trained on corpus/events.jsonl (built into pgdict)\n"),
+        "{out}"
+    );
     assert!(out.contains("zstd  none"), "{out}");
     assert!(!out.lines().any(|l| l.starts_with("zstd+dict")), "{out}");
     for column in [

@@ -204,7 +204,16 @@ fn from_store(store: &AnyStore, choices: &[DictArg]) -> anyhow::Result<[Option<D
                     *slot = Some(DictInfo {
                         prepared: prepared.clone(),
                         id: Some(dict.id()),
-                        origin: format!("dictionary {} of {}", dict.id(), store.describe()),
+                        // The source shows when `auto` took a dictionary trained on other
+                        // rows (a store serving several columns).
+                        origin: match dict.metadata().source {
+                            Some(source) => format!(
+                                "dictionary {} of {}, trained on {source}",
+                                dict.id(),
+                                store.describe()
+                            ),
+                            None => format!("dictionary {} of {}", dict.id(), store.describe()),
+                        },
                     });
                 }
             }
