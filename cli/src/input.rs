@@ -7,13 +7,27 @@ use std::path::Path;
 
 use anyhow::{anyhow, Context};
 use pgdict::datum;
-use pgdict_trainer::source::{self, datums_file, CsvColumn, CsvOptions, Format, SourceSpec};
+use pgdict_trainer::source::{
+    self, datums_file, CsvColumn, CsvOptions, Format, PgSource, SourceSpec,
+};
 
 use crate::fail::{user_error, HintExt};
 use crate::{DatumFormatArg, DatumInput, RowFormatArg, RowInput};
 
-/// The source a row input names.
-pub fn row_source(input: &RowInput) -> anyhow::Result<SourceSpec> {
+/// The source a row input names. `rows_wanted` is how many rows the caller will use, if it
+/// knows: a PostgreSQL table much larger than that is sampled by pages (see
+/// [`source`]), a file is read whole.
+pub fn row_source(input: &RowInput, rows_wanted: Option<u64>) -> anyhow::Result<SourceSpec> {
+    if let Some(conninfo) = &input.pg_source {
+        return Ok(SourceSpec::Postgres(PgSource {
+            conninfo: conninfo.clone(),
+            // clap makes --pg-source require both.
+            table: input.table.clone().unwrap_or_default(),
+            column: input.column.clone().unwrap_or_default(),
+            rows_wanted,
+            seed: 0,
+        }));
+    }
     let format = match (input.format, &input.csv_column) {
         (None, None) => None,
         (Some(RowFormatArg::Lines), None) => Some(Format::Lines),
@@ -40,14 +54,29 @@ pub fn row_source(input: &RowInput) -> anyhow::Result<SourceSpec> {
     Ok(SourceSpec::from_arg(&input.input, format))
 }
 
-/// Every row of a row input, in order.
-pub fn read_rows(input: &RowInput) -> anyhow::Result<(SourceSpec, Vec<Vec<u8>>)> {
-    let spec = row_source(input)?;
+/// Every row of a row input, in order (of a PostgreSQL table sampled by pages, about
+/// `rows_wanted` or more, see [`row_source`]). The source's note, if any, goes to stderr.
+pub fn read_rows(
+    input: &RowInput,
+    rows_wanted: Option<u64>,
+) -> anyhow::Result<(SourceSpec, Vec<Vec<u8>>)> {
+    let spec = row_source(input, rows_wanted)?;
     let what = spec.describe();
     let rows = source::open(&spec)
-        .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+        .and_then(|rows| {
+            print_note(&rows);
+            rows.collect::<Result<Vec<_>, _>>()
+        })
         .with_context(|| format!("cannot read the rows of {what}"))?;
     Ok((spec, rows))
+}
+
+/// Says what a source notes about its rows (a PostgreSQL column read as text that is not
+/// what PostgreSQL stores): the measurements are of those rows.
+pub fn print_note(rows: &source::Rows) {
+    if let Some(note) = rows.note() {
+        eprintln!("pgdict: note: {note}");
+    }
 }
 
 /// Where a datum was found in its input, for messages.

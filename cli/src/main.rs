@@ -130,6 +130,26 @@ pub struct RowInput {
     /// The CSV input has no header line (its first record is a row).
     #[arg(long, requires = "csv_column")]
     pub csv_no_header: bool,
+
+    /// Read the rows from a PostgreSQL table column instead of ROWS: a libpq-style connection
+    /// string ('host=... port=... user=... dbname=...') or a postgresql:// URL. Needs --table
+    /// and --column. bytea, text, varchar, json, xml (and domains over them) arrive as
+    /// PostgreSQL stores them; other types (jsonb among them) as their text output, with a note.
+    #[arg(
+        long,
+        value_name = "CONNINFO",
+        requires_all = ["table", "column"],
+        conflicts_with_all = ["input", "format", "csv_column"]
+    )]
+    pub pg_source: Option<String>,
+
+    /// The table (or view) of --pg-source, as SQL names it: events, public.events, "Mixed".
+    #[arg(long, value_name = "TABLE", requires = "pg_source")]
+    pub table: Option<String>,
+
+    /// The column of --pg-source (its name as it is, unquoted); NULLs are skipped.
+    #[arg(long, value_name = "COLUMN", requires = "pg_source")]
+    pub column: Option<String>,
 }
 
 /// How a row input holds its rows.
@@ -263,6 +283,7 @@ impl BuilderArg {
 ///
 ///   pgdict compress rows.jsonl -o rows.datums
 ///   pgdict compress --codec lz4 --dict 2 rows.txt --hex | head -3
+///   pgdict compress --pg-source 'dbname=app' --table events --column payload -o e.datums
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 struct CompressArgs {
@@ -385,6 +406,7 @@ struct InspectArgs {
 ///   pgdict compare corpus/events.jsonl
 ///   pgdict compare --dict auto --json rows.txt
 ///   pgdict compare --svg ratio.svg rows.jsonl
+///   pgdict compare --max-rows 5000 --pg-source 'dbname=app' --table events --column payload
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 struct CompareArgs {

@@ -1,7 +1,8 @@
-//! `--pg-store` and `dict sync --from-pg` end to end, on a throwaway PostgreSQL 15 cluster (the
-//! workspace's harness, `tests/support/cluster.rs`): the demo trains into the PostgreSQL
-//! store, datums compressed with it decode with a directory store synced from it, and a
-//! retirement in the table reaches the directory store.
+//! `--pg-store`, `dict sync --from-pg` and `--pg-source` end to end, on a throwaway PostgreSQL
+//! 15 cluster (the workspace's harness, `tests/support/cluster.rs`): the demo trains into the
+//! PostgreSQL store, datums compressed with it decode with a directory store synced from it,
+//! and a retirement in the table reaches the directory store; `compress` and `compare` read
+//! their rows from a table column.
 
 #[allow(dead_code)] // this test uses only part of the harness
 #[path = "../../tests/support/cluster.rs"]
@@ -31,6 +32,25 @@ fn pgdict(dir: &Path, args: &[&str]) -> Output {
 
 fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// Runs pgdict expecting it to fail with `status`; returns its stderr.
+fn pgdict_fails(dir: &Path, args: &[&str], status: i32) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_pgdict"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("PGDICT_STORE")
+        .env_remove("PGDICT_PG_STORE")
+        .output()
+        .expect("run pgdict");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(
+        output.status.code(),
+        Some(status),
+        "pgdict {args:?}: {stderr}"
+    );
+    assert!(output.stdout.is_empty(), "pgdict {args:?} wrote to stdout");
+    stderr
 }
 
 #[test]
@@ -77,4 +97,141 @@ fn pg_store_and_sync_from_it() {
     assert!(out.contains("retired there:   2"), "{out}");
     let back = pgdict(dir, &["decompress", "o.datums", "--store", "replica"]);
     assert_eq!(back.stdout, std::fs::read(rows).unwrap());
+}
+
+#[test]
+fn compress_and_compare_read_a_postgres_column() {
+    let rows_file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/orders_csv.txt");
+    let text = std::fs::read_to_string(&rows_file).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let cluster = PgCluster::start();
+    let conninfo = cluster.connection_string();
+    let mut client = cluster.client();
+    client
+        .batch_execute(
+            "CREATE TABLE orders (id serial PRIMARY KEY, line text, doc jsonb);
+             CREATE TABLE empty (v text);
+             INSERT INTO empty VALUES (NULL);
+             CREATE TABLE big (v text);
+             INSERT INTO big SELECT 'order ' || g || ' shipped to warehouse ' || g % 7
+             FROM generate_series(1, 30000) g;
+             ANALYZE big;",
+        )
+        .unwrap();
+    client
+        .execute(
+            "INSERT INTO orders (line) SELECT unnest($1::text[])",
+            &[&lines],
+        )
+        .unwrap();
+    client
+        .execute("INSERT INTO orders (doc) VALUES ('{\"a\": [1, 2]}')", &[])
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let source = ["--pg-source", conninfo.as_str(), "--table", "orders"];
+
+    // Every non-NULL value of the column, compressed and read back.
+    pgdict(
+        dir,
+        &[
+            &["compress", "--dict", "none", "-o", "o.datums", "-q"],
+            &source[..],
+            &["--column", "line"],
+        ]
+        .concat(),
+    );
+    let back = pgdict(dir, &["decompress", "o.datums"]);
+    let mut back: Vec<String> = stdout(&back).lines().map(str::to_string).collect();
+    let mut expected: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    back.sort();
+    expected.sort();
+    assert!(back == expected, "the column's rows came back different");
+
+    // jsonb arrives as its text, and pgdict says so.
+    let out = pgdict(
+        dir,
+        &[
+            &["compress", "--dict", "none", "--hex", "-q"],
+            &source[..],
+            &["--column", "doc"],
+        ]
+        .concat(),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("pgdict: note: column doc is jsonb: its values are read as their text"),
+        "{stderr}"
+    );
+    assert_eq!(stdout(&out).lines().count(), 1);
+
+    // compare reads the whole column, trains on half and evaluates the rest.
+    let out = stdout(&pgdict(
+        dir,
+        &[
+            &["compare", "--json", "--rounds", "1"],
+            &source[..],
+            &["--column", "line"],
+        ]
+        .concat(),
+    ));
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["rows"], lines.len(), "{out}");
+    let input = report["input"].as_str().unwrap();
+    assert!(input.starts_with("table orders column line at "), "{input}");
+
+    // With --max-rows, a table far larger than the rows needed is sampled by pages.
+    let out = stdout(&pgdict(
+        dir,
+        &[
+            "compare",
+            "--json",
+            "--rounds",
+            "1",
+            "--max-rows",
+            "100",
+            "--pg-source",
+            &conninfo,
+            "--table",
+            "big",
+            "--column",
+            "v",
+        ],
+    ));
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let rows = report["rows"].as_u64().unwrap();
+    assert!((200..30_000).contains(&rows), "{rows} rows read of 30,000");
+    assert_eq!(report["evaluated_rows"], 100, "{out}");
+
+    // ROWS and --pg-source together is a usage error, and so is a missing --column.
+    let stderr = pgdict_fails(
+        dir,
+        &[&["compare", "rows.txt"], &source[..], &["--column", "line"]].concat(),
+        2,
+    );
+    assert!(stderr.contains("cannot be used with"), "{stderr}");
+    let stderr = pgdict_fails(dir, &[&["compress"], &source[..]].concat(), 2);
+    assert!(stderr.contains("--column"), "{stderr}");
+    // A column of NULLs holds no rows: an error, and nothing written.
+    let empty = [
+        "--pg-source",
+        conninfo.as_str(),
+        "--table",
+        "empty",
+        "--column",
+        "v",
+    ];
+    for command in [
+        &["compare"][..],
+        &["compress", "--dict", "none", "-o", "e.datums"],
+    ] {
+        let stderr = pgdict_fails(dir, &[command, &empty[..]].concat(), 1);
+        assert!(
+            stderr.contains("table empty column v at ")
+                && stderr.contains("holds no rows")
+                && stderr.contains("the table is empty or the column holds only NULLs"),
+            "{stderr}"
+        );
+    }
+    assert!(!dir.join("e.datums").exists());
 }

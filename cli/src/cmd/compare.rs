@@ -7,6 +7,7 @@ use std::time::Duration;
 use anyhow::Context;
 use pgdict::datum::{Codec, PreparedDictionary};
 use pgdict_trainer::progress::Bars;
+use pgdict_trainer::source::SourceSpec;
 use pgdict_trainer::{train_split, Builder, TrainError, TrainOptions, Trained};
 
 use crate::fail::user_error;
@@ -74,13 +75,24 @@ pub fn trained_info(trained: &Trained, id: u32) -> anyhow::Result<DictInfo> {
 }
 
 pub fn run(store_args: &StoreArgs, args: &CompareArgs) -> anyhow::Result<u8> {
-    let (spec, rows) = read_rows(&args.rows)?;
+    // With --max-rows, the rows needed: that many evaluated, as many again to train on when
+    // training (a large table is then sampled, not read whole).
+    let rows_wanted = args.max_rows.map(|max| {
+        let max = max.max(1) as u64;
+        if args.dict.is_empty() {
+            2 * max
+        } else {
+            max
+        }
+    });
+    let (spec, rows) = read_rows(&args.rows, rows_wanted)?;
     let input = spec.describe();
     if rows.is_empty() {
-        return Err(user_error(
-            format!("{input} holds no rows"),
-            "give a file with rows (see `pgdict compare --help` for the formats)",
-        ));
+        let hint = match spec {
+            SourceSpec::Postgres(_) => "the table is empty or the column holds only NULLs",
+            _ => "give a file with rows (see `pgdict compare --help` for the formats)",
+        };
+        return Err(user_error(format!("{input} holds no rows"), hint));
     }
     let total = rows.len();
     let bars = Bars::new(args.json);

@@ -4,10 +4,10 @@ use std::io::Write;
 
 use anyhow::Context;
 use pgdict::datum::{Codec, DatumEncoder};
-use pgdict_trainer::source::{self, datums_file};
+use pgdict_trainer::source::{self, datums_file, SourceSpec};
 
 use crate::fail::{user_error, HintExt};
-use crate::input::row_source;
+use crate::input::{print_note, row_source};
 use crate::output::{write_hex_line, Output};
 use crate::store::AnyStore;
 use crate::text::thousands;
@@ -40,9 +40,11 @@ pub fn run(store_args: &StoreArgs, args: &CompressArgs) -> anyhow::Result<u8> {
              (give --dict, or use --codec pglz or lz4)"
         );
     }
-    let spec = row_source(&args.rows)?;
+    let spec = row_source(&args.rows, None)?;
     let what = spec.describe();
     let rows = source::open(&spec).with_context(|| format!("cannot read the rows of {what}"))?;
+    // Worth saying even with --quiet: it is about what was compressed.
+    print_note(&rows);
     // `-o NAME.hex` asks for hex lines as plainly as --hex does: a binary datums file under
     // that name would mislead whoever opens it.
     let hex = args.hex
@@ -55,10 +57,17 @@ pub fn run(store_args: &StoreArgs, args: &CompressArgs) -> anyhow::Result<u8> {
     let counts = compress(rows, codec, dict.as_ref().map(|d| &*d.1), hex, &mut out)
         .with_context(|| format!("cannot compress the rows of {what}"))?;
     if counts.rows == 0 {
-        return Err(user_error(
-            format!("{what} holds no rows"),
-            "give a file with at least one row (an empty line is no row); nothing was written",
-        ));
+        let hint = match spec {
+            SourceSpec::Postgres(_) => {
+                "the table is empty or the column holds only NULLs; \
+                                        nothing was written"
+            }
+            _ => {
+                "give a file with at least one row (an empty line is no row); nothing was \
+                  written"
+            }
+        };
+        return Err(user_error(format!("{what} holds no rows"), hint));
     }
     out.finish()?;
     if !args.quiet {
