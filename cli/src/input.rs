@@ -7,11 +7,13 @@ use std::path::Path;
 
 use anyhow::{anyhow, Context};
 use pgdict::datum;
+use pgdict_trainer::progress::{Phase, Progress};
 use pgdict_trainer::source::{
     self, datums_file, CsvColumn, CsvOptions, Format, PgSource, SourceSpec,
 };
 
 use crate::fail::{user_error, HintExt};
+use crate::text::thousands;
 use crate::{DatumFormatArg, DatumInput, RowFormatArg, RowInput};
 
 /// The source a row input names. `rows_wanted` is how many rows the caller will use, if it
@@ -55,20 +57,44 @@ pub fn row_source(input: &RowInput, rows_wanted: Option<u64>) -> anyhow::Result<
 }
 
 /// Every row of a row input, in order (of a PostgreSQL table sampled by pages, about
-/// `rows_wanted` or more, see [`row_source`]). The source's note, if any, goes to stderr.
+/// `rows_wanted` or more, see [`row_source`]). The source's note, if any, goes to stderr;
+/// `progress` counts the bytes read, or the rows when the input's size is not known.
 pub fn read_rows(
     input: &RowInput,
     rows_wanted: Option<u64>,
+    progress: &dyn Progress,
 ) -> anyhow::Result<(SourceSpec, Vec<Vec<u8>>)> {
     let spec = row_source(input, rows_wanted)?;
     let what = spec.describe();
     let rows = source::open(&spec)
         .and_then(|rows| {
             print_note(&rows);
-            rows.collect::<Result<Vec<_>, _>>()
+            collect_rows(rows, progress)
         })
         .with_context(|| format!("cannot read the rows of {what}"))?;
     Ok((spec, rows))
+}
+
+fn collect_rows(
+    mut rows: source::Rows,
+    progress: &dyn Progress,
+) -> Result<Vec<Vec<u8>>, source::SourceError> {
+    let by_bytes = rows.input_len();
+    let position = |rows: &source::Rows, count: usize| match by_bytes {
+        Some(_) => rows.input_read(),
+        None => count as u64,
+    };
+    progress.begin(Phase::Reading, by_bytes);
+    let mut all = Vec::new();
+    while let Some(row) = rows.next() {
+        all.push(row?);
+        if all.len().is_multiple_of(1024) {
+            progress.update(position(&rows, all.len()));
+        }
+    }
+    progress.update(position(&rows, all.len()));
+    progress.end(&format!("{} rows", thousands(all.len() as u64)));
+    Ok(all)
 }
 
 /// Says what a source notes about its rows (a PostgreSQL column read as text that is not

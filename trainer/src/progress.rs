@@ -1,4 +1,5 @@
-//! Progress reports from the long steps (sampling, building, evaluating), for a progress bar.
+//! Progress reports from the long steps (reading, sampling, building, evaluating), for a
+//! progress bar.
 //!
 //! The library calls a [`Progress`]; it draws nothing itself. [`NoProgress`] ignores every
 //! call; [`Bars`] draws `indicatif` bars on standard error, and draws nothing when standard
@@ -11,6 +12,9 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 /// A step of training.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
+    /// Reading every row of a source (`pgdict compare` and `compress`, which use them all);
+    /// counted as [`Phase::Sampling`] is.
+    Reading,
     /// Reading the source into the reservoirs; counted in input bytes when the input's size
     /// is known, else in rows.
     Sampling,
@@ -24,6 +28,7 @@ impl Phase {
     /// What the step is called on a bar.
     pub fn label(self) -> &'static str {
         match self {
+            Phase::Reading => "reading",
             Phase::Sampling => "sampling",
             Phase::Building => "building",
             Phase::Evaluating => "evaluating",
@@ -88,7 +93,7 @@ impl Progress for Bars {
             Some(total) => {
                 let bar = ProgressBar::new(total);
                 let counter = match phase {
-                    Phase::Sampling => "{binary_bytes}/{binary_total_bytes}",
+                    Phase::Reading | Phase::Sampling => "{binary_bytes}/{binary_total_bytes}",
                     _ => "{human_pos}/{human_len} rows",
                 };
                 let template = format!("{{prefix:>10}} [{{bar:30}}] {counter} {{elapsed}} {{msg}}");

@@ -85,7 +85,8 @@ pub fn run(store_args: &StoreArgs, args: &CompareArgs) -> anyhow::Result<u8> {
             max
         }
     });
-    let (spec, rows) = read_rows(&args.rows, rows_wanted)?;
+    let bars = Bars::new(args.json);
+    let (spec, rows) = read_rows(&args.rows, rows_wanted, &bars)?;
     let input = spec.describe();
     if rows.is_empty() {
         let hint = match spec {
@@ -95,7 +96,6 @@ pub fn run(store_args: &StoreArgs, args: &CompareArgs) -> anyhow::Result<u8> {
         return Err(user_error(format!("{input} holds no rows"), hint));
     }
     let total = rows.len();
-    let bars = Bars::new(args.json);
     let (mut eval, dicts, train_rows) = if args.dict.is_empty() {
         if total < 2 {
             return Err(user_error(
