@@ -9,11 +9,11 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-/// A step of training.
+/// A long step: of training, or of reading rows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
-    /// Reading every row of a source (`pgdict compare` and `compress`, which use them all);
-    /// counted as [`Phase::Sampling`] is.
+    /// Reading every row of a source (`pgdict compare`, which uses them all); counted as
+    /// [`Phase::Sampling`] is.
     Reading,
     /// Reading the source into the reservoirs; counted in input bytes when the input's size
     /// is known, else in rows.

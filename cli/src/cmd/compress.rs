@@ -57,15 +57,13 @@ pub fn run(store_args: &StoreArgs, args: &CompressArgs) -> anyhow::Result<u8> {
     let counts = compress(rows, codec, dict.as_ref().map(|d| &*d.1), hex, &mut out)
         .with_context(|| format!("cannot compress the rows of {what}"))?;
     if counts.rows == 0 {
+        const FILE_HINT: &str =
+            "give a file with at least one row (an empty line is no row); nothing was written";
+        const TABLE_HINT: &str =
+            "the table is empty or the column holds only NULLs; nothing was written";
         let hint = match spec {
-            SourceSpec::Postgres(_) => {
-                "the table is empty or the column holds only NULLs; \
-                                        nothing was written"
-            }
-            _ => {
-                "give a file with at least one row (an empty line is no row); nothing was \
-                  written"
-            }
+            SourceSpec::Postgres(_) => TABLE_HINT,
+            _ => FILE_HINT,
         };
         return Err(user_error(format!("{what} holds no rows"), hint));
     }
