@@ -13,14 +13,20 @@ use std::process::{Command, Output};
 
 use cluster::PgCluster;
 
-fn pgdict(dir: &Path, args: &[&str]) -> Output {
-    let output = Command::new(env!("CARGO_BIN_EXE_pgdict"))
+/// Runs pgdict in `dir`, with no store named by the environment.
+fn run(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pgdict"))
         .args(args)
         .current_dir(dir)
         .env_remove("PGDICT_STORE")
         .env_remove("PGDICT_PG_STORE")
         .output()
-        .expect("run pgdict");
+        .expect("run pgdict")
+}
+
+/// Runs pgdict expecting success.
+fn pgdict(dir: &Path, args: &[&str]) -> Output {
+    let output = run(dir, args);
     assert!(
         output.status.success(),
         "pgdict {args:?}: {}\n{}",
@@ -36,13 +42,7 @@ fn stdout(output: &Output) -> String {
 
 /// Runs pgdict expecting it to fail with `status`; returns its stderr.
 fn pgdict_fails(dir: &Path, args: &[&str], status: i32) -> String {
-    let output = Command::new(env!("CARGO_BIN_EXE_pgdict"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("PGDICT_STORE")
-        .env_remove("PGDICT_PG_STORE")
-        .output()
-        .expect("run pgdict");
+    let output = run(dir, args);
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert_eq!(
         output.status.code(),
