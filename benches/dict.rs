@@ -53,7 +53,6 @@
 
 use std::hint::black_box;
 use std::sync::Arc;
-use std::time::Duration;
 
 use criterion::measurement::WallTime;
 use criterion::{
@@ -63,11 +62,12 @@ use pgdict::datum::{Codec, DatumDecoder, DatumEncoder, Dictionaries, PreparedDic
 use pgdict::lz4::Lz4Compressor;
 use pgdict_pgref::PaddedPayload;
 
-#[path = "../examples/common/mod.rs"]
 mod common;
 #[allow(dead_code)] // the tests' corpus reader; the bench uses part of it
 #[path = "../tests/support/corpus.rs"]
 mod corpus;
+#[path = "../examples/common/mod.rs"]
+mod examples_common;
 
 /// The stand-in dictionary's size: lz4's whole window.
 const DICT_SIZE: usize = 64 * 1024;
@@ -109,7 +109,7 @@ fn prepare(file: &str, rows: &[Vec<u8>]) -> RowSet {
         .rsplit_once('.')
         .map_or(file, |(stem, _)| stem)
         .to_string();
-    let (evaluated, samples) = common::interleaved_split(rows, usize::MAX);
+    let (evaluated, samples) = examples_common::interleaved_split(rows, usize::MAX);
     assert!(
         !evaluated.is_empty() && !samples.is_empty(),
         "dict bench: {name}: too few rows to split"
@@ -117,8 +117,9 @@ fn prepare(file: &str, rows: &[Vec<u8>]) -> RowSet {
     let dict = ::zstd::dict::from_samples(&samples, DICT_SIZE)
         .unwrap_or_else(|e| panic!("dict bench: {name}: zstd could not train: {e}"));
     let small = &dict[dict.len().saturating_sub(SMALL_DICT_SIZE)..];
-    let zstd_content = common::with_zstd_tables(small, &samples, pgdict::zstd::DEFAULT_LEVEL)
-        .unwrap_or_else(|e| panic!("dict bench: {name}: {e}"));
+    let zstd_content =
+        examples_common::with_zstd_tables(small, &samples, pgdict::zstd::DEFAULT_LEVEL)
+            .unwrap_or_else(|e| panic!("dict bench: {name}: {e}"));
     let prepared = |id: u32, bytes: &[u8]| {
         Arc::new(
             PreparedDictionary::new(id, bytes)
@@ -187,8 +188,8 @@ fn prepare(file: &str, rows: &[Vec<u8>]) -> RowSet {
     }
 }
 
-/// The start-up line: what each method stored.
-fn describe(set: &RowSet) -> String {
+/// The start-up line: what each method stored, and how many rows `same` both store compressed.
+fn describe(set: &RowSet, same: &[usize]) -> String {
     let raw: usize = set.datums.iter().map(Vec::len).sum();
     let datum_summary = |stored: &[Vec<u8>]| {
         let compressed = stored.iter().filter(|d| is_compressed(d)).count();
@@ -213,7 +214,7 @@ fn describe(set: &RowSet) -> String {
         datum_summary(&set.pglz_stored),
         datum_summary(&set.lz4_stored),
         datum_summary(&set.zstd_stored),
-        same_rows(set).len(),
+        same.len(),
     )
 }
 
@@ -228,23 +229,7 @@ fn same_rows(set: &RowSet) -> Vec<usize> {
 /// stored sizes, so that the work cannot be optimised away.
 fn bench_compress(group: &mut BenchmarkGroup<'_, WallTime>, set: &RowSet) {
     let datums = &set.datums;
-    let largest = datums.iter().map(Vec::len).max().unwrap_or(0);
-
-    let c_strategy = pgdict_pgref::strategy_default();
-    let mut c_out = Vec::with_capacity(pgdict_pgref::max_output(largest));
-    group.bench_function("pglz_c", |b| {
-        b.iter(|| {
-            // One lock per iteration, not per datum (see `pgdict_pgref::exclusive`).
-            let mut c = pgdict_pgref::exclusive();
-            let mut stored = 0;
-            for datum in datums {
-                stored += c
-                    .compress_into(black_box(datum), &c_strategy, &mut c_out)
-                    .unwrap_or(0);
-            }
-            stored
-        });
-    });
+    common::bench_c_compress(group, "pglz_c", datums);
 
     let mut encoder = DatumEncoder::new();
     let mut out = Vec::new();
@@ -343,7 +328,8 @@ fn dict_codecs(c: &mut Criterion) {
     eprintln!("dict bench: C is {}", pgdict_pgref::PG_VERSION);
     for (file, rows) in corpus::row_sets() {
         let set = prepare(&file, &rows);
-        eprintln!("{}", describe(&set));
+        let same = same_rows(&set);
+        eprintln!("{}", describe(&set, &same));
 
         let mut group = c.benchmark_group(format!("dict_compress/{}", set.name));
         // An iteration takes milliseconds: one per sample is plenty (see benches/pglz.rs).
@@ -354,7 +340,6 @@ fn dict_codecs(c: &mut Criterion) {
         bench_compress(&mut group, &set);
         group.finish();
 
-        let same = same_rows(&set);
         if same.is_empty() {
             eprintln!("dict bench: {}: no datum both stored compressed", set.name);
         } else {
@@ -401,18 +386,9 @@ fn dict_codecs(c: &mut Criterion) {
     }
 }
 
-/// Short runs, as in benches/pglz.rs: 88 functions in a few minutes. Set before the command line
-/// is read, so `--sample-size`, `--warm-up-time` and `--measurement-time` still override them.
-fn config() -> Criterion {
-    Criterion::default()
-        .sample_size(10)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_millis(1500))
-}
-
 criterion_group! {
     name = benches;
-    config = config();
+    config = common::config();
     targets = dict_codecs
 }
 criterion_main!(benches);

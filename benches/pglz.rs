@@ -55,12 +55,11 @@
 //! `decompress/csv_airports` decodes 4 datums (310 payload bytes), about 60 ns each: it times
 //! the per-call cost of each decoder (and of pgref's wrapper) more than decoding.
 //!
-//! Measurement settings are short on purpose (see [`config`]): flat sampling, 10 samples,
+//! Measurement settings are short on purpose (see [`common::config`]): flat sampling, 10 samples,
 //! 0.5 s of warm-up and 1.5 s of measurement per function; the slowest iteration (compressing
 //! `json_mdn_browser_compat`, 9 MB) takes about 50 ms, well inside a sample.
 
 use std::hint::black_box;
-use std::time::Duration;
 
 use criterion::measurement::WallTime;
 use criterion::{
@@ -68,6 +67,7 @@ use criterion::{
 };
 use pgdict_pgref::PaddedPayload;
 
+mod common;
 #[allow(dead_code)] // the tests' corpus reader; the bench uses part of it
 #[path = "../tests/support/corpus.rs"]
 mod corpus;
@@ -221,8 +221,6 @@ fn raw_bytes<P>(packed: &[Packed<P>]) -> u64 {
 
 /// The `compress/<input>` group: every datum of the set, one `compress` call each.
 fn bench_compress(group: &mut BenchmarkGroup<'_, WallTime>, datums: &[Vec<u8>]) {
-    let largest = datums.iter().map(Vec::len).max().unwrap_or(0);
-
     // The returned stored sizes are summed so that the work cannot be optimised away.
     let mut compressor = pgdict::pglz::Compressor::new();
     group.bench_function("pgdict", |b| {
@@ -238,28 +236,11 @@ fn bench_compress(group: &mut BenchmarkGroup<'_, WallTime>, datums: &[Vec<u8>]) 
         });
     });
 
-    // One reused output buffer, as pgdict's compressor reuses its own. The time includes
-    // pgref's wrapper around the C call (length checks and the `Vec` bookkeeping): a few
-    // nanoseconds, against about 0.4 µs for the shortest rows (csv_airports). The lock that
-    // serialises C's compressor is taken once per iteration, not per datum.
-    let c_strategy = pgdict_pgref::strategy_default();
-    let mut c_out = Vec::with_capacity(pgdict_pgref::max_output(largest));
-    group.bench_function("c", |b| {
-        b.iter(|| {
-            // One lock per iteration, not per datum (see `pgdict_pgref::exclusive`).
-            let mut c = pgdict_pgref::exclusive();
-            let mut stored = 0;
-            for datum in datums {
-                stored += c
-                    .compress_into(black_box(datum), &c_strategy, &mut c_out)
-                    .unwrap_or(0);
-            }
-            stored
-        });
-    });
+    common::bench_c_compress(group, "c", datums);
 
     // Also one reused output buffer; the crate allocates its history tables inside each call,
     // which is its API's cost as users pay it.
+    let largest = datums.iter().map(Vec::len).max().unwrap_or(0);
     let mut crate_out = vec![0; ::pglz::max_compressed_buffer_size(largest)];
     group.bench_function("pglz_crate", |b| {
         b.iter(|| {
@@ -357,18 +338,9 @@ fn pglz(c: &mut Criterion) {
     }
 }
 
-/// Short runs: 120 functions must fit in a few minutes. Set before the command line is read,
-/// so `--sample-size`, `--warm-up-time` and `--measurement-time` still override them.
-fn config() -> Criterion {
-    Criterion::default()
-        .sample_size(10)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_millis(1500))
-}
-
 criterion_group! {
     name = benches;
-    config = config();
+    config = common::config();
     targets = pglz
 }
 criterion_main!(benches);
