@@ -153,6 +153,9 @@ const CODEC_POS: usize = COMPRESSED_HEADER_LEN;
 const DICT_ID_POS: usize = CODEC_POS + 1;
 /// Most bytes a dictionary id takes: 5 × 7 bits hold 32.
 const MAX_DICT_ID_BYTES: usize = 5;
+/// The longest header of any form (the extended one with a 5-byte dictionary id): what
+/// [`read_header`] needs to see of a datum, at most, to read its header.
+pub const MAX_HEADER_LEN: usize = DICT_ID_POS + MAX_DICT_ID_BYTES;
 
 /// `va_tcinfo`: the raw length is in the low 30 bits (`VARLENA_EXTSIZE_MASK`).
 const EXTSIZE_MASK: u32 = (1 << 30) - 1;

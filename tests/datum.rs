@@ -942,6 +942,14 @@ fn accepted_edge_headers() {
             header_len: 14
         }
     );
+    // The longest header there is: what a reader of datums back to back reads ahead.
+    assert_eq!(datum::MAX_HEADER_LEN, 14);
+    assert_eq!(
+        datum::read_header(&max_id[..datum::MAX_HEADER_LEN])
+            .unwrap()
+            .header_len,
+        datum::MAX_HEADER_LEN
+    );
     // read_header reads a header from the front of a longer buffer (datums back to back).
     let mut two = vec![0x07, b'a', b'b'];
     two.extend_from_slice(&[0x05, b'c']);

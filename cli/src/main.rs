@@ -7,11 +7,12 @@
 
 mod cmd;
 mod corpus;
+mod datum_input;
 mod fail;
-mod input;
 mod measure;
 mod output;
 mod report;
+mod row_input;
 mod store;
 mod svg;
 mod text;
@@ -175,7 +176,8 @@ pub struct DatumInput {
     pub input: PathBuf,
 
     /// How the input holds its datums. Without it: a .datums file is a datums file; otherwise
-    /// text with `\x` is hex, then a datums file is tried, then varlenas back to back.
+    /// text with `\x` is hex, then a datums file is tried, then varlenas back to back (which
+    /// holds standard input in memory; with --format it streams).
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub format: Option<DatumFormatArg>,
 }

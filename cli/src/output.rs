@@ -49,6 +49,12 @@ impl Output {
         }
     }
 
+    /// Whether this is standard output on a terminal (where a progress bar would mix with the
+    /// output).
+    pub fn is_terminal(&self) -> bool {
+        self.file.is_none() && io::stdout().is_terminal()
+    }
+
     /// A file at `path`, written through a temporary file in the same directory (so that the
     /// final rename stays within one file system).
     pub fn file(path: &Path) -> anyhow::Result<Output> {

@@ -618,3 +618,58 @@ fn a_closed_pipe_is_success() {
         assert!(run.stderr.is_empty(), "{args:?}: {}", run.stderr);
     }
 }
+
+/// `decompress` streams: with the format given, the rows of the first datums come out while
+/// standard input is still open (a reader of the whole input would wait for its end).
+#[test]
+fn decompress_streams_its_input() {
+    use std::io::Write;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    let dir = Dir::new();
+    let mut child = dir
+        .command(&["decompress", "--format", "datums", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Raw datums of 100 bytes (a 1-byte header, then the row): 3000 rows of 101 bytes a line,
+    // more than the 64 KiB pgdict buffers before writing.
+    let row = [b'r'; 100];
+    let mut record = 101u32.to_le_bytes().to_vec();
+    record.push((101 << 1) | 1);
+    record.extend_from_slice(&row);
+    // The input is written by a thread (pgdict stops reading while its output is not read)
+    // and stays open until the first output has been read.
+    let mut stdin = child.stdin.take().unwrap();
+    let (close, closed) = mpsc::channel::<()>();
+    let writer = std::thread::spawn(move || {
+        stdin.write_all(&record.repeat(3000)).unwrap();
+        stdin.flush().unwrap();
+        closed.recv().ok();
+    });
+    let mut stdout = child.stdout.take().unwrap();
+    let (sender, receiver) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut first = vec![0u8; 65536];
+        let read = stdout.read_exact(&mut first).map(|()| first);
+        sender.send(read.map(|first| (first, stdout))).ok();
+    });
+    let first = receiver.recv_timeout(Duration::from_secs(60));
+    // Only now does the input end.
+    close.send(()).unwrap();
+    writer.join().unwrap();
+    let (first, mut stdout) = first
+        .expect("no output while the input was open: decompress waited for its end")
+        .unwrap();
+    let mut line = row.to_vec();
+    line.push(b'\n');
+    assert_eq!(first[..101], line[..]);
+    let mut rest = Vec::new();
+    stdout.read_to_end(&mut rest).unwrap();
+    assert_eq!(first.len() + rest.len(), 3000 * 101);
+    let run = Run::from(child.wait_with_output().unwrap());
+    assert_eq!(run.status, Some(0), "{}", run.stderr);
+}

@@ -22,6 +22,12 @@ pub enum Phase {
     Building,
     /// Compressing and decompressing the held-out rows; counted in rows.
     Evaluating,
+    /// Compressing every row of a source (`pgdict compress`); counted as [`Phase::Sampling`]
+    /// is.
+    Compressing,
+    /// Decompressing every datum of an input (`pgdict decompress`); counted in input bytes
+    /// when the input's size is known, else in datums.
+    Decompressing,
 }
 
 impl Phase {
@@ -32,6 +38,8 @@ impl Phase {
             Phase::Sampling => "sampling",
             Phase::Building => "building",
             Phase::Evaluating => "evaluating",
+            Phase::Compressing => "compressing",
+            Phase::Decompressing => "decompressing",
         }
     }
 }
@@ -93,7 +101,10 @@ impl Progress for Bars {
             Some(total) => {
                 let bar = ProgressBar::new(total);
                 let counter = match phase {
-                    Phase::Reading | Phase::Sampling => "{binary_bytes}/{binary_total_bytes}",
+                    Phase::Reading
+                    | Phase::Sampling
+                    | Phase::Compressing
+                    | Phase::Decompressing => "{binary_bytes}/{binary_total_bytes}",
                     _ => "{human_pos}/{human_len} rows",
                 };
                 let template = format!("{{prefix:>10}} [{{bar:30}}] {counter} {{elapsed}} {{msg}}");
@@ -106,6 +117,7 @@ impl Progress for Bars {
                 let bar = ProgressBar::new_spinner();
                 let counter = match phase {
                     Phase::Building => "",
+                    Phase::Decompressing => "{human_pos} datums",
                     _ => "{human_pos} rows",
                 };
                 let template = format!("{{prefix:>10}} {{spinner}} {counter} {{elapsed}} {{msg}}");

@@ -11,10 +11,10 @@ use pgdict_trainer::source::SourceSpec;
 use pgdict_trainer::{train_split, Builder, TrainError, TrainOptions, Trained};
 
 use crate::fail::user_error;
-use crate::input::read_rows;
 use crate::measure::{self, Comparison, DictInfo, Timing};
 use crate::output::Output;
 use crate::report::{self, DictSummary, Setup};
+use crate::row_input::read_rows;
 use crate::store::AnyStore;
 use crate::text::thousands;
 use crate::{CompareArgs, DictArg, StoreArgs};

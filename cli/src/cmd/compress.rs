@@ -4,11 +4,12 @@ use std::io::Write;
 
 use anyhow::Context;
 use pgdict::datum::{Codec, DatumEncoder};
+use pgdict_trainer::progress::{Bars, Phase, Progress};
 use pgdict_trainer::source::{self, datums_file, SourceSpec};
 
 use crate::fail::{user_error, HintExt};
-use crate::input::{print_note, row_source};
 use crate::output::{write_hex_line, Output};
+use crate::row_input::{print_note, row_source};
 use crate::store::AnyStore;
 use crate::text::thousands;
 use crate::{CompressArgs, DictArg, StoreArgs};
@@ -54,7 +55,9 @@ pub fn run(store_args: &StoreArgs, args: &CompressArgs) -> anyhow::Result<u8> {
             .is_some_and(|path| path.extension().is_some_and(|ext| ext == "hex"));
     let mut out = Output::open(args.output.as_deref(), !hex, "write hex lines with --hex")?;
     // An error drops `out` unfinished: its file is left as it was (see crate::output).
-    let counts = compress(rows, codec, dict.as_ref().map(|d| &*d.1), hex, &mut out)
+    let progress = Bars::new(args.quiet || out.is_terminal());
+    let dict = dict.as_ref().map(|(_, prepared)| &**prepared);
+    let counts = compress(rows, codec, dict, hex, &mut out, &progress)
         .with_context(|| format!("cannot compress the rows of {what}"))?;
     if counts.rows == 0 {
         const FILE_HINT: &str =
@@ -69,8 +72,8 @@ pub fn run(store_args: &StoreArgs, args: &CompressArgs) -> anyhow::Result<u8> {
     }
     out.finish()?;
     if !args.quiet {
-        let with = match &dict {
-            Some((id, _)) => format!("{codec} and dictionary {id}"),
+        let with = match dict {
+            Some(dict) => format!("{codec} and dictionary {}", dict.id()),
             None => format!("{codec}, no dictionary"),
         };
         let ratio = if counts.stored_bytes > 0 {
@@ -103,17 +106,25 @@ struct Counts {
 }
 
 fn compress(
-    rows: source::Rows,
+    mut rows: source::Rows,
     codec: Codec,
     dict: Option<&pgdict::datum::PreparedDictionary>,
     hex: bool,
     out: &mut Output,
+    progress: &dyn Progress,
 ) -> anyhow::Result<Counts> {
+    // Counted in input bytes when the input's size is known, else in rows.
+    let by_bytes = rows.input_len();
+    let position = |rows: &source::Rows, count: u64| match by_bytes {
+        Some(_) => rows.input_read(),
+        None => count,
+    };
+    progress.begin(Phase::Compressing, by_bytes);
     let mut encoder = DatumEncoder::new();
     let mut datum = Vec::new();
     let mut line = Vec::new();
     let mut counts = Counts::default();
-    for row in rows {
+    while let Some(row) = rows.next() {
         let row = row?;
         datum.clear();
         let header = encoder
@@ -137,6 +148,11 @@ fn compress(
         } else {
             counts.plain += 1;
         }
+        if counts.rows.is_multiple_of(1024) {
+            progress.update(position(&rows, counts.rows));
+        }
     }
+    progress.update(position(&rows, counts.rows));
+    progress.end(&format!("{} rows", thousands(counts.rows)));
     Ok(counts)
 }

@@ -4,16 +4,19 @@ use std::io::Write;
 
 use anyhow::Context;
 use pgdict::datum::DatumDecoder;
+use pgdict_trainer::progress::{Bars, Phase, Progress};
 use pgdict_trainer::source::{datums_file, Format};
 
+use crate::datum_input::{Datum, Datums};
 use crate::fail::user_error;
-use crate::input::{read_datums, Datum};
 use crate::output::Output;
 use crate::store::LazyStore;
+use crate::text::thousands;
 use crate::{DecompressArgs, RowOutFormat, StoreArgs};
 
 pub fn run(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> {
-    let input = read_datums(&args.datums)?;
+    let mut datums = Datums::open(&args.datums)?;
+    let origin = datums.origin.clone();
     let store = LazyStore::new(store_args);
     let out_format = args.out_format.unwrap_or_else(|| match &args.output {
         Some(path) => match Format::from_path(path) {
@@ -29,14 +32,23 @@ pub fn run(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> 
         binary,
         "write text with --out-format lines or jsonl",
     )?;
+    let progress = Bars::new(out.is_terminal());
+    let by_bytes = datums.input_len;
+    progress.begin(Phase::Decompressing, by_bytes);
     let mut decoder = DatumDecoder::new();
     let mut value = Vec::new();
     let mut line = Vec::new();
-    for (index, Datum { bytes, position }) in input.datums.iter().enumerate() {
-        let at = || format!("datum {} ({position} of {})", index + 1, input.origin);
+    let mut index: u64 = 0;
+    while let Some(datum) = datums.next() {
+        let Datum { bytes, position } = datum?;
+        index += 1;
+        if index.is_multiple_of(1024) {
+            progress.update(by_bytes.map_or(index, |_| datums.bytes_read()));
+        }
+        let at = || format!("datum {index} ({position} of {origin})");
         let decoded = match args.prefix {
-            Some(k) => decoder.decode_prefix(bytes, k, &store).map(|v| value = v),
-            None => decoder.decode_into(bytes, &store, &mut value).map(drop),
+            Some(k) => decoder.decode_prefix(&bytes, k, &store).map(|v| value = v),
+            None => decoder.decode_into(&bytes, &store, &mut value).map(drop),
         };
         decoded.with_context(|| format!("cannot decompress {}", at()))?;
         line.clear();
@@ -52,6 +64,8 @@ pub fn run(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> 
         out.write_all(&line)
             .with_context(|| format!("cannot write to {}", out.name()))?;
     }
+    progress.update(by_bytes.map_or(index, |_| datums.bytes_read()));
+    progress.end(&format!("{} datums", thousands(index)));
     out.finish()?;
     Ok(0)
 }

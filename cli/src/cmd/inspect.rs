@@ -7,41 +7,48 @@ use anyhow::Context;
 use pgdict::datum::{self, DatumDecoder, Form, Header};
 use serde_json::json;
 
-use crate::input::read_datums;
+use crate::datum_input::{Datums, Position};
 use crate::output::Output;
 use crate::store::LazyStore;
 use crate::text::{thousands, Align, Table};
-use crate::{InspectArgs, StoreArgs};
+use crate::{DatumFormatArg, InspectArgs, StoreArgs};
 
 /// Exit status when some datums are invalid.
 const STATUS_INVALID: u8 = 3;
 
-/// What was found about one datum.
+/// What was found about one datum (not its bytes: the input streams through).
 struct Found {
+    position: Position,
+    /// The datum's length in bytes.
+    len: usize,
     header: Result<Header, String>,
     /// With --verify: `Ok` if it decodes, else why not.
     check: Option<Result<(), String>>,
 }
 
 pub fn run(store_args: &StoreArgs, args: &InspectArgs) -> anyhow::Result<u8> {
-    let input = read_datums(&args.datums)?;
+    let datums = Datums::open(&args.datums)?;
+    let (origin, format) = (datums.origin.clone(), datums.format);
     let store = LazyStore::new(store_args);
     let mut decoder = DatumDecoder::new();
     let mut value = Vec::new();
-    let found: Vec<Found> = input
-        .datums
-        .iter()
-        .map(|d| {
-            let header = datum::parse_header(&d.bytes).map_err(|e| e.to_string());
-            let check = (args.verify && header.is_ok()).then(|| {
-                decoder
-                    .decode_into(&d.bytes, &store, &mut value)
-                    .map(drop)
-                    .map_err(|e| e.to_string())
-            });
-            Found { header, check }
-        })
-        .collect();
+    let mut found = Vec::new();
+    for d in datums {
+        let d = d?;
+        let header = datum::parse_header(&d.bytes).map_err(|e| e.to_string());
+        let check = (args.verify && header.is_ok()).then(|| {
+            decoder
+                .decode_into(&d.bytes, &store, &mut value)
+                .map(drop)
+                .map_err(|e| e.to_string())
+        });
+        found.push(Found {
+            position: d.position,
+            len: d.bytes.len(),
+            header,
+            check,
+        });
+    }
     let invalid = found
         .iter()
         .filter(|f| f.header.is_err() || matches!(f.check, Some(Err(_))))
@@ -49,9 +56,9 @@ pub fn run(store_args: &StoreArgs, args: &InspectArgs) -> anyhow::Result<u8> {
 
     let mut out = Output::stdout();
     let text = if args.json {
-        json_lines(&input, &found)
+        json_lines(&found)
     } else {
-        table(&input, &found, args.verify)
+        table(&origin, format, &found, args.verify)
     };
     out.write_all(text.as_bytes())
         .context("cannot write to standard output")?;
@@ -60,7 +67,7 @@ pub fn run(store_args: &StoreArgs, args: &InspectArgs) -> anyhow::Result<u8> {
         eprintln!(
             "pgdict: {invalid} of the {} datums of {} are invalid",
             found.len(),
-            input.origin
+            origin
         );
         return Ok(STATUS_INVALID);
     }
@@ -83,7 +90,7 @@ fn columns(form: Form) -> (&'static str, String, String, String) {
     }
 }
 
-fn table(input: &crate::input::Datums, found: &[Found], verify: bool) -> String {
+fn table(origin: &str, format: DatumFormatArg, found: &[Found], verify: bool) -> String {
     let mut spec = vec![
         ("datum", Align::Right),
         ("at", Align::Left),
@@ -104,7 +111,7 @@ fn table(input: &crate::input::Datums, found: &[Found], verify: bool) -> String 
     let (mut raw_bytes, mut stored_bytes) = (0u64, 0u64);
     let (mut raw, mut plain, mut extended) = (0u64, 0u64, 0u64);
     let mut ids = BTreeSet::new();
-    for (i, (d, f)) in input.datums.iter().zip(found).enumerate() {
+    for (i, f) in found.iter().enumerate() {
         let n = i + 1;
         let mut row = match &f.header {
             Ok(h) => {
@@ -121,7 +128,7 @@ fn table(input: &crate::input::Datums, found: &[Found], verify: bool) -> String 
                 }
                 vec![
                     n.to_string(),
-                    d.position.to_string(),
+                    f.position.to_string(),
                     form.to_string(),
                     method,
                     codec,
@@ -133,11 +140,11 @@ fn table(input: &crate::input::Datums, found: &[Found], verify: bool) -> String 
                 ]
             }
             Err(e) => {
-                problems.push(format!("datum {n} ({}): {e}", d.position));
-                let mut row = vec![n.to_string(), d.position.to_string(), "INVALID".into()];
+                problems.push(format!("datum {n} ({}): {e}", f.position));
+                let mut row = vec![n.to_string(), f.position.to_string(), "INVALID".into()];
                 row.extend(std::iter::repeat_n("-".to_string(), 5));
                 // Its length, as stored bytes: the header cannot be trusted for more.
-                row.push(d.bytes.len().to_string());
+                row.push(f.len.to_string());
                 row.push("-".into());
                 row
             }
@@ -146,7 +153,7 @@ fn table(input: &crate::input::Datums, found: &[Found], verify: bool) -> String 
             row.push(match &f.check {
                 Some(Ok(())) => "ok".into(),
                 Some(Err(e)) => {
-                    problems.push(format!("datum {n} ({}): {e}", d.position));
+                    problems.push(format!("datum {n} ({}): {e}", f.position));
                     "FAILED".into()
                 }
                 None => "-".into(),
@@ -171,8 +178,8 @@ fn table(input: &crate::input::Datums, found: &[Found], verify: bool) -> String 
         "{} datums of {} ({}): {} raw bytes stored in {} ({ratio:.2}x); {} raw, {} in \
          PostgreSQL's own compressed form, {} with a dictionary{dicts}{}\n",
         thousands(found.len() as u64),
-        input.origin,
-        format_name(input.format),
+        origin,
+        format_name(format),
         thousands(raw_bytes),
         thousands(stored_bytes),
         thousands(raw),
@@ -190,13 +197,13 @@ fn table(input: &crate::input::Datums, found: &[Found], verify: bool) -> String 
     out
 }
 
-fn json_lines(input: &crate::input::Datums, found: &[Found]) -> String {
+fn json_lines(found: &[Found]) -> String {
     let mut out = String::new();
-    for (i, (d, f)) in input.datums.iter().zip(found).enumerate() {
+    for (i, f) in found.iter().enumerate() {
         let mut object = json!({
             "datum": i + 1,
-            "at": d.position.to_string(),
-            "bytes": d.bytes.len(),
+            "at": f.position.to_string(),
+            "bytes": f.len,
         });
         match &f.header {
             Ok(h) => {
@@ -235,10 +242,10 @@ fn json_lines(input: &crate::input::Datums, found: &[Found]) -> String {
     out
 }
 
-fn format_name(format: crate::DatumFormatArg) -> &'static str {
+fn format_name(format: DatumFormatArg) -> &'static str {
     match format {
-        crate::DatumFormatArg::Datums => "datums file",
-        crate::DatumFormatArg::Hex => "hex",
-        crate::DatumFormatArg::Varlena => "varlenas",
+        DatumFormatArg::Datums => "datums file",
+        DatumFormatArg::Hex => "hex",
+        DatumFormatArg::Varlena => "varlenas",
     }
 }

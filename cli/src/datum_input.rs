@@ -1,0 +1,843 @@
+//! Reading a datum input (`decompress`, `inspect`) one datum at a time, in one of three
+//! formats:
+//!
+//! ```text
+//!   datums    u32 little-endian length, then the datum; again   (what `pgdict compress` writes)
+//!   hex       lines of `\x0b616263` as psql prints a bytea, or bytea arrays `{"\\x0b61",NULL}`
+//!   varlena   datums back to back, each as long as its own header says
+//! ```
+//!
+//! The input streams through: a datums file larger than memory decompresses in the memory of
+//! its largest datum. When neither `--format` nor the file name (`.datums`) says the format,
+//! it is told from the input: text holding `\x` (in its first [`TEXT_WINDOW`] bytes) is hex;
+//! otherwise a datums file, then varlenas back to back, whichever reads to the end. A regular
+//! file is read through once per format tried, keeping one datum at a time; standard input (or
+//! a pipe) cannot be read twice and is held whole for that (give `--format` to stream it).
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Cursor, Read, Seek, SeekFrom};
+use std::path::Path;
+
+use anyhow::{anyhow, Context};
+use pgdict::datum;
+use pgdict_trainer::source::datums_file;
+
+use crate::fail::{user_error, HintExt};
+use crate::{DatumFormatArg, DatumInput};
+
+/// How much of the start of an input is looked at to tell hex text.
+pub const TEXT_WINDOW: usize = 1 << 20;
+
+/// Where a datum was found in its input, for messages.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Position {
+    /// The 1-based line of a hex input.
+    Line(usize),
+    /// The 0-based byte offset of a datums file record or a varlena.
+    Byte(u64),
+}
+
+impl std::fmt::Display for Position {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Position::Line(line) => write!(f, "line {line}"),
+            Position::Byte(offset) => write!(f, "byte {offset}"),
+        }
+    }
+}
+
+/// One datum of a datum input.
+#[derive(Clone, Debug)]
+pub struct Datum {
+    pub bytes: Vec<u8>,
+    pub position: Position,
+}
+
+/// The datums of a datum input, in order: an iterator that reads as it goes. Its errors name
+/// the input and say which format was expected; an input without a single datum is an error
+/// too, the iterator's last item.
+pub struct Datums {
+    /// The input, for messages: its path, or "standard input".
+    pub origin: String,
+    /// The format the datums are read in (given, or detected).
+    pub format: DatumFormatArg,
+    /// The input's size in bytes, if known (a file's; not standard input's).
+    pub input_len: Option<u64>,
+    parser: Parser<Box<dyn BufRead>>,
+    count: u64,
+    done: bool,
+}
+
+impl Datums {
+    /// Opens the input and tells its format: `--format`, else from the file name, else from
+    /// its bytes (see the module's documentation).
+    pub fn open(input: &DatumInput) -> anyhow::Result<Datums> {
+        let path = &input.input;
+        let (origin, source) = Source::open(path)?;
+        let by_name = path
+            .extension()
+            .is_some_and(|e| e == "datums")
+            .then_some(DatumFormatArg::Datums);
+        let (format, source) = match input.format.or(by_name) {
+            Some(format) => (format, source),
+            None => {
+                let source = source.rereadable(&origin)?;
+                let format = detect(&source, &origin)
+                    .with_context(|| format!("cannot read the datums of {origin}"))?;
+                (format, source)
+            }
+        };
+        let input_len = source.len();
+        let reader = source
+            .into_reader()
+            .with_context(|| format!("cannot read {origin}"))?;
+        Ok(Datums {
+            parser: Parser::new(format, reader, &origin),
+            origin,
+            format,
+            input_len,
+            count: 0,
+            done: false,
+        })
+    }
+
+    /// How many bytes of the input the datums read so far span.
+    pub fn bytes_read(&self) -> u64 {
+        self.parser.bytes_read()
+    }
+}
+
+/// The bytes of a datum input.
+enum Source {
+    /// A regular file: read from its start as often as needed.
+    File(File),
+    /// Standard input, or a pipe: read once.
+    Stream(Box<dyn Read>),
+    /// Standard input, or a pipe, held whole to be read more than once.
+    Memory(Vec<u8>),
+}
+
+impl Source {
+    /// Opens `path` (`-` is standard input); also returns its name for messages.
+    fn open(path: &Path) -> anyhow::Result<(String, Source)> {
+        if path.as_os_str() == "-" {
+            return Ok((
+                "standard input".into(),
+                Source::Stream(Box::new(io::stdin())),
+            ));
+        }
+        let origin = path.display().to_string();
+        let open = || -> io::Result<Source> {
+            let file = File::open(path)?;
+            Ok(if file.metadata()?.is_file() {
+                Source::File(file)
+            } else {
+                Source::Stream(Box::new(file))
+            })
+        };
+        let source = open().with_context(|| format!("cannot read {origin}"))?;
+        Ok((origin, source))
+    }
+
+    /// The source, readable more than once: a stream is read into memory.
+    fn rereadable(self, origin: &str) -> anyhow::Result<Source> {
+        match self {
+            Source::Stream(mut stream) => {
+                let mut bytes = Vec::new();
+                stream
+                    .read_to_end(&mut bytes)
+                    .with_context(|| format!("cannot read {origin}"))?;
+                Ok(Source::Memory(bytes))
+            }
+            other => Ok(other),
+        }
+    }
+
+    /// The input's size in bytes, if it is a file.
+    fn len(&self) -> Option<u64> {
+        match self {
+            Source::File(file) => file.metadata().ok().map(|m| m.len()),
+            Source::Stream(_) | Source::Memory(_) => None,
+        }
+    }
+
+    /// A reader from the start of the input, for one look at it (after
+    /// [`Source::rereadable`]).
+    fn reread(&self) -> io::Result<Box<dyn BufRead + '_>> {
+        Ok(match self {
+            Source::File(file) => {
+                let mut file: &File = file;
+                file.seek(SeekFrom::Start(0))?;
+                Box::new(BufReader::with_capacity(1 << 16, file))
+            }
+            Source::Memory(bytes) => Box::new(&bytes[..]),
+            Source::Stream(_) => {
+                return Err(io::Error::other("a stream cannot be read twice"));
+            }
+        })
+    }
+
+    /// A reader from the start of the input, to read the datums.
+    fn into_reader(self) -> io::Result<Box<dyn BufRead>> {
+        Ok(match self {
+            Source::File(mut file) => {
+                file.seek(SeekFrom::Start(0))?;
+                Box::new(BufReader::with_capacity(1 << 16, file))
+            }
+            Source::Stream(stream) => Box::new(BufReader::with_capacity(1 << 16, stream)),
+            Source::Memory(bytes) => Box::new(Cursor::new(bytes)),
+        })
+    }
+}
+
+impl Iterator for Datums {
+    type Item = anyhow::Result<Datum>;
+
+    fn next(&mut self) -> Option<anyhow::Result<Datum>> {
+        if self.done {
+            return None;
+        }
+        let item = match self.parser.next_datum() {
+            Ok(Some(datum)) => {
+                self.count += 1;
+                return Some(Ok(datum));
+            }
+            Ok(None) if self.count > 0 => None,
+            Ok(None) => Some(Err(user_error(
+                format!("{} holds no datums", self.origin),
+                "give a datums file written by `pgdict compress`, or hex lines as psql prints a \
+                 bytea",
+            ))),
+            Err(e) => Some(
+                Err(e)
+                    .with_context(|| format!("cannot read the datums of {}", self.origin))
+                    .hint(format_hint(self.format)),
+            ),
+        };
+        self.done = true;
+        item
+    }
+}
+
+/// What a format looks like, for the hint of an input that does not read as it.
+fn format_hint(format: DatumFormatArg) -> &'static str {
+    match format {
+        DatumFormatArg::Datums => {
+            "a datums file is what `pgdict compress` writes (u32 little-endian length, then the \
+             datum); for hex text use --format hex"
+        }
+        DatumFormatArg::Hex => {
+            "give one datum per line as psql prints a bytea: \\x followed by an even number of \
+             hex digits (`psql -At` prints nothing else)"
+        }
+        DatumFormatArg::Varlena => {
+            "varlenas back to back, each as long as its header says; for hex text use --format \
+             hex"
+        }
+    }
+}
+
+/// Tells the format of `source`: text holding `\x` is hex; otherwise a datums file, then
+/// varlenas back to back, whichever reads to the end.
+fn detect(source: &Source, origin: &str) -> anyhow::Result<DatumFormatArg> {
+    let mut start = Vec::new();
+    let start_len = source
+        .reread()?
+        .take(TEXT_WINDOW as u64)
+        .read_to_end(&mut start)?;
+    let whole = start_len < TEXT_WINDOW;
+    if is_text(&start, whole) && start.windows(2).any(|w| w == b"\\x") {
+        return Ok(DatumFormatArg::Hex);
+    }
+    let reads_as = |format| -> anyhow::Result<()> {
+        let mut parser = Parser::new(format, source.reread()?, origin);
+        while parser.next_datum()?.is_some() {}
+        Ok(())
+    };
+    let as_datums = match reads_as(DatumFormatArg::Datums) {
+        Ok(()) => return Ok(DatumFormatArg::Datums),
+        Err(e) => e,
+    };
+    let as_varlenas = match reads_as(DatumFormatArg::Varlena) {
+        Ok(()) => return Ok(DatumFormatArg::Varlena),
+        Err(e) => e,
+    };
+    Err(user_error(
+        format!(
+            "the input is neither hex text (no `\\x`), nor a datums file ({}), nor varlenas back \
+             to back ({})",
+            root_message(&as_datums),
+            root_message(&as_varlenas)
+        ),
+        "say which it is with --format datums|hex|varlena",
+    ))
+}
+
+fn root_message(error: &anyhow::Error) -> String {
+    error
+        .chain()
+        .last()
+        .map(|e| e.to_string())
+        .unwrap_or_default()
+}
+
+/// Text: UTF-8 with no control characters but tab, carriage return and line feed. A
+/// character cut off at the end is allowed when `bytes` is not the `whole` input.
+fn is_text(bytes: &[u8], whole: bool) -> bool {
+    let utf8 = match std::str::from_utf8(bytes) {
+        Ok(_) => true,
+        Err(e) => !whole && e.error_len().is_none(),
+    };
+    utf8 && bytes
+        .iter()
+        .all(|&b| b >= 0x20 || b == b'\t' || b == b'\r' || b == b'\n')
+}
+
+/// Reads datums in one format.
+enum Parser<R: BufRead> {
+    Datums {
+        reader: datums_file::Reader<R>,
+        offset: u64,
+    },
+    Hex(HexLines<R>),
+    Varlena(Varlenas<R>),
+}
+
+impl<R: BufRead> Parser<R> {
+    fn new(format: DatumFormatArg, input: R, origin: &str) -> Parser<R> {
+        match format {
+            DatumFormatArg::Datums => Parser::Datums {
+                reader: datums_file::Reader::new(input, origin),
+                offset: 0,
+            },
+            DatumFormatArg::Hex => Parser::Hex(HexLines::new(input)),
+            DatumFormatArg::Varlena => Parser::Varlena(Varlenas::new(input)),
+        }
+    }
+
+    fn next_datum(&mut self) -> anyhow::Result<Option<Datum>> {
+        match self {
+            Parser::Datums { reader, offset } => {
+                let Some(bytes) = reader.read_datum()? else {
+                    return Ok(None);
+                };
+                let position = Position::Byte(*offset);
+                *offset += (datums_file::PREFIX_LEN + bytes.len()) as u64;
+                Ok(Some(Datum { bytes, position }))
+            }
+            Parser::Hex(lines) => lines.next_datum(),
+            Parser::Varlena(varlenas) => varlenas.next_datum(),
+        }
+    }
+
+    /// Bytes of the input the datums read so far span.
+    fn bytes_read(&self) -> u64 {
+        match self {
+            Parser::Datums { offset, .. } => *offset,
+            Parser::Hex(lines) => lines.offset,
+            Parser::Varlena(varlenas) => varlenas.offset,
+        }
+    }
+}
+
+/// Varlenas back to back, each as long as its header says.
+struct Varlenas<R> {
+    input: R,
+    /// Bytes read past the last datum: the next datum's first bytes.
+    pending: Vec<u8>,
+    /// Byte offset of the next datum.
+    offset: u64,
+}
+
+impl<R: Read> Varlenas<R> {
+    fn new(input: R) -> Varlenas<R> {
+        Varlenas {
+            input,
+            pending: Vec::with_capacity(datum::MAX_HEADER_LEN),
+            offset: 0,
+        }
+    }
+
+    fn next_datum(&mut self) -> anyhow::Result<Option<Datum>> {
+        // Enough bytes for any header (fewer only at the end of the input).
+        let have = self.pending.len();
+        if have < datum::MAX_HEADER_LEN {
+            let wanted = (datum::MAX_HEADER_LEN - have) as u64;
+            (&mut self.input)
+                .take(wanted)
+                .read_to_end(&mut self.pending)
+                .with_context(|| format!("cannot read the varlena at byte {}", self.offset))?;
+        }
+        if self.pending.is_empty() {
+            return Ok(None);
+        }
+        let offset = self.offset;
+        let header = datum::read_header(&self.pending)
+            .with_context(|| format!("varlena at byte {offset}"))?;
+        let total_len = header.total_len;
+        let bytes = if total_len <= self.pending.len() {
+            let rest = self.pending.split_off(total_len);
+            std::mem::replace(&mut self.pending, rest)
+        } else {
+            // Grows as bytes arrive: a damaged header cannot make this allocate 1 GiB.
+            let mut bytes = std::mem::take(&mut self.pending);
+            let wanted = (total_len - bytes.len()) as u64;
+            (&mut self.input)
+                .take(wanted)
+                .read_to_end(&mut bytes)
+                .with_context(|| format!("cannot read the varlena at byte {offset}"))?;
+            if bytes.len() < total_len {
+                anyhow::bail!(
+                    "the varlena at byte {offset} says it is {total_len} bytes long, but only {} \
+                     bytes are left",
+                    bytes.len()
+                );
+            }
+            bytes
+        };
+        self.offset += total_len as u64;
+        Ok(Some(Datum {
+            bytes,
+            position: Position::Byte(offset),
+        }))
+    }
+}
+
+/// Hex text: each line holds datums as psql prints a bytea (`\x0b616263`), or a bytea array as
+/// pageinspect's `tuple_data_split` prints one (`{"\\x0b616263",NULL}`). psql's decorations
+/// (a header line over a line of dashes, `(3 rows)`, `-[ RECORD 1 ]-`) are skipped, and in
+/// rows of several columns (`1 | \x0b61`) every field that is a bytea is a datum.
+struct HexLines<R> {
+    input: R,
+    /// Number of the last line read (1-based).
+    line_number: usize,
+    /// Byte offset of the end of the last line read.
+    offset: u64,
+    /// The line after the current one, read ahead: a header line is known by the rule under it.
+    next_line: Option<String>,
+    started: bool,
+    /// Datums of the current line not yet returned.
+    queue: VecDeque<Datum>,
+}
+
+impl<R: BufRead> HexLines<R> {
+    fn new(input: R) -> HexLines<R> {
+        HexLines {
+            input,
+            line_number: 0,
+            offset: 0,
+            next_line: None,
+            started: false,
+            queue: VecDeque::new(),
+        }
+    }
+
+    /// The next line, trimmed, or `None` at the end of the input.
+    fn read_line(&mut self) -> anyhow::Result<Option<String>> {
+        let mut line = Vec::new();
+        let read = self
+            .input
+            .read_until(b'\n', &mut line)
+            .with_context(|| format!("cannot read line {}", self.line_number + 1))?;
+        if read == 0 {
+            return Ok(None);
+        }
+        let start = self.offset;
+        self.offset += read as u64;
+        self.line_number += 1;
+        let text = String::from_utf8(line).map_err(|e| {
+            let at = start + e.utf8_error().valid_up_to() as u64;
+            anyhow!("not text: invalid UTF-8 at byte {at}")
+        })?;
+        Ok(Some(text.trim().to_string()))
+    }
+
+    fn next_datum(&mut self) -> anyhow::Result<Option<Datum>> {
+        if !self.started {
+            self.started = true;
+            self.next_line = self.read_line()?;
+        }
+        loop {
+            if let Some(datum) = self.queue.pop_front() {
+                return Ok(Some(datum));
+            }
+            let Some(line) = self.next_line.take() else {
+                return Ok(None);
+            };
+            let number = self.line_number;
+            self.next_line = self.read_line()?;
+            let header = self.next_line.as_deref().is_some_and(is_rule);
+            if line.is_empty()
+                || header
+                || is_rule(&line)
+                || is_row_count(&line)
+                || line.starts_with("-[ RECORD")
+            {
+                continue;
+            }
+            self.parse_line(&line, number)
+                .map_err(|e| anyhow!("line {number}: {e}"))?;
+        }
+    }
+
+    /// Queues the datums of one line (`number`), its fields split at `|`.
+    fn parse_line(&mut self, line: &str, number: usize) -> anyhow::Result<()> {
+        let position = || Position::Line(number);
+        let mut found = false;
+        for field in line.split('|').map(str::trim) {
+            if field.starts_with("\\x") {
+                found = true;
+                self.queue.push_back(Datum {
+                    bytes: hex_literal(field)?,
+                    position: position(),
+                });
+            } else if field.starts_with('{') {
+                found = true;
+                for bytes in bytea_array(field)? {
+                    self.queue.push_back(Datum {
+                        bytes,
+                        position: position(),
+                    });
+                }
+            }
+        }
+        if !found {
+            anyhow::bail!(
+                "not a hex datum (no field starts with \\x): {}",
+                shorten(line, 60)
+            );
+        }
+        Ok(())
+    }
+}
+
+/// psql's rule under a header line: `----+-----`.
+fn is_rule(line: &str) -> bool {
+    !line.is_empty() && line.chars().all(|c| c == '-' || c == '+')
+}
+
+/// psql's `(1 row)`, `(25 rows)`.
+fn is_row_count(line: &str) -> bool {
+    line.strip_prefix('(')
+        .and_then(|l| l.strip_suffix(" rows)").or_else(|| l.strip_suffix(" row)")))
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The bytes of a `\x...` literal.
+fn hex_literal(field: &str) -> anyhow::Result<Vec<u8>> {
+    let digits = field
+        .strip_prefix("\\x")
+        .ok_or_else(|| anyhow!("a bytea in hex starts with \\x: {}", shorten(field, 40)))?;
+    if let Some(pos) = digits.find(|c: char| !c.is_ascii_hexdigit()) {
+        anyhow::bail!(
+            "{:?} at character {} of the \\x literal is not a hex digit",
+            digits[pos..].chars().next().unwrap_or(' '),
+            pos + 3
+        );
+    }
+    if digits.len() % 2 != 0 {
+        anyhow::bail!(
+            "the \\x literal has an odd number of hex digits ({}): is it cut off?",
+            digits.len()
+        );
+    }
+    Ok(digits
+        .as_bytes()
+        .chunks(2)
+        .map(|pair| (hex_value(pair[0]) << 4) | hex_value(pair[1]))
+        .collect())
+}
+
+fn hex_value(digit: u8) -> u8 {
+    match digit {
+        b'0'..=b'9' => digit - b'0',
+        b'a'..=b'f' => digit - b'a' + 10,
+        _ => digit - b'A' + 10,
+    }
+}
+
+/// The non-NULL elements of a bytea array literal, `{"\\x0b61",NULL,"\\x0d6263"}`.
+fn bytea_array(field: &str) -> anyhow::Result<Vec<Vec<u8>>> {
+    let inner = field
+        .strip_prefix('{')
+        .and_then(|f| f.strip_suffix('}'))
+        .ok_or_else(|| anyhow!("an array literal ends with }}: {}", shorten(field, 40)))?;
+    let mut out = Vec::new();
+    for element in inner.split(',').map(str::trim) {
+        if element.is_empty() || element.eq_ignore_ascii_case("NULL") {
+            continue;
+        }
+        let unquoted = element
+            .strip_prefix('"')
+            .and_then(|e| e.strip_suffix('"'))
+            .map(|e| e.replace("\\\\", "\\"))
+            .unwrap_or_else(|| element.to_string());
+        out.push(hex_literal(&unquoted)?);
+    }
+    Ok(out)
+}
+
+/// `text` cut to `max` characters, with an ellipsis.
+fn shorten(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_string()
+    } else {
+        format!("{}...", text.chars().take(max).collect::<String>())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every datum of `input` read in `format`, or the first error.
+    fn parse(format: DatumFormatArg, input: impl BufRead) -> anyhow::Result<Vec<Datum>> {
+        let mut parser = Parser::new(format, input, "t");
+        let mut datums = Vec::new();
+        while let Some(datum) = parser.next_datum()? {
+            datums.push(datum);
+        }
+        Ok(datums)
+    }
+
+    fn detect_bytes(bytes: &[u8]) -> anyhow::Result<DatumFormatArg> {
+        detect(&Source::Memory(bytes.to_vec()), "t")
+    }
+
+    fn hex(text: &str) -> Vec<Vec<u8>> {
+        parse(DatumFormatArg::Hex, text.as_bytes())
+            .unwrap()
+            .into_iter()
+            .map(|d| d.bytes)
+            .collect()
+    }
+
+    /// A reader that hands out one byte per call, as a pipe may.
+    struct ByteByByte<'a>(&'a [u8]);
+
+    impl Read for ByteByByte<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            match (self.0.split_first(), buf.first_mut()) {
+                (Some((&byte, rest)), Some(slot)) => {
+                    *slot = byte;
+                    self.0 = rest;
+                    Ok(1)
+                }
+                _ => Ok(0),
+            }
+        }
+    }
+
+    /// Raw varlenas with a 4-byte header, `len` bytes each (header included), of `fill`.
+    fn long_varlenas(count: usize, len: usize, fill: u8) -> Vec<u8> {
+        let mut out = Vec::new();
+        for _ in 0..count {
+            out.extend_from_slice(&((len as u32) << 2).to_le_bytes());
+            out.extend(std::iter::repeat_n(fill, len - 4));
+        }
+        out
+    }
+
+    #[test]
+    fn psql_aligned_unaligned_and_arrays() {
+        assert_eq!(hex("\\x0b616263\n"), [b"\x0b\x61\x62\x63".to_vec()]);
+        let aligned = "   datum    \n------------\n \\x0b616263\n \\x07AbCd\n(2 rows)\n\n";
+        assert_eq!(hex(aligned), [b"\x0babc".to_vec(), vec![0x07, 0xab, 0xcd]]);
+        let columns = " id | datum\n----+-----------\n  1 | \\x0b616263\n(1 row)\n";
+        assert_eq!(hex(columns), [b"\x0babc".to_vec()]);
+        let array = "{\"\\\\x0b616263\",NULL,\"\\\\x05ff\"}\n";
+        assert_eq!(hex(array), [b"\x0babc".to_vec(), vec![0x05, 0xff]]);
+        let crlf = " \\x0b616263\r\n\\x05ff";
+        assert_eq!(hex(crlf), [b"\x0babc".to_vec(), vec![0x05, 0xff]]);
+    }
+
+    #[test]
+    fn bad_hex_names_the_line() {
+        let error = |text: &[u8]| {
+            let e = parse(DatumFormatArg::Hex, text).unwrap_err();
+            format!("{e:#}")
+        };
+        assert_eq!(
+            error(b"\\x0b61\n\\x0b6\n"),
+            "line 2: the \\x literal has an odd number of hex digits (3): is it cut off?"
+        );
+        let e = error(b"\\x0b61\nhello\n");
+        assert!(e.starts_with("line 2: not a hex datum"), "{e}");
+        let e = error(b"\\x0g\n");
+        assert!(e.contains("'g' at character 4"), "{e}");
+        assert_eq!(
+            error(b"\\x0b61\n\\x\xff\n"),
+            "not text: invalid UTF-8 at byte 9"
+        );
+    }
+
+    #[test]
+    fn detects_each_format() {
+        let datums = b"\x02\x00\x00\x00\x05a\x03\x00\x00\x00\x07bc";
+        assert_eq!(detect_bytes(datums).unwrap(), DatumFormatArg::Datums);
+        let found = parse(DatumFormatArg::Datums, &datums[..]).unwrap();
+        assert_eq!(found.len(), 2);
+        assert_eq!(found[1].position, Position::Byte(6));
+        let varlenas = b"\x05a\x07bc";
+        assert_eq!(detect_bytes(varlenas).unwrap(), DatumFormatArg::Varlena);
+        let found = parse(DatumFormatArg::Varlena, &varlenas[..]).unwrap();
+        assert_eq!(found[1].bytes, b"\x07bc");
+        assert_eq!(found[1].position, Position::Byte(2));
+        assert_eq!(detect_bytes(b" \\x05ff\n").unwrap(), DatumFormatArg::Hex);
+        let e = detect_bytes(b"\x01\x02").unwrap_err();
+        assert!(format!("{e:#}").contains("neither hex text"), "{e:#}");
+        // An empty input reads as a datums file with no datums (the caller says so).
+        assert_eq!(detect_bytes(b"").unwrap(), DatumFormatArg::Datums);
+    }
+
+    #[test]
+    fn detection_reads_the_whole_input() {
+        // Varlenas of 300,000 bytes: the first header, read as a datums file's length prefix,
+        // claims 1,200,000 bytes, which the input holds; only the prefix after that, inside
+        // the fifth varlena's `a`s, is over the limit.
+        let varlenas = long_varlenas(6, 300_000, b'a');
+        assert_eq!(detect_bytes(&varlenas).unwrap(), DatumFormatArg::Varlena);
+        // Cut at the end, it is neither.
+        let e = detect_bytes(&varlenas[..varlenas.len() - 1]).unwrap_err();
+        assert!(
+            format!("{e:#}").contains("but only 299999 bytes are left"),
+            "{e:#}"
+        );
+    }
+
+    #[test]
+    fn hex_is_told_from_the_start_of_the_input() {
+        // Text whose first TEXT_WINDOW bytes end inside a UTF-8 character.
+        let mut text = "\\x0b616263 é\n".repeat(TEXT_WINDOW / 14 + 1).into_bytes();
+        let cut = (1..TEXT_WINDOW).rev().find(|&i| text[i] == 0xc3).unwrap() + 1;
+        assert!(is_text(&text[..cut], false));
+        assert!(!is_text(&text[..cut], true));
+        // What follows the window is not looked at: the hex reader finds it.
+        text.truncate(TEXT_WINDOW);
+        text.extend_from_slice(b"\x00\n");
+        assert_eq!(detect_bytes(&text).unwrap(), DatumFormatArg::Hex);
+        // A control character is no text, cut or not.
+        assert!(!is_text(b"\\x0b\x00", false));
+    }
+
+    #[test]
+    fn reads_from_a_reader_that_hands_out_one_byte_at_a_time() {
+        let mut varlenas = b"\x05a\x03".to_vec();
+        varlenas.extend(long_varlenas(3, 300, b'z'));
+        let found = parse(
+            DatumFormatArg::Varlena,
+            BufReader::with_capacity(1, ByteByByte(&varlenas)),
+        )
+        .unwrap();
+        let lengths: Vec<usize> = found.iter().map(|d| d.bytes.len()).collect();
+        assert_eq!(lengths, [2, 1, 300, 300, 300]);
+        assert_eq!(found[4].position, Position::Byte(603));
+        assert_eq!(found[2].bytes[4..], [b'z'; 296]);
+
+        let mut file = Vec::new();
+        let mut writer = datums_file::Writer::new(&mut file);
+        for datum in [&b"\x05abcd"[..], b"", &[7; 300]] {
+            writer.write_datum(datum).unwrap();
+        }
+        writer.finish().unwrap();
+        let found = parse(
+            DatumFormatArg::Datums,
+            BufReader::with_capacity(1, ByteByByte(&file)),
+        )
+        .unwrap();
+        let got: Vec<&[u8]> = found.iter().map(|d| &d.bytes[..]).collect();
+        assert_eq!(got, [&b"\x05abcd"[..], b"", &[7; 300]]);
+        assert_eq!(found[2].position, Position::Byte(13));
+
+        let text = b" datum\n-------\n\\x0b616263\n(1 row)\n";
+        let found = parse(
+            DatumFormatArg::Hex,
+            BufReader::with_capacity(1, ByteByByte(text)),
+        )
+        .unwrap();
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].position, Position::Line(3));
+    }
+
+    #[test]
+    fn a_varlena_cut_off_names_what_is_left() {
+        let mut input = long_varlenas(2, 300, b'q');
+        input.truncate(450);
+        let e = parse(DatumFormatArg::Varlena, &input[..]).unwrap_err();
+        assert_eq!(
+            format!("{e:#}"),
+            "the varlena at byte 300 says it is 300 bytes long, but only 150 bytes are left"
+        );
+        let e = parse(DatumFormatArg::Varlena, &b"\x05a\x01\x12"[..]).unwrap_err();
+        assert!(
+            format!("{e:#}").starts_with("varlena at byte 2: datum: byte 0 is 0x01, a TOAST"),
+            "{e:#}"
+        );
+    }
+
+    #[test]
+    fn opens_a_file_larger_than_the_window_and_reads_it_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.bin");
+        let datums: Vec<Vec<u8>> = (0..3000u32)
+            .map(|i| {
+                let len = 200 + (i as usize * 37) % 1500;
+                let mut raw = ((len as u32) << 2).to_le_bytes().to_vec();
+                raw.extend((0..len - 4).map(|j| (i as usize + j) as u8));
+                raw
+            })
+            .collect();
+        let total: usize = datums.iter().map(Vec::len).sum();
+        assert!(total > 2 * TEXT_WINDOW, "{total}");
+        datums_file::write(&path, datums.iter().map(Vec::as_slice)).unwrap();
+        let input = DatumInput {
+            input: path.clone(),
+            format: None,
+        };
+        let mut read = Datums::open(&input).unwrap();
+        assert_eq!(read.format, DatumFormatArg::Datums);
+        assert_eq!(read.input_len, Some((total + 4 * datums.len()) as u64));
+        let mut got = Vec::new();
+        for datum in read.by_ref() {
+            got.push(datum.unwrap().bytes);
+        }
+        assert_eq!(got, datums);
+        assert_eq!(read.bytes_read(), read.input_len.unwrap());
+        assert!(read.next().is_none());
+
+        // The same datums back to back, without the file's framing: varlenas.
+        std::fs::write(&path, datums.concat()).unwrap();
+        let read = Datums::open(&input).unwrap();
+        assert_eq!(read.format, DatumFormatArg::Varlena);
+        let got: Vec<Vec<u8>> = read.map(|d| d.unwrap().bytes).collect();
+        assert_eq!(got, datums);
+
+        // Cut: no format reads to the end. Read as varlenas, the error comes after the datums
+        // before the cut.
+        std::fs::write(&path, &datums.concat()[..total - 100]).unwrap();
+        let e = Datums::open(&input).err().unwrap();
+        assert!(
+            format!("{e:#}").contains("the input is neither hex text"),
+            "{e:#}"
+        );
+        let as_varlenas = DatumInput {
+            input: path.clone(),
+            format: Some(DatumFormatArg::Varlena),
+        };
+        let results: Vec<anyhow::Result<Datum>> = Datums::open(&as_varlenas).unwrap().collect();
+        assert_eq!(results.len(), datums.len());
+        let e = results.last().unwrap().as_ref().unwrap_err();
+        assert!(format!("{e:#}").contains("bytes are left"), "{e:#}");
+        assert!(results[..datums.len() - 1].iter().all(|r| r.is_ok()));
+
+        std::fs::write(&path, b"").unwrap();
+        let results: Vec<anyhow::Result<Datum>> = Datums::open(&input).unwrap().collect();
+        assert_eq!(results.len(), 1);
+        let e = results[0].as_ref().unwrap_err();
+        assert!(
+            format!("{e:#}").contains("big.bin holds no datums"),
+            "{e:#}"
+        );
+    }
+}
