@@ -31,41 +31,54 @@ impl Table {
 
     /// The table, a line per row after the header line; trailing spaces trimmed.
     pub fn render(&self) -> String {
-        let width = |i: usize| {
-            self.rows
-                .iter()
-                .map(|r| r[i].chars().count())
-                .chain([self.columns[i].0.chars().count()])
-                .max()
-                .unwrap_or(0)
-        };
-        let widths: Vec<usize> = (0..self.columns.len()).map(width).collect();
-        let line = |cells: &[String]| {
-            let mut text = String::new();
-            for (i, cell) in cells.iter().enumerate() {
-                if i > 0 {
-                    text.push_str("  ");
-                }
-                let pad = widths[i] - cell.chars().count();
-                match self.columns[i].1 {
-                    Align::Left => {
-                        text.push_str(cell);
-                        text.push_str(&" ".repeat(pad));
-                    }
-                    Align::Right => {
-                        text.push_str(&" ".repeat(pad));
-                        text.push_str(cell);
-                    }
-                }
-            }
-            text.trim_end().to_string() + "\n"
-        };
-        let header: Vec<String> = self.columns.iter().map(|c| c.0.clone()).collect();
-        let mut out = line(&header);
+        let widths = self.widths(&self.rows);
+        let mut out = self.line(&widths, &self.header());
         for row in &self.rows {
-            out.push_str(&line(row));
+            out.push_str(&self.line(&widths, row));
         }
         out
+    }
+
+    /// The header line's cells: the column names.
+    pub fn header(&self) -> Vec<String> {
+        self.columns.iter().map(|c| c.0.clone()).collect()
+    }
+
+    /// The width of each column over the header and `rows` (rows not held by the table: a
+    /// caller with too many to hold measures them here, then writes each [`Table::line`]).
+    pub fn widths<R: AsRef<[String]>>(&self, rows: impl IntoIterator<Item = R>) -> Vec<usize> {
+        let mut widths: Vec<usize> = self.columns.iter().map(|c| c.0.chars().count()).collect();
+        for row in rows {
+            for (width, cell) in widths.iter_mut().zip(row.as_ref()) {
+                *width = (*width).max(cell.chars().count());
+            }
+        }
+        widths
+    }
+
+    /// One line of the table with columns `widths` wide, trailing spaces trimmed.
+    pub fn line(&self, widths: &[usize], cells: &[String]) -> String {
+        debug_assert_eq!(cells.len(), self.columns.len());
+        let mut text = String::new();
+        for (i, cell) in cells.iter().enumerate() {
+            if i > 0 {
+                text.push_str("  ");
+            }
+            let pad = widths[i].saturating_sub(cell.chars().count());
+            match self.columns[i].1 {
+                Align::Left => {
+                    text.push_str(cell);
+                    text.push_str(&" ".repeat(pad));
+                }
+                Align::Right => {
+                    text.push_str(&" ".repeat(pad));
+                    text.push_str(cell);
+                }
+            }
+        }
+        text.truncate(text.trim_end().len());
+        text.push('\n');
+        text
     }
 }
 

@@ -1,7 +1,7 @@
 //! `pgdict inspect`: each datum's header, checked as a reader checks it.
 
 use std::collections::BTreeSet;
-use std::io::Write;
+use std::io::{self, Write};
 
 use anyhow::Context;
 use pgdict::datum::{self, DatumDecoder, Form, Header};
@@ -55,13 +55,12 @@ pub fn run(store_args: &StoreArgs, args: &InspectArgs) -> anyhow::Result<u8> {
         .count();
 
     let mut out = Output::stdout();
-    let text = if args.json {
-        json_lines(&found)
+    if args.json {
+        write_json_lines(&mut out, &found)
     } else {
-        table(&origin, format, &found, args.verify)
-    };
-    out.write_all(text.as_bytes())
-        .context("cannot write to standard output")?;
+        write_table(&mut out, &origin, format, &found, args.verify)
+    }
+    .context("cannot write to standard output")?;
     out.finish()?;
     if invalid > 0 {
         eprintln!(
@@ -90,7 +89,8 @@ fn columns(form: Form) -> (&'static str, String, String, String) {
     }
 }
 
-fn table(origin: &str, format: DatumFormatArg, found: &[Found], verify: bool) -> String {
+/// The table's columns.
+fn table_columns(verify: bool) -> Table {
     let mut spec = vec![
         ("datum", Align::Right),
         ("at", Align::Left),
@@ -106,16 +106,83 @@ fn table(origin: &str, format: DatumFormatArg, found: &[Found], verify: bool) ->
     if verify {
         spec.push(("check", Align::Left));
     }
-    let mut table = Table::new(&spec);
+    Table::new(&spec)
+}
+
+/// The table's row for datum `n`.
+fn cells(n: usize, f: &Found, verify: bool) -> Vec<String> {
+    let mut row = match &f.header {
+        Ok(h) => {
+            let (form, method, codec, dict) = columns(h.form);
+            vec![
+                n.to_string(),
+                f.position.to_string(),
+                form.to_string(),
+                method,
+                codec,
+                dict,
+                h.header_len.to_string(),
+                h.raw_len.to_string(),
+                h.total_len.to_string(),
+                format!("{:.2}", h.raw_len as f64 / h.total_len as f64),
+            ]
+        }
+        Err(_) => {
+            let mut row = vec![n.to_string(), f.position.to_string(), "INVALID".into()];
+            row.extend(std::iter::repeat_n("-".to_string(), 5));
+            // Its length, as stored bytes: the header cannot be trusted for more.
+            row.push(f.len.to_string());
+            row.push("-".into());
+            row
+        }
+    };
+    if verify {
+        row.push(
+            match &f.check {
+                Some(Ok(())) => "ok",
+                Some(Err(_)) => "FAILED",
+                None => "-",
+            }
+            .into(),
+        );
+    }
+    row
+}
+
+/// The table, written a line at a time (its widths measured in a first pass: a table of
+/// millions of datums is never held as text), then the summary and each problem.
+fn write_table(
+    out: &mut Output,
+    origin: &str,
+    format: DatumFormatArg,
+    found: &[Found],
+    verify: bool,
+) -> io::Result<()> {
+    let table = table_columns(verify);
+    let rows = || {
+        found
+            .iter()
+            .enumerate()
+            .map(|(i, f)| cells(i + 1, f, verify))
+    };
+    let widths = table.widths(rows());
+    out.write_all(table.line(&widths, &table.header()).as_bytes())?;
+    for row in rows() {
+        out.write_all(table.line(&widths, &row).as_bytes())?;
+    }
+    out.write_all(summary(origin, format, found).as_bytes())
+}
+
+/// What the datums hold in all, and a line for each invalid one.
+fn summary(origin: &str, format: DatumFormatArg, found: &[Found]) -> String {
     let mut problems = Vec::new();
     let (mut raw_bytes, mut stored_bytes) = (0u64, 0u64);
     let (mut raw, mut plain, mut extended) = (0u64, 0u64, 0u64);
     let mut ids = BTreeSet::new();
     for (i, f) in found.iter().enumerate() {
         let n = i + 1;
-        let mut row = match &f.header {
+        match &f.header {
             Ok(h) => {
-                let (form, method, codec, dict) = columns(h.form);
                 raw_bytes += h.raw_len as u64;
                 stored_bytes += h.total_len as u64;
                 match h.form {
@@ -126,42 +193,13 @@ fn table(origin: &str, format: DatumFormatArg, found: &[Found], verify: bool) ->
                         ids.insert(dict_id);
                     }
                 }
-                vec![
-                    n.to_string(),
-                    f.position.to_string(),
-                    form.to_string(),
-                    method,
-                    codec,
-                    dict,
-                    h.header_len.to_string(),
-                    h.raw_len.to_string(),
-                    h.total_len.to_string(),
-                    format!("{:.2}", h.raw_len as f64 / h.total_len as f64),
-                ]
             }
-            Err(e) => {
-                problems.push(format!("datum {n} ({}): {e}", f.position));
-                let mut row = vec![n.to_string(), f.position.to_string(), "INVALID".into()];
-                row.extend(std::iter::repeat_n("-".to_string(), 5));
-                // Its length, as stored bytes: the header cannot be trusted for more.
-                row.push(f.len.to_string());
-                row.push("-".into());
-                row
-            }
-        };
-        if verify {
-            row.push(match &f.check {
-                Some(Ok(())) => "ok".into(),
-                Some(Err(e)) => {
-                    problems.push(format!("datum {n} ({}): {e}", f.position));
-                    "FAILED".into()
-                }
-                None => "-".into(),
-            });
+            Err(e) => problems.push(format!("datum {n} ({}): {e}", f.position)),
         }
-        table.row(row);
+        if let Some(Err(e)) = &f.check {
+            problems.push(format!("datum {n} ({}): {e}", f.position));
+        }
     }
-    let mut out = table.render();
     let valid = (raw + plain + extended) as usize;
     let ratio = if stored_bytes > 0 {
         raw_bytes as f64 / stored_bytes as f64
@@ -174,7 +212,7 @@ fn table(origin: &str, format: DatumFormatArg, found: &[Found], verify: bool) ->
         let list: Vec<String> = ids.iter().map(u32::to_string).collect();
         format!(" (dictionary {})", list.join(", "))
     };
-    out.push_str(&format!(
+    let mut out = format!(
         "{} datums of {} ({}): {} raw bytes stored in {} ({ratio:.2}x); {} raw, {} in \
          PostgreSQL's own compressed form, {} with a dictionary{dicts}{}\n",
         thousands(found.len() as u64),
@@ -190,15 +228,15 @@ fn table(origin: &str, format: DatumFormatArg, found: &[Found], verify: bool) ->
         } else {
             String::new()
         },
-    ));
+    );
     for problem in problems {
         out.push_str(&format!("  {problem}\n"));
     }
     out
 }
 
-fn json_lines(found: &[Found]) -> String {
-    let mut out = String::new();
+/// A JSON object per datum, a line each.
+fn write_json_lines(out: &mut Output, found: &[Found]) -> io::Result<()> {
     for (i, f) in found.iter().enumerate() {
         let mut object = json!({
             "datum": i + 1,
@@ -236,10 +274,10 @@ fn json_lines(found: &[Found]) -> String {
                 object["error"] = json!(e);
             }
         }
-        out.push_str(&object.to_string());
-        out.push('\n');
+        out.write_all(object.to_string().as_bytes())?;
+        out.write_all(b"\n")?;
     }
-    out
+    Ok(())
 }
 
 fn format_name(format: DatumFormatArg) -> &'static str {
