@@ -122,6 +122,7 @@ impl Source {
     /// Opens `path` (`-` is standard input); also returns its name for messages.
     fn open(path: &Path) -> anyhow::Result<(String, Source)> {
         if path.as_os_str() == "-" {
+            crate::row_input::note_terminal_stdin("datums");
             return Ok((
                 "standard input".into(),
                 Source::Stream(Box::new(io::stdin())),

@@ -2,6 +2,8 @@
 //! lines, JSON Lines, a datums file, a CSV column, a directory, standard input, or a
 //! PostgreSQL column.
 
+use std::io::IsTerminal;
+
 use anyhow::Context;
 use pgdict_trainer::progress::{Phase, Progress};
 use pgdict_trainer::source::{self, CsvColumn, CsvOptions, Format, PgSource, SourceSpec};
@@ -47,7 +49,19 @@ pub fn row_source(input: &RowInput, rows_wanted: Option<u64>) -> anyhow::Result<
             ))
         }
     };
-    Ok(SourceSpec::from_arg(&input.input, format))
+    let spec = SourceSpec::from_arg(&input.input, format);
+    if matches!(spec, SourceSpec::Stdin(_)) {
+        note_terminal_stdin("rows");
+    }
+    Ok(spec)
+}
+
+/// Says so when standard input, about to be read, is a terminal: a command run without its
+/// input file would otherwise wait without a word.
+pub fn note_terminal_stdin(what: &str) {
+    if std::io::stdin().is_terminal() {
+        eprintln!("pgdict: reading {what} from standard input (a terminal); end with Ctrl-D");
+    }
 }
 
 /// Every row of a row input, in order (of a PostgreSQL table sampled by pages, about
