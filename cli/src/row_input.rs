@@ -5,7 +5,7 @@
 use std::io::IsTerminal;
 
 use anyhow::Context;
-use pgdict_trainer::progress::{Phase, Progress};
+use pgdict_trainer::progress::{InputProgress, Phase, Progress};
 use pgdict_trainer::source::{self, CsvColumn, CsvOptions, Format, PgSource, SourceSpec};
 
 use crate::fail::user_error;
@@ -87,21 +87,16 @@ fn collect_rows(
     mut rows: source::Rows,
     progress: &dyn Progress,
 ) -> Result<Vec<Vec<u8>>, source::SourceError> {
-    let by_bytes = rows.input_len();
-    let position = |rows: &source::Rows, count: usize| match by_bytes {
-        Some(_) => rows.input_read(),
-        None => count as u64,
-    };
-    progress.begin(Phase::Reading, by_bytes);
+    let mut step = InputProgress::begin(progress, Phase::Reading, rows.input_len());
     let mut all = Vec::new();
     while let Some(row) = rows.next() {
         all.push(row?);
-        if all.len().is_multiple_of(1024) {
-            progress.update(position(&rows, all.len()));
-        }
+        step.item(|| rows.input_read());
     }
-    progress.update(position(&rows, all.len()));
-    progress.end(&format!("{} rows", thousands(all.len() as u64)));
+    step.end(
+        || rows.input_read(),
+        &format!("{} rows", thousands(all.len() as u64)),
+    );
     Ok(all)
 }
 

@@ -62,6 +62,58 @@ pub trait Progress {
     }
 }
 
+/// A step through a streamed input (reading, sampling, compressing, decompressing): reports
+/// every [`InputProgress::EVERY`] items, in input bytes when the input's size is known, else in
+/// items.
+pub struct InputProgress<'a> {
+    progress: &'a dyn Progress,
+    by_bytes: bool,
+    items: u64,
+}
+
+impl<'a> InputProgress<'a> {
+    /// Items between two reports.
+    pub const EVERY: u64 = 1024;
+
+    /// Begins `phase` over an input of `input_len` bytes, if known.
+    pub fn begin(progress: &'a dyn Progress, phase: Phase, input_len: Option<u64>) -> Self {
+        progress.begin(phase, input_len);
+        InputProgress {
+            progress,
+            by_bytes: input_len.is_some(),
+            items: 0,
+        }
+    }
+
+    /// One more item, which ended `bytes_read()` bytes into the input (asked only when
+    /// reporting, and only of an input whose size is known).
+    pub fn item(&mut self, bytes_read: impl FnOnce() -> u64) {
+        self.items += 1;
+        if self.items.is_multiple_of(Self::EVERY) {
+            self.report(bytes_read);
+        }
+    }
+
+    /// Items so far.
+    pub fn items(&self) -> u64 {
+        self.items
+    }
+
+    /// The step ends `bytes_read()` bytes into the input; `message` sums it up.
+    pub fn end(self, bytes_read: impl FnOnce() -> u64, message: &str) {
+        self.report(bytes_read);
+        self.progress.end(message);
+    }
+
+    fn report(&self, bytes_read: impl FnOnce() -> u64) {
+        self.progress.update(if self.by_bytes {
+            bytes_read()
+        } else {
+            self.items
+        });
+    }
+}
+
 /// Ignores progress.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoProgress;

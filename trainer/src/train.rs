@@ -24,7 +24,7 @@ use serde_json::{json, Map, Value};
 
 use crate::build::{BuildError, Builder};
 use crate::eval::{self, EvalError, Evaluation, Method, EVAL_DICT_ID};
-use crate::progress::{NoProgress, Phase, Progress};
+use crate::progress::{InputProgress, NoProgress, Phase, Progress};
 use crate::sample::{Limits, Sampler};
 use crate::source::SourceError;
 
@@ -497,31 +497,17 @@ pub fn sample_source(
         options.holdout_limits(),
         options.holdout,
     );
-    let by_bytes = rows.input_len();
-    progress.begin(Phase::Sampling, by_bytes);
     let mut rows = rows;
-    let mut count = 0u64;
+    let mut step = InputProgress::begin(progress, Phase::Sampling, rows.input_len());
     while let Some(row) = rows.next() {
         let row = row?;
-        count += 1;
         if !row.is_empty() {
             sampler.push(&row);
         }
-        if count.is_multiple_of(1024) {
-            progress.update(if by_bytes.is_some() {
-                rows.input_read()
-            } else {
-                count
-            });
-        }
+        step.item(|| rows.input_read());
     }
     let sample = sampler.finish();
-    progress.update(if by_bytes.is_some() {
-        rows.input_read()
-    } else {
-        count
-    });
-    progress.end(&format!("{} rows", sample.rows_seen));
+    step.end(|| rows.input_read(), &format!("{} rows", sample.rows_seen));
     if sample.train.is_empty() {
         return Err(TrainError::NoRows {
             origin: origin.to_string(),

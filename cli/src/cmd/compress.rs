@@ -4,7 +4,7 @@ use std::io::Write;
 
 use anyhow::Context;
 use pgdict::datum::{Codec, DatumEncoder};
-use pgdict_trainer::progress::{Bars, Phase, Progress};
+use pgdict_trainer::progress::{Bars, InputProgress, Phase, Progress};
 use pgdict_trainer::source::{self, datums_file, SourceSpec};
 
 use crate::fail::{user_error, HintExt};
@@ -113,13 +113,7 @@ fn compress(
     out: &mut Output,
     progress: &dyn Progress,
 ) -> anyhow::Result<Counts> {
-    // Counted in input bytes when the input's size is known, else in rows.
-    let by_bytes = rows.input_len();
-    let position = |rows: &source::Rows, count: u64| match by_bytes {
-        Some(_) => rows.input_read(),
-        None => count,
-    };
-    progress.begin(Phase::Compressing, by_bytes);
+    let mut step = InputProgress::begin(progress, Phase::Compressing, rows.input_len());
     let mut encoder = DatumEncoder::new();
     let mut datum = Vec::new();
     let mut line = Vec::new();
@@ -148,11 +142,11 @@ fn compress(
         } else {
             counts.plain += 1;
         }
-        if counts.rows.is_multiple_of(1024) {
-            progress.update(position(&rows, counts.rows));
-        }
+        step.item(|| rows.input_read());
     }
-    progress.update(position(&rows, counts.rows));
-    progress.end(&format!("{} rows", thousands(counts.rows)));
+    step.end(
+        || rows.input_read(),
+        &format!("{} rows", thousands(counts.rows)),
+    );
     Ok(counts)
 }

@@ -6,7 +6,7 @@ use std::io::Write;
 use anyhow::Context;
 use pgdict::datum::DatumDecoder;
 use pgdict::rows::json_line_row;
-use pgdict_trainer::progress::{Bars, Phase, Progress};
+use pgdict_trainer::progress::{Bars, InputProgress, Phase};
 use pgdict_trainer::source::{datums_file, Format};
 
 use crate::datum_input::{Datum, Datums};
@@ -34,19 +34,15 @@ pub fn run(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> 
         binary,
         "write text with --out-format lines or jsonl",
     )?;
-    let progress = Bars::new(out.is_terminal());
-    let by_bytes = datums.input_len;
-    progress.begin(Phase::Decompressing, by_bytes);
+    let bars = Bars::new(out.is_terminal());
+    let mut step = InputProgress::begin(&bars, Phase::Decompressing, datums.input_len);
     let mut decoder = DatumDecoder::new();
     let mut value = Vec::new();
     let mut line = Vec::new();
-    let mut index: u64 = 0;
     while let Some(datum) = datums.next() {
         let Datum { bytes, position } = datum?;
-        index += 1;
-        if index.is_multiple_of(1024) {
-            progress.update(by_bytes.map_or(index, |_| datums.bytes_read()));
-        }
+        step.item(|| datums.bytes_read());
+        let index = step.items();
         let at = || format!("datum {index} ({position} of {origin})");
         let decoded = match args.prefix {
             Some(k) => decoder.decode_prefix(&bytes, k, &store).map(|v| value = v),
@@ -66,8 +62,11 @@ pub fn run(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> 
         out.write_all(&line)
             .with_context(|| format!("cannot write to {}", out.name()))?;
     }
-    progress.update(by_bytes.map_or(index, |_| datums.bytes_read()));
-    progress.end(&format!("{} datums", thousands(index)));
+    let decoded = step.items();
+    step.end(
+        || datums.bytes_read(),
+        &format!("{} datums", thousands(decoded)),
+    );
     out.finish()?;
     Ok(0)
 }
