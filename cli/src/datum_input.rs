@@ -167,11 +167,7 @@ impl Source {
     /// [`Source::rereadable`]).
     fn reread(&self) -> io::Result<Box<dyn BufRead + '_>> {
         Ok(match self {
-            Source::File(file) => {
-                let mut file: &File = file;
-                file.seek(SeekFrom::Start(0))?;
-                Box::new(BufReader::with_capacity(1 << 16, file))
-            }
+            Source::File(file) => Box::new(from_start(file)?),
             Source::Memory(bytes) => Box::new(&bytes[..]),
             Source::Stream(_) => {
                 return Err(io::Error::other("a stream cannot be read twice"));
@@ -182,14 +178,20 @@ impl Source {
     /// A reader from the start of the input, to read the datums.
     fn into_reader(self) -> io::Result<Box<dyn BufRead>> {
         Ok(match self {
-            Source::File(mut file) => {
-                file.seek(SeekFrom::Start(0))?;
-                Box::new(BufReader::with_capacity(1 << 16, file))
-            }
-            Source::Stream(stream) => Box::new(BufReader::with_capacity(1 << 16, stream)),
+            Source::File(file) => Box::new(from_start(file)?),
+            Source::Stream(stream) => Box::new(BufReader::with_capacity(READ_BUFFER, stream)),
             Source::Memory(bytes) => Box::new(Cursor::new(bytes)),
         })
     }
+}
+
+/// Bytes read from a file or stream at a time.
+const READ_BUFFER: usize = 1 << 16;
+
+/// `file` (owned, or `&File`), buffered, from its first byte.
+fn from_start<F: Read + Seek>(mut file: F) -> io::Result<BufReader<F>> {
+    file.seek(SeekFrom::Start(0))?;
+    Ok(BufReader::with_capacity(READ_BUFFER, file))
 }
 
 impl Iterator for Datums {
@@ -297,10 +299,7 @@ fn is_text(bytes: &[u8], whole: bool) -> bool {
 
 /// Reads datums in one format.
 enum Parser<R: BufRead> {
-    Datums {
-        reader: datums_file::Reader<R>,
-        offset: u64,
-    },
+    Datums(datums_file::Reader<R>),
     Hex(HexLines<R>),
     Varlena(Varlenas<R>),
 }
@@ -308,10 +307,7 @@ enum Parser<R: BufRead> {
 impl<R: BufRead> Parser<R> {
     fn new(format: DatumFormatArg, input: R, origin: &str) -> Parser<R> {
         match format {
-            DatumFormatArg::Datums => Parser::Datums {
-                reader: datums_file::Reader::new(input, origin),
-                offset: 0,
-            },
+            DatumFormatArg::Datums => Parser::Datums(datums_file::Reader::new(input, origin)),
             DatumFormatArg::Hex => Parser::Hex(HexLines::new(input)),
             DatumFormatArg::Varlena => Parser::Varlena(Varlenas::new(input)),
         }
@@ -319,13 +315,9 @@ impl<R: BufRead> Parser<R> {
 
     fn next_datum(&mut self) -> anyhow::Result<Option<Datum>> {
         match self {
-            Parser::Datums { reader, offset } => {
-                let Some(bytes) = reader.read_datum()? else {
-                    return Ok(None);
-                };
-                let position = Position::Byte(*offset);
-                *offset += (datums_file::PREFIX_LEN + bytes.len()) as u64;
-                Ok(Some(Datum { bytes, position }))
+            Parser::Datums(reader) => {
+                let position = Position::Byte(reader.offset());
+                Ok(reader.read_datum()?.map(|bytes| Datum { bytes, position }))
             }
             Parser::Hex(lines) => lines.next_datum(),
             Parser::Varlena(varlenas) => varlenas.next_datum(),
@@ -335,7 +327,7 @@ impl<R: BufRead> Parser<R> {
     /// Bytes of the input the datums read so far span.
     fn bytes_read(&self) -> u64 {
         match self {
-            Parser::Datums { offset, .. } => *offset,
+            Parser::Datums(reader) => reader.offset(),
             Parser::Hex(lines) => lines.offset,
             Parser::Varlena(varlenas) => varlenas.offset,
         }

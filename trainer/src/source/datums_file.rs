@@ -106,6 +106,11 @@ impl<R: Read> Reader<R> {
         }
     }
 
+    /// Byte offset of the next record: of the datums read so far, the bytes they span.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
     /// The next datum, `Ok(None)` at the end of the file.
     pub fn read_datum(&mut self) -> Result<Option<Vec<u8>>, DatumsFileError> {
         let mut prefix = [0u8; PREFIX_LEN];
