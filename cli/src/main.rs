@@ -392,7 +392,8 @@ struct InspectArgs {
 /// By default the rows are split interleaved: the odd rows (2nd, 4th, ...) train one
 /// dictionary per codec (up to 4095 bytes for pglz, 64 KB for lz4 and zstd), the even rows are
 /// evaluated, so no row is measured with a dictionary trained on it. With --dict, dictionaries
-/// come from the store and every row is evaluated.
+/// come from the store and every row is evaluated. Every row is held in memory; with
+/// --max-rows N only a sample is (2N rows, or N with --dict), taken as the input streams by.
 ///
 /// For each method: datums, raw bytes, stored bytes (whole datums, headers counted), ratio
 /// (raw / stored), ratio against plain pglz (what PostgreSQL does), the share stored raw, and
@@ -425,7 +426,9 @@ struct CompareArgs {
     #[arg(long, value_enum, default_value = "pgdict")]
     builder: BuilderArg,
 
-    /// Evaluate at most N rows (the first N of the evaluated part).
+    /// Evaluate at most N rows: an input of more than 2N rows (N with --dict) is sampled down
+    /// to that many as it is read (seeded and uniform, the rows kept in input order), then
+    /// split. A large table is sampled by pages first.
     #[arg(long, value_name = "N")]
     max_rows: Option<usize>,
 

@@ -12,7 +12,10 @@ pub struct Setup {
     /// The rows' source.
     pub input: String,
     /// Rows read.
-    pub rows: usize,
+    pub rows: u64,
+    /// Rows kept when more were read than would be used (`--max-rows`): a seeded, uniform
+    /// sample, in input order, that the split and evaluation take their rows from.
+    pub sampled: Option<usize>,
     /// Rows evaluated.
     pub evaluated: usize,
     /// Rows the dictionaries were trained on (`None`: they came from the store).
@@ -50,13 +53,24 @@ pub fn table(setup: &Setup, comparison: &Comparison) -> String {
     let mut out = String::new();
     out.push_str(&format!(
         "rows: {} from {}\n",
-        thousands(setup.rows as u64),
+        thousands(setup.rows),
         setup.input
     ));
+    if let Some(kept) = setup.sampled {
+        out.push_str(&format!(
+            "      a sample of {} of them kept (seeded, uniform, in input order)\n",
+            thousands(kept as u64)
+        ));
+    }
+    let of_the_sample = if setup.sampled.is_some() {
+        " of the sample"
+    } else {
+        ""
+    };
     match setup.train_rows {
         Some(train) => out.push_str(&format!(
-            "      {} (the 2nd, 4th, ...) trained the dictionaries, {} of the others were \
-             evaluated\n",
+            "      {} (the 2nd, 4th, ...{of_the_sample}) trained the dictionaries, {} of the \
+             others were evaluated\n",
             thousands(train as u64),
             thousands(setup.evaluated as u64),
         )),
@@ -228,6 +242,7 @@ pub fn json(setup: &Setup, comparison: &Comparison) -> Value {
     json!({
         "input": setup.input,
         "rows": setup.rows,
+        "sampled_rows": setup.sampled,
         "evaluated_rows": setup.evaluated,
         "split": if setup.train_rows.is_some() { "interleaved" } else { "none" },
         "train_rows": setup.train_rows,

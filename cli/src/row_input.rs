@@ -6,6 +6,7 @@ use std::io::IsTerminal;
 
 use anyhow::Context;
 use pgdict_trainer::progress::{InputProgress, Phase, Progress};
+use pgdict_trainer::sample::{Limits, Sampler};
 use pgdict_trainer::source::{self, CsvColumn, CsvOptions, Format, PgSource, SourceSpec};
 
 use crate::fail::user_error;
@@ -14,7 +15,7 @@ use crate::{RowFormatArg, RowInput};
 
 /// The source a row input names. `rows_wanted` is how many rows the caller will use, if it
 /// knows: a PostgreSQL table much larger than that is sampled by pages (see
-/// [`source`]), a file is read whole.
+/// [`source`]), a file is read whole (and sampled as it is read: [`read_rows`]).
 pub fn row_source(input: &RowInput, rows_wanted: Option<u64>) -> anyhow::Result<SourceSpec> {
     if let Some(conninfo) = &input.pg_source {
         return Ok(SourceSpec::Postgres(PgSource {
@@ -64,40 +65,87 @@ pub fn note_terminal_stdin(what: &str) {
     }
 }
 
-/// Every row of a row input, in order (of a PostgreSQL table sampled by pages, about
-/// `rows_wanted` or more, see [`row_source`]). The source's note, if any, goes to stderr;
-/// `progress` counts the bytes read, or the rows when the input's size is not known.
+/// The rows a row input gave: every row, or a sample of them.
+pub struct ReadRows {
+    /// The source they came from.
+    pub spec: SourceSpec,
+    /// The rows kept, in input order.
+    pub rows: Vec<Vec<u8>>,
+    /// Rows read from the source (more than `rows.len()` when a sample was kept).
+    pub rows_read: u64,
+}
+
+/// The seed of [`read_rows`]'s sample: the same input gives the same rows on every run.
+pub const SAMPLE_SEED: u64 = 0;
+
+/// The rows of a row input, in order. With `rows_wanted`, at most that many are kept: a
+/// seeded, uniform sample of the rows read, held in memory as the input streams by (the
+/// trainer's [`Sampler`]), so a file far larger than memory can be sampled. A PostgreSQL table
+/// much larger than that is first sampled by pages (see [`row_source`]). The source's note, if
+/// any, goes to stderr; `progress` counts the bytes read, or the rows when the input's size is
+/// not known.
 pub fn read_rows(
     input: &RowInput,
     rows_wanted: Option<u64>,
     progress: &dyn Progress,
-) -> anyhow::Result<(SourceSpec, Vec<Vec<u8>>)> {
+) -> anyhow::Result<ReadRows> {
     let spec = row_source(input, rows_wanted)?;
     let what = spec.describe();
-    let rows = source::open(&spec)
+    let (rows, rows_read) = source::open(&spec)
         .and_then(|rows| {
             print_note(&rows);
-            collect_rows(rows, progress)
+            collect_rows(rows, rows_wanted, progress)
         })
         .with_context(|| format!("cannot read the rows of {what}"))?;
-    Ok((spec, rows))
+    Ok(ReadRows {
+        spec,
+        rows,
+        rows_read,
+    })
 }
 
 fn collect_rows(
     mut rows: source::Rows,
+    rows_wanted: Option<u64>,
     progress: &dyn Progress,
-) -> Result<Vec<Vec<u8>>, source::SourceError> {
+) -> Result<(Vec<Vec<u8>>, u64), source::SourceError> {
     let mut step = InputProgress::begin(progress, Phase::Reading, rows.input_len());
-    let mut all = Vec::new();
-    while let Some(row) = rows.next() {
-        all.push(row?);
-        step.item(|| rows.input_read());
-    }
-    step.end(
-        || rows.input_read(),
-        &format!("{} rows", thousands(all.len() as u64)),
-    );
-    Ok(all)
+    let (kept, read) = match rows_wanted {
+        None => {
+            let mut all = Vec::new();
+            while let Some(row) = rows.next() {
+                all.push(row?);
+                step.item(|| rows.input_read());
+            }
+            let read = all.len() as u64;
+            (all, read)
+        }
+        Some(wanted) => {
+            let limits = Limits {
+                max_rows: usize::try_from(wanted).unwrap_or(usize::MAX),
+                max_bytes: usize::MAX,
+            };
+            // Every row on the training side of the sampler: one reservoir, nothing held out.
+            let mut sampler = Sampler::new(SAMPLE_SEED, limits, Limits::UNBOUNDED, 0.0);
+            while let Some(row) = rows.next() {
+                sampler.push(&row?);
+                step.item(|| rows.input_read());
+            }
+            let sample = sampler.finish();
+            (sample.train, sample.rows_seen)
+        }
+    };
+    let summary = if kept.len() as u64 == read {
+        format!("{} rows", thousands(read))
+    } else {
+        format!(
+            "{} rows, a sample of {} kept",
+            thousands(read),
+            thousands(kept.len() as u64)
+        )
+    };
+    step.end(|| rows.input_read(), &summary);
+    Ok((kept, read))
 }
 
 /// Says what a source notes about its rows (a PostgreSQL column read as text that is not
@@ -105,5 +153,61 @@ fn collect_rows(
 pub fn print_note(rows: &source::Rows) {
     if let Some(note) = rows.note() {
         eprintln!("pgdict: note: {note}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use pgdict_trainer::progress::NoProgress;
+
+    use super::*;
+
+    /// The rows `collect_rows` keeps of a file of `n` numbered lines, and how many it read.
+    fn collect(n: usize, rows_wanted: Option<u64>) -> (Vec<usize>, u64) {
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        for i in 0..n {
+            writeln!(file, "row {i}").unwrap();
+        }
+        file.flush().unwrap();
+        let spec = SourceSpec::from_arg(file.path(), Some(Format::Lines));
+        let rows = source::open(&spec).unwrap();
+        let (kept, read) = collect_rows(rows, rows_wanted, &NoProgress).unwrap();
+        let numbers = kept
+            .iter()
+            .map(|row| std::str::from_utf8(&row[4..]).unwrap().parse().unwrap())
+            .collect();
+        (numbers, read)
+    }
+
+    #[test]
+    fn without_a_cap_every_row_is_kept_in_order() {
+        let (kept, read) = collect(1000, None);
+        assert_eq!(kept, (0..1000).collect::<Vec<_>>());
+        assert_eq!(read, 1000);
+    }
+
+    #[test]
+    fn with_a_cap_a_sample_from_the_whole_input_is_kept_in_order() {
+        let (kept, read) = collect(20_000, Some(600));
+        assert_eq!(read, 20_000);
+        assert_eq!(kept.len(), 600);
+        assert!(kept.windows(2).all(|w| w[0] < w[1]), "not in input order");
+        // Uniform over the input, not its first rows: each tenth of the file gives about 60
+        // rows (binomial, n = 600, p = 0.1: 30..90 is over 4.5 standard deviations).
+        for tenth in 0..10 {
+            let here = kept.iter().filter(|&&i| i / 2000 == tenth).count();
+            assert!((30..90).contains(&here), "{here} rows from tenth {tenth}");
+        }
+        // Seeded: the same rows on every run.
+        assert_eq!(collect(20_000, Some(600)).0, kept);
+    }
+
+    #[test]
+    fn a_cap_above_the_input_keeps_every_row() {
+        let (kept, read) = collect(500, Some(600));
+        assert_eq!(kept, (0..500).collect::<Vec<_>>());
+        assert_eq!(read, 500);
     }
 }

@@ -315,7 +315,9 @@ fn compare_reports_every_method_overall_and_per_bucket() {
         .ok();
     let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
     assert_eq!(report["rows"], 2000);
-    assert_eq!(report["train_rows"], 1000);
+    // 2 x 300 rows sampled as the file is read, then split.
+    assert_eq!(report["sampled_rows"], 600);
+    assert_eq!(report["train_rows"], 300);
     assert_eq!(report["evaluated_rows"], 300);
     assert_eq!(report["split"], "interleaved");
     let pglz_bytes = report["dictionaries"]["pglz"]["bytes"].as_u64().unwrap();
@@ -389,6 +391,28 @@ fn compare_reports_every_method_overall_and_per_bucket() {
         "compress MB/s",
     ] {
         assert!(out.contains(column), "{out}");
+    }
+
+    // --max-rows with the store's dictionaries: N rows sampled, all of them evaluated.
+    let out = dir
+        .run(&[
+            "compare",
+            "--dict",
+            "auto",
+            "--rounds",
+            "1",
+            "--max-rows",
+            "50",
+            &events,
+        ])
+        .ok()
+        .stdout();
+    for line in [
+        "rows: 2,000 from ",
+        "      a sample of 50 of them kept (seeded, uniform, in input order)\n",
+        "      50 evaluated with dictionaries from the store\n",
+    ] {
+        assert!(out.contains(line), "{line:?} not in\n{out}");
     }
 }
 

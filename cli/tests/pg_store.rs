@@ -201,6 +201,13 @@ fn compress_and_compare_read_a_postgres_column() {
     let report: serde_json::Value = serde_json::from_str(&out).unwrap();
     let rows = report["rows"].as_u64().unwrap();
     assert!((200..30_000).contains(&rows), "{rows} rows read of 30,000");
+    // ... and what the pages gave, sampled down to 2 x 100 rows.
+    assert_eq!(
+        report["sampled_rows"].as_u64().unwrap_or(rows),
+        200,
+        "{out}"
+    );
+    assert_eq!(report["train_rows"], 100, "{out}");
     assert_eq!(report["evaluated_rows"], 100, "{out}");
 
     // ROWS and --pg-source together is a usage error, and so is a missing --column.

@@ -14,7 +14,7 @@ use crate::fail::user_error;
 use crate::measure::{self, Comparison, DictInfo, Timing};
 use crate::output::Output;
 use crate::report::{self, DictSummary, Setup};
-use crate::row_input::read_rows;
+use crate::row_input::{read_rows, ReadRows};
 use crate::store::AnyStore;
 use crate::text::thousands;
 use crate::{CompareArgs, DictArg, StoreArgs};
@@ -76,7 +76,8 @@ pub fn trained_info(trained: &Trained, id: u32) -> anyhow::Result<DictInfo> {
 
 pub fn run(store_args: &StoreArgs, args: &CompareArgs) -> anyhow::Result<u8> {
     // With --max-rows, the rows needed: that many evaluated, as many again to train on when
-    // training (a large table is then sampled, not read whole).
+    // training. An input with more rows is sampled down to them as it is read (a large table
+    // is first sampled by pages).
     let rows_wanted = args.max_rows.map(|max| {
         let max = max.max(1) as u64;
         if args.dict.is_empty() {
@@ -86,7 +87,11 @@ pub fn run(store_args: &StoreArgs, args: &CompareArgs) -> anyhow::Result<u8> {
         }
     });
     let bars = Bars::new(args.json);
-    let (spec, rows) = read_rows(&args.rows, rows_wanted, &bars)?;
+    let ReadRows {
+        spec,
+        rows,
+        rows_read,
+    } = read_rows(&args.rows, rows_wanted, &bars)?;
     let input = spec.describe();
     if rows.is_empty() {
         let hint = match spec {
@@ -95,8 +100,9 @@ pub fn run(store_args: &StoreArgs, args: &CompareArgs) -> anyhow::Result<u8> {
         };
         return Err(user_error(format!("{input} holds no rows"), hint));
     }
+    let sampled = (rows.len() as u64) < rows_read;
     let total = rows.len();
-    let (mut eval, dicts, train_rows) = if args.dict.is_empty() {
+    let (eval, dicts, train_rows) = if args.dict.is_empty() {
         if total < 2 {
             return Err(user_error(
                 format!("{input} holds a single row: nothing to train on and evaluate apart"),
@@ -125,9 +131,6 @@ pub fn run(store_args: &StoreArgs, args: &CompareArgs) -> anyhow::Result<u8> {
         let store = AnyStore::open(store_args)?;
         (rows, from_store(&store, &args.dict)?, None)
     };
-    if let Some(max) = args.max_rows {
-        eval.truncate(max.max(1));
-    }
     let comparison = measure::compare(
         &eval,
         &dicts,
@@ -138,7 +141,8 @@ pub fn run(store_args: &StoreArgs, args: &CompareArgs) -> anyhow::Result<u8> {
     )?;
     let setup = Setup {
         input: input.clone(),
-        rows: total,
+        rows: rows_read,
+        sampled: sampled.then_some(total),
         evaluated: eval.len(),
         train_rows,
         dicts: summaries(&dicts),

@@ -93,7 +93,8 @@ pub fn run(store_args: &StoreArgs, args: &DemoArgs) -> anyhow::Result<u8> {
     )?;
     let setup = Setup {
         input: loaded.origin.clone(),
-        rows: total,
+        rows: total as u64,
+        sampled: None,
         evaluated: eval_rows.len(),
         train_rows: Some(train_rows.len()),
         dicts: compare::summaries(&dicts),
