@@ -102,6 +102,13 @@ impl Datums {
         })
     }
 
+    /// Whether the input is a regular file, which [`Datums::open`] can read again (with the
+    /// format given: `--format` or [`Datums::format`]).
+    pub fn is_regular_file(&self) -> bool {
+        // Only a regular file's size is known.
+        self.input_len.is_some()
+    }
+
     /// How many bytes of the input the datums read so far span.
     pub fn bytes_read(&self) -> u64 {
         self.parser.bytes_read()

@@ -45,15 +45,21 @@ impl Table {
     }
 
     /// The width of each column over the header and `rows` (rows not held by the table: a
-    /// caller with too many to hold measures them here, then writes each [`Table::line`]).
+    /// caller with too many to hold measures them here, or one at a time with
+    /// [`Table::widen`], then writes each [`Table::line`]).
     pub fn widths<R: AsRef<[String]>>(&self, rows: impl IntoIterator<Item = R>) -> Vec<usize> {
         let mut widths: Vec<usize> = self.columns.iter().map(|c| c.0.chars().count()).collect();
         for row in rows {
-            for (width, cell) in widths.iter_mut().zip(row.as_ref()) {
-                *width = (*width).max(cell.chars().count());
-            }
+            self.widen(&mut widths, row.as_ref());
         }
         widths
+    }
+
+    /// Widens `widths` to hold `row`'s cells.
+    pub fn widen(&self, widths: &mut [usize], row: &[String]) {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
     }
 
     /// One line of the table with columns `widths` wide, trailing spaces trimmed.

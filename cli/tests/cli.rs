@@ -296,6 +296,94 @@ fn inspect_reads_known_datums_and_psql_output() {
     );
 }
 
+/// A regular file is read twice (the table's widths, then its lines), standard input once:
+/// the same table either way, each datum's check on its own line.
+#[test]
+fn inspect_writes_the_same_table_from_a_file_and_from_standard_input() {
+    let dir = Dir::new();
+    dir.demo_store();
+    let events = corpus_arg("events.jsonl");
+    dir.run(&["compress", &events, "--hex", "-o", "events.hex"])
+        .ok();
+    dir.run(&[
+        "compress",
+        &events,
+        "--dict",
+        "none",
+        "--hex",
+        "-o",
+        "plain.hex",
+    ])
+    .ok();
+    // Extended datums and PostgreSQL's own forms (most of them raw), mixed, and a line that
+    // is no datum.
+    let extended: Vec<String> = read_lines(&dir.path("events.hex"));
+    let plain: Vec<String> = read_lines(&dir.path("plain.hex"));
+    let mut mix = String::new();
+    for i in 0..300 {
+        mix.push_str(if i % 3 == 0 { &extended[i] } else { &plain[i] });
+        mix.push('\n');
+    }
+    mix.push_str("\\x0b6162\n");
+    dir.write("mix.hex", &mix);
+    fs::create_dir(dir.path("empty-store")).unwrap();
+    // With a store that lacks their dictionary, the extended datums read but do not decode.
+    let verify = ["inspect", "--verify", "--store", "empty-store"];
+    let from_file = dir
+        .run(&[&verify[..], &["mix.hex"]].concat())
+        .fails(3, &["101 of the 301 datums of mix.hex are invalid"]);
+    let from_stdin = dir
+        .run_with_stdin(&[&verify[..], &["-"]].concat(), mix.as_bytes())
+        .fails(3, &["101 of the 301 datums of standard input are invalid"]);
+    let (file_out, stdin_out) = (from_file.stdout(), from_stdin.stdout());
+    assert_eq!(
+        file_out.replace("mix.hex", "INPUT"),
+        stdin_out.replace("standard input", "INPUT")
+    );
+    let lines: Vec<&str> = file_out.lines().collect();
+    for (i, line) in lines[1..=300].iter().enumerate() {
+        let check = if i % 3 == 0 { "FAILED" } else { "ok" };
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(fields[0], (i + 1).to_string(), "{line}");
+        assert_eq!(fields[3] == "extended", i % 3 == 0, "{line}");
+        assert_eq!(fields.last(), Some(&check), "{line}");
+    }
+    let last: Vec<&str> = lines[301].split_whitespace().collect();
+    assert_eq!(
+        &last[..5],
+        ["301", "line", "301", "INVALID", "-"],
+        "{file_out}"
+    );
+    assert_eq!(last.last(), Some(&"-"));
+    assert!(
+        lines[302].starts_with("301 datums of mix.hex (hex)"),
+        "{file_out}"
+    );
+    // The problems under the summary: 100 that do not decode, one that does not read.
+    assert_eq!(lines.len(), 303 + 101, "{file_out}");
+    // JSON Lines, written as read, say the same of each datum.
+    let json = dir
+        .run(&[&verify[..], &["--json", "mix.hex"]].concat())
+        .fails(3, &["101 of the 301 datums"]);
+    let objects: Vec<serde_json::Value> = json
+        .stdout()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(objects.len(), 301);
+    assert_eq!(objects[0]["decodes"], false);
+    assert_eq!(objects[1]["decodes"], true);
+    assert_eq!(objects[300]["valid"], false);
+}
+
+fn read_lines(path: &std::path::Path) -> Vec<String> {
+    fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
 #[test]
 fn compare_reports_every_method_overall_and_per_bucket() {
     let dir = Dir::new();

@@ -1,17 +1,23 @@
 //! `pgdict inspect`: each datum's header, checked as a reader checks it.
+//!
+//! The input streams through. `--json` writes each datum's line as it is read. The table's
+//! columns are as wide as their widest cell, so it is written after a first pass has measured
+//! them: a regular file is then read a second time, and only the input that cannot be (standard
+//! input, a pipe) is held, as a few dozen bytes a datum. Memory otherwise grows only with the
+//! invalid datums, whose problems the summary lists.
 
 use std::collections::BTreeSet;
-use std::io::{self, Write};
+use std::io::Write;
 
-use anyhow::Context;
+use anyhow::{anyhow, Context};
 use pgdict::datum::{self, DatumDecoder, Form, Header};
 use serde_json::json;
 
-use crate::datum_input::{Datums, Position};
+use crate::datum_input::{Datum, Datums, Position};
 use crate::output::Output;
 use crate::store::LazyStore;
 use crate::text::{thousands, Align, Table};
-use crate::{DatumFormatArg, InspectArgs, StoreArgs};
+use crate::{DatumFormatArg, DatumInput, InspectArgs, StoreArgs};
 
 /// Exit status when some datums are invalid.
 const STATUS_INVALID: u8 = 3;
@@ -22,56 +28,246 @@ struct Found {
     /// The datum's length in bytes.
     len: usize,
     header: Result<Header, String>,
-    /// With --verify: `Ok` if it decodes, else why not.
+    /// With --verify, for a datum whose header reads: `Ok` if it decodes, else why not.
     check: Option<Result<(), String>>,
 }
 
-pub fn run(store_args: &StoreArgs, args: &InspectArgs) -> anyhow::Result<u8> {
-    let datums = Datums::open(&args.datums)?;
-    let (origin, format) = (datums.origin.clone(), datums.format);
-    let store = LazyStore::new(store_args);
-    let mut decoder = DatumDecoder::new();
-    let mut value = Vec::new();
-    let mut found = Vec::new();
-    for d in datums {
-        let d = d?;
+impl Found {
+    /// What datum `d`'s header says; `check`, if given, is run on the datum when its header
+    /// reads.
+    fn read(d: Datum, check: Option<impl FnOnce(&[u8]) -> Result<(), String>>) -> Found {
         let header = datum::parse_header(&d.bytes).map_err(|e| e.to_string());
-        let check = (args.verify && header.is_ok()).then(|| {
-            decoder
-                .decode_into(&d.bytes, &store, &mut value)
-                .map(drop)
-                .map_err(|e| e.to_string())
-        });
-        found.push(Found {
+        let check = match (check, &header) {
+            (Some(check), Ok(_)) => Some(check(&d.bytes)),
+            _ => None,
+        };
+        Found {
             position: d.position,
             len: d.bytes.len(),
             header,
             check,
-        });
+        }
     }
-    let invalid = found
-        .iter()
-        .filter(|f| f.header.is_err() || matches!(f.check, Some(Err(_))))
-        .count();
+}
 
-    let mut out = Output::stdout();
-    if args.json {
-        write_json_lines(&mut out, &found)
-    } else {
-        write_table(&mut out, &origin, format, &found, args.verify)
+/// Reads each datum's header and, with --verify, decodes it.
+struct Inspector<'a> {
+    store: LazyStore<'a>,
+    verify: bool,
+    decoder: DatumDecoder,
+    value: Vec<u8>,
+}
+
+impl Inspector<'_> {
+    fn inspect(&mut self, d: Datum) -> Found {
+        let decode = |bytes: &[u8]| {
+            self.decoder
+                .decode_into(bytes, &self.store, &mut self.value)
+                .map(drop)
+                .map_err(|e| e.to_string())
+        };
+        Found::read(d, self.verify.then_some(decode))
     }
-    .context("cannot write to standard output")?;
+}
+
+pub fn run(store_args: &StoreArgs, args: &InspectArgs) -> anyhow::Result<u8> {
+    let datums = Datums::open(&args.datums)?;
+    let origin = datums.origin.clone();
+    let mut inspector = Inspector {
+        store: LazyStore::new(store_args),
+        verify: args.verify,
+        decoder: DatumDecoder::new(),
+        value: Vec::new(),
+    };
+    let mut out = Output::stdout();
+    let summary = if args.json {
+        write_json_lines(&mut out, datums, &mut inspector)?
+    } else {
+        write_table(&mut out, &args.datums, datums, &mut inspector)?
+    };
     out.finish()?;
-    if invalid > 0 {
+    if summary.invalid > 0 {
         eprintln!(
-            "pgdict: {invalid} of the {} datums of {} are invalid",
-            found.len(),
-            origin
+            "pgdict: {} of the {} datums of {origin} are invalid",
+            summary.invalid, summary.datums
         );
         return Ok(STATUS_INVALID);
     }
     Ok(0)
 }
+
+/// What the datums hold in all, gathered a datum at a time.
+#[derive(Default)]
+struct Summary {
+    datums: u64,
+    raw_bytes: u64,
+    stored_bytes: u64,
+    /// Datums by form: raw, PostgreSQL's own compressed form, extended.
+    raw: u64,
+    plain: u64,
+    extended: u64,
+    /// The dictionaries extended datums name.
+    dict_ids: BTreeSet<u32>,
+    /// Datums whose header does not read, or (with --verify) that do not decode.
+    invalid: u64,
+    /// A line for each of those.
+    problems: Vec<String>,
+}
+
+impl Summary {
+    /// Counts datum `n` (1-based).
+    fn add(&mut self, n: u64, f: &Found) {
+        self.datums += 1;
+        match &f.header {
+            Ok(h) => {
+                self.raw_bytes += h.raw_len as u64;
+                self.stored_bytes += h.total_len as u64;
+                match h.form {
+                    Form::RawShort | Form::RawLong => self.raw += 1,
+                    Form::Pglz | Form::Lz4 => self.plain += 1,
+                    Form::Extended { dict_id, .. } => {
+                        self.extended += 1;
+                        self.dict_ids.insert(dict_id);
+                    }
+                }
+            }
+            Err(e) => self.problem(n, f, e),
+        }
+        if let Some(Err(e)) = &f.check {
+            self.problem(n, f, e);
+        }
+    }
+
+    fn problem(&mut self, n: u64, f: &Found, error: &str) {
+        self.invalid += 1;
+        self.problems
+            .push(format!("datum {n} ({}): {error}", f.position));
+    }
+
+    /// The summary under the table, and a line for each problem.
+    fn text(&self, origin: &str, format: DatumFormatArg) -> String {
+        let readable = self.raw + self.plain + self.extended;
+        let ratio = if self.stored_bytes > 0 {
+            self.raw_bytes as f64 / self.stored_bytes as f64
+        } else {
+            0.0
+        };
+        let dicts = if self.dict_ids.is_empty() {
+            String::new()
+        } else {
+            let list: Vec<String> = self.dict_ids.iter().map(u32::to_string).collect();
+            format!(" (dictionary {})", list.join(", "))
+        };
+        let unreadable = if readable < self.datums {
+            format!(", {} invalid", self.datums - readable)
+        } else {
+            String::new()
+        };
+        let mut out = format!(
+            "{} datums of {} ({}): {} raw bytes stored in {} ({ratio:.2}x); {} raw, {} in \
+             PostgreSQL's own compressed form, {} with a dictionary{dicts}{unreadable}\n",
+            thousands(self.datums),
+            origin,
+            format_name(format),
+            thousands(self.raw_bytes),
+            thousands(self.stored_bytes),
+            thousands(self.raw),
+            thousands(self.plain),
+            thousands(self.extended),
+        );
+        for problem in &self.problems {
+            out.push_str(&format!("  {problem}\n"));
+        }
+        out
+    }
+}
+
+/// A JSON object per datum, a line each, written as the datums are read.
+fn write_json_lines(
+    out: &mut Output,
+    datums: Datums,
+    inspector: &mut Inspector,
+) -> anyhow::Result<Summary> {
+    let mut summary = Summary::default();
+    for (n, d) in (1..).zip(datums) {
+        let found = inspector.inspect(d?);
+        summary.add(n, &found);
+        writeln!(out, "{}", json_object(n, &found)).context(WRITE_FAILED)?;
+    }
+    Ok(summary)
+}
+
+/// The table, then the summary and each problem. The first pass measures the columns (and
+/// holds what it found only when the input cannot be read again); the second writes each line.
+fn write_table(
+    out: &mut Output,
+    input: &DatumInput,
+    datums: Datums,
+    inspector: &mut Inspector,
+) -> anyhow::Result<Summary> {
+    let verify = inspector.verify;
+    let table = table_columns(verify);
+    let (origin, format) = (datums.origin.clone(), datums.format);
+    let read_again = datums.is_regular_file().then(|| DatumInput {
+        input: input.input.clone(),
+        format: Some(format),
+    });
+    let mut widths = table.widths(std::iter::empty::<Vec<String>>());
+    let mut summary = Summary::default();
+    let mut held = Vec::new();
+    // Datums that did not decode, for the second pass.
+    let mut failed_checks = BTreeSet::new();
+    for (n, d) in (1..).zip(datums) {
+        let found = inspector.inspect(d?);
+        table.widen(&mut widths, &cells(n, &found, verify));
+        summary.add(n, &found);
+        if read_again.is_none() {
+            held.push(found);
+        } else if matches!(found.check, Some(Err(_))) {
+            failed_checks.insert(n);
+        }
+    }
+    let mut write_line = |cells: &[String]| {
+        out.write_all(table.line(&widths, cells).as_bytes())
+            .context(WRITE_FAILED)
+    };
+    write_line(&table.header())?;
+    match read_again {
+        None => {
+            for (n, found) in (1..).zip(&held) {
+                write_line(&cells(n, found, verify))?;
+            }
+        }
+        Some(input) => {
+            let mut read = 0;
+            for (n, d) in (1..).zip(Datums::open(&input)?) {
+                let d = d?;
+                // Decoded in the first pass: its result is looked up, not computed again.
+                let decoded = |_: &[u8]| {
+                    if failed_checks.contains(&n) {
+                        Err(String::new())
+                    } else {
+                        Ok(())
+                    }
+                };
+                let found = Found::read(d, verify.then_some(decoded));
+                write_line(&cells(n, &found, verify))?;
+                read = n;
+            }
+            if read != summary.datums {
+                return Err(anyhow!(
+                    "{origin} changed while it was read: {} datums, then {read}",
+                    summary.datums
+                ));
+            }
+        }
+    }
+    out.write_all(summary.text(&origin, format).as_bytes())
+        .context(WRITE_FAILED)?;
+    Ok(summary)
+}
+
+const WRITE_FAILED: &str = "cannot write to standard output";
 
 /// The form's short name, PostgreSQL's method number, the codec and the dictionary id.
 fn columns(form: Form) -> (&'static str, String, String, String) {
@@ -110,7 +306,7 @@ fn table_columns(verify: bool) -> Table {
 }
 
 /// The table's row for datum `n`.
-fn cells(n: usize, f: &Found, verify: bool) -> Vec<String> {
+fn cells(n: u64, f: &Found, verify: bool) -> Vec<String> {
     let mut row = match &f.header {
         Ok(h) => {
             let (form, method, codec, dict) = columns(h.form);
@@ -149,135 +345,45 @@ fn cells(n: usize, f: &Found, verify: bool) -> Vec<String> {
     row
 }
 
-/// The table, written a line at a time (its widths measured in a first pass: a table of
-/// millions of datums is never held as text), then the summary and each problem.
-fn write_table(
-    out: &mut Output,
-    origin: &str,
-    format: DatumFormatArg,
-    found: &[Found],
-    verify: bool,
-) -> io::Result<()> {
-    let table = table_columns(verify);
-    let rows = || {
-        found
-            .iter()
-            .enumerate()
-            .map(|(i, f)| cells(i + 1, f, verify))
-    };
-    let widths = table.widths(rows());
-    out.write_all(table.line(&widths, &table.header()).as_bytes())?;
-    for row in rows() {
-        out.write_all(table.line(&widths, &row).as_bytes())?;
-    }
-    out.write_all(summary(origin, format, found).as_bytes())
-}
-
-/// What the datums hold in all, and a line for each invalid one.
-fn summary(origin: &str, format: DatumFormatArg, found: &[Found]) -> String {
-    let mut problems = Vec::new();
-    let (mut raw_bytes, mut stored_bytes) = (0u64, 0u64);
-    let (mut raw, mut plain, mut extended) = (0u64, 0u64, 0u64);
-    let mut ids = BTreeSet::new();
-    for (i, f) in found.iter().enumerate() {
-        let n = i + 1;
-        match &f.header {
-            Ok(h) => {
-                raw_bytes += h.raw_len as u64;
-                stored_bytes += h.total_len as u64;
-                match h.form {
-                    Form::RawShort | Form::RawLong => raw += 1,
-                    Form::Pglz | Form::Lz4 => plain += 1,
-                    Form::Extended { dict_id, .. } => {
-                        extended += 1;
-                        ids.insert(dict_id);
-                    }
-                }
-            }
-            Err(e) => problems.push(format!("datum {n} ({}): {e}", f.position)),
+/// Datum `n`'s JSON object.
+fn json_object(n: u64, f: &Found) -> serde_json::Value {
+    let mut object = json!({
+        "datum": n,
+        "at": f.position.to_string(),
+        "bytes": f.len,
+    });
+    match &f.header {
+        Ok(h) => {
+            let (form, _, codec, _) = columns(h.form);
+            object["valid"] = json!(true);
+            object["form"] = json!(form);
+            object["method"] = match h.form {
+                Form::RawShort | Form::RawLong => json!(null),
+                Form::Pglz => json!(0),
+                Form::Lz4 => json!(1),
+                Form::Extended { .. } => json!(3),
+            };
+            object["codec"] = h.form.codec().map_or(json!(null), |_| json!(codec));
+            object["dict_id"] = json!(h.form.dict_id());
+            object["postgres_compatible"] = json!(h.form.is_postgres_compatible());
+            object["header_bytes"] = json!(h.header_len);
+            object["raw_bytes"] = json!(h.raw_len);
+            object["stored_bytes"] = json!(h.total_len);
+            object["description"] = json!(h.to_string());
         }
-        if let Some(Err(e)) = &f.check {
-            problems.push(format!("datum {n} ({}): {e}", f.position));
+        Err(e) => {
+            object["valid"] = json!(false);
+            object["error"] = json!(e);
         }
     }
-    let valid = (raw + plain + extended) as usize;
-    let ratio = if stored_bytes > 0 {
-        raw_bytes as f64 / stored_bytes as f64
-    } else {
-        0.0
-    };
-    let dicts = if ids.is_empty() {
-        String::new()
-    } else {
-        let list: Vec<String> = ids.iter().map(u32::to_string).collect();
-        format!(" (dictionary {})", list.join(", "))
-    };
-    let mut out = format!(
-        "{} datums of {} ({}): {} raw bytes stored in {} ({ratio:.2}x); {} raw, {} in \
-         PostgreSQL's own compressed form, {} with a dictionary{dicts}{}\n",
-        thousands(found.len() as u64),
-        origin,
-        format_name(format),
-        thousands(raw_bytes),
-        thousands(stored_bytes),
-        thousands(raw),
-        thousands(plain),
-        thousands(extended),
-        if valid < found.len() {
-            format!(", {} invalid", found.len() - valid)
-        } else {
-            String::new()
-        },
-    );
-    for problem in problems {
-        out.push_str(&format!("  {problem}\n"));
-    }
-    out
-}
-
-/// A JSON object per datum, a line each.
-fn write_json_lines(out: &mut Output, found: &[Found]) -> io::Result<()> {
-    for (i, f) in found.iter().enumerate() {
-        let mut object = json!({
-            "datum": i + 1,
-            "at": f.position.to_string(),
-            "bytes": f.len,
-        });
-        match &f.header {
-            Ok(h) => {
-                let (form, _, codec, _) = columns(h.form);
-                object["valid"] = json!(true);
-                object["form"] = json!(form);
-                object["method"] = match h.form {
-                    Form::RawShort | Form::RawLong => json!(null),
-                    Form::Pglz => json!(0),
-                    Form::Lz4 => json!(1),
-                    Form::Extended { .. } => json!(3),
-                };
-                object["codec"] = h.form.codec().map_or(json!(null), |_| json!(codec));
-                object["dict_id"] = json!(h.form.dict_id());
-                object["postgres_compatible"] = json!(h.form.is_postgres_compatible());
-                object["header_bytes"] = json!(h.header_len);
-                object["raw_bytes"] = json!(h.raw_len);
-                object["stored_bytes"] = json!(h.total_len);
-                object["description"] = json!(h.to_string());
-            }
-            Err(e) => {
-                object["valid"] = json!(false);
-                object["error"] = json!(e);
-            }
+    if let Some(check) = &f.check {
+        object["decodes"] = json!(check.is_ok());
+        if let Err(e) = check {
+            object["valid"] = json!(false);
+            object["error"] = json!(e);
         }
-        if let Some(check) = &f.check {
-            object["decodes"] = json!(check.is_ok());
-            if let Err(e) = check {
-                object["valid"] = json!(false);
-                object["error"] = json!(e);
-            }
-        }
-        out.write_all(object.to_string().as_bytes())?;
-        out.write_all(b"\n")?;
     }
-    Ok(())
+    object
 }
 
 fn format_name(format: DatumFormatArg) -> &'static str {
