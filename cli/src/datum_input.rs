@@ -404,12 +404,18 @@ impl<R: Read> Varlenas<R> {
     }
 }
 
+/// The longest hex line read: a value at PostgreSQL's limit (1 GiB - 1) as psql prints it,
+/// `\x` and two digits a byte, with room for a few other columns and the line end.
+const MAX_HEX_LINE_LEN: usize = 2 * datums_file::MAX_DATUM_LEN + 4096;
+
 /// Hex text: each line holds datums as psql prints a bytea (`\x0b616263`), or a bytea array as
 /// pageinspect's `tuple_data_split` prints one (`{"\\x0b616263",NULL}`). psql's decorations
 /// (a header line over a line of dashes, `(3 rows)`, `-[ RECORD 1 ]-`) are skipped, and in
 /// rows of several columns (`1 | \x0b61`) every field that is a bytea is a datum.
 struct HexLines<R> {
     input: R,
+    /// The longest line read ([`MAX_HEX_LINE_LEN`]; tests make it shorter).
+    max_line_len: usize,
     /// Number of the last line read (1-based).
     line_number: usize,
     /// Byte offset of the end of the last line read.
@@ -425,6 +431,7 @@ impl<R: BufRead> HexLines<R> {
     fn new(input: R) -> HexLines<R> {
         HexLines {
             input,
+            max_line_len: MAX_HEX_LINE_LEN,
             line_number: 0,
             offset: 0,
             next_line: None,
@@ -436,12 +443,22 @@ impl<R: BufRead> HexLines<R> {
     /// The next line, trimmed, or `None` at the end of the input.
     fn read_line(&mut self) -> anyhow::Result<Option<String>> {
         let mut line = Vec::new();
-        let read = self
-            .input
+        // A longer line is refused, not buffered whole: no datum makes one.
+        let read = (&mut self.input)
+            .take(self.max_line_len as u64)
             .read_until(b'\n', &mut line)
             .with_context(|| format!("cannot read line {}", self.line_number + 1))?;
         if read == 0 {
             return Ok(None);
+        }
+        let cut = read == self.max_line_len && line.last() != Some(&b'\n');
+        if cut && !self.input.fill_buf()?.is_empty() {
+            anyhow::bail!(
+                "line {} is over {} bytes, longer than a line holding a bytea of PostgreSQL's \
+                 largest value",
+                self.line_number + 1,
+                self.max_line_len
+            );
         }
         let start = self.offset;
         self.offset += read as u64;
@@ -627,6 +644,35 @@ mod tests {
                 _ => Ok(0),
             }
         }
+    }
+
+    #[test]
+    fn a_hex_line_over_the_limit_is_refused_not_buffered() {
+        let read = |text: &str| -> anyhow::Result<Vec<Vec<u8>>> {
+            let mut lines = HexLines::new(BufReader::with_capacity(4, ByteByByte(text.as_bytes())));
+            lines.max_line_len = 16;
+            let mut datums = Vec::new();
+            while let Some(datum) = lines.next_datum()? {
+                datums.push(datum.bytes);
+            }
+            Ok(datums)
+        };
+        // 16 bytes with the line feed, and 16 without one at the end: read.
+        let six = || vec![1, 2, 3, 4, 5, 6];
+        assert_eq!(read("\\x010203040506 \n").unwrap(), [six()]);
+        assert_eq!(read("\\x01\n\\x010203040506  ").unwrap(), [vec![1], six()]);
+        // 17: refused, naming the line.
+        let error = read("\\x01\n\\x0102030405060708\n").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "line 2 is over 16 bytes, longer than a line holding a bytea of PostgreSQL's largest \
+             value"
+        );
+        let error = read("\\x01\n\\x0102030405060708").unwrap_err();
+        assert!(
+            error.to_string().starts_with("line 2 is over 16 bytes"),
+            "{error}"
+        );
     }
 
     /// Raw varlenas with a 4-byte header, `len` bytes each (header included), of `fill`.
