@@ -313,6 +313,10 @@ struct CompressArgs {
     /// Print no summary on standard error.
     #[arg(short, long)]
     quiet: bool,
+
+    /// Compress on N threads (default: one per core). The output is the same bytes for any N.
+    #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    jobs: Option<u16>,
 }
 
 /// Decompress datums back to rows

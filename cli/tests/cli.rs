@@ -7,7 +7,7 @@ use std::fs;
 use std::io::Read;
 use std::process::Stdio;
 
-use common::{corpus_arg, DemoStore, Dir, Run};
+use common::{corpus, corpus_arg, DemoStore, Dir, Run};
 
 /// The sizes the demo's pglz dictionary may have: the pgdict builder fills at most pglz's
 /// 4095-byte window, and not always to the last byte (what it keeps follows the
@@ -93,6 +93,61 @@ fn demo_trains_stores_and_compares_on_a_fresh_store() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&listed.stdout).contains("app_logs.txt"));
+}
+
+/// Batches of rows are compressed on several threads and written back in input order: the
+/// same bytes for any number of threads, and an error names its row after the rows before it.
+#[test]
+fn compress_writes_the_same_datums_on_any_number_of_threads() {
+    let dir = Dir::new();
+    dir.demo_store();
+    // 12,000 rows: three batches of 4096 rows and a short one.
+    let logs = fs::read(corpus("app_logs.txt")).unwrap();
+    let events = fs::read(corpus("events.jsonl")).unwrap();
+    let mut rows = Vec::new();
+    for _ in 0..3 {
+        rows.extend_from_slice(&logs);
+        rows.extend_from_slice(&events);
+    }
+    dir.write("rows.txt", &rows);
+    let one = dir
+        .run(&["compress", "rows.txt", "--jobs", "1", "-o", "one.datums"])
+        .ok();
+    assert!(one.stderr.contains("12,000 rows"), "{}", one.stderr);
+    let datums = fs::read(dir.path("one.datums")).unwrap();
+    for jobs in ["2", "3", "8"] {
+        let run = dir
+            .run(&["compress", "rows.txt", "--jobs", jobs, "-o", "many.datums"])
+            .ok();
+        assert_eq!(run.stderr, one.stderr, "--jobs {jobs}");
+        assert!(
+            fs::read(dir.path("many.datums")).unwrap() == datums,
+            "--jobs {jobs}: other bytes"
+        );
+    }
+    assert_eq!(dir.run(&["decompress", "one.datums"]).ok().stdout, rows);
+    dir.run(&["compress", "rows.txt", "--jobs", "0"])
+        .fails(2, &["--jobs"]);
+
+    // A row that cannot be read (invalid JSON at row 9,000) ends the output after the 8,999
+    // rows before it, on any number of threads.
+    let mut lines: Vec<&[u8]> = events
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .collect();
+    while lines.len() < 10_000 {
+        lines.extend_from_within(..2000);
+    }
+    lines[8999] = b"{not json";
+    let mut jsonl = lines.join(&b'\n');
+    jsonl.push(b'\n');
+    dir.write("bad.jsonl", &jsonl);
+    for jobs in ["1", "2"] {
+        let run = dir
+            .run(&["compress", "bad.jsonl", "--hex", "--jobs", jobs])
+            .fails(1, &["bad.jsonl", "9000"]);
+        assert_eq!(run.stdout().lines().count(), 8999, "--jobs {jobs}");
+    }
 }
 
 #[test]
