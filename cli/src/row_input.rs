@@ -76,7 +76,7 @@ pub struct ReadRows {
 }
 
 /// The seed of [`read_rows`]'s sample: the same input gives the same rows on every run.
-pub const SAMPLE_SEED: u64 = 0;
+const SAMPLE_SEED: u64 = 0;
 
 /// The rows of a row input, in order. With `rows_wanted`, at most that many are kept: a
 /// seeded, uniform sample of the rows read, held in memory as the input streams by (the
