@@ -1,12 +1,15 @@
 //! Where output goes: standard output (buffered; a closed pipe ends the command quietly, see
 //! [`crate::fail`]) or a file given with `-o`.
 //!
-//! A file is written all or nothing: into a temporary file beside it, which replaces the file
-//! only when everything is written and flushed to disk ([`Output::finish`]). A command that
-//! fails half way (bad input, a full disk) leaves an existing file as it was and no partial
-//! file behind: dropping an unfinished [`Output`] removes the temporary file.
+//! A regular file is written all or nothing: into a temporary file beside it, which replaces
+//! the file only when everything is written and flushed to disk ([`Output::finish`]). A command
+//! that fails half way (bad input, a full disk) leaves an existing file as it was and no partial
+//! file behind: dropping an unfinished [`Output`] removes the temporary file. The new file keeps
+//! the old one's permissions, and a symbolic link is followed (the file it names is replaced,
+//! the link stays). Anything else at the path (`/dev/null`, a named pipe) is written in place,
+//! as a shell's `>` would: replacing a device with a file would break it for every program.
 
-use std::fs::Permissions;
+use std::fs::{self, OpenOptions, Permissions};
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -19,46 +22,80 @@ use crate::fail::user_error;
 /// An output: standard output or a file.
 pub struct Output {
     inner: BufWriter<Box<dyn Write>>,
-    /// For a file: its path and the temporary file that becomes it.
-    file: Option<(PathBuf, NamedTempFile)>,
+    /// What it is, for messages: "standard output", or the path as given.
+    name: String,
+    /// Whether it is a terminal (where binary bytes are refused and a progress bar would mix
+    /// with the output).
+    terminal: bool,
+    /// For a regular file: the file to replace and the temporary file that becomes it.
+    replace: Option<(PathBuf, NamedTempFile)>,
 }
 
 impl Output {
     /// Standard output.
     pub fn stdout() -> Output {
         Output {
-            inner: BufWriter::with_capacity(1 << 16, Box::new(io::stdout().lock())),
-            file: None,
+            inner: BufWriter::with_capacity(BUFFER, Box::new(io::stdout().lock())),
+            name: "standard output".into(),
+            terminal: io::stdout().is_terminal(),
+            replace: None,
         }
     }
 
-    /// `path` (replaced by [`Output::finish`]), or standard output without one. `binary`
-    /// refuses to write to a terminal: binary bytes there are of no use and can upset it.
+    /// `path` (`-`: standard output), or standard output without one. `binary` refuses to
+    /// write to a terminal: binary bytes there are of no use and can upset it.
     pub fn open(path: Option<&Path>, binary: bool, alternative: &str) -> anyhow::Result<Output> {
-        match path {
-            Some(path) if path != Path::new("-") => Output::file(path),
-            _ => {
-                if binary && io::stdout().is_terminal() {
-                    return Err(user_error(
-                        "refusing to write binary datums to a terminal",
-                        format!("write to a file with -o FILE, pipe the output, or {alternative}"),
-                    ));
-                }
-                Ok(Output::stdout())
+        let out = match path {
+            Some(path) if path != Path::new("-") => Output::file(path)?,
+            _ => Output::stdout(),
+        };
+        if binary && out.terminal {
+            return Err(user_error(
+                "refusing to write binary datums to a terminal",
+                format!("write to a file with -o FILE, pipe the output, or {alternative}"),
+            ));
+        }
+        Ok(out)
+    }
+
+    /// Whether this output is a terminal.
+    pub fn is_terminal(&self) -> bool {
+        self.terminal
+    }
+
+    /// The output at `path`: a regular file (or a new one) through a temporary file in its
+    /// directory (so that the final rename stays within one file system), anything else in
+    /// place.
+    pub fn file(path: &Path) -> anyhow::Result<Output> {
+        let name = path.display().to_string();
+        let cannot_create = || format!("cannot create {name}");
+        // Follows a symbolic link; a dangling one is a new file, as for `File::create`.
+        let existing = fs::metadata(path).ok();
+        if let Some(metadata) = &existing {
+            if metadata.is_dir() {
+                return Err(user_error(
+                    format!("{name} is a directory"),
+                    "give the path of a file to write",
+                ));
+            }
+            if !metadata.is_file() {
+                let device = OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .with_context(|| format!("cannot write to {name}"))?;
+                return Ok(Output {
+                    terminal: device.is_terminal(),
+                    inner: BufWriter::with_capacity(BUFFER, Box::new(device)),
+                    name,
+                    replace: None,
+                });
             }
         }
-    }
-
-    /// Whether this is standard output on a terminal (where a progress bar would mix with the
-    /// output).
-    pub fn is_terminal(&self) -> bool {
-        self.file.is_none() && io::stdout().is_terminal()
-    }
-
-    /// A file at `path`, written through a temporary file in the same directory (so that the
-    /// final rename stays within one file system).
-    pub fn file(path: &Path) -> anyhow::Result<Output> {
-        let dir = match path.parent() {
+        let target = match existing {
+            Some(_) => fs::canonicalize(path).with_context(cannot_create)?,
+            None => path.to_path_buf(),
+        };
+        let dir = match target.parent() {
             Some(parent) if !parent.as_os_str().is_empty() => parent,
             _ => Path::new("."),
         };
@@ -69,42 +106,47 @@ impl Output {
             // default is owner-only).
             .permissions(Permissions::from_mode(0o666))
             .tempfile_in(dir)
-            .with_context(|| format!("cannot create {}", path.display()))?;
-        let writer = temp
-            .reopen()
-            .with_context(|| format!("cannot create {}", path.display()))?;
+            .with_context(cannot_create)?;
+        if let Some(metadata) = existing {
+            temp.as_file()
+                .set_permissions(metadata.permissions())
+                .with_context(cannot_create)?;
+        }
+        let writer = temp.reopen().with_context(cannot_create)?;
         Ok(Output {
-            inner: BufWriter::with_capacity(1 << 16, Box::new(writer)),
-            file: Some((path.to_path_buf(), temp)),
+            inner: BufWriter::with_capacity(BUFFER, Box::new(writer)),
+            name,
+            terminal: false,
+            replace: Some((target, temp)),
         })
     }
 
     /// What the output is, for messages.
     pub fn name(&self) -> String {
-        match &self.file {
-            Some((path, _)) => path.display().to_string(),
-            None => "standard output".into(),
-        }
+        self.name.clone()
     }
 
-    /// Flushes everything written; a file is synced to disk and then takes the place of
-    /// whatever was at its path.
+    /// Flushes everything written; a regular file is synced to disk and then takes the place
+    /// of whatever was at its path.
     pub fn finish(mut self) -> anyhow::Result<()> {
         let name = self.name();
         self.inner
             .flush()
             .with_context(|| format!("cannot write to {name}"))?;
-        if let Some((path, temp)) = self.file.take() {
+        if let Some((target, temp)) = self.replace.take() {
             temp.as_file()
                 .sync_all()
                 .with_context(|| format!("cannot write to {name}"))?;
-            temp.persist(&path)
+            temp.persist(&target)
                 .map_err(|e| e.error)
                 .with_context(|| format!("cannot replace {name}"))?;
         }
         Ok(())
     }
 }
+
+/// Bytes buffered before a write.
+const BUFFER: usize = 1 << 16;
 
 impl Write for Output {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {

@@ -290,3 +290,85 @@ fn a_full_disk_loses_nothing() {
         &["cannot write to standard output", "No space left on device"],
     );
 }
+
+/// `-o` names what is there: a named pipe or a device is written in place, as a shell's `>`
+/// writes it, never replaced by a file (`-o /dev/null` run as root once turned /dev/null into
+/// a file); a symbolic link is followed and stays a link; a replaced file keeps its
+/// permissions; a directory is refused.
+#[test]
+fn an_output_that_is_not_a_regular_file_is_written_in_place() {
+    use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+    use std::process::Command;
+
+    let dir = Dir::new();
+    let rows = corpus_arg("app_logs.txt");
+    let compress = ["compress", &rows, "--dict", "none", "--hex", "-q"];
+    let expected = dir.run(&compress).ok().stdout;
+    let to = |name: &'static str| -> Vec<&str> { [&compress[..], &["-o", name]].concat() };
+
+    // A named pipe, read on another thread.
+    let pipe = dir.path("pipe");
+    assert!(Command::new("mkfifo")
+        .arg(&pipe)
+        .status()
+        .unwrap()
+        .success());
+    let reader = {
+        let pipe = pipe.clone();
+        std::thread::spawn(move || fs::read(pipe).unwrap())
+    };
+    dir.run(&to("pipe")).ok();
+    // Checked before waiting for the reader, which a replaced pipe would leave waiting.
+    assert!(fs::symlink_metadata(&pipe).unwrap().file_type().is_fifo());
+    assert_eq!(reader.join().unwrap(), expected);
+
+    // A device: a twin of /dev/full made here (making one needs root).
+    if small_fs::is_root() {
+        let full = dir.path("full");
+        assert!(Command::new("mknod")
+            .arg(&full)
+            .args(["c", "1", "7"])
+            .status()
+            .unwrap()
+            .success());
+        dir.run(&to("full"))
+            .fails(1, &["cannot write to full", "No space left on device"]);
+        assert!(fs::symlink_metadata(&full)
+            .unwrap()
+            .file_type()
+            .is_char_device());
+    } else {
+        assert!(
+            std::env::var_os("PGDICT_REQUIRE_ROOT_TESTS").is_none(),
+            "PGDICT_REQUIRE_ROOT_TESTS is set, but making a device needs root"
+        );
+        eprintln!("skipped the device: making one needs root (CI runs these tests as root)");
+    }
+
+    // A symbolic link to a file only its owner may read.
+    dir.write("real.hex", "old");
+    fs::set_permissions(dir.path("real.hex"), fs::Permissions::from_mode(0o600)).unwrap();
+    std::os::unix::fs::symlink("real.hex", dir.path("link.hex")).unwrap();
+    dir.run(&to("link.hex")).ok();
+    assert!(fs::symlink_metadata(dir.path("link.hex"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(fs::read(dir.path("real.hex")).unwrap(), expected);
+    let mode = fs::metadata(dir.path("real.hex"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    assert_output_untouched(&dir, "real.hex", &expected);
+
+    // A directory.
+    fs::create_dir(dir.path("out")).unwrap();
+    dir.run(&to("out")).fails(
+        1,
+        &[
+            "out is a directory",
+            "hint: give the path of a file to write",
+        ],
+    );
+}

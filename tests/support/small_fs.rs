@@ -69,7 +69,7 @@ impl Drop for SmallFs {
     }
 }
 
-fn is_root() -> bool {
+pub fn is_root() -> bool {
     Command::new("id")
         .arg("-u")
         .output()
