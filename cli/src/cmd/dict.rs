@@ -173,8 +173,11 @@ fn show(
         .unwrap_or(StoreEntry { id, retired: false });
     let auto = auto_ids(&entries);
     if let Some(path) = content {
-        std::fs::write(path, dict.content())
+        // As every output file: replaced only by a whole one (see crate::output).
+        let mut file = Output::file(path)?;
+        file.write_all(dict.content())
             .with_context(|| format!("cannot write {}", path.display()))?;
+        file.finish()?;
     }
     let metadata = dict.metadata();
     let mut out = Output::stdout();
