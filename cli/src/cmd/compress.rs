@@ -1,4 +1,9 @@
 //! `pgdict compress`: rows in, datums out.
+//!
+//! Each row is compressed on its own, so rows can be compressed side by side: the main thread
+//! reads rows into batches, `--jobs` threads compress them (each with its own encoder), and the
+//! main thread writes the batches back in input order. The output does not depend on the number
+//! of threads.
 
 use std::io::Write;
 
