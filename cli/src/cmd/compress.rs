@@ -197,21 +197,17 @@ fn compress(
             Ok(())
         };
         let mut batch = Batch::starting_at(0);
-        let mut read = 0u64;
         let read_result = loop {
             let row = match rows.next() {
                 None => break Ok(()),
                 Some(Err(error)) => break Err(error),
                 Some(Ok(row)) => row,
             };
-            read += 1;
             batch.bytes += row.len();
             batch.rows.push(row);
             if batch.rows.len() >= BATCH_ROWS || batch.bytes >= BATCH_BYTES {
-                send(
-                    std::mem::replace(&mut batch, Batch::starting_at(read)),
-                    &mut in_order,
-                )?;
+                let next = Batch::starting_at(batch.first_row + batch.rows.len() as u64);
+                send(std::mem::replace(&mut batch, next), &mut in_order)?;
             }
             step.item(|| rows.input_read());
         };
