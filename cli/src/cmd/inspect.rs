@@ -86,10 +86,11 @@ pub fn run(store_args: &StoreArgs, args: &InspectArgs) -> anyhow::Result<u8> {
         write_table(&mut out, &args.datums, datums, &mut inspector)?
     };
     out.finish()?;
-    if summary.invalid > 0 {
+    let invalid = summary.problems.len();
+    if invalid > 0 {
         eprintln!(
-            "pgdict: {} of the {} datums of {origin} are invalid",
-            summary.invalid, summary.datums
+            "pgdict: {invalid} of the {} datums of {origin} are invalid",
+            summary.datums
         );
         return Ok(STATUS_INVALID);
     }
@@ -108,9 +109,8 @@ struct Summary {
     extended: u64,
     /// The dictionaries extended datums name.
     dict_ids: BTreeSet<u32>,
-    /// Datums whose header does not read, or (with --verify) that do not decode.
-    invalid: u64,
-    /// A line for each of those.
+    /// A line for each invalid datum: its header does not read, or (with --verify) it does
+    /// not decode (never both: only a datum whose header reads is decoded).
     problems: Vec<String>,
 }
 
@@ -139,7 +139,6 @@ impl Summary {
     }
 
     fn problem(&mut self, n: u64, f: &Found, error: &str) {
-        self.invalid += 1;
         self.problems
             .push(format!("datum {n} ({}): {error}", f.position));
     }
