@@ -7,21 +7,24 @@
 //!   varlena   datums back to back, each as long as its own header says
 //! ```
 //!
-//! The input streams through: a datums file larger than memory decompresses in the memory of
-//! its largest datum. When neither `--format` nor the file name (`.datums`) says the format,
-//! it is told from the input: text holding `\x` (in its first [`TEXT_WINDOW`] bytes) is hex;
-//! otherwise a datums file, then varlenas back to back, whichever reads to the end. A regular
-//! file is read through once per format tried, keeping one datum at a time; standard input (or
-//! a pipe) cannot be read twice and is held whole for that (give `--format` to stream it).
+//! The input streams through: this reader holds one datum at a time (`decompress` then holds a
+//! few batches of them, see `crate::in_order`). When neither `--format` nor the file name
+//! (`.datums`) says the format, it is told from the input: text holding `\x` (in its first
+//! [`TEXT_WINDOW`] bytes) is hex; otherwise a datums file, then varlenas back to back, whichever
+//! reads to the end. A regular file is read through once per format tried, keeping one datum at
+//! a time; standard input (or a pipe) cannot be read twice and is held whole for that (give
+//! `--format` to stream it).
 
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Cursor, Read, Seek, SeekFrom};
+use std::os::fd::AsFd;
 use std::path::Path;
 
 use anyhow::{anyhow, Context};
 use pgdict::datum;
 use pgdict_trainer::source::datums_file;
+use rustix::event::{PollFd, PollFlags, Timespec};
 
 use crate::fail::{user_error, HintExt};
 use crate::{DatumFormatArg, DatumInput};
@@ -64,7 +67,7 @@ pub struct Datums {
     pub format: DatumFormatArg,
     /// The input's size in bytes, if known (a file's; not standard input's).
     pub input_len: Option<u64>,
-    parser: Parser<Box<dyn BufRead>>,
+    parser: Parser<Input>,
     count: u64,
     done: bool,
 }
@@ -113,6 +116,14 @@ impl Datums {
     pub fn bytes_read(&self) -> u64 {
         self.parser.bytes_read()
     }
+
+    /// Whether reading the next datum may wait for bytes that have not arrived: the input is
+    /// standard input or a pipe, nothing of it is buffered, and nothing is ready to be read. A
+    /// caller holding datums back (to decode them in batches) hands them on first, so that
+    /// datums come out as they come in.
+    pub fn may_wait(&self) -> bool {
+        self.parser.input().may_wait()
+    }
 }
 
 /// The bytes of a datum input.
@@ -120,7 +131,7 @@ enum Source {
     /// A regular file: read from its start as often as needed.
     File(File),
     /// Standard input, or a pipe: read once.
-    Stream(Box<dyn Read>),
+    Stream(File),
     /// Standard input, or a pipe, held whole to be read more than once.
     Memory(Vec<u8>),
 }
@@ -130,10 +141,12 @@ impl Source {
     fn open(path: &Path) -> anyhow::Result<(String, Source)> {
         if path.as_os_str() == "-" {
             crate::row_input::note_terminal_stdin("datums");
-            return Ok((
-                "standard input".into(),
-                Source::Stream(Box::new(io::stdin())),
-            ));
+            // Its file descriptor, to ask whether bytes are ready (`Input::may_wait`).
+            let stdin = io::stdin()
+                .as_fd()
+                .try_clone_to_owned()
+                .context("cannot read standard input")?;
+            return Ok(("standard input".into(), Source::Stream(File::from(stdin))));
         }
         let origin = path.display().to_string();
         let open = || -> io::Result<Source> {
@@ -141,7 +154,7 @@ impl Source {
             Ok(if file.metadata()?.is_file() {
                 Source::File(file)
             } else {
-                Source::Stream(Box::new(file))
+                Source::Stream(file)
             })
         };
         let source = open().with_context(|| format!("cannot read {origin}"))?;
@@ -183,12 +196,66 @@ impl Source {
     }
 
     /// A reader from the start of the input, to read the datums.
-    fn into_reader(self) -> io::Result<Box<dyn BufRead>> {
+    fn into_reader(self) -> io::Result<Input> {
         Ok(match self {
-            Source::File(file) => Box::new(from_start(file)?),
-            Source::Stream(stream) => Box::new(BufReader::with_capacity(READ_BUFFER, stream)),
-            Source::Memory(bytes) => Box::new(Cursor::new(bytes)),
+            Source::File(file) => Input::File(from_start(file)?),
+            Source::Stream(stream) => Input::Stream(BufReader::with_capacity(READ_BUFFER, stream)),
+            Source::Memory(bytes) => Input::Memory(Cursor::new(bytes)),
         })
+    }
+}
+
+/// The reader the datums are parsed from.
+enum Input {
+    File(BufReader<File>),
+    Stream(BufReader<File>),
+    Memory(Cursor<Vec<u8>>),
+}
+
+impl Input {
+    /// See [`Datums::may_wait`]. A file or memory never waits for long.
+    fn may_wait(&self) -> bool {
+        match self {
+            Input::Stream(reader) => reader.buffer().is_empty() && !is_ready(reader.get_ref()),
+            Input::File(_) | Input::Memory(_) => false,
+        }
+    }
+}
+
+/// Whether a read of `stream` would return at once (bytes, or the end); asked without waiting.
+/// If it cannot be asked, the answer is no: the caller then hands on what it holds, which is
+/// never wrong, only slower.
+fn is_ready(stream: &File) -> bool {
+    let mut poll = [PollFd::new(stream, PollFlags::IN)];
+    let now = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    matches!(rustix::event::poll(&mut poll, Some(&now)), Ok(ready) if ready > 0)
+}
+
+impl Read for Input {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Input::File(reader) | Input::Stream(reader) => reader.read(buf),
+            Input::Memory(cursor) => cursor.read(buf),
+        }
+    }
+}
+
+impl BufRead for Input {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        match self {
+            Input::File(reader) | Input::Stream(reader) => reader.fill_buf(),
+            Input::Memory(cursor) => cursor.fill_buf(),
+        }
+    }
+
+    fn consume(&mut self, amount: usize) {
+        match self {
+            Input::File(reader) | Input::Stream(reader) => reader.consume(amount),
+            Input::Memory(cursor) => cursor.consume(amount),
+        }
     }
 }
 
@@ -328,6 +395,15 @@ impl<R: BufRead> Parser<R> {
             }
             Parser::Hex(lines) => lines.next_datum(),
             Parser::Varlena(varlenas) => varlenas.next_datum(),
+        }
+    }
+
+    /// The reader the datums are read from.
+    fn input(&self) -> &R {
+        match self {
+            Parser::Datums(reader) => reader.get_ref(),
+            Parser::Hex(lines) => &lines.input,
+            Parser::Varlena(varlenas) => &varlenas.input,
         }
     }
 

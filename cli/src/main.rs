@@ -9,6 +9,7 @@ mod cmd;
 mod corpus;
 mod datum_input;
 mod fail;
+mod in_order;
 mod measure;
 mod output;
 mod report;
@@ -351,6 +352,10 @@ struct DecompressArgs {
     /// Write the rows to FILE instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
+
+    /// Decompress on N threads (default: one per core). The output is the same bytes for any N.
+    #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    jobs: Option<u16>,
 }
 
 /// How `decompress` writes rows.
@@ -528,6 +533,11 @@ struct DemoArgs {
     /// Timing rounds, at least.
     #[arg(long, default_value_t = 5, value_name = "N")]
     rounds: usize,
+}
+
+/// Threads that `compress` and `decompress` work on when --jobs does not say: one per core.
+fn default_jobs() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 fn run(cli: Cli) -> anyhow::Result<u8> {

@@ -1,9 +1,8 @@
 //! The dictionary store a command works with: the directory (`--store`, `PGDICT_STORE`,
 //! `dicts`) or, with `--pg-store`, the PostgreSQL one.
 
-use std::cell::OnceCell;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use anyhow::Context;
 use pgdict::datum::{Codec, DictionaryLookup, PreparedDictionary};
@@ -210,14 +209,14 @@ impl DictionaryLookup for AnyStore {
 /// matters once a datum names a dictionary.
 pub struct LazyStore<'a> {
     args: &'a StoreArgs,
-    store: OnceCell<Result<AnyStore, String>>,
+    store: OnceLock<Result<AnyStore, String>>,
 }
 
 impl<'a> LazyStore<'a> {
     pub fn new(args: &'a StoreArgs) -> LazyStore<'a> {
         LazyStore {
             args,
-            store: OnceCell::new(),
+            store: OnceLock::new(),
         }
     }
 

@@ -151,6 +151,56 @@ fn compress_writes_the_same_datums_on_any_number_of_threads() {
 }
 
 #[test]
+fn decompress_writes_the_same_rows_on_any_number_of_threads() {
+    let dir = Dir::new();
+    dir.demo_store();
+    // 12,000 rows (three batches of 4096 datums and a short one), as hex lines.
+    let logs = fs::read(corpus("app_logs.txt")).unwrap();
+    let events = fs::read(corpus("events.jsonl")).unwrap();
+    let mut rows = Vec::new();
+    for _ in 0..3 {
+        rows.extend_from_slice(&logs);
+        rows.extend_from_slice(&events);
+    }
+    dir.write("rows.txt", &rows);
+    let hex = dir.run(&["compress", "rows.txt", "--hex"]).ok().stdout;
+    dir.write("rows.hex", &hex);
+    for jobs in ["1", "2", "3", "8"] {
+        let run = dir.run(&["decompress", "rows.hex", "--jobs", jobs]).ok();
+        assert!(run.stdout == rows, "--jobs {jobs}: other rows");
+        let piped = dir
+            .run_with_stdin(&["decompress", "-", "--jobs", jobs], &hex)
+            .ok();
+        assert!(
+            piped.stdout == rows,
+            "--jobs {jobs}, standard input: other rows"
+        );
+    }
+    dir.run(&["decompress", "rows.hex", "--jobs", "0"])
+        .fails(2, &["--jobs"]);
+
+    // Datum 9,000 cut short by a byte: a datum that reads but does not decode ends the output
+    // after the 8,999 rows before it, on any number of threads; so does a line that is not hex.
+    let mut lines: Vec<Vec<u8>> = hex.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect();
+    let good = lines[8999].clone();
+    lines[8999].truncate(good.len() - 2);
+    dir.write("cut.hex", lines.join(&b'\n'));
+    lines[8999] = b"\\xnot hex".to_vec();
+    dir.write("bad.hex", lines.join(&b'\n'));
+    for jobs in ["1", "2"] {
+        let cut = dir
+            .run(&["decompress", "cut.hex", "--jobs", jobs])
+            .fails(1, &["cannot decompress datum 9000 (line 9000 of cut.hex)"]);
+        assert_eq!(cut.stdout().lines().count(), 8999, "--jobs {jobs}");
+        assert!(rows.starts_with(&cut.stdout), "--jobs {jobs}");
+        let bad = dir
+            .run(&["decompress", "bad.hex", "--jobs", jobs])
+            .fails(1, &["bad.hex", "line 9000"]);
+        assert_eq!(bad.stdout().lines().count(), 8999, "--jobs {jobs}");
+    }
+}
+
+#[test]
 fn compress_decompress_round_trip_as_datums_file_and_as_hex() {
     let dir = Dir::new();
     dir.demo_store();
@@ -786,8 +836,9 @@ fn a_closed_pipe_is_success() {
     }
 }
 
-/// `decompress` streams: with the format given, the rows of the first datums come out while
-/// standard input is still open (a reader of the whole input would wait for its end).
+/// `decompress` streams: with the format given, the rows of the datums that have come in come
+/// out while standard input is still open (a reader of the whole input, or of whole batches,
+/// would wait for its end; a writer that did not flush before waiting would keep the last rows).
 #[test]
 fn decompress_streams_its_input() {
     use std::io::Write;
@@ -802,41 +853,52 @@ fn decompress_streams_its_input() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Raw datums of 100 bytes (a 1-byte header, then the row): 3000 rows of 101 bytes a line,
-    // more than the 64 KiB pgdict buffers before writing.
+    // Raw datums of 100 bytes (a 1-byte header, then the row), written in three parts: 3000
+    // (fewer than a batch of datums, more than the 64 KiB pgdict buffers before writing), then
+    // one, then one more. The input stays open until each part's rows have been read.
     let row = [b'r'; 100];
     let mut record = 101u32.to_le_bytes().to_vec();
     record.push((101 << 1) | 1);
     record.extend_from_slice(&row);
-    // The input is written by a thread (pgdict stops reading while its output is not read)
-    // and stays open until the first output has been read.
-    let mut stdin = child.stdin.take().unwrap();
-    let (close, closed) = mpsc::channel::<()>();
-    let writer = std::thread::spawn(move || {
-        stdin.write_all(&record.repeat(3000)).unwrap();
-        stdin.flush().unwrap();
-        closed.recv().ok();
-    });
-    let mut stdout = child.stdout.take().unwrap();
-    let (sender, receiver) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut first = vec![0u8; 65536];
-        let read = stdout.read_exact(&mut first).map(|()| first);
-        sender.send(read.map(|first| (first, stdout))).ok();
-    });
-    let first = receiver.recv_timeout(Duration::from_secs(60));
-    // Only now does the input end.
-    close.send(()).unwrap();
-    writer.join().unwrap();
-    let (first, mut stdout) = first
-        .expect("no output while the input was open: decompress waited for its end")
-        .unwrap();
     let mut line = row.to_vec();
     line.push(b'\n');
-    assert_eq!(first[..101], line[..]);
-    let mut rest = Vec::new();
-    stdout.read_to_end(&mut rest).unwrap();
-    assert_eq!(first.len() + rest.len(), 3000 * 101);
+    // Read on a thread (pgdict stops reading while its output is not read), a line at a time.
+    let mut stdout = child.stdout.take().unwrap();
+    let (sender, lines) = mpsc::channel();
+    std::thread::spawn(move || loop {
+        let mut line = vec![0u8; 101];
+        let read = stdout.read_exact(&mut line).map(|()| line);
+        let end = read.is_err();
+        if sender.send(read).is_err() || end {
+            break;
+        }
+    });
+    let mut stdin = child.stdin.take().unwrap();
+    for count in [3000, 1, 1] {
+        let writer = std::thread::spawn(move || {
+            stdin.write_all(&record.repeat(count)).unwrap();
+            stdin.flush().unwrap();
+            (stdin, record)
+        });
+        for n in 0..count {
+            let read = lines
+                .recv_timeout(Duration::from_secs(60))
+                .unwrap_or_else(|_| {
+                    panic!(
+                        "row {n} of {count} did not come out while the input was open: decompress \
+                     waited for more"
+                    )
+                });
+            assert!(read.unwrap() == line);
+        }
+        (stdin, record) = writer.join().unwrap();
+    }
+    drop(stdin);
+    // The end of the input ends the output, with nothing more.
+    assert!(lines
+        .recv_timeout(Duration::from_secs(60))
+        .unwrap()
+        .is_err());
     let run = Run::from(child.wait_with_output().unwrap());
     assert_eq!(run.status, Some(0), "{}", run.stderr);
 }

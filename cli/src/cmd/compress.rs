@@ -7,14 +7,13 @@
 
 use std::io::Write;
 
-use std::sync::mpsc;
-
-use anyhow::{anyhow, Context};
+use anyhow::Context;
 use pgdict::datum::{Codec, DatumEncoder, PreparedDictionary};
 use pgdict_trainer::progress::{Bars, InputProgress, Phase, Progress};
 use pgdict_trainer::source::{self, datums_file, SourceSpec};
 
 use crate::fail::{user_error, HintExt};
+use crate::in_order::{self, Batch};
 use crate::output::{write_hex_line, Output};
 use crate::row_input::{print_note, row_source};
 use crate::store::AnyStore;
@@ -64,7 +63,7 @@ pub fn run(store_args: &StoreArgs, args: &CompressArgs) -> anyhow::Result<u8> {
     // An error drops `out` unfinished: its file is left as it was (see crate::output).
     let progress = Bars::new(args.quiet || out.is_terminal());
     let dict = dict.as_ref().map(|(_, prepared)| &**prepared);
-    let jobs = args.jobs.map_or_else(default_jobs, usize::from);
+    let jobs = args.jobs.map_or_else(crate::default_jobs, usize::from);
     let counts = compress(rows, codec, dict, hex, &mut out, &progress, jobs)
         .with_context(|| format!("cannot compress the rows of {what}"))?;
     if counts.rows == 0 {
@@ -103,11 +102,6 @@ pub fn run(store_args: &StoreArgs, args: &CompressArgs) -> anyhow::Result<u8> {
     Ok(0)
 }
 
-/// Threads that compress when --jobs does not say: one per core.
-fn default_jobs() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
 /// What the datums became, summed.
 #[derive(Default)]
 struct Counts {
@@ -130,28 +124,18 @@ impl Counts {
     }
 }
 
-/// A batch closes at this many rows, or at [`BATCH_BYTES`] of them.
-const BATCH_ROWS: usize = 4096;
-const BATCH_BYTES: usize = 1 << 20;
-
-/// Rows read together, compressed by one thread.
-struct Batch {
-    /// The 0-based number of its first row, for messages.
-    first_row: u64,
-    rows: Vec<Vec<u8>>,
-    bytes: usize,
-}
-
-/// A batch's output, ready to write.
+/// A batch's output, ready to write: the datums of its rows up to the first that could not be
+/// compressed, and why that one could not.
 struct Compressed {
     bytes: Vec<u8>,
     counts: Counts,
+    error: Option<anyhow::Error>,
 }
 
 /// Compresses `rows` on `jobs` threads, each with its own encoder, in batches: this thread
-/// reads rows and writes the batches back in input order, so the output is the same bytes
-/// whatever `jobs` is. At most two batches a thread are in flight. An error (a row that cannot
-/// be read or compressed) ends the output after the rows before it.
+/// reads rows and writes the batches back in input order ([`crate::in_order`]), so the output
+/// is the same bytes whatever `jobs` is. An error (a row that cannot be read or compressed)
+/// ends the output after the rows before it.
 fn compress(
     mut rows: source::Rows,
     codec: Codec,
@@ -161,41 +145,19 @@ fn compress(
     progress: &dyn Progress,
     jobs: usize,
 ) -> anyhow::Result<Counts> {
-    let jobs = jobs.max(1);
     let mut step = InputProgress::begin(progress, Phase::Compressing, rows.input_len());
     let mut counts = Counts::default();
-    std::thread::scope(|scope| -> anyhow::Result<()> {
-        let mut to_workers = Vec::with_capacity(jobs);
-        let mut in_order = InOrder {
-            from_workers: Vec::with_capacity(jobs),
-            written: 0,
-        };
-        for _ in 0..jobs {
-            let (batches, batch_rx) = mpsc::channel::<Batch>();
-            let (done_tx, done) = mpsc::channel();
-            scope.spawn(move || {
-                let mut encoder = DatumEncoder::new();
-                for batch in batch_rx {
-                    let compressed = compress_batch(&mut encoder, batch, codec, dict, hex);
-                    if done_tx.send(compressed).is_err() {
-                        break;
-                    }
-                }
-            });
-            to_workers.push(batches);
-            in_order.from_workers.push(done);
-        }
-        let mut sent = 0u64;
-        let mut send = |batch: Batch, in_order: &mut InOrder| -> anyhow::Result<()> {
-            if sent - in_order.written >= 2 * jobs as u64 {
-                in_order.write_next(out, &mut counts)?;
-            }
-            to_workers[(sent % jobs as u64) as usize]
-                .send(batch)
-                .map_err(|_| anyhow!("a compressing thread stopped"))?;
-            sent += 1;
-            Ok(())
-        };
+    let mut write = |compressed: Compressed| -> anyhow::Result<()> {
+        out.write_all(&compressed.bytes)
+            .with_context(|| format!("cannot write to {}", out.name()))?;
+        counts.add(&compressed.counts);
+        compressed.error.map_or(Ok(()), Err)
+    };
+    let new_worker = || {
+        let mut encoder = DatumEncoder::new();
+        move |batch| compress_batch(&mut encoder, batch, codec, dict, hex)
+    };
+    in_order::with_workers(jobs, new_worker, |batches| {
         let mut batch = Batch::starting_at(0);
         let read_result = loop {
             let row = match rows.next() {
@@ -203,23 +165,19 @@ fn compress(
                 Some(Err(error)) => break Err(error),
                 Some(Ok(row)) => row,
             };
-            batch.bytes += row.len();
-            batch.rows.push(row);
-            if batch.rows.len() >= BATCH_ROWS || batch.bytes >= BATCH_BYTES {
-                let next = Batch::starting_at(batch.first_row + batch.rows.len() as u64);
-                send(std::mem::replace(&mut batch, next), &mut in_order)?;
+            let len = row.len();
+            batch.push(row, len);
+            if batch.is_full() {
+                batches.send(batch.take(), &mut write)?;
             }
             step.item(|| rows.input_read());
         };
-        if !batch.rows.is_empty() {
-            send(batch, &mut in_order)?;
+        if !batch.is_empty() {
+            batches.send(batch, &mut write)?;
         }
-        while in_order.written < sent {
-            in_order.write_next(out, &mut counts)?;
-        }
+        batches.drain(&mut write)?;
         // After the rows before it are written, as a single thread would have.
-        read_result?;
-        Ok(())
+        Ok(read_result?)
     })?;
     step.end(
         || rows.input_read(),
@@ -228,57 +186,25 @@ fn compress(
     Ok(counts)
 }
 
-/// The workers' outputs, taken in the order their batches were sent (batch `k` went to
-/// worker `k % jobs`, and each worker answers its batches in order).
-struct InOrder {
-    from_workers: Vec<mpsc::Receiver<anyhow::Result<Compressed>>>,
-    written: u64,
-}
-
-impl InOrder {
-    fn write_next(&mut self, out: &mut Output, counts: &mut Counts) -> anyhow::Result<()> {
-        let worker = (self.written % self.from_workers.len() as u64) as usize;
-        let compressed = self.from_workers[worker]
-            .recv()
-            .map_err(|_| anyhow!("a compressing thread stopped"))??;
-        out.write_all(&compressed.bytes)
-            .with_context(|| format!("cannot write to {}", out.name()))?;
-        counts.add(&compressed.counts);
-        self.written += 1;
-        Ok(())
-    }
-}
-
-impl Batch {
-    fn starting_at(first_row: u64) -> Batch {
-        Batch {
-            first_row,
-            rows: Vec::new(),
-            bytes: 0,
-        }
-    }
-}
-
-/// A batch's datums, as datums file records or hex lines.
+/// A batch's datums, as datums file records or hex lines, up to the first row that cannot be
+/// compressed.
 fn compress_batch(
     encoder: &mut DatumEncoder,
-    batch: Batch,
+    batch: Batch<Vec<u8>>,
     codec: Codec,
     dict: Option<&PreparedDictionary>,
     hex: bool,
-) -> anyhow::Result<Compressed> {
-    let mut bytes = Vec::with_capacity(batch.bytes + batch.rows.len() * 4);
+) -> Compressed {
+    let mut bytes = Vec::with_capacity(batch.bytes() + batch.items.len() * 4);
     let mut counts = Counts::default();
     let mut datum = Vec::new();
-    for (row_number, row) in (batch.first_row + 1..).zip(&batch.rows) {
+    let mut compress_row = |row: &[u8], bytes: &mut Vec<u8>| -> anyhow::Result<()> {
         datum.clear();
-        let header = encoder
-            .encode_into(row, codec, dict, &mut datum)
-            .with_context(|| format!("row {row_number}"))?;
+        let header = encoder.encode_into(row, codec, dict, &mut datum)?;
         if hex {
-            write_hex_line(&mut bytes, &datum)?;
+            write_hex_line(bytes, &datum)?;
         } else {
-            datums_file::Writer::new(&mut bytes).write_datum(&datum)?;
+            datums_file::Writer::new(bytes).write_datum(&datum)?;
         }
         counts.rows += 1;
         counts.raw_bytes += row.len() as u64;
@@ -290,6 +216,18 @@ fn compress_batch(
         } else {
             counts.plain += 1;
         }
+        Ok(())
+    };
+    let mut error = None;
+    for (row_number, row) in (batch.first + 1..).zip(&batch.items) {
+        if let Err(e) = compress_row(row, &mut bytes) {
+            error = Some(e.context(format!("row {row_number}")));
+            break;
+        }
     }
-    Ok(Compressed { bytes, counts })
+    Compressed {
+        bytes,
+        counts,
+        error,
+    }
 }

@@ -1,4 +1,8 @@
 //! `pgdict decompress`: datums in, rows out.
+//!
+//! Datums are decoded in batches on `--jobs` threads, as `compress` encodes rows
+//! ([`crate::in_order`]); a batch is handed on early when the input (a pipe) has nothing more
+//! ready, so rows come out as datums come in.
 
 use std::borrow::Cow;
 use std::io::Write;
@@ -11,6 +15,7 @@ use pgdict_trainer::source::{datums_file, Format};
 
 use crate::datum_input::{Datum, Datums};
 use crate::fail::user_error;
+use crate::in_order::{self, Batch};
 use crate::output::Output;
 use crate::store::LazyStore;
 use crate::text::thousands;
@@ -36,32 +41,48 @@ pub fn run(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> 
     )?;
     let bars = Bars::new(out.is_terminal());
     let mut step = InputProgress::begin(&bars, Phase::Decompressing, datums.input_len);
-    let mut decoder = DatumDecoder::new();
-    let mut value = Vec::new();
-    let mut line = Vec::new();
-    while let Some(datum) = datums.next() {
-        let Datum { bytes, position } = datum?;
-        step.item(|| datums.bytes_read());
-        let index = step.items();
-        let at = || format!("datum {index} ({position} of {origin})");
-        let decoded = match args.prefix {
-            Some(k) => decoder.decode_prefix(&bytes, k, &store).map(|v| value = v),
-            None => decoder.decode_into(&bytes, &store, &mut value).map(drop),
-        };
-        decoded.with_context(|| format!("cannot decompress {}", at()))?;
-        line.clear();
-        match out_format {
-            RowOutFormat::Lines => lines_row(&value, &mut line),
-            RowOutFormat::Jsonl => jsonl_row(&value, &mut line),
-            RowOutFormat::Datums => {
-                datums_file::Writer::new(&mut line).write_datum(&value)?;
-                Ok(())
+    let to_rows = ToRows {
+        prefix: args.prefix,
+        out_format,
+        store: &store,
+        origin: &origin,
+    };
+    let new_worker = || {
+        let mut decoder = DatumDecoder::new();
+        move |batch| to_rows.decode_batch(&mut decoder, batch)
+    };
+    let jobs = args.jobs.map_or_else(crate::default_jobs, usize::from);
+    in_order::with_workers(jobs, new_worker, |batches| {
+        let mut batch = Batch::starting_at(0);
+        let read_result = loop {
+            // What has come in goes out before the reader waits for more.
+            if datums.may_wait() {
+                if !batch.is_empty() {
+                    batches.send(batch.take(), &mut |rows| write_rows(&mut out, rows))?;
+                    batches.drain(&mut |rows| write_rows(&mut out, rows))?;
+                }
+                out.flush()
+                    .with_context(|| format!("cannot write to {}", out.name()))?;
             }
+            let datum = match datums.next() {
+                None => break Ok(()),
+                Some(Err(error)) => break Err(error),
+                Some(Ok(datum)) => datum,
+            };
+            step.item(|| datums.bytes_read());
+            let len = datum.bytes.len();
+            batch.push(datum, len);
+            if batch.is_full() {
+                batches.send(batch.take(), &mut |rows| write_rows(&mut out, rows))?;
+            }
+        };
+        if !batch.is_empty() {
+            batches.send(batch, &mut |rows| write_rows(&mut out, rows))?;
         }
-        .with_context(|| format!("cannot write the row of {}", at()))?;
-        out.write_all(&line)
-            .with_context(|| format!("cannot write to {}", out.name()))?;
-    }
+        batches.drain(&mut |rows| write_rows(&mut out, rows))?;
+        // After the rows before it are written, as a single thread would have.
+        read_result
+    })?;
     let decoded = step.items();
     step.end(
         || datums.bytes_read(),
@@ -69,6 +90,74 @@ pub fn run(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> 
     );
     out.finish()?;
     Ok(0)
+}
+
+/// Writes a batch's rows, then returns the error that ended the batch, if one did.
+fn write_rows(out: &mut Output, decoded: Decoded) -> anyhow::Result<()> {
+    out.write_all(&decoded.rows)
+        .with_context(|| format!("cannot write to {}", out.name()))?;
+    decoded.error.map_or(Ok(()), Err)
+}
+
+/// What each datum becomes, and where it came from, for messages.
+#[derive(Clone, Copy)]
+struct ToRows<'a> {
+    prefix: Option<usize>,
+    out_format: RowOutFormat,
+    store: &'a LazyStore<'a>,
+    origin: &'a str,
+}
+
+/// A batch's output, ready to write: the rows of its datums up to the first that could not be
+/// decompressed or written, and why that one could not.
+struct Decoded {
+    rows: Vec<u8>,
+    error: Option<anyhow::Error>,
+}
+
+impl ToRows<'_> {
+    fn decode_batch(&self, decoder: &mut DatumDecoder, batch: Batch<Datum>) -> Decoded {
+        let mut rows = Vec::with_capacity(batch.bytes() * 2);
+        let mut value = Vec::new();
+        let mut error = None;
+        for (index, datum) in (batch.first + 1..).zip(&batch.items) {
+            if let Err(e) = self.decode_datum(decoder, index, datum, &mut value, &mut rows) {
+                error = Some(e);
+                break;
+            }
+        }
+        Decoded { rows, error }
+    }
+
+    /// Appends the row of datum `index` (1-based) to `rows`; `value` is room to decode it in.
+    fn decode_datum(
+        &self,
+        decoder: &mut DatumDecoder,
+        index: u64,
+        datum: &Datum,
+        value: &mut Vec<u8>,
+        rows: &mut Vec<u8>,
+    ) -> anyhow::Result<()> {
+        let at = || format!("datum {index} ({} of {})", datum.position, self.origin);
+        let decoded = match self.prefix {
+            Some(k) => decoder
+                .decode_prefix(&datum.bytes, k, self.store)
+                .map(|prefix| *value = prefix),
+            None => decoder
+                .decode_into(&datum.bytes, self.store, value)
+                .map(drop),
+        };
+        decoded.with_context(|| format!("cannot decompress {}", at()))?;
+        match self.out_format {
+            RowOutFormat::Lines => lines_row(value, rows),
+            RowOutFormat::Jsonl => jsonl_row(value, rows),
+            RowOutFormat::Datums => {
+                datums_file::Writer::new(rows).write_datum(value)?;
+                Ok(())
+            }
+        }
+        .with_context(|| format!("cannot write the row of {}", at()))
+    }
 }
 
 /// A row as a line: refused if it would not read back as itself.

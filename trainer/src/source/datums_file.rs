@@ -106,6 +106,11 @@ impl<R: Read> Reader<R> {
         }
     }
 
+    /// The reader it reads from.
+    pub fn get_ref(&self) -> &R {
+        &self.inner
+    }
+
     /// Byte offset of the next record: of the datums read so far, the bytes they span.
     pub fn offset(&self) -> u64 {
         self.offset
