@@ -5,13 +5,14 @@
 //! the file only when everything is written and flushed to disk ([`Output::finish`]). A command
 //! that fails half way (bad input, a full disk) leaves an existing file as it was and no partial
 //! file behind: dropping an unfinished [`Output`] removes the temporary file. The new file keeps
-//! the old one's permissions, and a symbolic link is followed (the file it names is replaced,
-//! the link stays). Anything else at the path (`/dev/null`, a named pipe) is written in place,
-//! as a shell's `>` would: replacing a device with a file would break it for every program.
+//! the old one's permissions and (where allowed) owner, and a symbolic link is followed (the
+//! file it names is replaced, the link stays). Anything else at the path (`/dev/null`, a named
+//! pipe) is written in place, as a shell's `>` would: replacing a device with a file would break
+//! it for every program.
 
 use std::fs::{self, OpenOptions, Permissions};
 use std::io::{self, BufWriter, IsTerminal, Write};
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{fchown, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -108,6 +109,8 @@ impl Output {
             .tempfile_in(dir)
             .with_context(cannot_create)?;
         if let Some(metadata) = existing {
+            keep_owner(temp.as_file(), &metadata);
+            // After the owner: a change of owner clears the set-user-id and set-group-id bits.
             temp.as_file()
                 .set_permissions(metadata.permissions())
                 .with_context(cannot_create)?;
@@ -159,6 +162,15 @@ impl Write for Output {
 
     fn flush(&mut self) -> io::Result<()> {
         self.inner.flush()
+    }
+}
+
+/// Gives the file that replaces another that file's owner and group, as far as allowed: root
+/// replacing a user's file must not leave it root's. Without the right (not root), the group
+/// alone is tried, then nothing: the new file is then the writer's, no reason to fail.
+fn keep_owner(file: &fs::File, old: &fs::Metadata) {
+    if fchown(file, Some(old.uid()), Some(old.gid())).is_err() {
+        fchown(file, None, Some(old.gid())).ok();
     }
 }
 

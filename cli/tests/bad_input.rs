@@ -297,7 +297,7 @@ fn a_full_disk_loses_nothing() {
 /// permissions; a directory is refused.
 #[test]
 fn an_output_that_is_not_a_regular_file_is_written_in_place() {
-    use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+    use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
     use std::process::Command;
 
     let dir = Dir::new();
@@ -337,6 +337,13 @@ fn an_output_that_is_not_a_regular_file_is_written_in_place() {
             .unwrap()
             .file_type()
             .is_char_device());
+        // Another user's file, replaced by root, stays theirs.
+        dir.write("theirs.hex", "old");
+        std::os::unix::fs::chown(dir.path("theirs.hex"), Some(4242), Some(4243)).unwrap();
+        dir.run(&to("theirs.hex")).ok();
+        let theirs = fs::metadata(dir.path("theirs.hex")).unwrap();
+        assert_eq!((theirs.uid(), theirs.gid()), (4242, 4243));
+        assert_eq!(fs::read(dir.path("theirs.hex")).unwrap(), expected);
     } else {
         assert!(
             std::env::var_os("PGDICT_REQUIRE_ROOT_TESTS").is_none(),
