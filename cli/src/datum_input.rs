@@ -23,8 +23,7 @@ use std::path::Path;
 
 use anyhow::{anyhow, Context};
 use pgdict::datum;
-use pgdict_trainer::source::datums_file;
-use rustix::event::{PollFd, PollFlags, Timespec};
+use pgdict_trainer::source::{self, datums_file};
 
 use crate::fail::{user_error, HintExt};
 use crate::{DatumFormatArg, DatumInput};
@@ -216,22 +215,12 @@ impl Input {
     /// See [`Datums::may_wait`]. A file or memory never waits for long.
     fn may_wait(&self) -> bool {
         match self {
-            Input::Stream(reader) => reader.buffer().is_empty() && !is_ready(reader.get_ref()),
+            Input::Stream(reader) => {
+                reader.buffer().is_empty() && !source::ready_to_read(reader.get_ref())
+            }
             Input::File(_) | Input::Memory(_) => false,
         }
     }
-}
-
-/// Whether a read of `stream` would return at once (bytes, or the end); asked without waiting.
-/// If it cannot be asked, the answer is no: the caller then hands on what it holds, which is
-/// never wrong, only slower.
-fn is_ready(stream: &File) -> bool {
-    let mut poll = [PollFd::new(stream, PollFlags::IN)];
-    let now = Timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    matches!(rustix::event::poll(&mut poll, Some(&now)), Ok(ready) if ready > 0)
 }
 
 impl Read for Input {

@@ -1,11 +1,14 @@
-//! Batches of independent work done on several threads, their results taken back in the order
-//! the batches were made, so that what a command writes does not depend on the number of
-//! threads. `compress` and `decompress` read on the calling thread, send batches of rows or
-//! datums here, and write each batch's result when its turn comes.
+//! Items read on one thread, worked on in batches on several, their results written back in
+//! input order, so that what a command writes does not depend on the number of threads.
+//! `compress` (rows to datums) and `decompress` (datums to rows) each give [`run`] a reader, a
+//! worker and a writer.
 //!
-//! Batch `k` goes to worker `k % jobs`; each worker answers its batches in the order it got
-//! them, so the results are taken back round the workers in the same order. At most two batches
-//! a worker are in flight: the reader waits for the oldest result before it sends more.
+//! A batch closes at 4096 items or 1 MiB of them. Batch `k` goes to worker `k % jobs`; each
+//! worker answers its batches in the order it got them, so the results are taken back round the
+//! workers in the same order. At most two batches a worker are in flight: the reader waits for
+//! the oldest result before it sends more. Before a read that may wait (a pipe with nothing
+//! ready), the batch held is sent, everything in flight written and the output flushed: rows
+//! come out as the input comes in, not when a batch fills.
 
 use std::sync::mpsc;
 
@@ -59,18 +62,84 @@ impl<T> Batch<T> {
     }
 }
 
-/// Batches sent to the workers whose results are not yet taken back.
-pub struct InOrder<B, R> {
+/// What a command reads, an item at a time, on the calling thread.
+pub trait ItemReader {
+    type Item: Send;
+
+    /// The next item and its size in bytes; `None` at the end of the input.
+    fn next_item(&mut self) -> Option<anyhow::Result<(Self::Item, usize)>>;
+
+    /// Whether the next read may wait for input that has not come yet (a pipe). The items held
+    /// are then handed on and their results written and flushed first.
+    fn may_wait(&self) -> bool;
+}
+
+/// Where the batches' results go, in input order.
+pub trait ResultWriter<R> {
+    /// Writes one batch's result. A result that carries an error writes what it holds, then
+    /// returns the error: that ends the work.
+    fn write(&mut self, result: R) -> anyhow::Result<()>;
+
+    fn flush(&mut self) -> anyhow::Result<()>;
+}
+
+/// Reads every item of `reader` into batches, has `jobs` worker threads (at least one) turn
+/// each batch into a result, and writes the results to `writer` in input order. Each worker
+/// makes its own state with `new_worker` (an encoder, a decoder). An error reading ends the
+/// work after the results of every item before it are written, as one thread would have.
+pub fn run<T, R, W>(
+    jobs: usize,
+    new_worker: impl Fn() -> W + Sync,
+    reader: &mut impl ItemReader<Item = T>,
+    writer: &mut impl ResultWriter<R>,
+) -> anyhow::Result<()>
+where
+    T: Send,
+    R: Send,
+    W: FnMut(Batch<T>) -> R,
+{
+    with_workers(jobs, new_worker, |batches| {
+        let mut batch = Batch::starting_at(0);
+        let read_result = loop {
+            // What has come in goes out before the reader waits for more.
+            if reader.may_wait() {
+                if !batch.is_empty() {
+                    batches.send(batch.take(), writer)?;
+                    batches.drain(writer)?;
+                }
+                writer.flush()?;
+            }
+            match reader.next_item() {
+                None => break Ok(()),
+                Some(Err(error)) => break Err(error),
+                Some(Ok((item, len))) => {
+                    batch.push(item, len);
+                    if batch.is_full() {
+                        batches.send(batch.take(), writer)?;
+                    }
+                }
+            }
+        };
+        if !batch.is_empty() {
+            batches.send(batch, writer)?;
+        }
+        batches.drain(writer)?;
+        read_result
+    })
+}
+
+/// Batches sent to the workers whose results are not yet written.
+struct InOrder<B, R> {
     to_workers: Vec<mpsc::Sender<B>>,
     from_workers: Vec<mpsc::Receiver<R>>,
     sent: u64,
     taken: u64,
 }
 
-/// Runs `body` beside `jobs` worker threads (at least one). Each worker makes its own state with
-/// `new_worker` (an encoder, a decoder) and turns each batch `body` sends into a result; `body`
-/// takes the results back in order. The workers end when `body` returns.
-pub fn with_workers<B, R, W, T>(
+/// Runs `body` beside `jobs` worker threads (at least one), each turning the batches `body`
+/// sends into results with the state `new_worker` makes on its thread. The workers end when
+/// `body` returns.
+fn with_workers<B, R, W, T>(
     jobs: usize,
     new_worker: impl Fn() -> W + Sync,
     body: impl FnOnce(&mut InOrder<B, R>) -> anyhow::Result<T>,
@@ -111,15 +180,11 @@ where
 
 impl<B, R> InOrder<B, R> {
     /// Sends `batch` to the next worker in turn. With two batches a worker in flight, it first
-    /// hands the oldest result to `take`, so memory stays bounded however fast the reader is.
-    pub fn send(
-        &mut self,
-        batch: B,
-        take: &mut impl FnMut(R) -> anyhow::Result<()>,
-    ) -> anyhow::Result<()> {
+    /// writes the oldest result, so memory stays bounded however fast the reader is.
+    fn send(&mut self, batch: B, writer: &mut impl ResultWriter<R>) -> anyhow::Result<()> {
         let jobs = self.to_workers.len() as u64;
         if self.sent - self.taken >= 2 * jobs {
-            self.take_next(take)?;
+            self.write_next(writer)?;
         }
         self.to_workers[(self.sent % jobs) as usize]
             .send(batch)
@@ -128,21 +193,21 @@ impl<B, R> InOrder<B, R> {
         Ok(())
     }
 
-    /// Hands every result still in flight to `take`, in order.
-    pub fn drain(&mut self, take: &mut impl FnMut(R) -> anyhow::Result<()>) -> anyhow::Result<()> {
+    /// Writes every result still in flight, in order.
+    fn drain(&mut self, writer: &mut impl ResultWriter<R>) -> anyhow::Result<()> {
         while self.taken < self.sent {
-            self.take_next(take)?;
+            self.write_next(writer)?;
         }
         Ok(())
     }
 
-    fn take_next(&mut self, take: &mut impl FnMut(R) -> anyhow::Result<()>) -> anyhow::Result<()> {
+    fn write_next(&mut self, writer: &mut impl ResultWriter<R>) -> anyhow::Result<()> {
         let worker = (self.taken % self.from_workers.len() as u64) as usize;
         let result = self.from_workers[worker]
             .recv()
             .map_err(|_| anyhow!("a worker thread stopped"))?;
         self.taken += 1;
-        take(result)
+        writer.write(result)
     }
 }
 
@@ -150,63 +215,128 @@ impl<B, R> InOrder<B, R> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn results_come_back_in_the_order_sent_on_any_number_of_workers() {
-        for jobs in [1, 2, 3, 8] {
-            let mut got = Vec::new();
-            with_workers(
-                jobs,
-                || {
-                    // Workers that take longer on some batches than on others.
-                    |n: u64| {
-                        if n.is_multiple_of(5) {
-                            std::thread::sleep(std::time::Duration::from_millis(2));
-                        }
-                        n * 10
-                    }
-                },
-                |batches| {
-                    let mut take = |r: u64| {
-                        got.push(r);
-                        Ok(())
-                    };
-                    for n in 0..100 {
-                        batches.send(n, &mut take)?;
-                        // No more than two batches a worker are ever in flight.
-                        assert!(batches.sent - batches.taken <= 2 * jobs as u64);
-                    }
-                    batches.drain(&mut take)
-                },
-            )
-            .unwrap();
-            assert_eq!(
-                got,
-                (0..100).map(|n| n * 10).collect::<Vec<_>>(),
-                "{jobs} jobs"
-            );
+    /// Numbers 0..count, one byte each; `fail_at` fails that read; `waits` says when the
+    /// next read may wait.
+    struct Numbers {
+        next: u64,
+        count: u64,
+        fail_at: Option<u64>,
+        waits: fn(u64) -> bool,
+    }
+
+    impl ItemReader for Numbers {
+        type Item = u64;
+
+        fn next_item(&mut self) -> Option<anyhow::Result<(u64, usize)>> {
+            let n = self.next;
+            if n == self.count {
+                return None;
+            }
+            self.next += 1;
+            if self.fail_at == Some(n) {
+                return Some(Err(anyhow!("cannot read item {n}")));
+            }
+            Some(Ok((n, 1)))
+        }
+
+        fn may_wait(&self) -> bool {
+            (self.waits)(self.next)
+        }
+    }
+
+    /// Each batch's items times ten; fails on an item of `fail_on`.
+    fn worker(fail_on: Option<u64>) -> impl FnMut(Batch<u64>) -> (Vec<u64>, Option<String>) {
+        move |batch| {
+            let mut out = Vec::new();
+            for &n in &batch.items {
+                if n % 997 == 0 {
+                    // Some batches take longer than others.
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                }
+                if Some(n) == fail_on {
+                    return (out, Some(format!("cannot do item {n}")));
+                }
+                out.push(n * 10);
+            }
+            (out, None)
+        }
+    }
+
+    /// What was written, and each flush as the count written by then.
+    #[derive(Default)]
+    struct Written {
+        items: Vec<u64>,
+        flushes: Vec<usize>,
+    }
+
+    impl ResultWriter<(Vec<u64>, Option<String>)> for Written {
+        fn write(&mut self, (items, error): (Vec<u64>, Option<String>)) -> anyhow::Result<()> {
+            self.items.extend(items);
+            error.map_or(Ok(()), |e| Err(anyhow!(e)))
+        }
+
+        fn flush(&mut self) -> anyhow::Result<()> {
+            self.flushes.push(self.items.len());
+            Ok(())
+        }
+    }
+
+    fn numbers(count: u64) -> Numbers {
+        Numbers {
+            next: 0,
+            count,
+            fail_at: None,
+            waits: |_| false,
         }
     }
 
     #[test]
-    fn an_error_taking_a_result_ends_the_work() {
-        let mut taken = 0;
-        let result = with_workers(
-            2,
-            || |n: u32| n,
-            |batches| {
-                let mut take = |n: u32| {
-                    taken += 1;
-                    anyhow::ensure!(n != 7, "batch {n} failed");
-                    Ok(())
-                };
-                for n in 0..100 {
-                    batches.send(n, &mut take)?;
-                }
-                batches.drain(&mut take)
-            },
-        );
-        assert_eq!(result.unwrap_err().to_string(), "batch 7 failed");
-        assert_eq!(taken, 8);
+    fn results_are_written_in_input_order_on_any_number_of_workers() {
+        let count = 3 * BATCH_ITEMS as u64 + 100;
+        for jobs in [1, 2, 3, 8] {
+            let mut written = Written::default();
+            run(jobs, || worker(None), &mut numbers(count), &mut written).unwrap();
+            let expected: Vec<u64> = (0..count).map(|n| n * 10).collect();
+            assert!(written.items == expected, "{jobs} jobs");
+            assert!(written.flushes.is_empty());
+        }
+    }
+
+    #[test]
+    fn an_error_ends_the_output_after_the_items_before_it() {
+        let count = 3 * BATCH_ITEMS as u64;
+        let at = BATCH_ITEMS as u64 + 5;
+        for jobs in [1, 2] {
+            // A worker's error.
+            let mut written = Written::default();
+            let error = run(jobs, || worker(Some(at)), &mut numbers(count), &mut written);
+            assert_eq!(
+                error.unwrap_err().to_string(),
+                format!("cannot do item {at}")
+            );
+            assert_eq!(written.items.len() as u64, at, "{jobs} jobs");
+            // A read error.
+            let mut written = Written::default();
+            let mut reader = numbers(count);
+            reader.fail_at = Some(at);
+            let error = run(jobs, || worker(None), &mut reader, &mut written);
+            assert_eq!(
+                error.unwrap_err().to_string(),
+                format!("cannot read item {at}")
+            );
+            assert_eq!(written.items.len() as u64, at, "{jobs} jobs");
+        }
+    }
+
+    #[test]
+    fn what_has_come_in_is_written_and_flushed_before_a_read_that_may_wait() {
+        let mut reader = numbers(1000);
+        reader.waits = |next| next % 300 == 0;
+        let mut written = Written::default();
+        run(2, || worker(None), &mut reader, &mut written).unwrap();
+        assert_eq!(written.items.len(), 1000);
+        // Before the first read (nothing held), then after 300, 600 and 900 items.
+        assert_eq!(written.flushes, [0, 300, 600, 900]);
     }
 
     #[test]

@@ -836,38 +836,55 @@ fn a_closed_pipe_is_success() {
     }
 }
 
-/// `decompress` streams: with the format given, the rows of the datums that have come in come
-/// out while standard input is still open (a reader of the whole input, or of whole batches,
-/// would wait for its end; a writer that did not flush before waiting would keep the last rows).
+/// `decompress` and `compress` stream: what has come in on standard input comes out while it
+/// stays open.
 #[test]
-fn decompress_streams_its_input() {
-    use std::io::Write;
-    use std::sync::mpsc;
-    use std::time::Duration;
-
+fn decompress_and_compress_stream_their_input() {
     let dir = Dir::new();
-    let mut child = dir
-        .command(&["decompress", "--format", "datums", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Raw datums of 100 bytes (a 1-byte header, then the row), written in three parts: 3000
-    // (fewer than a batch of datums, more than the 64 KiB pgdict buffers before writing), then
-    // one, then one more. The input stays open until each part's rows have been read.
+    // A raw datum of 100 bytes (a 1-byte header, then the row) in a datums file record.
     let row = [b'r'; 100];
     let mut record = 101u32.to_le_bytes().to_vec();
     record.push((101 << 1) | 1);
     record.extend_from_slice(&row);
     let mut line = row.to_vec();
     line.push(b'\n');
-    // Read on a thread (pgdict stops reading while its output is not read), a line at a time.
+    assert_streams(
+        &dir,
+        &["decompress", "--format", "datums", "-"],
+        &record,
+        &line,
+    );
+    // A row too short for pglz, so each hex line is the same.
+    let row = b"a short row\n";
+    let args = ["compress", "-", "--hex", "--dict", "none", "-q"];
+    let hex = dir.run_with_stdin(&args, row).ok().stdout;
+    assert_eq!(hex.len(), 3 + 2 * 12);
+    assert_streams(&dir, &args, row, &hex);
+}
+
+/// Runs pgdict with `args`, writing its standard input in three parts (3000 copies of
+/// `unit_in`, then one, then one more), each only after every `unit_out` of the part before has
+/// come out, and keeping it open meanwhile. A command that waited for the end of its input, for
+/// a whole batch, or that did not flush its output before waiting for more input, fails this.
+fn assert_streams(dir: &Dir, args: &[&str], unit_in: &[u8], unit_out: &[u8]) {
+    use std::io::Write;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    let mut child = dir
+        .command(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read on a thread (pgdict stops reading while its output is not read), a unit at a time.
     let mut stdout = child.stdout.take().unwrap();
-    let (sender, lines) = mpsc::channel();
+    let (sender, units) = mpsc::channel();
+    let len = unit_out.len();
     std::thread::spawn(move || loop {
-        let mut line = vec![0u8; 101];
-        let read = stdout.read_exact(&mut line).map(|()| line);
+        let mut unit = vec![0u8; len];
+        let read = stdout.read_exact(&mut unit).map(|()| unit);
         let end = read.is_err();
         if sender.send(read).is_err() || end {
             break;
@@ -875,30 +892,25 @@ fn decompress_streams_its_input() {
     });
     let mut stdin = child.stdin.take().unwrap();
     for count in [3000, 1, 1] {
+        let part = unit_in.repeat(count);
         let writer = std::thread::spawn(move || {
-            stdin.write_all(&record.repeat(count)).unwrap();
+            stdin.write_all(&part).unwrap();
             stdin.flush().unwrap();
-            (stdin, record)
+            stdin
         });
         for n in 0..count {
-            let read = lines
-                .recv_timeout(Duration::from_secs(60))
-                .unwrap_or_else(|_| {
-                    panic!(
-                        "row {n} of {count} did not come out while the input was open: decompress \
-                     waited for more"
-                    )
-                });
-            assert!(read.unwrap() == line);
+            let unit = units.recv_timeout(Duration::from_secs(60));
+            let unit = unit.unwrap_or_else(|_| {
+                panic!("{args:?}: output {n} of {count} did not come while the input was open")
+            });
+            assert!(unit.unwrap() == unit_out, "{args:?}");
         }
-        (stdin, record) = writer.join().unwrap();
+        stdin = writer.join().unwrap();
     }
     drop(stdin);
     // The end of the input ends the output, with nothing more.
-    assert!(lines
-        .recv_timeout(Duration::from_secs(60))
-        .unwrap()
-        .is_err());
+    let end = units.recv_timeout(Duration::from_secs(60)).unwrap();
+    assert!(end.is_err(), "{args:?}");
     let run = Run::from(child.wait_with_output().unwrap());
     assert_eq!(run.status, Some(0), "{}", run.stderr);
 }

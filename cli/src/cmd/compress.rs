@@ -13,7 +13,7 @@ use pgdict_trainer::progress::{Bars, InputProgress, Phase, Progress};
 use pgdict_trainer::source::{self, datums_file, SourceSpec};
 
 use crate::fail::{user_error, HintExt};
-use crate::in_order::{self, Batch};
+use crate::in_order::{self, Batch, ItemReader, ResultWriter};
 use crate::output::{write_hex_line, Output};
 use crate::row_input::{print_note, row_source};
 use crate::store::AnyStore;
@@ -137,7 +137,7 @@ struct Compressed {
 /// is the same bytes whatever `jobs` is. An error (a row that cannot be read or compressed)
 /// ends the output after the rows before it.
 fn compress(
-    mut rows: source::Rows,
+    rows: source::Rows,
     codec: Codec,
     dict: Option<&PreparedDictionary>,
     hex: bool,
@@ -145,45 +145,69 @@ fn compress(
     progress: &dyn Progress,
     jobs: usize,
 ) -> anyhow::Result<Counts> {
-    let mut step = InputProgress::begin(progress, Phase::Compressing, rows.input_len());
-    let mut counts = Counts::default();
-    let mut write = |compressed: Compressed| -> anyhow::Result<()> {
-        out.write_all(&compressed.bytes)
-            .with_context(|| format!("cannot write to {}", out.name()))?;
-        counts.add(&compressed.counts);
-        compressed.error.map_or(Ok(()), Err)
+    let step = InputProgress::begin(progress, Phase::Compressing, rows.input_len());
+    let mut reader = RowReader { rows, step };
+    let mut writer = DatumWriter {
+        out,
+        counts: Counts::default(),
     };
     let new_worker = || {
         let mut encoder = DatumEncoder::new();
         move |batch| compress_batch(&mut encoder, batch, codec, dict, hex)
     };
-    in_order::with_workers(jobs, new_worker, |batches| {
-        let mut batch = Batch::starting_at(0);
-        let read_result = loop {
-            let row = match rows.next() {
-                None => break Ok(()),
-                Some(Err(error)) => break Err(error),
-                Some(Ok(row)) => row,
-            };
-            let len = row.len();
-            batch.push(row, len);
-            if batch.is_full() {
-                batches.send(batch.take(), &mut write)?;
-            }
-            step.item(|| rows.input_read());
-        };
-        if !batch.is_empty() {
-            batches.send(batch, &mut write)?;
-        }
-        batches.drain(&mut write)?;
-        // After the rows before it are written, as a single thread would have.
-        Ok(read_result?)
-    })?;
+    in_order::run(jobs, new_worker, &mut reader, &mut writer)?;
+    let RowReader { rows, step } = reader;
+    let counts = writer.counts;
     step.end(
         || rows.input_read(),
         &format!("{} rows", thousands(counts.rows)),
     );
     Ok(counts)
+}
+
+/// The rows, read a row at a time, with progress.
+struct RowReader<'a> {
+    rows: source::Rows,
+    step: InputProgress<'a>,
+}
+
+impl ItemReader for RowReader<'_> {
+    type Item = Vec<u8>;
+
+    fn next_item(&mut self) -> Option<anyhow::Result<(Vec<u8>, usize)>> {
+        let row = self.rows.next()?;
+        self.step.item(|| self.rows.input_read());
+        Some(row.map_err(Into::into).map(|row| {
+            let len = row.len();
+            (row, len)
+        }))
+    }
+
+    fn may_wait(&self) -> bool {
+        self.rows.may_wait()
+    }
+}
+
+/// Writes each batch's datums and adds up what they became.
+struct DatumWriter<'a> {
+    out: &'a mut Output,
+    counts: Counts,
+}
+
+impl ResultWriter<Compressed> for DatumWriter<'_> {
+    fn write(&mut self, compressed: Compressed) -> anyhow::Result<()> {
+        self.out
+            .write_all(&compressed.bytes)
+            .with_context(|| format!("cannot write to {}", self.out.name()))?;
+        self.counts.add(&compressed.counts);
+        compressed.error.map_or(Ok(()), Err)
+    }
+
+    fn flush(&mut self) -> anyhow::Result<()> {
+        self.out
+            .flush()
+            .with_context(|| format!("cannot write to {}", self.out.name()))
+    }
 }
 
 /// A batch's datums, as datums file records or hex lines, up to the first row that cannot be

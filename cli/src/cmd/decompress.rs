@@ -15,14 +15,14 @@ use pgdict_trainer::source::{datums_file, Format};
 
 use crate::datum_input::{Datum, Datums};
 use crate::fail::user_error;
-use crate::in_order::{self, Batch};
+use crate::in_order::{self, Batch, ItemReader, ResultWriter};
 use crate::output::Output;
 use crate::store::LazyStore;
 use crate::text::thousands;
 use crate::{DecompressArgs, RowOutFormat, StoreArgs};
 
 pub fn run(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> {
-    let mut datums = Datums::open(&args.datums)?;
+    let datums = Datums::open(&args.datums)?;
     let origin = datums.origin.clone();
     let store = LazyStore::new(store_args);
     let out_format = args.out_format.unwrap_or_else(|| match &args.output {
@@ -40,7 +40,7 @@ pub fn run(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> 
         "write text with --out-format lines or jsonl",
     )?;
     let bars = Bars::new(out.is_terminal());
-    let mut step = InputProgress::begin(&bars, Phase::Decompressing, datums.input_len);
+    let step = InputProgress::begin(&bars, Phase::Decompressing, datums.input_len);
     let to_rows = ToRows {
         prefix: args.prefix,
         out_format,
@@ -52,37 +52,14 @@ pub fn run(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> 
         move |batch| to_rows.decode_batch(&mut decoder, batch)
     };
     let jobs = args.jobs.map_or_else(crate::default_jobs, usize::from);
-    in_order::with_workers(jobs, new_worker, |batches| {
-        let mut batch = Batch::starting_at(0);
-        let read_result = loop {
-            // What has come in goes out before the reader waits for more.
-            if datums.may_wait() {
-                if !batch.is_empty() {
-                    batches.send(batch.take(), &mut |rows| write_rows(&mut out, rows))?;
-                    batches.drain(&mut |rows| write_rows(&mut out, rows))?;
-                }
-                out.flush()
-                    .with_context(|| format!("cannot write to {}", out.name()))?;
-            }
-            let datum = match datums.next() {
-                None => break Ok(()),
-                Some(Err(error)) => break Err(error),
-                Some(Ok(datum)) => datum,
-            };
-            step.item(|| datums.bytes_read());
-            let len = datum.bytes.len();
-            batch.push(datum, len);
-            if batch.is_full() {
-                batches.send(batch.take(), &mut |rows| write_rows(&mut out, rows))?;
-            }
-        };
-        if !batch.is_empty() {
-            batches.send(batch, &mut |rows| write_rows(&mut out, rows))?;
-        }
-        batches.drain(&mut |rows| write_rows(&mut out, rows))?;
-        // After the rows before it are written, as a single thread would have.
-        read_result
-    })?;
+    let mut reader = DatumReader { datums, step };
+    in_order::run(
+        jobs,
+        new_worker,
+        &mut reader,
+        &mut RowWriter { out: &mut out },
+    )?;
+    let DatumReader { datums, step } = reader;
     let decoded = step.items();
     step.end(
         || datums.bytes_read(),
@@ -92,11 +69,48 @@ pub fn run(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> 
     Ok(0)
 }
 
-/// Writes a batch's rows, then returns the error that ended the batch, if one did.
-fn write_rows(out: &mut Output, decoded: Decoded) -> anyhow::Result<()> {
-    out.write_all(&decoded.rows)
-        .with_context(|| format!("cannot write to {}", out.name()))?;
-    decoded.error.map_or(Ok(()), Err)
+/// The datums, read a datum at a time, with progress.
+struct DatumReader<'a> {
+    datums: Datums,
+    step: InputProgress<'a>,
+}
+
+impl ItemReader for DatumReader<'_> {
+    type Item = Datum;
+
+    fn next_item(&mut self) -> Option<anyhow::Result<(Datum, usize)>> {
+        let datum = self.datums.next()?;
+        self.step.item(|| self.datums.bytes_read());
+        Some(datum.map(|datum| {
+            let len = datum.bytes.len();
+            (datum, len)
+        }))
+    }
+
+    fn may_wait(&self) -> bool {
+        self.datums.may_wait()
+    }
+}
+
+/// Writes each batch's rows.
+struct RowWriter<'a> {
+    out: &'a mut Output,
+}
+
+impl ResultWriter<Decoded> for RowWriter<'_> {
+    /// Writes a batch's rows, then returns the error that ended the batch, if one did.
+    fn write(&mut self, decoded: Decoded) -> anyhow::Result<()> {
+        self.out
+            .write_all(&decoded.rows)
+            .with_context(|| format!("cannot write to {}", self.out.name()))?;
+        decoded.error.map_or(Ok(()), Err)
+    }
+
+    fn flush(&mut self) -> anyhow::Result<()> {
+        self.out
+            .flush()
+            .with_context(|| format!("cannot write to {}", self.out.name()))
+    }
 }
 
 /// What each datum becomes, and where it came from, for messages.

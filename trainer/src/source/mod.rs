@@ -34,13 +34,17 @@
 
 pub mod datums_file;
 
+use std::cell::Cell;
 use std::fs::{self, File};
 use std::io::{self, BufRead, BufReader, Read};
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use pgdict::rows::{self, RowFormat, RowsError};
+use rustix::event::{PollFd, PollFlags, Timespec};
 
 pub use datums_file::DatumsFileError;
 
@@ -296,6 +300,15 @@ pub struct Rows {
     read: Arc<AtomicU64>,
     len: Option<u64>,
     note: Option<String>,
+    /// For a stream: what tells whether its next read may wait.
+    stream: Option<StreamWatch>,
+}
+
+/// A stream's buffer state ([`Watched`]) and a second handle to it, to ask whether bytes are
+/// ready.
+struct StreamWatch {
+    drained: Rc<Cell<bool>>,
+    handle: File,
 }
 
 impl std::fmt::Debug for Rows {
@@ -319,6 +332,7 @@ impl Rows {
             read: Arc::default(),
             len: None,
             note: None,
+            stream: None,
         }
     }
 
@@ -338,6 +352,62 @@ impl Rows {
     /// PostgreSQL).
     pub fn input_read(&self) -> u64 {
         self.read.load(Ordering::Relaxed)
+    }
+
+    /// Whether reading the next row may wait for input that has not come: standard input or a
+    /// named pipe with nothing buffered and nothing ready to read. A caller holding rows back
+    /// (to compress them in batches) hands them on first, so that rows come out as they come
+    /// in. A file, a directory or a PostgreSQL cursor never waits for long: false.
+    pub fn may_wait(&self) -> bool {
+        self.stream
+            .as_ref()
+            .is_some_and(|stream| stream.drained.get() && !ready_to_read(&stream.handle))
+    }
+}
+
+/// Whether a read of `input` would return at once (bytes, or the end of the input), asked
+/// without waiting (`poll` with a zero timeout). If it cannot be asked, the answer is no: a
+/// caller then hands on what it holds, which is never wrong, only slower.
+pub fn ready_to_read(input: impl AsFd) -> bool {
+    let mut poll = [PollFd::new(&input, PollFlags::IN)];
+    let now = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    matches!(rustix::event::poll(&mut poll, Some(&now)), Ok(ready) if ready > 0)
+}
+
+/// A buffered reader that keeps a flag saying whether its buffer is empty, for [`Rows`] to
+/// see while the row reader owns it.
+struct Watched<R> {
+    inner: BufReader<R>,
+    drained: Rc<Cell<bool>>,
+}
+
+impl<R: Read> Watched<R> {
+    fn note(&self) {
+        self.drained.set(self.inner.buffer().is_empty());
+    }
+}
+
+impl<R: Read> Read for Watched<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let read = self.inner.read(buf);
+        self.note();
+        read
+    }
+}
+
+impl<R: Read> BufRead for Watched<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        let buffered = self.inner.fill_buf()?;
+        self.drained.set(buffered.is_empty());
+        Ok(buffered)
+    }
+
+    fn consume(&mut self, amount: usize) {
+        self.inner.consume(amount);
+        self.note();
     }
 }
 
@@ -363,43 +433,73 @@ pub fn open(spec: &SourceSpec) -> Result<Rows, SourceError> {
                 source,
             };
             let file = File::open(path).map_err(io_err)?;
-            let len = file.metadata().map_err(io_err)?.len();
+            let metadata = file.metadata().map_err(io_err)?;
+            if !metadata.is_file() {
+                // A named pipe or a device: read as standard input is.
+                return stream_rows(file, format, origin);
+            }
+            let len = metadata.len();
             let read = Arc::new(AtomicU64::new(0));
             let reader = Counting {
                 inner: file,
                 read: read.clone(),
             };
-            let iter = from_reader(reader, format, origin)?;
+            let buffered = BufReader::with_capacity(READ_BUFFER, reader);
             Ok(Rows {
-                iter,
+                iter: from_buffered(buffered, format, origin)?,
                 read,
                 len: Some(len),
                 note: None,
+                stream: None,
             })
         }
         SourceSpec::Stdin(format) => {
-            let iter = from_reader(io::stdin().lock(), format, "standard input".into())?;
-            Ok(Rows {
-                iter,
-                read: Arc::default(),
-                len: None,
-                note: None,
-            })
+            let origin = "standard input".to_string();
+            // A file of its own (a second descriptor), not `Stdin` and its buffer:
+            // `Rows::may_wait` must see every byte read and not yet taken.
+            match io::stdin().as_fd().try_clone_to_owned() {
+                Ok(stdin) => stream_rows(File::from(stdin), format, origin),
+                Err(source) => Err(SourceError::Io { origin, source }),
+            }
         }
         SourceSpec::Dir(path) => open_dir(path),
         SourceSpec::Postgres(pg) => pg::open(pg),
     }
 }
 
+/// The rows of a stream (standard input, a named pipe), whose reads may wait for input that
+/// has not come: [`Rows::may_wait`] tells when.
+fn stream_rows(stream: File, format: &Format, origin: String) -> Result<Rows, SourceError> {
+    let watch = |source| SourceError::Io {
+        origin: origin.clone(),
+        source,
+    };
+    let handle = stream.try_clone().map_err(watch)?;
+    let drained = Rc::new(Cell::new(true));
+    let watched = Watched {
+        inner: BufReader::with_capacity(READ_BUFFER, stream),
+        drained: drained.clone(),
+    };
+    Ok(Rows {
+        iter: from_buffered(watched, format, origin)?,
+        read: Arc::default(),
+        len: None,
+        note: None,
+        stream: Some(StreamWatch { drained, handle }),
+    })
+}
+
 type RowIter = Box<dyn Iterator<Item = Result<Vec<u8>, SourceError>>>;
 
-/// The datums of `reader`, in `format`; `origin` names it in errors.
-fn from_reader<R: Read + 'static>(
-    reader: R,
+/// Bytes read from a file or standard input at a time.
+const READ_BUFFER: usize = 1 << 16;
+
+/// The datums of `buffered`, in `format`; `origin` names it in errors.
+fn from_buffered<R: BufRead + 'static>(
+    buffered: R,
     format: &Format,
     origin: String,
 ) -> Result<RowIter, SourceError> {
-    let buffered = BufReader::with_capacity(1 << 16, reader);
     Ok(match format {
         Format::Lines => Box::new(LineRows::new(buffered, origin, RowFormat::Lines)),
         Format::JsonLines => Box::new(LineRows::new(buffered, origin, RowFormat::JsonLines)),
@@ -661,6 +761,7 @@ fn open_dir(path: &Path) -> Result<Rows, SourceError> {
         read,
         len: Some(len),
         note: None,
+        stream: None,
     })
 }
 
@@ -861,6 +962,7 @@ mod pg {
             read: Default::default(),
             len: None,
             note,
+            stream: None,
         })
     }
 
@@ -1090,6 +1192,48 @@ mod tests {
                 .starts_with("cannot read /nonexistent/rows.txt: "),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_named_pipe_is_a_stream_that_says_when_a_read_would_wait() {
+        use std::io::Write;
+        use std::sync::mpsc;
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pipe");
+        let made = std::process::Command::new("mkfifo").arg(&path).status();
+        assert!(made.unwrap().success());
+        // The writer writes a part each time it is told to, then closes the pipe.
+        let (tell, told) = mpsc::channel::<&str>();
+        let (done, wrote) = mpsc::channel();
+        let writer_path = path.clone();
+        let writer = std::thread::spawn(move || {
+            let mut pipe = File::options().write(true).open(writer_path).unwrap();
+            for part in told {
+                pipe.write_all(part.as_bytes()).unwrap();
+                done.send(()).unwrap();
+            }
+        });
+        tell.send("a\nb\n").unwrap();
+        let spec = SourceSpec::File {
+            path,
+            format: Format::Lines,
+        };
+        let mut rows = open(&spec).unwrap();
+        wrote.recv().unwrap();
+        assert_eq!(rows.input_len(), None);
+        assert_eq!(rows.next().unwrap().unwrap(), b"a");
+        assert!(!rows.may_wait(), "b is buffered");
+        assert_eq!(rows.next().unwrap().unwrap(), b"b");
+        assert!(rows.may_wait(), "nothing buffered, nothing written");
+        tell.send("c\n").unwrap();
+        wrote.recv().unwrap();
+        assert!(!rows.may_wait(), "c is ready");
+        assert_eq!(rows.next().unwrap().unwrap(), b"c");
+        drop(tell);
+        writer.join().unwrap();
+        assert!(!rows.may_wait(), "the end is ready");
+        assert!(rows.next().is_none());
     }
 
     #[test]
