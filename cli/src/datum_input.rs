@@ -485,9 +485,9 @@ struct HexLines<R> {
     line_number: usize,
     /// Byte offset of the end of the last line read.
     offset: u64,
-    /// The line after the current one, read ahead: a header line is known by the rule under it.
-    next_line: Option<String>,
-    started: bool,
+    /// The line after the current one and its number, read ahead to tell a header line by the
+    /// rule under it (only for a line that holds no datum: a datum line is not held back).
+    next_line: Option<(usize, String)>,
     /// Datums of the current line not yet returned.
     queue: VecDeque<Datum>,
 }
@@ -500,13 +500,12 @@ impl<R: BufRead> HexLines<R> {
             line_number: 0,
             offset: 0,
             next_line: None,
-            started: false,
             queue: VecDeque::new(),
         }
     }
 
-    /// The next line, trimmed, or `None` at the end of the input.
-    fn read_line(&mut self) -> anyhow::Result<Option<String>> {
+    /// The next line, trimmed, and its number, or `None` at the end of the input.
+    fn read_line(&mut self) -> anyhow::Result<Option<(usize, String)>> {
         let mut line = Vec::new();
         // A longer line is refused, not buffered whole: no datum makes one.
         let read = (&mut self.input)
@@ -532,31 +531,38 @@ impl<R: BufRead> HexLines<R> {
             let at = start + e.utf8_error().valid_up_to() as u64;
             anyhow!("not text: invalid UTF-8 at byte {at}")
         })?;
-        Ok(Some(text.trim().to_string()))
+        Ok(Some((self.line_number, text.trim().to_string())))
     }
 
     fn next_datum(&mut self) -> anyhow::Result<Option<Datum>> {
-        if !self.started {
-            self.started = true;
-            self.next_line = self.read_line()?;
-        }
         loop {
             if let Some(datum) = self.queue.pop_front() {
                 return Ok(Some(datum));
             }
-            let Some(line) = self.next_line.take() else {
+            let next = match self.next_line.take() {
+                Some(line) => Some(line),
+                None => self.read_line()?,
+            };
+            let Some((number, line)) = next else {
                 return Ok(None);
             };
-            let number = self.line_number;
-            self.next_line = self.read_line()?;
-            let header = self.next_line.as_deref().is_some_and(is_rule);
             if line.is_empty()
-                || header
                 || is_rule(&line)
                 || is_row_count(&line)
                 || line.starts_with("-[ RECORD")
             {
                 continue;
+            }
+            if !holds_datums(&line) {
+                // A header line if a rule is under it; otherwise `parse_line` says what is wrong.
+                self.next_line = self.read_line()?;
+                if self
+                    .next_line
+                    .as_ref()
+                    .is_some_and(|(_, next)| is_rule(next))
+                {
+                    continue;
+                }
             }
             self.parse_line(&line, number)
                 .map_err(|e| anyhow!("line {number}: {e}"))?;
@@ -565,17 +571,20 @@ impl<R: BufRead> HexLines<R> {
 
     /// Queues the datums of one line (`number`), its fields split at `|`.
     fn parse_line(&mut self, line: &str, number: usize) -> anyhow::Result<()> {
+        if !holds_datums(line) {
+            anyhow::bail!(
+                "not a hex datum (no field starts with \\x): {}",
+                shorten(line, 60)
+            );
+        }
         let position = || Position::Line(number);
-        let mut found = false;
         for field in line.split('|').map(str::trim) {
             if field.starts_with("\\x") {
-                found = true;
                 self.queue.push_back(Datum {
                     bytes: hex_literal(field)?,
                     position: position(),
                 });
             } else if field.starts_with('{') {
-                found = true;
                 for bytes in bytea_array(field)? {
                     self.queue.push_back(Datum {
                         bytes,
@@ -584,14 +593,15 @@ impl<R: BufRead> HexLines<R> {
                 }
             }
         }
-        if !found {
-            anyhow::bail!(
-                "not a hex datum (no field starts with \\x): {}",
-                shorten(line, 60)
-            );
-        }
         Ok(())
     }
+}
+
+/// Whether a line has a field that is a datum (`\x...`) or a bytea array (`{...}`).
+fn holds_datums(line: &str) -> bool {
+    line.split('|')
+        .map(str::trim)
+        .any(|field| field.starts_with("\\x") || field.starts_with('{'))
 }
 
 /// psql's rule under a header line: `----+-----`.

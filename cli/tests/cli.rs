@@ -854,6 +854,10 @@ fn decompress_and_compress_stream_their_input() {
         &record,
         &line,
     );
+    // The same datum as a hex line: a line is not held back until the next comes.
+    let hex_line = format!("\\x{:02x}{}\n", (101 << 1) | 1, "72".repeat(100));
+    let args = ["decompress", "--format", "hex", "-"];
+    assert_streams(&dir, &args, hex_line.as_bytes(), &line);
     // A row too short for pglz, so each hex line is the same.
     let row = b"a short row\n";
     let args = ["compress", "-", "--hex", "--dict", "none", "-q"];
