@@ -425,14 +425,20 @@ impl<R: Read> Varlenas<R> {
     }
 
     fn next_datum(&mut self) -> anyhow::Result<Option<Datum>> {
-        // Enough bytes for any header (fewer only at the end of the input).
-        let have = self.pending.len();
-        if have < datum::MAX_HEADER_LEN {
-            let wanted = (datum::MAX_HEADER_LEN - have) as u64;
-            (&mut self.input)
-                .take(wanted)
-                .read_to_end(&mut self.pending)
+        // Bytes until the header reads (at most the longest header; fewer at the end of the
+        // input). No more: a byte past this datum may not have come yet, and waiting for it
+        // would hold this datum back.
+        let mut chunk = [0u8; datum::MAX_HEADER_LEN];
+        while self.pending.len() < datum::MAX_HEADER_LEN
+            && (self.pending.is_empty() || datum::read_header(&self.pending).is_err())
+        {
+            let wanted = datum::MAX_HEADER_LEN - self.pending.len();
+            let read = read_some(&mut self.input, &mut chunk[..wanted])
                 .with_context(|| format!("cannot read the varlena at byte {}", self.offset))?;
+            if read == 0 {
+                break;
+            }
+            self.pending.extend_from_slice(&chunk[..read]);
         }
         if self.pending.is_empty() {
             return Ok(None);
@@ -466,6 +472,16 @@ impl<R: Read> Varlenas<R> {
             bytes,
             position: Position::Byte(offset),
         }))
+    }
+}
+
+/// One `read` of `input`, tried again if a signal interrupted it.
+fn read_some(input: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    loop {
+        match input.read(buf) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            result => return result,
+        }
     }
 }
 

@@ -858,6 +858,10 @@ fn decompress_and_compress_stream_their_input() {
     let hex_line = format!("\\x{:02x}{}\n", (101 << 1) | 1, "72".repeat(100));
     let args = ["decompress", "--format", "hex", "-"];
     assert_streams(&dir, &args, hex_line.as_bytes(), &line);
+    // Varlenas back to back, shorter than the longest header (14 bytes): a datum is not held
+    // back until bytes of the next come.
+    let args = ["decompress", "--format", "varlena", "-"];
+    assert_streams(&dir, &args, b"\x09abc", b"abc\n");
     // A row too short for pglz, so each hex line is the same.
     let row = b"a short row\n";
     let args = ["compress", "-", "--hex", "--dict", "none", "-q"];
