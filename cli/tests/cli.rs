@@ -95,13 +95,9 @@ fn demo_trains_stores_and_compares_on_a_fresh_store() {
     assert!(String::from_utf8_lossy(&listed.stdout).contains("app_logs.txt"));
 }
 
-/// Batches of rows are compressed on several threads and written back in input order: the
-/// same bytes for any number of threads, and an error names its row after the rows before it.
-#[test]
-fn compress_writes_the_same_datums_on_any_number_of_threads() {
-    let dir = Dir::new();
-    dir.demo_store();
-    // 12,000 rows: three batches of 4096 rows and a short one.
+/// Writes `rows.txt`: 12,000 rows (three batches of 4096 and a short one), the corpus's app
+/// logs and events three times over; returns its bytes.
+fn write_12000_rows(dir: &Dir) -> Vec<u8> {
     let logs = fs::read(corpus("app_logs.txt")).unwrap();
     let events = fs::read(corpus("events.jsonl")).unwrap();
     let mut rows = Vec::new();
@@ -110,6 +106,16 @@ fn compress_writes_the_same_datums_on_any_number_of_threads() {
         rows.extend_from_slice(&events);
     }
     dir.write("rows.txt", &rows);
+    rows
+}
+
+/// Batches of rows are compressed on several threads and written back in input order: the
+/// same bytes for any number of threads, and an error names its row after the rows before it.
+#[test]
+fn compress_writes_the_same_datums_on_any_number_of_threads() {
+    let dir = Dir::new();
+    dir.demo_store();
+    let rows = write_12000_rows(&dir);
     let one = dir
         .run(&["compress", "rows.txt", "--jobs", "1", "-o", "one.datums"])
         .ok();
@@ -131,6 +137,7 @@ fn compress_writes_the_same_datums_on_any_number_of_threads() {
 
     // A row that cannot be read (invalid JSON at row 9,000) ends the output after the 8,999
     // rows before it, on any number of threads.
+    let events = fs::read(corpus("events.jsonl")).unwrap();
     let mut lines: Vec<&[u8]> = events
         .split(|&b| b == b'\n')
         .filter(|l| !l.is_empty())
@@ -154,15 +161,7 @@ fn compress_writes_the_same_datums_on_any_number_of_threads() {
 fn decompress_writes_the_same_rows_on_any_number_of_threads() {
     let dir = Dir::new();
     dir.demo_store();
-    // 12,000 rows (three batches of 4096 datums and a short one), as hex lines.
-    let logs = fs::read(corpus("app_logs.txt")).unwrap();
-    let events = fs::read(corpus("events.jsonl")).unwrap();
-    let mut rows = Vec::new();
-    for _ in 0..3 {
-        rows.extend_from_slice(&logs);
-        rows.extend_from_slice(&events);
-    }
-    dir.write("rows.txt", &rows);
+    let rows = write_12000_rows(&dir);
     let hex = dir.run(&["compress", "rows.txt", "--hex"]).ok().stdout;
     dir.write("rows.hex", &hex);
     for jobs in ["1", "2", "3", "8"] {
