@@ -470,11 +470,11 @@ pub fn open(spec: &SourceSpec) -> Result<Rows, SourceError> {
 /// The rows of a stream (standard input, a named pipe), whose reads may wait for input that
 /// has not come: [`Rows::may_wait`] tells when.
 fn stream_rows(stream: File, format: &Format, origin: String) -> Result<Rows, SourceError> {
-    let watch = |source| SourceError::Io {
+    let io_err = |source| SourceError::Io {
         origin: origin.clone(),
         source,
     };
-    let handle = stream.try_clone().map_err(watch)?;
+    let handle = stream.try_clone().map_err(io_err)?;
     let drained = Rc::new(Cell::new(true));
     let watched = Watched {
         inner: BufReader::with_capacity(READ_BUFFER, stream),
