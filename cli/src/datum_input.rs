@@ -26,6 +26,7 @@ use pgdict::datum;
 use pgdict_trainer::source::{self, datums_file};
 
 use crate::fail::{user_error, HintExt};
+use crate::in_order::ItemReader;
 use crate::{DatumFormatArg, DatumInput};
 
 /// How much of the start of an input is looked at to tell hex text.
@@ -122,6 +123,22 @@ impl Datums {
     /// datums come out as they come in.
     pub fn may_wait(&self) -> bool {
         self.parser.input().may_wait()
+    }
+}
+
+impl ItemReader for Datums {
+    type Item = Datum;
+
+    fn next_item(&mut self) -> Option<anyhow::Result<(Datum, usize)>> {
+        let datum = self.next()?;
+        Some(datum.map(|datum| {
+            let len = datum.bytes.len();
+            (datum, len)
+        }))
+    }
+
+    fn may_wait(&self) -> bool {
+        Datums::may_wait(self)
     }
 }
 

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
 use anyhow::Context;
-use pgdict::datum::{Codec, DictionaryLookup, PreparedDictionary};
+use pgdict::datum::{self, Codec, DictionaryLookup, PreparedDictionary};
 use pgdict::dict::{CodecSet, Dictionary, DirStore, Metadata, PgStore, StoreEntry, StoreError};
 
 use crate::fail::user_error;
@@ -250,5 +250,58 @@ impl DictionaryLookup for LazyStore<'_> {
             Ok(store) => DictionaryLookup::describe(store),
             Err(why) => format!("{} (it cannot be opened: {why})", self.name()),
         }
+    }
+}
+
+/// The dictionaries one thread has taken from a store, lent to its decoder by reference. A
+/// store hands each dictionary out under a lock and as an `Arc`, and threads decoding side by
+/// side contend on both for every datum; this asks once per dictionary a thread meets.
+pub struct LocalDictionaries<'a> {
+    store: &'a LazyStore<'a>,
+    /// Few: most inputs name one dictionary or two.
+    taken: Vec<(u32, Arc<PreparedDictionary>)>,
+}
+
+impl<'a> LocalDictionaries<'a> {
+    pub fn new(store: &'a LazyStore<'a>) -> LocalDictionaries<'a> {
+        LocalDictionaries {
+            store,
+            taken: Vec::new(),
+        }
+    }
+
+    /// Takes from the store the dictionaries these datums name that this thread does not
+    /// have yet. One that cannot be had is left to the decoder, whose error then says why.
+    pub fn take_for<'d>(&mut self, datums: impl IntoIterator<Item = &'d [u8]>) {
+        for bytes in datums {
+            let Some(id) = datum::read_header(bytes)
+                .ok()
+                .and_then(|h| h.form.dict_id())
+            else {
+                continue;
+            };
+            if self.taken.iter().all(|(taken, _)| *taken != id) {
+                if let Ok(Some(dictionary)) = self.store.dictionary(id) {
+                    self.taken.push((id, dictionary));
+                }
+            }
+        }
+    }
+}
+
+impl DictionaryLookup for LocalDictionaries<'_> {
+    fn dictionary(&self, id: u32) -> Result<Option<Arc<PreparedDictionary>>, String> {
+        self.store.dictionary(id)
+    }
+
+    fn borrowed(&self, id: u32) -> Option<&PreparedDictionary> {
+        self.taken
+            .iter()
+            .find(|(taken, _)| *taken == id)
+            .map(|(_, dictionary)| &**dictionary)
+    }
+
+    fn describe(&self) -> String {
+        self.store.describe()
     }
 }

@@ -17,7 +17,7 @@ use crate::datum_input::{Datum, Datums};
 use crate::fail::user_error;
 use crate::in_order::{self, Batch, ItemReader, ResultWriter};
 use crate::output::Output;
-use crate::store::LazyStore;
+use crate::store::{LazyStore, LocalDictionaries};
 use crate::text::thousands;
 use crate::{DecompressArgs, RowOutFormat, StoreArgs};
 
@@ -44,12 +44,12 @@ pub fn run(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> 
     let to_rows = ToRows {
         prefix: args.prefix,
         out_format,
-        store: &store,
         origin: &origin,
     };
     let new_worker = || {
         let mut decoder = DatumDecoder::new();
-        move |batch| to_rows.decode_batch(&mut decoder, batch)
+        let mut dictionaries = LocalDictionaries::new(&store);
+        move |batch| to_rows.decode_batch(&mut decoder, &mut dictionaries, batch)
     };
     let jobs = args.jobs.map_or_else(crate::default_jobs, usize::from);
     let mut reader = DatumReader { datums, step };
@@ -79,12 +79,9 @@ impl ItemReader for DatumReader<'_> {
     type Item = Datum;
 
     fn next_item(&mut self) -> Option<anyhow::Result<(Datum, usize)>> {
-        let datum = self.datums.next()?;
+        let datum = self.datums.next_item()?;
         self.step.item(|| self.datums.bytes_read());
-        Some(datum.map(|datum| {
-            let len = datum.bytes.len();
-            (datum, len)
-        }))
+        Some(datum)
     }
 
     fn may_wait(&self) -> bool {
@@ -118,7 +115,6 @@ impl ResultWriter<Decoded> for RowWriter<'_> {
 struct ToRows<'a> {
     prefix: Option<usize>,
     out_format: RowOutFormat,
-    store: &'a LazyStore<'a>,
     origin: &'a str,
 }
 
@@ -130,12 +126,21 @@ struct Decoded {
 }
 
 impl ToRows<'_> {
-    fn decode_batch(&self, decoder: &mut DatumDecoder, batch: Batch<Datum>) -> Decoded {
+    fn decode_batch(
+        &self,
+        decoder: &mut DatumDecoder,
+        dictionaries: &mut LocalDictionaries,
+        batch: Batch<Datum>,
+    ) -> Decoded {
+        dictionaries.take_for(batch.items.iter().map(|datum| &datum.bytes[..]));
         let mut rows = Vec::with_capacity(batch.bytes() * 2);
         let mut value = Vec::new();
         let mut error = None;
         for (index, datum) in (batch.first + 1..).zip(&batch.items) {
-            if let Err(e) = self.decode_datum(decoder, index, datum, &mut value, &mut rows) {
+            let dictionaries = &*dictionaries;
+            if let Err(e) =
+                self.decode_datum(decoder, dictionaries, index, datum, &mut value, &mut rows)
+            {
                 error = Some(e);
                 break;
             }
@@ -147,6 +152,7 @@ impl ToRows<'_> {
     fn decode_datum(
         &self,
         decoder: &mut DatumDecoder,
+        dictionaries: &LocalDictionaries,
         index: u64,
         datum: &Datum,
         value: &mut Vec<u8>,
@@ -155,10 +161,10 @@ impl ToRows<'_> {
         let at = || format!("datum {index} ({} of {})", datum.position, self.origin);
         let decoded = match self.prefix {
             Some(k) => decoder
-                .decode_prefix(&datum.bytes, k, self.store)
+                .decode_prefix(&datum.bytes, k, dictionaries)
                 .map(|prefix| *value = prefix),
             None => decoder
-                .decode_into(&datum.bytes, self.store, value)
+                .decode_into(&datum.bytes, dictionaries, value)
                 .map(drop),
         };
         decoded.with_context(|| format!("cannot decompress {}", at()))?;
