@@ -105,8 +105,9 @@ where
             if reader.may_wait() {
                 if !batch.is_empty() {
                     batches.send(batch.take(), writer)?;
-                    batches.drain(writer)?;
                 }
+                // Also batches sent full before it.
+                batches.drain(writer)?;
                 writer.flush()?;
             }
             match reader.next_item() {
@@ -330,13 +331,24 @@ mod tests {
 
     #[test]
     fn what_has_come_in_is_written_and_flushed_before_a_read_that_may_wait() {
-        let mut reader = numbers(1000);
-        reader.waits = |next| next % 300 == 0;
-        let mut written = Written::default();
-        run(2, || worker(None), &mut reader, &mut written).unwrap();
-        assert_eq!(written.items.len(), 1000);
-        // Before the first read (nothing held), then after 300, 600 and 900 items.
-        assert_eq!(written.flushes, [0, 300, 600, 900]);
+        // Before the first read (nothing held), then right after each batch was sent full
+        // (nothing held either, but that batch is in flight), then after 50 more.
+        let waits = |next: u64| {
+            next.is_multiple_of(BATCH_ITEMS as u64) || next == 3 * BATCH_ITEMS as u64 + 50
+        };
+        let count = 3 * BATCH_ITEMS as u64 + 100;
+        for jobs in [1, 2] {
+            let mut reader = numbers(count);
+            reader.waits = waits;
+            let mut written = Written::default();
+            run(jobs, || worker(None), &mut reader, &mut written).unwrap();
+            assert_eq!(written.items.len() as u64, count);
+            let expected: Vec<usize> = (0..count)
+                .filter(|&n| waits(n))
+                .map(|n| n as usize)
+                .collect();
+            assert_eq!(written.flushes, expected, "{jobs} jobs");
+        }
     }
 
     #[test]
