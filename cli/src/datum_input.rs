@@ -116,14 +116,6 @@ impl Datums {
     pub fn bytes_read(&self) -> u64 {
         self.parser.bytes_read()
     }
-
-    /// Whether reading the next datum may wait for bytes that have not arrived: the input is
-    /// standard input or a pipe, nothing of it is buffered, and nothing is ready to be read. A
-    /// caller holding datums back (to decode them in batches) hands them on first, so that
-    /// datums come out as they come in.
-    pub fn may_wait(&self) -> bool {
-        self.parser.input().may_wait()
-    }
 }
 
 impl ItemReader for Datums {
@@ -137,8 +129,10 @@ impl ItemReader for Datums {
         }))
     }
 
+    /// Whether reading the next datum may wait for bytes that have not arrived: the input is
+    /// standard input or a pipe, nothing of it is buffered, and nothing is ready to be read.
     fn may_wait(&self) -> bool {
-        Datums::may_wait(self)
+        self.parser.input().may_wait()
     }
 }
 
@@ -229,7 +223,7 @@ enum Input {
 }
 
 impl Input {
-    /// See [`Datums::may_wait`]. A file or memory never waits for long.
+    /// See `Datums`' [`ItemReader::may_wait`]. A file or memory never waits for long.
     fn may_wait(&self) -> bool {
         match self {
             Input::Stream(reader) => {

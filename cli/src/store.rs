@@ -271,7 +271,9 @@ impl<'a> LocalDictionaries<'a> {
     }
 
     /// Takes from the store the dictionaries these datums name that this thread does not
-    /// have yet. One that cannot be had is left to the decoder, whose error then says why.
+    /// have yet. It stops at one that cannot be had rather than ask again for every datum
+    /// naming it: from there the decoder asks the store itself, and fails at that datum with
+    /// the store's reason, which ends the batch.
     pub fn take_for<'d>(&mut self, datums: impl IntoIterator<Item = &'d [u8]>) {
         for bytes in datums {
             let Some(id) = datum::read_header(bytes)
@@ -281,8 +283,9 @@ impl<'a> LocalDictionaries<'a> {
                 continue;
             };
             if self.taken.iter().all(|(taken, _)| *taken != id) {
-                if let Ok(Some(dictionary)) = self.store.dictionary(id) {
-                    self.taken.push((id, dictionary));
+                match self.store.dictionary(id) {
+                    Ok(Some(dictionary)) => self.taken.push((id, dictionary)),
+                    Ok(None) | Err(_) => return,
                 }
             }
         }

@@ -133,11 +133,11 @@ impl ToRows<'_> {
         batch: Batch<Datum>,
     ) -> Decoded {
         dictionaries.take_for(batch.items.iter().map(|datum| &datum.bytes[..]));
+        let dictionaries = &*dictionaries;
         let mut rows = Vec::with_capacity(batch.bytes() * 2);
         let mut value = Vec::new();
         let mut error = None;
         for (index, datum) in (batch.first + 1..).zip(&batch.items) {
-            let dictionaries = &*dictionaries;
             if let Err(e) =
                 self.decode_datum(decoder, dictionaries, index, datum, &mut value, &mut rows)
             {
