@@ -7,11 +7,12 @@
 //! invalid datums, whose problems the summary lists.
 
 use std::collections::BTreeSet;
+use std::fmt::Display;
 use std::io::Write;
 
 use anyhow::{anyhow, Context};
 use pgdict::datum::{self, DatumDecoder, Form, Header};
-use serde_json::json;
+use serde::Serialize;
 
 use crate::datum_input::{Datum, Datums, Position};
 use crate::output::Output;
@@ -191,7 +192,8 @@ fn write_json_lines(
     for (n, d) in (1..).zip(datums) {
         let found = inspector.inspect(d?);
         summary.add(n, &found);
-        writeln!(out, "{}", json_object(n, &found)).context(WRITE_FAILED)?;
+        serde_json::to_writer(&mut *out, &DatumJson::new(n, &found)).context(WRITE_FAILED)?;
+        out.write_all(b"\n").context(WRITE_FAILED)?;
     }
     Ok(summary)
 }
@@ -344,45 +346,93 @@ fn cells(n: u64, f: &Found, verify: bool) -> Vec<String> {
     row
 }
 
-/// Datum `n`'s JSON object.
-fn json_object(n: u64, f: &Found) -> serde_json::Value {
-    let mut object = json!({
-        "datum": n,
-        "at": f.position.to_string(),
-        "bytes": f.len,
-    });
-    match &f.header {
-        Ok(h) => {
-            let (form, _, codec, _) = columns(h.form);
-            object["valid"] = json!(true);
-            object["form"] = json!(form);
-            object["method"] = match h.form {
-                Form::RawShort | Form::RawLong => json!(null),
-                Form::Pglz => json!(0),
-                Form::Lz4 => json!(1),
-                Form::Extended { .. } => json!(3),
-            };
-            object["codec"] = h.form.codec().map_or(json!(null), |_| json!(codec));
-            object["dict_id"] = json!(h.form.dict_id());
-            object["postgres_compatible"] = json!(h.form.is_postgres_compatible());
-            object["header_bytes"] = json!(h.header_len);
-            object["raw_bytes"] = json!(h.raw_len);
-            object["stored_bytes"] = json!(h.total_len);
-            object["description"] = json!(h.to_string());
-        }
-        Err(e) => {
-            object["valid"] = json!(false);
-            object["error"] = json!(e);
+/// Datum `n`'s line of `--json`: its keys in alphabetical order, and only those that apply
+/// (a header that does not read has no form, a datum not decoded no `decodes`). Serialized as
+/// it is, not built as a `serde_json::Value`: building one was most of the time `--json` took.
+#[derive(Serialize)]
+struct DatumJson<'a> {
+    #[serde(serialize_with = "as_text")]
+    at: &'a Position,
+    bytes: usize,
+    /// Null for a raw datum.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    codec: Option<Option<&'static str>>,
+    datum: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    decodes: Option<bool>,
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "some_as_text"
+    )]
+    description: Option<&'a Header>,
+    /// Null unless the datum names a dictionary.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dict_id: Option<Option<u32>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    form: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    header_bytes: Option<usize>,
+    /// PostgreSQL's compression method: null for a raw datum.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    method: Option<Option<u8>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    postgres_compatible: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    raw_bytes: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stored_bytes: Option<usize>,
+    valid: bool,
+}
+
+impl<'a> DatumJson<'a> {
+    fn new(n: u64, f: &'a Found) -> Self {
+        let header = f.header.as_ref().ok();
+        let form = header.map(|h| h.form);
+        let check_error = match &f.check {
+            Some(Err(e)) => Some(e.as_str()),
+            _ => None,
+        };
+        DatumJson {
+            at: &f.position,
+            bytes: f.len,
+            codec: form.map(|form| form.codec().map(|codec| codec.name())),
+            datum: n,
+            decodes: f.check.as_ref().map(Result::is_ok),
+            description: header,
+            dict_id: form.map(Form::dict_id),
+            error: check_error.or(f.header.as_ref().err().map(String::as_str)),
+            form: form.map(|form| columns(form).0),
+            header_bytes: header.map(|h| h.header_len),
+            method: form.map(|form| match form {
+                Form::RawShort | Form::RawLong => None,
+                Form::Pglz => Some(0),
+                Form::Lz4 => Some(1),
+                Form::Extended { .. } => Some(3),
+            }),
+            postgres_compatible: form.map(Form::is_postgres_compatible),
+            raw_bytes: header.map(|h| h.raw_len),
+            stored_bytes: header.map(|h| h.total_len),
+            valid: header.is_some() && check_error.is_none(),
         }
     }
-    if let Some(check) = &f.check {
-        object["decodes"] = json!(check.is_ok());
-        if let Err(e) = check {
-            object["valid"] = json!(false);
-            object["error"] = json!(e);
-        }
+}
+
+/// Serializes a value as the string its `Display` writes, without building that string.
+fn as_text<S: serde::Serializer>(value: &impl Display, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(value)
+}
+
+/// [`as_text`] for a field skipped when `None`.
+fn some_as_text<S: serde::Serializer>(
+    value: &Option<impl Display>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(value) => s.collect_str(value),
+        None => s.serialize_none(),
     }
-    object
 }
 
 fn format_name(format: DatumFormatArg) -> &'static str {
@@ -390,5 +440,47 @@ fn format_name(format: DatumFormatArg) -> &'static str {
         DatumFormatArg::Datums => "datums file",
         DatumFormatArg::Hex => "hex",
         DatumFormatArg::Varlena => "varlenas",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pgdict::datum::{Codec, DatumEncoder};
+
+    /// The `--json` line of `bytes` read as datum 7 at byte 40, checked by `check` if given.
+    fn json_line(bytes: Vec<u8>, check: Option<Result<(), String>>) -> String {
+        let datum = Datum {
+            bytes,
+            position: Position::Byte(40),
+        };
+        let found = Found::read(datum, check.map(|check| move |_: &[u8]| check));
+        serde_json::to_string(&DatumJson::new(7, &found)).unwrap()
+    }
+
+    #[test]
+    fn json_lines_hold_the_keys_that_apply_in_alphabetical_order() {
+        assert_eq!(
+            json_line(b"\x09abc".to_vec(), None),
+            r#"{"at":"byte 40","bytes":4,"codec":null,"datum":7,"description":"raw (1-byte header): 4 bytes stored (1-byte header, 3-byte payload), 3 bytes raw","dict_id":null,"form":"raw","header_bytes":1,"method":null,"postgres_compatible":true,"raw_bytes":3,"stored_bytes":4,"valid":true}"#
+        );
+        let row = [b"abcdefgh".as_slice(); 16].concat();
+        let pglz = DatumEncoder::new().encode(&row, Codec::Pglz, None).unwrap();
+        let stored = pglz.len();
+        let line = json_line(pglz, Some(Err("it does not decode".into())));
+        let expected = format!(
+            r#"{{"at":"byte 40","bytes":{stored},"codec":"pglz","datum":7,"decodes":false,"description":"pglz (PostgreSQL, method 0): {stored} bytes stored (8-byte header, {}-byte payload), 128 bytes raw","dict_id":null,"error":"it does not decode","form":"compressed","header_bytes":8,"method":0,"postgres_compatible":true,"raw_bytes":128,"stored_bytes":{stored},"valid":false}}"#,
+            stored - 8
+        );
+        assert_eq!(line, expected);
+        // A header that does not read: no header keys, and no check was run.
+        let line = json_line(vec![0x01, 0x02], Some(Ok(())));
+        assert!(
+            line.starts_with(
+                r#"{"at":"byte 40","bytes":2,"datum":7,"error":"datum: byte 0 is 0x01"#
+            ),
+            "{line}"
+        );
+        assert!(line.ends_with(r#","valid":false}"#), "{line}");
     }
 }
