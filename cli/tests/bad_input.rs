@@ -76,7 +76,7 @@ fn huge_rows_and_huge_claims_are_refused_before_allocating() {
     dir.write("claims.datums", [0xff, 0xff, 0xff, 0xff, b'x']);
     dir.run(&["decompress", "claims.datums"]).fails(
         1,
-        &["record 0 at byte 0 says it holds 4294967295 bytes, over the limit of 1073741823"],
+        &["record 1 at byte 0 says it holds 4294967295 bytes, over the limit of 1073741823"],
     );
     // A pglz datum of 20 bytes claiming 1 GiB - 1 of raw data.
     let mut datum = ((20u32 << 2) | 0b10).to_le_bytes().to_vec();
@@ -139,8 +139,23 @@ fn truncated_input_names_the_record_and_keeps_the_output() {
     dir.write("cut.datums", &whole[..1000]);
     let before = b"rows decoded earlier".to_vec();
     dir.write("out.txt", &before);
+    // The record cut, counting from 1, and where it starts.
+    let (mut record, mut offset) = (1, 0);
+    loop {
+        let len = u32::from_le_bytes(whole[offset..offset + 4].try_into().unwrap()) as usize;
+        if offset + 4 + len > 1000 {
+            break;
+        }
+        (record, offset) = (record + 1, offset + 4 + len);
+    }
+    let what = if offset + 4 > 1000 {
+        "length prefix"
+    } else {
+        "datum"
+    };
+    let cut_record = format!("cut.datums: record {record} at byte {offset} is cut off: {what}");
     dir.run(&["decompress", "cut.datums", "-o", "out.txt"])
-        .fails(1, &["cut.datums", "is cut off", "the file ends after"]);
+        .fails(1, &[&cut_record, "the file ends after"]);
     assert_output_untouched(&dir, "out.txt", &before);
     // A datum whose payload was cut (its datums-file framing is intact).
     let first_len = u32::from_le_bytes(whole[..4].try_into().unwrap()) as usize;

@@ -357,7 +357,7 @@ pub enum EvalError {
     Datum {
         /// The method.
         method: &'static str,
-        /// 0-based index of the row.
+        /// The held-out row's number, counting from 1.
         row: usize,
         /// What failed.
         error: DatumError,
@@ -367,7 +367,7 @@ pub enum EvalError {
     RoundTrip {
         /// The method.
         method: &'static str,
-        /// 0-based index of the row.
+        /// The held-out row's number, counting from 1.
         row: usize,
     },
 }
@@ -460,7 +460,7 @@ fn measure<S: AsRef<[u8]>>(
     let datum_err = |row: usize| {
         move |error| EvalError::Datum {
             method: method.name(),
-            row,
+            row: row + 1,
             error,
         }
     };
@@ -499,7 +499,7 @@ fn measure<S: AsRef<[u8]>>(
             if check && out.as_slice() != holdout[i].as_ref() {
                 return Err(EvalError::RoundTrip {
                     method: method.name(),
-                    row: i,
+                    row: i + 1,
                 });
             }
             start = end;

@@ -12,7 +12,7 @@
 //! CLI writes it (`compress` writes one stored datum per record), with this module's
 //! [`Writer`] and [`Reader`].
 //!
-//! A reader rejects, naming the record's index and byte offset: a length prefix cut off by the
+//! A reader rejects, naming the record (counting from 1) and its byte offset: a length prefix cut off by the
 //! end of the file, a datum shorter than its prefix says, and a length over
 //! [`MAX_DATUM_LEN`] (checked before anything is allocated, so a damaged prefix cannot make the
 //! reader ask for 4 GiB).
@@ -37,7 +37,7 @@ pub enum DatumsFileError {
     Io {
         /// The file.
         origin: String,
-        /// 0-based index of the record.
+        /// The record's number, counting from 1.
         record: u64,
         /// Byte offset of the record's length prefix.
         offset: u64,
@@ -53,7 +53,7 @@ pub enum DatumsFileError {
     Truncated {
         /// The file.
         origin: String,
-        /// 0-based index of the record.
+        /// The record's number, counting from 1.
         record: u64,
         /// Byte offset of the record's length prefix.
         offset: u64,
@@ -73,7 +73,7 @@ pub enum DatumsFileError {
     TooLong {
         /// The file.
         origin: String,
-        /// 0-based index of the record.
+        /// The record's number, counting from 1.
         record: u64,
         /// Byte offset of the record's length prefix.
         offset: u64,
@@ -89,7 +89,8 @@ pub enum DatumsFileError {
 pub struct Reader<R> {
     inner: R,
     origin: String,
-    record: u64,
+    /// Records read so far.
+    records_read: u64,
     offset: u64,
     done: bool,
 }
@@ -100,7 +101,7 @@ impl<R: Read> Reader<R> {
         Reader {
             inner,
             origin: origin.into(),
-            record: 0,
+            records_read: 0,
             offset: 0,
             done: false,
         }
@@ -130,7 +131,7 @@ impl<R: Read> Reader<R> {
         if len > MAX_DATUM_LEN {
             return Err(DatumsFileError::TooLong {
                 origin: self.origin.clone(),
-                record: self.record,
+                record: self.records_read + 1,
                 offset: self.offset,
                 len: len as u64,
                 max: MAX_DATUM_LEN,
@@ -146,7 +147,7 @@ impl<R: Read> Reader<R> {
         if read < len {
             return Err(self.truncated("datum", PREFIX_LEN + read, PREFIX_LEN + len));
         }
-        self.record += 1;
+        self.records_read += 1;
         self.offset += (PREFIX_LEN + len) as u64;
         Ok(Some(datum))
     }
@@ -168,7 +169,7 @@ impl<R: Read> Reader<R> {
     fn io(&self, source: io::Error) -> DatumsFileError {
         DatumsFileError::Io {
             origin: self.origin.clone(),
-            record: self.record,
+            record: self.records_read + 1,
             offset: self.offset,
             source,
         }
@@ -177,7 +178,7 @@ impl<R: Read> Reader<R> {
     fn truncated(&self, what: &'static str, have: usize, need: usize) -> DatumsFileError {
         DatumsFileError::Truncated {
             origin: self.origin.clone(),
-            record: self.record,
+            record: self.records_read + 1,
             offset: self.offset,
             what,
             have,
@@ -311,7 +312,7 @@ mod tests {
         let err = read_all(b"\x01\x00\x00\x00a\x03\x00").unwrap_err();
         assert!(
             err.to_string()
-                .starts_with("datums file t.datums: record 1 at byte 5 is cut off: length prefix"),
+                .starts_with("datums file t.datums: record 2 at byte 5 is cut off: length prefix"),
             "{err}"
         );
         // A datum shorter than its prefix says.
@@ -319,7 +320,7 @@ mod tests {
         assert!(matches!(
             err,
             DatumsFileError::Truncated {
-                record: 0,
+                record: 1,
                 offset: 0,
                 what: "datum",
                 have: 7,

@@ -1106,7 +1106,7 @@ mod tests {
         );
         let err = collect(&SourceSpec::from_arg(&path, None)).unwrap_err();
         assert!(
-            err.to_string().contains("record 1 at byte 6 is cut off"),
+            err.to_string().contains("record 2 at byte 6 is cut off"),
             "{err}"
         );
     }
