@@ -9,12 +9,15 @@
 //!
 //! The input streams through: this reader holds one datum at a time (`decompress` then holds a
 //! few batches of them, see `crate::in_order`). When neither `--format` nor the file name
-//! (`.datums`) says the format, it is told from the input: text holding `\x` (in its first
-//! [`TEXT_WINDOW`] bytes) is hex; otherwise a datums file, then varlenas back to back, whichever
-//! reads to the end. A regular file is read through once per format tried, keeping one datum at
-//! a time; standard input (or a pipe) cannot be read twice and is held whole for that (give
-//! `--format` to stream it).
+//! (`.datums`) says the format, it is told from the input: it is hex if its first line holding
+//! `\x` comes within [`TEXT_WINDOW`] bytes and that line and those before it are text
+//! ([`hex_look`]); otherwise a datums file, then varlenas back to back, whichever reads to the
+//! end. A regular file is read through once per format tried, keeping one datum at a time.
+//! Standard input (or a pipe) cannot be read twice: it is read only as far as that first line to
+//! tell hex, which then streams (psql's output piped in); a binary stream is held whole to tell
+//! its format (give `--format` to stream it).
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Cursor, Read, Seek, SeekFrom};
@@ -84,12 +87,7 @@ impl Datums {
             .then_some(DatumFormatArg::Datums);
         let (format, source) = match input.format.or(by_name) {
             Some(format) => (format, source),
-            None => {
-                let source = source.rereadable(&origin)?;
-                let format = detect(&source, &origin)
-                    .with_context(|| format!("cannot read the datums of {origin}"))?;
-                (format, source)
-            }
+            None => detect(source, &origin)?,
         };
         let input_len = source.len();
         let reader = source
@@ -140,8 +138,9 @@ impl ItemReader for Datums {
 enum Source {
     /// A regular file: read from its start as often as needed.
     File(File),
-    /// Standard input, or a pipe: read once.
-    Stream(File),
+    /// Standard input, or a pipe: read once. `head` holds the bytes already read from `rest`
+    /// to tell the format, which come first.
+    Stream { head: Vec<u8>, rest: File },
     /// Standard input, or a pipe, held whole to be read more than once.
     Memory(Vec<u8>),
 }
@@ -156,7 +155,7 @@ impl Source {
                 .as_fd()
                 .try_clone_to_owned()
                 .context("cannot read standard input")?;
-            return Ok(("standard input".into(), Source::Stream(File::from(stdin))));
+            return Ok(("standard input".into(), Source::stream(File::from(stdin))));
         }
         let origin = path.display().to_string();
         let open = || -> io::Result<Source> {
@@ -164,20 +163,27 @@ impl Source {
             Ok(if file.metadata()?.is_file() {
                 Source::File(file)
             } else {
-                Source::Stream(file)
+                Source::stream(file)
             })
         };
         let source = open().with_context(|| format!("cannot read {origin}"))?;
         Ok((origin, source))
     }
 
+    /// A stream not read from yet.
+    fn stream(file: File) -> Source {
+        Source::Stream {
+            head: Vec::new(),
+            rest: file,
+        }
+    }
+
     /// The source, readable more than once: a stream is read into memory.
     fn rereadable(self, origin: &str) -> anyhow::Result<Source> {
         match self {
-            Source::Stream(mut stream) => {
-                let mut bytes = Vec::new();
-                stream
-                    .read_to_end(&mut bytes)
+            Source::Stream { head, mut rest } => {
+                let mut bytes = head;
+                rest.read_to_end(&mut bytes)
                     .with_context(|| format!("cannot read {origin}"))?;
                 Ok(Source::Memory(bytes))
             }
@@ -185,11 +191,47 @@ impl Source {
         }
     }
 
+    /// The input's first bytes, as far as [`hex_look`] needs, and whether they are all of it.
+    /// A stream keeps what it reads in its `head`, to be read again as its start.
+    fn start(&mut self) -> io::Result<(Cow<'_, [u8]>, bool)> {
+        match self {
+            Source::File(_) => {
+                let mut start = Vec::new();
+                self.reread()?
+                    .take(TEXT_WINDOW as u64)
+                    .read_to_end(&mut start)?;
+                let ended = start.len() < TEXT_WINDOW;
+                Ok((Cow::Owned(start), ended))
+            }
+            Source::Memory(bytes) => {
+                let ended = bytes.len() < TEXT_WINDOW;
+                Ok((Cow::Borrowed(&bytes[..bytes.len().min(TEXT_WINDOW)]), ended))
+            }
+            Source::Stream { head, rest } => {
+                let mut chunk = vec![0; READ_BUFFER];
+                let mut ended = false;
+                while !ended && head.len() < TEXT_WINDOW {
+                    let read = match rest.read(&mut chunk) {
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                        read => read?,
+                    };
+                    ended = read == 0;
+                    head.extend_from_slice(&chunk[..read]);
+                    // Only a line's end (or the input's, or the window's) can settle it.
+                    if chunk[..read].contains(&b'\n') && hex_look(head, false).is_some() {
+                        break;
+                    }
+                }
+                Ok((Cow::Borrowed(&head[..]), ended))
+            }
+        }
+    }
+
     /// The input's size in bytes, if it is a file.
     fn len(&self) -> Option<u64> {
         match self {
             Source::File(file) => file.metadata().ok().map(|m| m.len()),
-            Source::Stream(_) | Source::Memory(_) => None,
+            Source::Stream { .. } | Source::Memory(_) => None,
         }
     }
 
@@ -199,7 +241,7 @@ impl Source {
         Ok(match self {
             Source::File(file) => Box::new(from_start(file)?),
             Source::Memory(bytes) => Box::new(&bytes[..]),
-            Source::Stream(_) => {
+            Source::Stream { .. } => {
                 return Err(io::Error::other("a stream cannot be read twice"));
             }
         })
@@ -209,7 +251,10 @@ impl Source {
     fn into_reader(self) -> io::Result<Input> {
         Ok(match self {
             Source::File(file) => Input::File(from_start(file)?),
-            Source::Stream(stream) => Input::Stream(BufReader::with_capacity(READ_BUFFER, stream)),
+            Source::Stream { head, rest } => Input::Stream(BufReader::with_capacity(
+                READ_BUFFER,
+                Cursor::new(head).chain(rest),
+            )),
             Source::Memory(bytes) => Input::Memory(Cursor::new(bytes)),
         })
     }
@@ -218,7 +263,8 @@ impl Source {
 /// The reader the datums are parsed from.
 enum Input {
     File(BufReader<File>),
-    Stream(BufReader<File>),
+    /// The bytes read to tell the format, then the rest of the stream.
+    Stream(BufReader<io::Chain<Cursor<Vec<u8>>, File>>),
     Memory(Cursor<Vec<u8>>),
 }
 
@@ -227,7 +273,10 @@ impl Input {
     fn may_wait(&self) -> bool {
         match self {
             Input::Stream(reader) => {
-                reader.buffer().is_empty() && !source::ready_to_read(reader.get_ref())
+                let (head, rest) = reader.get_ref().get_ref();
+                reader.buffer().is_empty()
+                    && head.position() >= head.get_ref().len() as u64
+                    && !source::ready_to_read(rest)
             }
             Input::File(_) | Input::Memory(_) => false,
         }
@@ -237,7 +286,8 @@ impl Input {
 impl Read for Input {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
-            Input::File(reader) | Input::Stream(reader) => reader.read(buf),
+            Input::File(reader) => reader.read(buf),
+            Input::Stream(reader) => reader.read(buf),
             Input::Memory(cursor) => cursor.read(buf),
         }
     }
@@ -246,14 +296,16 @@ impl Read for Input {
 impl BufRead for Input {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
         match self {
-            Input::File(reader) | Input::Stream(reader) => reader.fill_buf(),
+            Input::File(reader) => reader.fill_buf(),
+            Input::Stream(reader) => reader.fill_buf(),
             Input::Memory(cursor) => cursor.fill_buf(),
         }
     }
 
     fn consume(&mut self, amount: usize) {
         match self {
-            Input::File(reader) | Input::Stream(reader) => reader.consume(amount),
+            Input::File(reader) => reader.consume(amount),
+            Input::Stream(reader) => reader.consume(amount),
             Input::Memory(cursor) => cursor.consume(amount),
         }
     }
@@ -315,18 +367,45 @@ fn format_hint(format: DatumFormatArg) -> &'static str {
     }
 }
 
-/// Tells the format of `source`: text holding `\x` is hex; otherwise a datums file, then
-/// varlenas back to back, whichever reads to the end.
-fn detect(source: &Source, origin: &str) -> anyhow::Result<DatumFormatArg> {
-    let mut start = Vec::new();
-    let start_len = source
-        .reread()?
-        .take(TEXT_WINDOW as u64)
-        .read_to_end(&mut start)?;
-    let whole = start_len < TEXT_WINDOW;
-    if is_text(&start, whole) && start.windows(2).any(|w| w == b"\\x") {
-        return Ok(DatumFormatArg::Hex);
+/// Tells the format of `source` (see the module's documentation) and gives it back to be read
+/// from its start: hex text ([`hex_look`]); otherwise a datums file, then varlenas back to
+/// back, whichever reads to the end. A stream is held whole only when it is not hex.
+fn detect(mut source: Source, origin: &str) -> anyhow::Result<(DatumFormatArg, Source)> {
+    let (start, ended) = source
+        .start()
+        .with_context(|| format!("cannot read {origin}"))?;
+    let hex = hex_look(&start, ended)
+        .is_some_and(|(look, whole)| is_text(look, whole) && look.windows(2).any(|w| w == b"\\x"));
+    drop(start);
+    if hex {
+        return Ok((DatumFormatArg::Hex, source));
     }
+    let source = source.rereadable(origin)?;
+    let format = detect_binary(&source, origin)
+        .with_context(|| format!("cannot read the datums of {origin}"))?;
+    Ok((format, source))
+}
+
+/// The part of an input's start that tells whether it is hex text, with whether it is whole
+/// (a character may not be cut at its end): up to the end of the first line holding `\x` (its
+/// `\n`, or the input's end), at most [`TEXT_WINDOW`] bytes. `None` while `start`, the
+/// input's first bytes (all of it if `ended`), does not reach that far.
+fn hex_look(start: &[u8], ended: bool) -> Option<(&[u8], bool)> {
+    let window = &start[..start.len().min(TEXT_WINDOW)];
+    let line_end = window.windows(2).position(|w| w == b"\\x").and_then(|x| {
+        let newline = window[x..].iter().position(|&b| b == b'\n')?;
+        Some(x + newline + 1)
+    });
+    match line_end {
+        Some(end) => Some((&window[..end], true)),
+        None if start.len() >= TEXT_WINDOW => Some((window, false)),
+        None if ended => Some((window, true)),
+        None => None,
+    }
+}
+
+/// Tells a datums file from varlenas back to back: whichever reads to the end.
+fn detect_binary(source: &Source, origin: &str) -> anyhow::Result<DatumFormatArg> {
     let reads_as = |format| -> anyhow::Result<()> {
         let mut parser = Parser::new(format, source.reread()?, origin);
         while parser.next_datum()?.is_some() {}
@@ -721,7 +800,7 @@ mod tests {
     }
 
     fn detect_bytes(bytes: &[u8]) -> anyhow::Result<DatumFormatArg> {
-        detect(&Source::Memory(bytes.to_vec()), "t")
+        detect(Source::Memory(bytes.to_vec()), "t").map(|(format, _)| format)
     }
 
     fn hex(text: &str) -> Vec<Vec<u8>> {
@@ -867,6 +946,60 @@ mod tests {
         assert_eq!(detect_bytes(&text).unwrap(), DatumFormatArg::Hex);
         // A control character is no text, cut or not.
         assert!(!is_text(b"\\x0b\x00", false));
+    }
+
+    #[test]
+    fn hex_is_told_by_its_first_line_holding_a_hex_literal() {
+        // Lines before it (psql's header) and the line itself must be text; what follows is
+        // the hex reader's to judge, which names the line.
+        let text = b"bytea\n-----\n\\x0561\n\x00\x01\n";
+        assert_eq!(detect_bytes(text).unwrap(), DatumFormatArg::Hex);
+        let e = parse(DatumFormatArg::Hex, &text[..]).unwrap_err();
+        assert!(format!("{e:#}").contains("line 4"), "{e:#}");
+        assert_eq!(hex_look(text, true), Some((&text[..19], true)));
+        // Not text before it, or in it: not hex.
+        assert!(detect_bytes(b"\x01\n\\x0561\n").is_err());
+        assert!(detect_bytes(b"\\x05\x0061\n").is_err());
+        // Undecided until the line ends, the input ends or the window is full.
+        assert_eq!(hex_look(b"a\n\\x05", false), None);
+        assert_eq!(hex_look(b"a\n\\x05", true), Some((&b"a\n\\x05"[..], true)));
+        assert_eq!(hex_look(b"no literal\n", false), None);
+        let long = vec![b'a'; TEXT_WINDOW + 1];
+        assert_eq!(hex_look(&long, false), Some((&long[..TEXT_WINDOW], false)));
+    }
+
+    #[test]
+    fn a_stream_is_read_only_as_far_as_its_first_hex_line() {
+        use std::io::Write;
+
+        // A pipe whose writer stays open: reading to its end would wait for ever.
+        let (reader, mut writer) = io::pipe().unwrap();
+        writer.write_all(b"bytea\n-----\n\\x0561\n\\x05").unwrap();
+        let (told, format_told) = std::sync::mpsc::channel();
+        let (read, datums_read) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let source = Source::stream(File::from(std::os::fd::OwnedFd::from(reader)));
+            let (format, source) = detect(source, "t").unwrap();
+            told.send(format).unwrap();
+            // Then the datums, from the first line: those read to tell are read again.
+            let mut parser = Parser::new(format, source.into_reader().unwrap(), "t");
+            let mut datums = Vec::new();
+            while let Some(datum) = parser.next_datum().unwrap() {
+                datums.push(datum.bytes);
+            }
+            read.send(datums).unwrap();
+        });
+        let wait = std::time::Duration::from_secs(30);
+        let format = format_told.recv_timeout(wait);
+        assert_eq!(
+            format,
+            Ok(DatumFormatArg::Hex),
+            "detection waited for the input's end"
+        );
+        writer.write_all(b"61\n").unwrap();
+        drop(writer);
+        let datums = datums_read.recv_timeout(wait).unwrap();
+        assert_eq!(datums, [b"\x05a".to_vec(), b"\x05a".to_vec()]);
     }
 
     #[test]

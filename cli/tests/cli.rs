@@ -857,6 +857,8 @@ fn decompress_and_compress_stream_their_input() {
     let hex_line = format!("\\x{:02x}{}\n", (101 << 1) | 1, "72".repeat(100));
     let args = ["decompress", "--format", "hex", "-"];
     assert_streams(&dir, &args, hex_line.as_bytes(), &line);
+    // Told from the stream as hex, without --format: by its first line, not its end.
+    assert_streams(&dir, &["decompress", "-"], hex_line.as_bytes(), &line);
     // Varlenas back to back, shorter than the longest header (14 bytes): a datum is not held
     // back until bytes of the next come.
     let args = ["decompress", "--format", "varlena", "-"];
