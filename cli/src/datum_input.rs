@@ -727,32 +727,28 @@ fn hex_literal(field: &str) -> anyhow::Result<Vec<u8>> {
     let digits = field
         .strip_prefix("\\x")
         .ok_or_else(|| anyhow!("a bytea in hex starts with \\x: {}", shorten(field, 40)))?;
+    // const_hex reads a `0x` in front as a prefix to skip; after `\x` it is a bad digit.
+    let prefixed = digits.starts_with("0x") || digits.starts_with("0X");
+    match const_hex::decode(digits) {
+        Ok(bytes) if !prefixed => Ok(bytes),
+        _ => Err(bad_hex_digits(digits)),
+    }
+}
+
+/// Why `digits`, those of a `\x` literal, are not hex.
+#[cold]
+fn bad_hex_digits(digits: &str) -> anyhow::Error {
     if let Some(pos) = digits.find(|c: char| !c.is_ascii_hexdigit()) {
-        anyhow::bail!(
+        return anyhow!(
             "{:?} at character {} of the \\x literal is not a hex digit",
             digits[pos..].chars().next().unwrap_or(' '),
             pos + 3
         );
     }
-    if digits.len() % 2 != 0 {
-        anyhow::bail!(
-            "the \\x literal has an odd number of hex digits ({}): is it cut off?",
-            digits.len()
-        );
-    }
-    Ok(digits
-        .as_bytes()
-        .chunks(2)
-        .map(|pair| (hex_value(pair[0]) << 4) | hex_value(pair[1]))
-        .collect())
-}
-
-fn hex_value(digit: u8) -> u8 {
-    match digit {
-        b'0'..=b'9' => digit - b'0',
-        b'a'..=b'f' => digit - b'a' + 10,
-        _ => digit - b'A' + 10,
-    }
+    anyhow!(
+        "the \\x literal has an odd number of hex digits ({}): is it cut off?",
+        digits.len()
+    )
 }
 
 /// The non-NULL elements of a bytea array literal, `{"\\x0b61",NULL,"\\x0d6263"}`.
@@ -788,6 +784,7 @@ fn shorten(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::output::write_hex_line;
 
     /// Every datum of `input` read in `format`, or the first error.
     fn parse(format: DatumFormatArg, input: impl BufRead) -> anyhow::Result<Vec<Datum>> {
@@ -1134,6 +1131,27 @@ mod tests {
     ];
 
     proptest::proptest! {
+        /// A `\x` literal reads as a byte per pair of hex digits, of either case, and as
+        /// nothing else (the SIMD decoder is checked against the definition).
+        #[test]
+        fn hex_literals_are_digit_pairs_and_nothing_else(
+            digits in "(0[xX])?[0-9a-fA-FxX\\\\é ]{0,70}",
+        ) {
+            let pairs = digits.len() % 2 == 0 && digits.bytes().all(|b| b.is_ascii_hexdigit());
+            let expected = pairs.then(|| {
+                let pair = |p: &[u8]| u8::from_str_radix(std::str::from_utf8(p).unwrap(), 16);
+                digits.as_bytes().chunks(2).map(|p| pair(p).unwrap()).collect::<Vec<u8>>()
+            });
+            let read = hex_literal(&format!("\\x{digits}"));
+            proptest::prop_assert_eq!(read.as_ref().ok(), expected.as_ref(), "{:?}", read);
+            let mut line = Vec::new();
+            if let Some(bytes) = expected {
+                write_hex_line(&mut line, &bytes).unwrap();
+                let lower = format!("\\x{}\n", digits.to_ascii_lowercase());
+                proptest::prop_assert_eq!(String::from_utf8(line).unwrap(), lower);
+            }
+        }
+
         /// Any bytes, in any format: no panic, and the same datums or the same error whether
         /// the input arrives at once or a byte at a time.
         #[test]

@@ -176,13 +176,11 @@ fn keep_owner(file: &fs::File, old: &fs::Metadata) {
 
 /// Writes `bytes` as a bytea hex literal line: `\x0b616263`.
 pub fn write_hex_line(out: &mut impl Write, bytes: &[u8]) -> io::Result<()> {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut line = Vec::with_capacity(3 + 2 * bytes.len());
-    line.extend_from_slice(b"\\x");
-    for &b in bytes {
-        line.push(DIGITS[usize::from(b >> 4)]);
-        line.push(DIGITS[usize::from(b & 0x0f)]);
-    }
-    line.push(b'\n');
+    let mut line = vec![0; 3 + 2 * bytes.len()];
+    let (start, rest) = line.split_at_mut(2);
+    let (digits, end) = rest.split_at_mut(2 * bytes.len());
+    start.copy_from_slice(b"\\x");
+    const_hex::encode_to_slice(bytes, digits).map_err(io::Error::other)?;
+    end[0] = b'\n';
     out.write_all(&line)
 }
