@@ -890,6 +890,9 @@ mod tests {
         assert!(e.starts_with("line 2: not a hex datum"), "{e}");
         let e = error(b"\\x0g\n");
         assert!(e.contains("'g' at character 4"), "{e}");
+        // Not a prefix to skip, as some hex decoders take it.
+        let e = error(b"\\x0X0b61\n");
+        assert!(e.contains("'X' at character 4"), "{e}");
         assert_eq!(
             error(b"\\x0b61\n\\x\xff\n"),
             "not text: invalid UTF-8 at byte 9"
