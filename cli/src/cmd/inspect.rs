@@ -330,20 +330,34 @@ fn write_table(
 
 const WRITE_FAILED: &str = "cannot write to standard output";
 
+/// The form's short name, in the table and the JSON lines.
+fn form_name(form: Form) -> &'static str {
+    match form {
+        Form::RawShort | Form::RawLong => "raw",
+        Form::Pglz | Form::Lz4 => "compressed",
+        Form::Extended { .. } => "extended",
+    }
+}
+
+/// PostgreSQL's compression method number; none for a raw datum.
+fn method(form: Form) -> Option<u8> {
+    match form {
+        Form::RawShort | Form::RawLong => None,
+        Form::Pglz => Some(0),
+        Form::Lz4 => Some(1),
+        Form::Extended { .. } => Some(3),
+    }
+}
+
 /// The form's short name, PostgreSQL's method number, the codec and the dictionary id.
 fn columns(form: Form) -> (&'static str, String, String, String) {
     let dash = || "-".to_string();
-    match form {
-        Form::RawShort | Form::RawLong => ("raw", dash(), dash(), dash()),
-        Form::Pglz => ("compressed", "0".into(), "pglz".into(), dash()),
-        Form::Lz4 => ("compressed", "1".into(), "lz4".into(), dash()),
-        Form::Extended { codec, dict_id } => (
-            "extended",
-            "3".into(),
-            codec.name().into(),
-            dict_id.to_string(),
-        ),
-    }
+    (
+        form_name(form),
+        method(form).map_or_else(dash, |method| method.to_string()),
+        form.codec().map_or_else(dash, |codec| codec.name().into()),
+        form.dict_id().map_or_else(dash, |id| id.to_string()),
+    )
 }
 
 /// The table's columns.
@@ -463,14 +477,9 @@ impl<'a> DatumJson<'a> {
             description: header,
             dict_id: form.map(Form::dict_id),
             error: check_error.or(f.header.as_ref().err().map(String::as_str)),
-            form: form.map(|form| columns(form).0),
+            form: form.map(form_name),
             header_bytes: header.map(|h| h.header_len),
-            method: form.map(|form| match form {
-                Form::RawShort | Form::RawLong => None,
-                Form::Pglz => Some(0),
-                Form::Lz4 => Some(1),
-                Form::Extended { .. } => Some(3),
-            }),
+            method: form.map(method),
             postgres_compatible: form.map(Form::is_postgres_compatible),
             raw_bytes: header.map(|h| h.raw_len),
             stored_bytes: header.map(|h| h.total_len),
