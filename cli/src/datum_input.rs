@@ -9,13 +9,14 @@
 //!
 //! The input streams through: this reader holds one datum at a time (`decompress` then holds a
 //! few batches of them, see `crate::in_order`). When neither `--format` nor the file name
-//! (`.datums`) says the format, it is told from the input: it is hex if its first line holding
-//! `\x` comes within [`TEXT_WINDOW`] bytes and that line and those before it are text
-//! ([`hex_look`]); otherwise a datums file, then varlenas back to back, whichever reads to the
-//! end. A regular file is read through once per format tried, keeping one datum at a time.
-//! Standard input (or a pipe) cannot be read twice: it is read only as far as that first line to
-//! tell hex, which then streams (psql's output piped in); a binary stream is held whole to tell
-//! its format (give `--format` to stream it).
+//! (`.datums`) says the format, it is told from the input's start, at most [`TEXT_WINDOW`]
+//! bytes of it ([`tell`]): hex if its first line holding `\x` and the lines before it are text;
+//! a datums file if each of its first records holds a datum exactly as long as the record, as
+//! the datum's own header says (what `pgdict compress` writes); otherwise a datums file, then
+//! varlenas back to back, whichever reads to the end. Standard input (or a pipe) is read only
+//! as far as telling needs, and then streams; it cannot be read twice, so only in that last case
+//! is it held whole (give `--format` to stream it). A regular file is read through once per
+//! format tried, keeping one datum at a time.
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
@@ -191,40 +192,46 @@ impl Source {
         }
     }
 
-    /// The input's first bytes, as far as [`hex_look`] needs, and whether they are all of it.
-    /// A stream keeps what it reads in its `head`, to be read again as its start.
-    fn start(&mut self) -> io::Result<(Cow<'_, [u8]>, bool)> {
-        match self {
+    /// What the input's first bytes tell of its format ([`tell`]), read as far as that needs:
+    /// at most [`TEXT_WINDOW`] bytes. A stream keeps what it reads in its `head`, to be read
+    /// again as its start.
+    fn tell(&mut self) -> io::Result<Told> {
+        let (start, ended) = match self {
             Source::File(_) => {
                 let mut start = Vec::new();
                 self.reread()?
                     .take(TEXT_WINDOW as u64)
                     .read_to_end(&mut start)?;
                 let ended = start.len() < TEXT_WINDOW;
-                Ok((Cow::Owned(start), ended))
+                (Cow::Owned(start), ended)
             }
             Source::Memory(bytes) => {
                 let ended = bytes.len() < TEXT_WINDOW;
-                Ok((Cow::Borrowed(&bytes[..bytes.len().min(TEXT_WINDOW)]), ended))
+                (Cow::Borrowed(&bytes[..bytes.len().min(TEXT_WINDOW)]), ended)
             }
             Source::Stream { head, rest } => {
                 let mut chunk = vec![0; READ_BUFFER];
-                let mut ended = false;
-                while !ended && head.len() < TEXT_WINDOW {
+                loop {
                     let read = match rest.read(&mut chunk) {
                         Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                         read => read?,
                     };
-                    ended = read == 0;
+                    let ended = read == 0;
                     head.extend_from_slice(&chunk[..read]);
-                    // Only a line's end (or the input's, or the window's) can settle it.
-                    if chunk[..read].contains(&b'\n') && hex_look(head, false).is_some() {
-                        break;
+                    // Telling reads the head from its start, so it is asked only after a read
+                    // that brings a line's end or a control character, which can settle what
+                    // text left open (invalid UTF-8 alone waits for such a read), or the end.
+                    let settling = chunk[..read].iter().any(|&b| b == b'\n' || is_control(b));
+                    if ended || head.len() >= TEXT_WINDOW || settling {
+                        if let Some(told) = tell(head, ended) {
+                            return Ok(told);
+                        }
                     }
                 }
-                Ok((Cow::Borrowed(&head[..]), ended))
             }
-        }
+        };
+        // The whole input or the whole window: enough to tell.
+        Ok(tell(&start, ended).unwrap_or(Told::Unknown))
     }
 
     /// The input's size in bytes, if it is a file.
@@ -368,39 +375,109 @@ fn format_hint(format: DatumFormatArg) -> &'static str {
 }
 
 /// Tells the format of `source` (see the module's documentation) and gives it back to be read
-/// from its start: hex text ([`hex_look`]); otherwise a datums file, then varlenas back to
-/// back, whichever reads to the end. A stream is held whole only when it is not hex.
+/// from its start: hex text, or a datums file by its first records ([`tell`]); otherwise a
+/// datums file, then varlenas back to back, whichever reads to the end. A stream is held whole
+/// only in that last case.
 fn detect(mut source: Source, origin: &str) -> anyhow::Result<(DatumFormatArg, Source)> {
-    let (start, ended) = source
-        .start()
+    let told = source
+        .tell()
         .with_context(|| format!("cannot read {origin}"))?;
-    let hex = hex_look(&start, ended)
-        .is_some_and(|(look, whole)| is_text(look, whole) && look.windows(2).any(|w| w == b"\\x"));
-    drop(start);
-    if hex {
-        return Ok((DatumFormatArg::Hex, source));
+    match told {
+        Told::Hex => Ok((DatumFormatArg::Hex, source)),
+        Told::DatumsFile => Ok((DatumFormatArg::Datums, source)),
+        Told::Unknown => {
+            let source = source.rereadable(origin)?;
+            let format = detect_binary(&source, origin)
+                .with_context(|| format!("cannot read the datums of {origin}"))?;
+            Ok((format, source))
+        }
     }
-    let source = source.rereadable(origin)?;
-    let format = detect_binary(&source, origin)
-        .with_context(|| format!("cannot read the datums of {origin}"))?;
-    Ok((format, source))
 }
 
-/// The part of an input's start that tells whether it is hex text, with whether it is whole
-/// (a character may not be cut at its end): up to the end of the first line holding `\x` (its
-/// `\n`, or the input's end), at most [`TEXT_WINDOW`] bytes. `None` while `start`, the
-/// input's first bytes (all of it if `ended`), does not reach that far.
-fn hex_look(start: &[u8], ended: bool) -> Option<(&[u8], bool)> {
+/// What the start of an input tells of its format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Told {
+    /// Hex text: its first line holding `\x`, and the lines before it, are text.
+    Hex,
+    /// A datums file: each of its first records holds a datum exactly as long as the record
+    /// ([`datum_records_agree`]).
+    DatumsFile,
+    /// Not told by its start: a datums file or varlenas back to back, whichever reads to the
+    /// end ([`detect_binary`]), or neither.
+    Unknown,
+}
+
+/// What `start`, the input's first bytes (all of it if `ended`), tells of its format; `None`
+/// while it is too short to tell, which it is not once it is the whole input or holds
+/// [`TEXT_WINDOW`] bytes. Hex text is text up to the end of its first line holding `\x` (the
+/// line's `\n`, or the end of the input or of the window); what follows is the hex reader's
+/// to judge, which names the line.
+fn tell(start: &[u8], ended: bool) -> Option<Told> {
     let window = &start[..start.len().min(TEXT_WINDOW)];
-    let line_end = window.windows(2).position(|w| w == b"\\x").and_then(|x| {
-        let newline = window[x..].iter().position(|&b| b == b'\n')?;
-        Some(x + newline + 1)
-    });
-    match line_end {
-        Some(end) => Some((&window[..end], true)),
-        None if start.len() >= TEXT_WINDOW => Some((window, false)),
-        None if ended => Some((window, true)),
-        None => None,
+    let settled = ended || start.len() >= TEXT_WINDOW;
+    let text = &window[..text_len(window, ended)];
+    let all_text = text.len() == window.len();
+    match text.windows(2).position(|w| w == b"\\x") {
+        Some(x) if text[x..].contains(&b'\n') || (all_text && settled) => return Some(Told::Hex),
+        // Text so far, with a literal on a line yet to end, or no literal yet.
+        _ if all_text && !settled => return None,
+        _ => {}
+    }
+    match datum_records_agree(window, settled)? {
+        true => Some(Told::DatumsFile),
+        false => Some(Told::Unknown),
+    }
+}
+
+/// How many of `bytes` are text from the start: UTF-8 with no control characters but tab,
+/// carriage return and line feed. A character cut off at the end counts unless the input has
+/// `ended` there. Reads no further than the first byte that is not text.
+fn text_len(bytes: &[u8], ended: bool) -> usize {
+    let controls = bytes
+        .iter()
+        .position(|&b| is_control(b))
+        .unwrap_or(bytes.len());
+    match std::str::from_utf8(&bytes[..controls]) {
+        Ok(_) => controls,
+        Err(e) if e.error_len().is_none() && controls == bytes.len() && !ended => controls,
+        Err(e) => e.valid_up_to(),
+    }
+}
+
+/// A control character that text does not hold: all but tab, carriage return and line feed.
+fn is_control(byte: u8) -> bool {
+    byte < 0x20 && !matches!(byte, b'\t' | b'\r' | b'\n')
+}
+
+/// How many records of a datums file, at most, tell it by [`datum_records_agree`].
+const RECORDS_TO_TELL: usize = 4;
+
+/// Whether `start` begins as the datums file `pgdict compress` writes: each of its first
+/// [`RECORDS_TO_TELL`] records (those of them complete in `start`, once it is `settled`, at
+/// least one) holds a datum whose own header says it is as long as the record. `None` while
+/// fewer records are complete and more may come.
+fn datum_records_agree(start: &[u8], settled: bool) -> Option<bool> {
+    let mut rest = start;
+    let mut records = 0;
+    while records < RECORDS_TO_TELL {
+        let Some((len, after)) = rest.split_first_chunk::<4>() else {
+            break;
+        };
+        let len = u32::from_le_bytes(*len) as usize;
+        let Some(record) = after.get(..len) else {
+            break;
+        };
+        if !datum::read_header(record).is_ok_and(|header| header.total_len == len) {
+            return Some(false);
+        }
+        records += 1;
+        rest = &after[len..];
+    }
+    match records {
+        RECORDS_TO_TELL => Some(true),
+        _ if !settled => None,
+        0 => Some(false),
+        _ => Some(true),
     }
 }
 
@@ -436,18 +513,6 @@ fn root_message(error: &anyhow::Error) -> String {
         .last()
         .map(|e| e.to_string())
         .unwrap_or_default()
-}
-
-/// Text: UTF-8 with no control characters but tab, carriage return and line feed. A
-/// character cut off at the end is allowed when `bytes` is not the `whole` input.
-fn is_text(bytes: &[u8], whole: bool) -> bool {
-    let utf8 = match std::str::from_utf8(bytes) {
-        Ok(_) => true,
-        Err(e) => !whole && e.error_len().is_none(),
-    };
-    utf8 && bytes
-        .iter()
-        .all(|&b| b >= 0x20 || b == b'\t' || b == b'\r' || b == b'\n')
 }
 
 /// Reads datums in one format.
@@ -938,14 +1003,15 @@ mod tests {
         // Text whose first TEXT_WINDOW bytes end inside a UTF-8 character.
         let mut text = "\\x0b616263 é\n".repeat(TEXT_WINDOW / 14 + 1).into_bytes();
         let cut = (1..TEXT_WINDOW).rev().find(|&i| text[i] == 0xc3).unwrap() + 1;
-        assert!(is_text(&text[..cut], false));
-        assert!(!is_text(&text[..cut], true));
+        assert_eq!(text_len(&text[..cut], false), cut);
+        assert_eq!(text_len(&text[..cut], true), cut - 1);
         // What follows the window is not looked at: the hex reader finds it.
         text.truncate(TEXT_WINDOW);
         text.extend_from_slice(b"\x00\n");
         assert_eq!(detect_bytes(&text).unwrap(), DatumFormatArg::Hex);
         // A control character is no text, cut or not.
-        assert!(!is_text(b"\\x0b\x00", false));
+        assert_eq!(text_len(b"\\x0b\x00", false), 4);
+        assert_eq!(text_len(b"\\x0b\xc3\x00", false), 4);
     }
 
     #[test]
@@ -956,32 +1022,72 @@ mod tests {
         assert_eq!(detect_bytes(text).unwrap(), DatumFormatArg::Hex);
         let e = parse(DatumFormatArg::Hex, &text[..]).unwrap_err();
         assert!(format!("{e:#}").contains("line 4"), "{e:#}");
-        assert_eq!(hex_look(text, true), Some((&text[..19], true)));
+        assert_eq!(tell(&text[..19], false), Some(Told::Hex));
         // Not text before it, or in it: not hex.
         assert!(detect_bytes(b"\x01\n\\x0561\n").is_err());
         assert!(detect_bytes(b"\\x05\x0061\n").is_err());
-        // Undecided until the line ends, the input ends or the window is full.
-        assert_eq!(hex_look(b"a\n\\x05", false), None);
-        assert_eq!(hex_look(b"a\n\\x05", true), Some((&b"a\n\\x05"[..], true)));
-        assert_eq!(hex_look(b"no literal\n", false), None);
+        // Undecided while the text goes on, until the line ends, the input ends or the window
+        // is full.
+        assert_eq!(tell(b"a\n\\x05", false), None);
+        assert_eq!(tell(b"a\n\\x05", true), Some(Told::Hex));
+        assert_eq!(tell(b"no literal\n", false), None);
         let long = vec![b'a'; TEXT_WINDOW + 1];
-        assert_eq!(hex_look(&long, false), Some((&long[..TEXT_WINDOW], false)));
+        assert_eq!(tell(&long, false), Some(Told::Unknown));
+    }
+
+    /// A datums file holding `datums`.
+    fn datums_file(datums: &[&[u8]]) -> Vec<u8> {
+        let mut file = Vec::new();
+        let mut writer = datums_file::Writer::new(&mut file);
+        for datum in datums {
+            writer.write_datum(datum).unwrap();
+        }
+        writer.finish().unwrap();
+        file
     }
 
     #[test]
-    fn a_stream_is_read_only_as_far_as_its_first_hex_line() {
+    fn a_datums_file_is_told_by_its_first_records() {
+        // Raw datums, with a 1-byte and a 4-byte header, each as long as its record.
+        let short = b"\x07ab";
+        let long = long_varlenas(1, 300, b'z');
+        let four = datums_file(&[short, &long, short, short]);
+        assert_eq!(tell(&four, false), Some(Told::DatumsFile));
+        // Fewer records: told once no more can come.
+        let two = datums_file(&[short, &long]);
+        assert_eq!(tell(&two, false), None);
+        assert_eq!(tell(&two, true), Some(Told::DatumsFile));
+        assert_eq!(tell(&two[..two.len() - 1], false), None);
+        // A record whose datum says another length: not told, whatever follows.
+        let wrong = datums_file(&[b"\x05ab", short]);
+        assert_eq!(tell(&wrong[..7], false), Some(Told::Unknown));
+        assert_eq!(tell(&wrong, true), Some(Told::Unknown));
+        assert_eq!(detect_bytes(&wrong).unwrap(), DatumFormatArg::Datums);
+        // Varlenas back to back, whose first header claims more than the window holds.
+        let varlenas = long_varlenas(6, 300_000, b'a');
+        assert_eq!(tell(&varlenas[..1000], false), None);
+        assert_eq!(tell(&varlenas, true), Some(Told::Unknown));
+        // A datums file cut off after records that agree is one: its reader says where.
+        let cut = &four[..four.len() - 1];
+        assert_eq!(detect_bytes(cut).unwrap(), DatumFormatArg::Datums);
+        let e = parse(DatumFormatArg::Datums, cut).unwrap_err();
+        assert!(format!("{e:#}").contains("record 4"), "{e:#}");
+    }
+
+    /// Detects the format of a pipe that holds `start` and stays open meanwhile (reading to its
+    /// end would wait for ever), then writes `rest`, closes it and reads the datums.
+    fn detect_an_open_pipe(start: &[u8], rest: &[u8]) -> (DatumFormatArg, Vec<Vec<u8>>) {
         use std::io::Write;
 
-        // A pipe whose writer stays open: reading to its end would wait for ever.
         let (reader, mut writer) = io::pipe().unwrap();
-        writer.write_all(b"bytea\n-----\n\\x0561\n\\x05").unwrap();
+        writer.write_all(start).unwrap();
         let (told, format_told) = std::sync::mpsc::channel();
         let (read, datums_read) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let source = Source::stream(File::from(std::os::fd::OwnedFd::from(reader)));
             let (format, source) = detect(source, "t").unwrap();
             told.send(format).unwrap();
-            // Then the datums, from the first line: those read to tell are read again.
+            // Then the datums, from the first: those read to tell are read again.
             let mut parser = Parser::new(format, source.into_reader().unwrap(), "t");
             let mut datums = Vec::new();
             while let Some(datum) = parser.next_datum().unwrap() {
@@ -990,16 +1096,26 @@ mod tests {
             read.send(datums).unwrap();
         });
         let wait = std::time::Duration::from_secs(30);
-        let format = format_told.recv_timeout(wait);
-        assert_eq!(
-            format,
-            Ok(DatumFormatArg::Hex),
-            "detection waited for the input's end"
-        );
-        writer.write_all(b"61\n").unwrap();
+        let format = format_told
+            .recv_timeout(wait)
+            .expect("detection waited for the input's end");
+        writer.write_all(rest).unwrap();
         drop(writer);
-        let datums = datums_read.recv_timeout(wait).unwrap();
+        (format, datums_read.recv_timeout(wait).unwrap())
+    }
+
+    #[test]
+    fn a_stream_is_read_only_as_far_as_telling_needs() {
+        // Hex: as far as its first line holding a literal.
+        let (format, datums) = detect_an_open_pipe(b"bytea\n-----\n\\x0561\n\\x05", b"61\n");
+        assert_eq!(format, DatumFormatArg::Hex);
         assert_eq!(datums, [b"\x05a".to_vec(), b"\x05a".to_vec()]);
+        // A datums file: as far as its fourth record.
+        let short: &[u8] = b"\x05a";
+        let file = datums_file(&[short; 6]);
+        let (format, datums) = detect_an_open_pipe(&file[..4 * 6], &file[4 * 6..]);
+        assert_eq!(format, DatumFormatArg::Datums);
+        assert_eq!(datums, vec![short.to_vec(); 6]);
     }
 
     #[test]

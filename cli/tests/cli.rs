@@ -853,6 +853,8 @@ fn decompress_and_compress_stream_their_input() {
         &record,
         &line,
     );
+    // Told from the stream as a datums file, without --format: by its first records.
+    assert_streams(&dir, &["decompress", "-"], &record, &line);
     // The same datum as a hex line: a line is not held back until the next comes.
     let hex_line = format!("\\x{:02x}{}\n", (101 << 1) | 1, "72".repeat(100));
     let args = ["decompress", "--format", "hex", "-"];
