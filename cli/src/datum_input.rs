@@ -1287,6 +1287,40 @@ mod tests {
             }
         }
 
+        /// What the start of an input tells stands whatever follows, so a stream, told as its
+        /// bytes come, is told as the whole file is; and the whole input is always told.
+        #[test]
+        fn what_a_start_tells_stands(
+            parts in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::strategy::Strategy::prop_map(
+                        proptest::collection::vec(proptest::prelude::any::<u8>(), 0..8),
+                        |row| {
+                            let mut datum = vec![((row.len() as u8 + 1) << 1) | 1];
+                            datum.extend(row);
+                            datums_file(&[&datum])
+                        },
+                    ),
+                    // A record whose datum says it is a byte longer.
+                    proptest::prelude::Just(datums_file(&[b"\x07a"])),
+                    proptest::prelude::Just(b"\\x0561\n".to_vec()),
+                    proptest::prelude::Just(b"\n".to_vec()),
+                    proptest::prelude::Just("é".as_bytes().to_vec()),
+                    proptest::collection::vec(proptest::prelude::any::<u8>(), 0..6),
+                ],
+                0..12,
+            ),
+            cut in proptest::prelude::any::<proptest::sample::Index>(),
+        ) {
+            let bytes = parts.concat();
+            let whole = tell(&bytes, true);
+            proptest::prop_assert!(whole.is_some());
+            let start = &bytes[..cut.index(bytes.len() + 1)];
+            if let Some(told) = tell(start, false) {
+                proptest::prop_assert_eq!(Some(told), whole, "{:?}", start);
+            }
+        }
+
         /// Datums written in each format read back as themselves, and detection tells the
         /// format; cut anywhere, a datums file or varlenas give an error, never other datums.
         #[test]
