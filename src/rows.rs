@@ -76,23 +76,32 @@ pub fn parse_rows(
 ) -> Result<Vec<Vec<u8>>, RowsError> {
     let mut datums = Vec::new();
     for (index, line) in bytes.split(|&b| b == b'\n').enumerate() {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if line.is_empty() {
-            continue;
-        }
-        match format {
-            RowFormat::Lines => datums.push(line.to_vec()),
-            RowFormat::JsonLines => {
-                let row = json_line_row(line).map_err(|e| RowsError::BadJson {
-                    path: origin.to_string(),
-                    line: index + 1,
-                    message: e.to_string(),
-                })?;
-                datums.push(row.into_owned());
-            }
-        }
+        let row = line_row(line, format).map_err(|e| RowsError::BadJson {
+            path: origin.to_string(),
+            line: index + 1,
+            message: e.to_string(),
+        })?;
+        datums.extend(row.map(Cow::into_owned));
     }
     Ok(datums)
+}
+
+/// The row one line holds, given with its line feed or without: `None` for an empty line
+/// (the line feed, and a carriage return before it, are not part of the row). An error only
+/// for JSON Lines, a line that is not one JSON value ([`json_line_row`]).
+pub fn line_row(
+    line: &[u8],
+    format: RowFormat,
+) -> Result<Option<Cow<'_, [u8]>>, serde_json::Error> {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    if line.is_empty() {
+        return Ok(None);
+    }
+    match format {
+        RowFormat::Lines => Ok(Some(Cow::Borrowed(line))),
+        RowFormat::JsonLines => json_line_row(line).map(Some),
+    }
 }
 
 /// The row a line of JSON Lines holds: a JSON string's decoded text, or the line itself for any
@@ -112,8 +121,8 @@ pub fn json_line_row(line: &[u8]) -> Result<Cow<'_, [u8]>, serde_json::Error> {
         return Ok(Cow::Owned(text.into_bytes()));
     }
     // serde_json checks the UTF-8 of a string it builds, not of one it skips.
-    if let Err(e) = std::str::from_utf8(line) {
-        let bad = e.valid_up_to();
+    if simdutf8::basic::from_utf8(line).is_err() {
+        let bad = std::str::from_utf8(line).map_or_else(|e| e.valid_up_to(), |_| line.len());
         return Err(serde::de::Error::custom(format!(
             "invalid UTF-8 at byte {bad} of the line"
         )));

@@ -43,7 +43,7 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use pgdict::rows::{self, RowFormat, RowsError};
+use pgdict::rows::{self, RowFormat};
 use rustix::event::{PollFd, PollFlags, Timespec};
 
 pub use datums_file::DatumsFileError;
@@ -573,22 +573,17 @@ impl<R: BufRead> LineRows<R> {
                 });
             }
             // pgdict::rows defines what a line holds (line feed, carriage return, empty lines,
-            // JSON strings): one line through it gives this line's datum, or none.
-            let mut datums = rows::parse_rows(&self.buf, self.format, &self.origin).map_err(
-                |error| match error {
-                    RowsError::BadJson { message, .. } => SourceError::BadJson {
+            // JSON strings).
+            match rows::line_row(&self.buf, self.format) {
+                Ok(Some(row)) => return Ok(Some(row.into_owned())),
+                Ok(None) => {}
+                Err(error) => {
+                    return Err(SourceError::BadJson {
                         origin: self.origin.clone(),
                         line: self.line,
-                        message,
-                    },
-                    other => SourceError::Io {
-                        origin: self.origin.clone(),
-                        source: io::Error::other(other.to_string()),
-                    },
-                },
-            )?;
-            if let Some(datum) = datums.pop() {
-                return Ok(Some(datum));
+                        message: error.to_string(),
+                    })
+                }
             }
         }
     }
