@@ -565,8 +565,8 @@ fn decompress_prefix_impl(
     let wanted = prefix_len.min(raw_len);
     let mut out = alloc_output(wanted)?;
     let dst = out.as_mut_ptr().cast::<c_char>();
-    // SAFETY: as in decompress_impl, with `wanted` (<= raw_len < 2^30) writable bytes at `dst`;
-    // the partial decoder stops after `wanted` bytes and never writes past `dst + wanted`
+    // SAFETY: as in decompress_into_impl, with `wanted` (<= raw_len < 2^30) writable bytes at
+    // `dst`; the partial decoder stops after `wanted` bytes and never writes past `dst + wanted`
     // (targetOutputSize == dstCapacity). An empty `dict` makes this call
     // LZ4_decompress_safe_partial, PostgreSQL's slice decoder.
     let code = unsafe {
