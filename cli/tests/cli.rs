@@ -215,6 +215,14 @@ fn compress_decompress_round_trip_as_datums_file_and_as_hex() {
     );
     let back = dir.run(&["decompress", "logs.datums"]).ok();
     assert_eq!(back.stdout, original);
+    // Through standard input both ways, and in a file of another name: told as a datums file
+    // by its first records.
+    let datums = dir.run_with_stdin(&["compress", "-q"], &original).ok();
+    assert_eq!(datums.stdout, fs::read(dir.path("logs.datums")).unwrap());
+    let back = dir.run_with_stdin(&["decompress"], &datums.stdout).ok();
+    assert_eq!(back.stdout, original);
+    dir.write("logs.bin", &datums.stdout);
+    assert_eq!(dir.run(&["decompress", "logs.bin"]).ok().stdout, original);
 
     // Hex lines, as for SQL, through standard input both ways.
     let hex = dir
