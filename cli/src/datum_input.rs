@@ -211,6 +211,11 @@ impl Source {
             }
             Source::Stream { head, rest } => {
                 let mut chunk = vec![0; READ_BUFFER];
+                // Telling reads the head's text from its start, so while the head may be all
+                // text it is asked only after a read that brings a line's end or a control
+                // character (invalid UTF-8 alone waits for one), or the end. After a control
+                // character the text it reads stops there: it is asked after every read.
+                let mut control_seen = false;
                 loop {
                     let read = match rest.read(&mut chunk) {
                         Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -218,11 +223,9 @@ impl Source {
                     };
                     let ended = read == 0;
                     head.extend_from_slice(&chunk[..read]);
-                    // Telling reads the head from its start, so it is asked only after a read
-                    // that brings a line's end or a control character, which can settle what
-                    // text left open (invalid UTF-8 alone waits for such a read), or the end.
-                    let settling = chunk[..read].iter().any(|&b| b == b'\n' || is_control(b));
-                    if ended || head.len() >= TEXT_WINDOW || settling {
+                    control_seen |= chunk[..read].iter().any(|&b| is_control(b));
+                    let line_end = chunk[..read].contains(&b'\n');
+                    if ended || head.len() >= TEXT_WINDOW || line_end || control_seen {
                         if let Some(told) = tell(head, ended) {
                             return Ok(told);
                         }
@@ -1075,12 +1078,12 @@ mod tests {
     }
 
     /// Detects the format of a pipe that holds `start` and stays open meanwhile (reading to its
-    /// end would wait for ever), then writes `rest`, closes it and reads the datums.
-    fn detect_an_open_pipe(start: &[u8], rest: &[u8]) -> (DatumFormatArg, Vec<Vec<u8>>) {
+    /// end would wait for ever), then writes `rest`, closes it and reads the datums. `start`
+    /// comes in its parts, a little apart, so that a read may bring only the last.
+    fn detect_an_open_pipe(start: &[&[u8]], rest: &[u8]) -> (DatumFormatArg, Vec<Vec<u8>>) {
         use std::io::Write;
 
         let (reader, mut writer) = io::pipe().unwrap();
-        writer.write_all(start).unwrap();
         let (told, format_told) = std::sync::mpsc::channel();
         let (read, datums_read) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
@@ -1095,6 +1098,10 @@ mod tests {
             }
             read.send(datums).unwrap();
         });
+        for part in start {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            writer.write_all(part).unwrap();
+        }
         let wait = std::time::Duration::from_secs(30);
         let format = format_told
             .recv_timeout(wait)
@@ -1107,15 +1114,19 @@ mod tests {
     #[test]
     fn a_stream_is_read_only_as_far_as_telling_needs() {
         // Hex: as far as its first line holding a literal.
-        let (format, datums) = detect_an_open_pipe(b"bytea\n-----\n\\x0561\n\\x05", b"61\n");
+        let start: [&[u8]; 2] = [b"bytea\n-----\n", b"\\x0561\n\\x05"];
+        let (format, datums) = detect_an_open_pipe(&start, b"61\n");
         assert_eq!(format, DatumFormatArg::Hex);
         assert_eq!(datums, [b"\x05a".to_vec(), b"\x05a".to_vec()]);
-        // A datums file: as far as its fourth record.
-        let short: &[u8] = b"\x05a";
-        let file = datums_file(&[short; 6]);
-        let (format, datums) = detect_an_open_pipe(&file[..4 * 6], &file[4 * 6..]);
+        // A datums file: as far as its fourth record, even when the read that completes it
+        // brings only text (a raw datum of 20 bytes: its header is `)`).
+        let datum = [&b")"[..], &[b'a'; 19]].concat();
+        let file = datums_file(&[&datum[..]; 6]);
+        let fourth = 3 * 24 + 4;
+        let start = [&file[..fourth], &file[fourth..4 * 24]];
+        let (format, datums) = detect_an_open_pipe(&start, &file[4 * 24..]);
         assert_eq!(format, DatumFormatArg::Datums);
-        assert_eq!(datums, vec![short.to_vec(); 6]);
+        assert_eq!(datums, vec![datum; 6]);
     }
 
     #[test]
