@@ -131,7 +131,7 @@ impl<R: Read> Reader<R> {
         if len > MAX_DATUM_LEN {
             return Err(DatumsFileError::TooLong {
                 origin: self.origin.clone(),
-                record: self.records_read + 1,
+                record: self.record_number(),
                 offset: self.offset,
                 len: len as u64,
                 max: MAX_DATUM_LEN,
@@ -166,10 +166,15 @@ impl<R: Read> Reader<R> {
         Ok(got)
     }
 
+    /// The number of the record being read, from 1, for errors.
+    fn record_number(&self) -> u64 {
+        self.records_read + 1
+    }
+
     fn io(&self, source: io::Error) -> DatumsFileError {
         DatumsFileError::Io {
             origin: self.origin.clone(),
-            record: self.records_read + 1,
+            record: self.record_number(),
             offset: self.offset,
             source,
         }
@@ -178,7 +183,7 @@ impl<R: Read> Reader<R> {
     fn truncated(&self, what: &'static str, have: usize, need: usize) -> DatumsFileError {
         DatumsFileError::Truncated {
             origin: self.origin.clone(),
-            record: self.records_read + 1,
+            record: self.record_number(),
             offset: self.offset,
             what,
             have,
