@@ -57,12 +57,15 @@ pub fn user_error(title: impl Into<String>, hint: impl Into<String>) -> anyhow::
     anyhow::Error::msg(title.into()).context(Hint(hint.into()))
 }
 
-/// Whether the error is (or was caused by) a write to a closed pipe.
+/// Whether the error is (or was caused by) a write to a closed pipe, also one that
+/// `serde_json::to_writer` met (its error holds the I/O error, which its `source` skips).
 pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
     error.chain().any(|cause| {
-        cause
-            .downcast_ref::<io::Error>()
-            .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+        let kind = match cause.downcast_ref::<serde_json::Error>() {
+            Some(json) => json.io_error_kind(),
+            None => cause.downcast_ref::<io::Error>().map(io::Error::kind),
+        };
+        kind == Some(io::ErrorKind::BrokenPipe)
     })
 }
 
@@ -233,5 +236,11 @@ mod tests {
             .context("cannot write to standard output");
         assert!(is_broken_pipe(&err));
         assert_eq!(report(&err), 0);
+        // Met while writing JSON.
+        let json = serde_json::Error::io(io::Error::from(io::ErrorKind::BrokenPipe));
+        let err = anyhow::Error::new(json).context("cannot write to standard output");
+        assert!(is_broken_pipe(&err));
+        let json = serde_json::Error::io(io::Error::other("disk full"));
+        assert!(!is_broken_pipe(&anyhow::Error::new(json)));
     }
 }

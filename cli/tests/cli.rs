@@ -834,6 +834,7 @@ fn a_closed_pipe_is_success() {
     // Outputs far larger than a pipe's buffer, so that the writes after the close fail.
     for args in [
         &["inspect", "e.datums"][..],
+        &["inspect", "--json", "e.datums"],
         &["compress", &rows, "--hex", "-q"],
         &["decompress", "e.datums"],
     ] {
