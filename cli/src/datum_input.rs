@@ -212,9 +212,11 @@ impl Source {
             Source::Stream { head, rest } => {
                 let mut chunk = vec![0; READ_BUFFER];
                 // Telling reads the head's text from its start, so while the head may be all
-                // text it is asked only after a read that brings a line's end or a control
-                // character (invalid UTF-8 alone waits for one), or the end. After a control
-                // character the text it reads stops there: it is asked after every read.
+                // text it is asked only when a read may have settled it: one that brings the
+                // end of a line after a `\x`, or a control character (invalid UTF-8 alone waits
+                // for one), or the end. After a control character the text it reads stops
+                // there: it is asked after every read.
+                let mut literal_seen = false;
                 let mut control_seen = false;
                 loop {
                     let read = match rest.read(&mut chunk) {
@@ -222,9 +224,11 @@ impl Source {
                         read => read?,
                     };
                     let ended = read == 0;
+                    let new = head.len().saturating_sub(1);
                     head.extend_from_slice(&chunk[..read]);
+                    literal_seen |= head[new..].windows(2).any(|w| w == b"\\x");
                     control_seen |= chunk[..read].iter().any(|&b| is_control(b));
-                    let line_end = chunk[..read].contains(&b'\n');
+                    let line_end = literal_seen && chunk[..read].contains(&b'\n');
                     if ended || head.len() >= TEXT_WINDOW || line_end || control_seen {
                         if let Some(told) = tell(head, ended) {
                             return Ok(told);
