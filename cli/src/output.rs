@@ -4,7 +4,8 @@
 //! A regular file is written all or nothing: into a temporary file beside it, which replaces
 //! the file only when everything is written and flushed to disk ([`Output::finish`]). A command
 //! that fails half way (bad input, a full disk) leaves an existing file as it was and no partial
-//! file behind: dropping an unfinished [`Output`] removes the temporary file. The new file keeps
+//! file behind: dropping an unfinished [`Output`] removes the temporary file, and so does a
+//! signal that ends the process (Ctrl-C; see [`remove_unfinished`]). The new file keeps
 //! the old one's permissions and (where allowed) owner, and a symbolic link is followed (the
 //! file it names is replaced, the link stays). Anything else at the path (`/dev/null`, a named
 //! pipe) is written in place, as a shell's `>` would: replacing a device with a file would break
@@ -14,11 +15,33 @@ use std::fs::{self, OpenOptions, Permissions};
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::os::unix::fs::{fchown, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use anyhow::Context;
 use tempfile::NamedTempFile;
 
 use crate::fail::user_error;
+
+/// The temporary files of the outputs not yet finished: a signal that ends the process runs
+/// no destructor, so [`remove_unfinished`] removes them. Held while one is made, replaces its
+/// file or is removed, so that none is missed or removed twice.
+static UNFINISHED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn unfinished() -> MutexGuard<'static, Vec<PathBuf>> {
+    // A panic while it was held leaves the list as valid as before.
+    UNFINISHED.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Removes the temporary files of the outputs not finished yet, and returns with the list
+/// locked, so that no output makes another or replaces its file: for a signal's handler, which
+/// then ends the process.
+pub fn remove_unfinished() -> MutexGuard<'static, Vec<PathBuf>> {
+    let paths = unfinished();
+    for path in paths.iter() {
+        fs::remove_file(path).ok();
+    }
+    paths
+}
 
 /// An output: standard output or a file.
 pub struct Output {
@@ -100,6 +123,9 @@ impl Output {
             Some(parent) if !parent.as_os_str().is_empty() => parent,
             _ => Path::new("."),
         };
+        // Held until the output is made and its temporary file listed (on an error before
+        // that, the temporary file is removed as it is dropped).
+        let mut unfinished = unfinished();
         let temp = tempfile::Builder::new()
             .prefix(".pgdict-")
             .suffix(".tmp")
@@ -116,6 +142,7 @@ impl Output {
                 .with_context(cannot_create)?;
         }
         let writer = temp.reopen().with_context(cannot_create)?;
+        unfinished.push(temp.path().to_path_buf());
         Ok(Output {
             inner: BufWriter::with_capacity(BUFFER, Box::new(writer)),
             name,
@@ -140,11 +167,26 @@ impl Output {
             temp.as_file()
                 .sync_all()
                 .with_context(|| format!("cannot write to {name}"))?;
-            temp.persist(&target)
-                .map_err(|e| e.error)
-                .with_context(|| format!("cannot replace {name}"))?;
+            let mut unfinished = unfinished();
+            let path = temp.path().to_path_buf();
+            // On failure the temporary file is removed (dropped with the error).
+            let persisted = temp.persist(&target).map_err(|e| e.error);
+            unfinished.retain(|p| *p != path);
+            persisted.with_context(|| format!("cannot replace {name}"))?;
         }
         Ok(())
+    }
+}
+
+impl Drop for Output {
+    /// An unfinished file's temporary file is removed (by `NamedTempFile`'s own drop).
+    fn drop(&mut self) {
+        if let Some((_, temp)) = self.replace.take() {
+            let mut unfinished = unfinished();
+            let path = temp.path().to_path_buf();
+            drop(temp);
+            unfinished.retain(|p| *p != path);
+        }
     }
 }
 

@@ -394,3 +394,77 @@ fn an_output_that_is_not_a_regular_file_is_written_in_place() {
         ],
     );
 }
+
+/// The temporary files of `-o` outputs in `dir`.
+fn temporary_files(dir: &Dir) -> Vec<String> {
+    fs::read_dir(dir.path("."))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with(".pgdict-"))
+        .collect()
+}
+
+/// Starts `compress - -o out.datums` through `sh -c SCRIPT` (which runs it as `"$0" "$@"`),
+/// its input left open, and waits until its temporary file exists.
+fn compress_waiting_for_rows(dir: &Dir, script: &str) -> std::process::Child {
+    let args = ["compress", "-", "--dict", "none", "-q", "-o", "out.datums"];
+    let child = std::process::Command::new("sh")
+        .args(["-c", script, env!("CARGO_BIN_EXE_pgdict")])
+        .args(args)
+        .current_dir(dir.path("."))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while temporary_files(dir).is_empty() {
+        assert!(start.elapsed().as_secs() < 60, "no temporary file came");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    child
+}
+
+fn send(signal: &str, child: &std::process::Child) {
+    let sent = std::process::Command::new("kill")
+        .args(["-s", signal, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+}
+
+/// Ctrl-C (SIGINT), SIGTERM and SIGHUP end the command as they would, with the file it was to
+/// replace as it was and no temporary file left beside it; a signal that it was started
+/// ignoring (`nohup` ignores SIGHUP) stays ignored.
+#[test]
+fn a_signal_leaves_the_output_as_it_was_and_nothing_beside_it() {
+    use std::io::Write;
+    use std::os::unix::process::ExitStatusExt;
+
+    let dir = Dir::new();
+    dir.write("out.datums", b"old");
+    for (signal, number) in [("INT", 2), ("TERM", 15), ("HUP", 1)] {
+        // `exec`: the signal goes to pgdict itself, not to the shell.
+        let mut child = compress_waiting_for_rows(&dir, "exec \"$0\" \"$@\"");
+        send(signal, &child);
+        let status = child.wait().unwrap();
+        assert_eq!(status.signal(), Some(number), "SIG{signal}: {status:?}");
+        assert_eq!(
+            fs::read(dir.path("out.datums")).unwrap(),
+            b"old",
+            "SIG{signal}"
+        );
+        assert_eq!(temporary_files(&dir), Vec::<String>::new(), "SIG{signal}");
+    }
+    // Started with SIGHUP ignored: it goes on, and the rows that come are written.
+    let mut child = compress_waiting_for_rows(&dir, "trap '' HUP; exec \"$0\" \"$@\"");
+    send("HUP", &child);
+    let mut rows = child.stdin.take().unwrap();
+    rows.write_all(b"a row\n").unwrap();
+    drop(rows);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    let written = fs::read(dir.path("out.datums")).unwrap();
+    assert_eq!(written, b"\x06\0\0\0\x0da row");
+    assert_eq!(temporary_files(&dir), Vec::<String>::new());
+}
