@@ -163,16 +163,16 @@ impl Output {
         self.inner
             .flush()
             .with_context(|| format!("cannot write to {name}"))?;
-        if let Some((target, temp)) = self.replace.take() {
+        if let Some((_, temp)) = &self.replace {
+            // On failure, dropping `self` removes the temporary file.
             temp.as_file()
                 .sync_all()
                 .with_context(|| format!("cannot write to {name}"))?;
-            let mut unfinished = unfinished();
-            let path = temp.path().to_path_buf();
+        }
+        if let Some((target, temp)) = self.replace.take() {
             // On failure the temporary file is removed (dropped with the error).
-            let persisted = temp.persist(&target).map_err(|e| e.error);
-            unfinished.retain(|p| *p != path);
-            persisted.with_context(|| format!("cannot replace {name}"))?;
+            unlist(temp, |temp| temp.persist(&target).map_err(|e| e.error))
+                .with_context(|| format!("cannot replace {name}"))?;
         }
         Ok(())
     }
@@ -182,12 +182,20 @@ impl Drop for Output {
     /// An unfinished file's temporary file is removed (by `NamedTempFile`'s own drop).
     fn drop(&mut self) {
         if let Some((_, temp)) = self.replace.take() {
-            let mut unfinished = unfinished();
-            let path = temp.path().to_path_buf();
-            drop(temp);
-            unfinished.retain(|p| *p != path);
+            unlist(temp, drop);
         }
     }
+}
+
+/// Settles a temporary file (`settle` renames it over its file, or drops it, which removes
+/// it) and takes it off the list of unfinished ones, under the list's lock: a signal's handler
+/// removes it before, or finds it gone.
+fn unlist<T>(temp: NamedTempFile, settle: impl FnOnce(NamedTempFile) -> T) -> T {
+    let mut unfinished = unfinished();
+    let path = temp.path().to_path_buf();
+    let settled = settle(temp);
+    unfinished.retain(|listed| *listed != path);
+    settled
 }
 
 /// Bytes buffered before a write.
