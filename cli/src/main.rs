@@ -554,7 +554,6 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
 }
 
 fn main() -> ExitCode {
-    remove_unfinished_output_on_signals();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => {
@@ -567,42 +566,4 @@ fn main() -> ExitCode {
         Ok(status) => ExitCode::from(status),
         Err(error) => ExitCode::from(fail::report(&error)),
     }
-}
-
-/// On Ctrl-C (SIGINT), SIGTERM or SIGHUP, removes the temporary file of an unfinished `-o`
-/// output (see [`output::remove_unfinished`]) and then ends the process as the signal would
-/// have: the file it was to replace stays as it was, and nothing is left beside it. A signal
-/// the process was started ignoring (`nohup` ignores SIGHUP; a shell script's `cmd &`, SIGINT)
-/// stays ignored; where that cannot be told, no signal is handled.
-fn remove_unfinished_output_on_signals() {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-
-    let Some(ignored) = ignored_signals() else {
-        return;
-    };
-    let handled: Vec<i32> = [SIGINT, SIGTERM, SIGHUP]
-        .into_iter()
-        .filter(|&signal| ignored & (1 << (signal - 1)) == 0)
-        .collect();
-    // Without the handler a signal still ends the process, leaving only the temporary file.
-    let Ok(mut signals) = signal_hook::iterator::Signals::new(handled) else {
-        return;
-    };
-    std::thread::spawn(move || {
-        if let Some(signal) = signals.forever().next() {
-            let _held = output::remove_unfinished();
-            signal_hook::low_level::emulate_default_handler(signal).ok();
-            std::process::exit(128 + signal);
-        }
-    });
-}
-
-/// The signals this process ignores, a bit each (signal N is bit N - 1), as Linux tells in
-/// `/proc/self/status`; `None` where that cannot be read.
-fn ignored_signals() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let mask = status
-        .lines()
-        .find_map(|line| line.strip_prefix("SigIgn:"))?;
-    u64::from_str_radix(mask.trim(), 16).ok()
 }

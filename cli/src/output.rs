@@ -5,7 +5,7 @@
 //! the file only when everything is written and flushed to disk ([`Output::finish`]). A command
 //! that fails half way (bad input, a full disk) leaves an existing file as it was and no partial
 //! file behind: dropping an unfinished [`Output`] removes the temporary file, and so does a
-//! signal that ends the process (Ctrl-C; see [`remove_unfinished`]). The new file keeps
+//! signal that ends the process (Ctrl-C; see [`remove_unfinished_on_signals`]). The new file keeps
 //! the old one's permissions and (where allowed) owner, and a symbolic link is followed (the
 //! file it names is replaced, the link stays). Anything else at the path (`/dev/null`, a named
 //! pipe) is written in place, as a shell's `>` would: replacing a device with a file would break
@@ -15,7 +15,7 @@ use std::fs::{self, OpenOptions, Permissions};
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::os::unix::fs::{fchown, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard, Once, PoisonError};
 
 use anyhow::Context;
 use tempfile::NamedTempFile;
@@ -35,12 +35,53 @@ fn unfinished() -> MutexGuard<'static, Vec<PathBuf>> {
 /// Removes the temporary files of the outputs not finished yet, and returns with the list
 /// locked, so that no output makes another or replaces its file: for a signal's handler, which
 /// then ends the process.
-pub fn remove_unfinished() -> MutexGuard<'static, Vec<PathBuf>> {
+fn remove_unfinished() -> MutexGuard<'static, Vec<PathBuf>> {
     let paths = unfinished();
     for path in paths.iter() {
         fs::remove_file(path).ok();
     }
     paths
+}
+
+/// From the first temporary file on (once): on Ctrl-C (SIGINT), SIGTERM or SIGHUP, removes
+/// the unfinished ones ([`remove_unfinished`]) and then ends the process as the signal would
+/// have: the files they were to replace stay as they were, and nothing is left beside them. A
+/// signal the process was started ignoring (`nohup` ignores SIGHUP; a shell script's `cmd &`,
+/// SIGINT) stays ignored; where that cannot be told, no signal is handled.
+fn remove_unfinished_on_signals() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+
+    static INSTALLED: Once = Once::new();
+    INSTALLED.call_once(|| {
+        let Some(ignored) = ignored_signals() else {
+            return;
+        };
+        let handled: Vec<i32> = [SIGINT, SIGTERM, SIGHUP]
+            .into_iter()
+            .filter(|&signal| ignored & (1 << (signal - 1)) == 0)
+            .collect();
+        // Without the handler a signal still ends the process, leaving the temporary files.
+        let Ok(mut signals) = signal_hook::iterator::Signals::new(handled) else {
+            return;
+        };
+        std::thread::spawn(move || {
+            if let Some(signal) = signals.forever().next() {
+                let _held = remove_unfinished();
+                signal_hook::low_level::emulate_default_handler(signal).ok();
+                std::process::exit(128 + signal);
+            }
+        });
+    });
+}
+
+/// The signals this process ignores, a bit each (signal N is bit N - 1), as Linux tells in
+/// `/proc/self/status`; `None` where that cannot be read.
+fn ignored_signals() -> Option<u64> {
+    let status = fs::read_to_string("/proc/self/status").ok()?;
+    let mask = status
+        .lines()
+        .find_map(|line| line.strip_prefix("SigIgn:"))?;
+    u64::from_str_radix(mask.trim(), 16).ok()
 }
 
 /// An output: standard output or a file.
@@ -123,6 +164,7 @@ impl Output {
             Some(parent) if !parent.as_os_str().is_empty() => parent,
             _ => Path::new("."),
         };
+        remove_unfinished_on_signals();
         // Held until the output is made and its temporary file listed (on an error before
         // that, the temporary file is removed as it is dropped).
         let mut unfinished = unfinished();
