@@ -25,15 +25,20 @@ fn datums_file(datums: &[&[u8]]) -> Vec<u8> {
     file
 }
 
+/// The temporary files in `dir` (an `-o` output's is `.pgdict-*.tmp`).
+fn temporary_files(dir: &Dir) -> Vec<String> {
+    fs::read_dir(dir.path("."))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect()
+}
+
 /// Where `compress` must not leave anything: an existing output stays, and no temporary file
 /// lingers beside it.
 fn assert_output_untouched(dir: &Dir, name: &str, before: &[u8]) {
     assert_eq!(fs::read(dir.path(name)).unwrap(), before, "{name} changed");
-    let strays: Vec<_> = fs::read_dir(dir.path("."))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".tmp"))
-        .collect();
+    let strays = temporary_files(dir);
     assert!(strays.is_empty(), "temporary files left: {strays:?}");
 }
 
@@ -395,15 +400,6 @@ fn an_output_that_is_not_a_regular_file_is_written_in_place() {
     );
 }
 
-/// The temporary files of `-o` outputs in `dir`.
-fn temporary_files(dir: &Dir) -> Vec<String> {
-    fs::read_dir(dir.path("."))
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|name| name.starts_with(".pgdict-"))
-        .collect()
-}
-
 /// Starts `compress - -o out.datums` through `sh -c SCRIPT` (which runs it as `"$0" "$@"`),
 /// its input left open, and waits until its temporary file exists.
 fn compress_waiting_for_rows(dir: &Dir, script: &str) -> std::process::Child {
@@ -449,12 +445,7 @@ fn a_signal_leaves_the_output_as_it_was_and_nothing_beside_it() {
         send(signal, &child);
         let status = child.wait().unwrap();
         assert_eq!(status.signal(), Some(number), "SIG{signal}: {status:?}");
-        assert_eq!(
-            fs::read(dir.path("out.datums")).unwrap(),
-            b"old",
-            "SIG{signal}"
-        );
-        assert_eq!(temporary_files(&dir), Vec::<String>::new(), "SIG{signal}");
+        assert_output_untouched(&dir, "out.datums", b"old");
     }
     // Started with SIGHUP ignored: it goes on, and the rows that come are written.
     let mut child = compress_waiting_for_rows(&dir, "trap '' HUP; exec \"$0\" \"$@\"");
