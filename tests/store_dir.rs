@@ -13,7 +13,8 @@
 //!   processes SIGKILLed at arbitrary points of their adds, leave a valid store: ids 1..=N with
 //!   every file complete, no partial dictionary, and the next add works;
 //! - `sync` copies what is missing (and retirements), and refuses a conflict or a damaged
-//!   source, changing nothing.
+//!   source, changing nothing; asked to, it repairs damaged destination files from the
+//!   source, keeping their bytes, and still refuses a conflict.
 //!
 //! The processes are this test binary itself, run with `--ignored --exact child_adder` and the
 //! `PGDICT_TEST_CHILD_*` variables that tell the child what to do.
@@ -28,7 +29,8 @@ use std::time::{Duration, Instant};
 
 use pgdict::datum::{self, Codec, DatumEncoder, DatumError, DictionaryLookup, Form};
 use pgdict::dict::{
-    self, CodecSet, Dictionary, DirStore, FormatError, Gain, Metadata, StoreEntry, StoreError,
+    self, CodecSet, Dictionary, DirStore, FormatError, Gain, Metadata, Repaired, StoreEntry,
+    StoreError, SyncOptions,
 };
 use tempfile::TempDir;
 
@@ -838,4 +840,109 @@ fn sync_refuses_a_damaged_source_and_changes_nothing() {
         other => panic!("expected a damaged source: {other:?}"),
     }
     assert!(snapshot(dst_dir.path()).is_empty());
+}
+
+#[test]
+fn sync_repairs_damaged_destination_files_only_when_asked() {
+    let (_src_dir, source) = new_store();
+    let (dst_dir, destination) = new_store();
+    for index in 0..4 {
+        source
+            .add(CodecSet::ALL, &content("s", index), metadata("s"))
+            .unwrap();
+    }
+    for id in 1..=3 {
+        destination.insert(&source.get(id).unwrap()).unwrap();
+    }
+    source.retire(3).unwrap();
+    // Dictionary 2's file gets a flipped bit; 3's is replaced by dictionary 1's file.
+    let path = |id: u32| dst_dir.path().join(format!("{id:08}.pgdict"));
+    let mut flipped = fs::read(path(2)).unwrap();
+    flipped[80] ^= 0x10;
+    fs::write(path(2), &flipped).unwrap();
+    let misfiled = fs::read(path(1)).unwrap();
+    fs::write(path(3), &misfiled).unwrap();
+    let before = snapshot(dst_dir.path());
+
+    // Not asked to repair: the damaged file stops the sync, and nothing is written.
+    let destination = DirStore::open(dst_dir.path()).unwrap();
+    let err = dict::sync(&source, &destination).unwrap_err();
+    assert!(matches!(err, StoreError::Damaged { .. }), "{err:?}");
+    assert_eq!(snapshot(dst_dir.path()), before);
+
+    let repair = SyncOptions { repair: true };
+    let report = dict::sync_with(&source, &destination, repair).unwrap();
+    assert_eq!(report.copied, vec![4]);
+    assert_eq!(report.present, vec![1]);
+    assert_eq!(report.retired, vec![3]);
+    let repaired: Vec<u32> = report.repaired.iter().map(|(id, _)| *id).collect();
+    assert_eq!(repaired, vec![2, 3]);
+    // Every file now holds the source's dictionary, byte for byte.
+    let loaded = load_all(dst_dir.path());
+    assert_eq!(loaded.keys().copied().collect::<Vec<_>>(), vec![1, 2, 3, 4]);
+    for (id, dict) in loaded {
+        assert_eq!(dict.unwrap().to_bytes(), source.get(id).unwrap().to_bytes());
+    }
+    // The damaged bytes are kept, hidden, and count as no dictionary and no temporary file.
+    for ((id, kept_as), damaged) in report.repaired.iter().zip([&flipped, &misfiled]) {
+        assert_eq!(kept_as.parent(), Some(dst_dir.path()));
+        let name = kept_as.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with(&format!(".damaged-{id:08}-")), "{name}");
+        assert_eq!(&fs::read(kept_as).unwrap(), damaged);
+    }
+    assert!(destination.temp_files().unwrap().is_empty());
+    assert_eq!(ids(&destination.list().unwrap()), vec![1, 2, 3, 4]);
+    assert!(destination.is_retired(3).unwrap());
+    // The store in use was repaired too (what it cached), and the next id follows.
+    assert_eq!(
+        destination.get(2).unwrap().content_sha256(),
+        source.get(2).unwrap().content_sha256()
+    );
+    let next = destination
+        .add(CodecSet::ALL, &content("d", 0), Metadata::new())
+        .unwrap();
+    assert_eq!(next.id(), 5);
+
+    // Once repaired, there is nothing to repair; an intact file is never replaced.
+    let report = dict::sync_with(&source, &destination, repair).unwrap();
+    assert!(report.repaired.is_empty());
+    assert_eq!(
+        destination.repair(&source.get(2).unwrap()).unwrap(),
+        Repaired::AlreadyIntact
+    );
+    let other = Dictionary::new(2, CodecSet::ALL, 0, Metadata::new(), &content("o", 0)).unwrap();
+    let err = destination.repair(&other).unwrap_err();
+    assert!(matches!(err, StoreError::Exists { id: 2, .. }), "{err:?}");
+    let err = destination.repair(&source.get(4).unwrap().with_id(9).unwrap());
+    assert!(
+        matches!(err, Err(StoreError::NotFound { id: 9, .. })),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn sync_with_repair_still_refuses_a_conflict_and_changes_nothing() {
+    let (_src_dir, source) = new_store();
+    let (dst_dir, destination) = new_store();
+    for index in 0..3 {
+        source
+            .add(CodecSet::ALL, &content("s", index), Metadata::new())
+            .unwrap();
+    }
+    // The destination's 1 is damaged, its 2 another dictionary.
+    destination.insert(&source.get(1).unwrap()).unwrap();
+    destination
+        .add(CodecSet::ALL, &content("other", 0), Metadata::new())
+        .unwrap();
+    fs::write(dst_dir.path().join("00000001.pgdict"), b"damaged").unwrap();
+    let before = snapshot(dst_dir.path());
+    let destination = DirStore::open(dst_dir.path()).unwrap();
+    let err = dict::sync_with(&source, &destination, SyncOptions { repair: true }).unwrap_err();
+    match &err {
+        StoreError::Conflict { conflicts, .. } => {
+            assert_eq!(conflicts.iter().map(|c| c.id).collect::<Vec<_>>(), vec![2])
+        }
+        other => panic!("expected a conflict: {other:?}"),
+    }
+    assert_eq!(snapshot(dst_dir.path()), before);
 }

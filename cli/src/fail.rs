@@ -139,8 +139,8 @@ fn known_hint(error: &anyhow::Error) -> Option<String> {
                      the source of truth and rebuild the other from it"
                 }
                 StoreError::Damaged { .. } | StoreError::IdMismatch { .. } => {
-                    "copy an intact file from another store (`pgdict dict sync --from DIR`); \
-                     the other dictionaries still work"
+                    "mend it from a store that holds it intact: `pgdict dict sync --from DIR \
+                     --repair` (or --from-pg CONNINFO); the other dictionaries still work"
                 }
                 StoreError::Postgres { .. } => {
                     "check the connection string (host, port, dbname, user, password) and that \

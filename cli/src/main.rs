@@ -489,7 +489,8 @@ enum DictCommand {
     /// when one id holds different dictionaries in the two (exit status 4).
     ///
     /// Run it on every node that reads datums (a standby, a backup host) before reading
-    /// datums that name new dictionaries.
+    /// datums that name new dictionaries. With --repair it also mends a damaged dictionary
+    /// file from the source's copy.
     Sync(SyncArgs),
 }
 
@@ -501,6 +502,14 @@ struct SyncArgs {
     /// The directory store to bring up to date (created if missing). Default: --store.
     #[arg(long, value_name = "DIR")]
     to: Option<PathBuf>,
+
+    /// Replace each dictionary file of the destination that fails its checks (damaged, or
+    /// filed under another id) with the source's dictionary of that id. The damaged file is
+    /// kept beside it, hidden (`.damaged-ID-...`). Only for stores kept in step from one
+    /// source, where an id names the same dictionary everywhere: a damaged file cannot show
+    /// what it held. Without it, a damaged file stops the sync and nothing is written.
+    #[arg(long)]
+    repair: bool,
 }
 
 #[derive(Debug, Args)]

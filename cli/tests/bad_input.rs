@@ -229,6 +229,87 @@ fn a_conflicting_store_is_refused_by_sync() {
         .fails(1, &["dictionary 2 was built for lz4, not for pglz"]);
 }
 
+/// A damaged dictionary file: the store lists the others and says which one cannot be read,
+/// and `dict sync --repair` mends it from another store, keeping the damaged bytes.
+#[test]
+fn a_damaged_dictionary_is_listed_and_repaired_from_another_store() {
+    let dir = Dir::new();
+    dir.demo_store();
+    dir.copy_demo_store(DemoStore::Events, "intact");
+    let dict = dir.path("dicts/00000001.pgdict");
+    let mut damaged = fs::read(&dict).unwrap();
+    damaged[100] ^= 0x04;
+    fs::write(&dict, &damaged).unwrap();
+
+    let listed = dir
+        .run(&["dict", "list"])
+        .fails(
+            1,
+            &["cannot read dictionary 1", "checksum mismatch", "--repair"],
+        )
+        .stdout();
+    let rows: Vec<&str> = listed.lines().collect();
+    assert_eq!(rows.len(), 3, "{listed}");
+    assert!(
+        rows[1].starts_with(" 1  ?") && rows[1].contains("unreadable"),
+        "{}",
+        rows[1]
+    );
+    // Dictionary 2 (lz4) is newer than the damaged one, so still `--dict auto`'s pick for lz4;
+    // no pick for pglz is shown while the damaged one is newer than any other.
+    assert!(rows[2].contains("active, auto for lz4"), "{}", rows[2]);
+    assert!(!listed.contains("auto for pglz"), "{listed}");
+    let listed = dir
+        .run(&["dict", "list", "--json"])
+        .fails(1, &["cannot read dictionary 1"])
+        .stdout();
+    let first: serde_json::Value = serde_json::from_str(listed.lines().next().unwrap()).unwrap();
+    assert_eq!(first["id"], 1);
+    assert!(first["error"]
+        .as_str()
+        .unwrap()
+        .contains("00000001.pgdict is damaged"));
+    let shown = dir.run(&["dict", "show", "2"]).ok().stdout();
+    assert!(
+        shown.contains("status:     active, auto for lz4"),
+        "{shown}"
+    );
+
+    // Without --repair, sync stops at the damaged file and writes nothing.
+    dir.run(&["dict", "sync", "--from", "intact"])
+        .fails(1, &["00000001.pgdict is damaged", "--repair"]);
+    assert_eq!(fs::read(&dict).unwrap(), damaged);
+    let out = dir
+        .run(&["dict", "sync", "--from", "intact", "--repair"])
+        .ok()
+        .stdout();
+    assert!(out.contains("already there:   2"), "{out}");
+    assert!(out.contains("repaired:        1"), "{out}");
+    assert_eq!(
+        fs::read(&dict).unwrap(),
+        fs::read(dir.path("intact/00000001.pgdict")).unwrap()
+    );
+    let kept: Vec<_> = fs::read_dir(dir.path("dicts"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(".damaged-00000001-")
+        })
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let kept_name = kept[0].file_name().unwrap().to_string_lossy();
+    assert!(
+        out.contains(&format!("kept as dicts/{kept_name}\n")),
+        "{out}"
+    );
+    assert_eq!(fs::read(&kept[0]).unwrap(), damaged);
+    let listed = dir.run(&["dict", "list"]).ok().stdout();
+    assert!(listed.contains("active, auto for pglz"), "{listed}");
+}
+
 #[test]
 fn a_read_only_store_reads_and_refuses_every_write() {
     let Some(small) = SmallFs::mount(1024) else {

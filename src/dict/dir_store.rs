@@ -10,6 +10,7 @@
 //!     00000002.pgdict
 //!     00000002.retired      dictionary 2 is retired (an empty marker file)
 //!     .tmp-00000003-...     an add in progress, or one a crash interrupted (ignored)
+//!     .damaged-00000004-... a damaged file that a repair replaced, kept as it was (ignored)
 //! ```
 //!
 //! A dictionary's file name is its id in decimal, zero-padded to 8 digits (ids over 99999999
@@ -33,6 +34,16 @@
 //! file ([`DirStore::temp_files`], [`DirStore::remove_temp_files`]). Two processes never get
 //! the same id, with no lock file to go stale. (The directory must be on a file system with
 //! hard links.)
+//!
+//! # Repairing
+//!
+//! A dictionary never changes, but its file can be damaged (a disk error, a copy cut off).
+//! [`DirStore::repair`] (what `pgdict dict sync --repair` runs) puts an intact copy of the same
+//! dictionary, from another store, in its place: it writes the copy to a temporary file and
+//! fsyncs it, hard-links the damaged file to a hidden `.damaged-...` name (its bytes are kept,
+//! never deleted), renames the copy over the damaged name (atomic: a reader sees the damaged
+//! file or the intact one, never no file) and fsyncs the directory. It refuses a file that
+//! reads as an intact dictionary.
 //!
 //! Retiring creates the marker `<id>.retired` (exclusively; retiring twice is a no-op) and
 //! fsyncs the directory. Markers are never removed: retirement only goes one way.
@@ -75,6 +86,8 @@ const DICT_EXT: &str = "pgdict";
 const RETIRED_EXT: &str = "retired";
 /// Temporary files start with this (a dot: hidden, and never a dictionary name).
 const TEMP_PREFIX: &str = ".tmp-";
+/// Damaged files a repair replaced are kept under names that start with this.
+const DAMAGED_PREFIX: &str = ".damaged-";
 /// The fault injection variable and the value that aborts `add` before linking.
 const FAULT_ENV: &str = "PGDICT_FAULT_INJECT";
 const FAULT_ADD_AFTER_TEMP: &str = "dir-store-add-after-temp";
@@ -108,6 +121,18 @@ pub enum Inserted {
     Added,
     /// The store already held this very dictionary (same content).
     AlreadyPresent,
+}
+
+/// What [`DirStore::repair`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Repaired {
+    /// The damaged file was replaced; its bytes are kept at this path.
+    Replaced {
+        /// Where the damaged file's bytes are now.
+        kept_as: PathBuf,
+    },
+    /// The file reads as this very dictionary now (repaired by someone else meanwhile).
+    AlreadyIntact,
 }
 
 impl DirStore {
@@ -327,6 +352,61 @@ impl DirStore {
         })
     }
 
+    /// Replaces the file of `dict`'s id, which must fail verification (damaged, or holding
+    /// another id), with `dict`, keeping the damaged bytes under a hidden name (see "Repairing"
+    /// in the module documentation). `dict` must come from a store that holds it intact: the
+    /// damaged file cannot show that it held the same dictionary, so the caller vouches for it.
+    /// A file that reads as a dictionary is not replaced: [`Repaired::AlreadyIntact`] if it is
+    /// `dict`, else [`StoreError::Exists`]. A missing file is [`StoreError::NotFound`].
+    pub fn repair(&self, dict: &Dictionary) -> Result<Repaired, StoreError> {
+        let id = dict.id();
+        // Read the file afresh: the cache holds only dictionaries that loaded.
+        match self.load(id) {
+            Ok(there) if there.content_sha256() == dict.content_sha256() => {
+                return Ok(Repaired::AlreadyIntact)
+            }
+            Ok(there) => {
+                return Err(StoreError::Exists {
+                    id,
+                    store: self.describe(),
+                    theirs: there.content_sha256(),
+                    ours: dict.content_sha256(),
+                })
+            }
+            Err(StoreError::Damaged { .. } | StoreError::IdMismatch { .. }) => {}
+            Err(e) => return Err(e),
+        }
+        let final_path = self.file_path(id);
+        let temp_path = self.write_temp(dict)?;
+        let kept_as = self.dir.join(format!(
+            "{DAMAGED_PREFIX}{id:08}-{}-{}",
+            std::process::id(),
+            SystemTime::now()
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos())
+        ));
+        if let Err(source) = fs::hard_link(&final_path, &kept_as) {
+            let _ = fs::remove_file(&temp_path);
+            return Err(StoreError::Io {
+                op: "keep the damaged file under another name",
+                path: final_path,
+                source,
+            });
+        }
+        if let Err(source) = fs::rename(&temp_path, &final_path) {
+            let _ = fs::remove_file(&temp_path);
+            let _ = fs::remove_file(&kept_as);
+            return Err(StoreError::Io {
+                op: "replace the damaged file",
+                path: final_path,
+                source,
+            });
+        }
+        self.sync_dir()?;
+        self.cache.insert(Arc::new(dict.clone()));
+        Ok(Repaired::Replaced { kept_as })
+    }
+
     /// Retires dictionary `id`: it still decodes, but [`DirStore::active`] no longer picks it.
     /// Returns whether it was retired just now (false: it already was). Its id is never
     /// reused.
@@ -439,20 +519,7 @@ impl DirStore {
     /// directory. Returns false, having written nothing, if the name is taken.
     fn write_new(&self, dict: &Dictionary) -> Result<bool, StoreError> {
         let final_path = self.file_path(dict.id());
-        let (temp_path, mut temp) = self.create_temp(dict.id())?;
-        let written = temp
-            .write_all(&dict.to_bytes())
-            .map_err(|source| ("write", source))
-            .and_then(|()| temp.sync_all().map_err(|source| ("fsync", source)));
-        drop(temp);
-        if let Err((op, source)) = written {
-            let _ = fs::remove_file(&temp_path);
-            return Err(StoreError::Io {
-                op,
-                path: temp_path,
-                source,
-            });
-        }
+        let temp_path = self.write_temp(dict)?;
         if std::env::var_os(FAULT_ENV).is_some_and(|v| v == FAULT_ADD_AFTER_TEMP) {
             // The crash the atomicity rule is about (see "Fault injection" above).
             std::process::abort();
@@ -472,6 +539,28 @@ impl DirStore {
                 path: final_path,
                 source,
             }),
+        }
+    }
+
+    /// Writes `dict` to a new temporary file and fsyncs it; returns its path. On failure no
+    /// temporary file is left.
+    fn write_temp(&self, dict: &Dictionary) -> Result<PathBuf, StoreError> {
+        let (temp_path, mut temp) = self.create_temp(dict.id())?;
+        let written = temp
+            .write_all(&dict.to_bytes())
+            .map_err(|source| ("write", source))
+            .and_then(|()| temp.sync_all().map_err(|source| ("fsync", source)));
+        drop(temp);
+        match written {
+            Ok(()) => Ok(temp_path),
+            Err((op, source)) => {
+                let _ = fs::remove_file(&temp_path);
+                Err(StoreError::Io {
+                    op,
+                    path: temp_path,
+                    source,
+                })
+            }
         }
     }
 

@@ -11,7 +11,7 @@
 //!   it.
 //! - [`sync()`]: copies dictionaries into a directory store from another directory store or
 //!   from a PostgreSQL store, refusing (and changing nothing) when one id holds different
-//!   content on the two sides.
+//!   content on the two sides; [`sync_with`] can also replace damaged files from the source.
 //!
 //! The rules every store keeps (`DESIGN.md`, "Dictionaries and the store"):
 //!
@@ -48,11 +48,11 @@ pub mod file;
 pub mod pg_store;
 pub mod sync;
 
-pub use dir_store::DirStore;
+pub use dir_store::{DirStore, Inserted, Repaired};
 pub use file::{CodecSet, Dictionary, FormatError, Gain, Metadata, Sha256Sum};
 #[cfg(feature = "pg-store")]
 pub use pg_store::{describe_pg_error, PgStore};
-pub use sync::{sync, Conflict, SyncReport};
+pub use sync::{sync, sync_with, Conflict, SyncOptions, SyncReport};
 
 /// One dictionary a store holds, as [`Store::entries`] lists it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -6,11 +6,17 @@
 //!
 //! 1. **Check everything.** Load and verify every source dictionary (checksums, ids), and every
 //!    destination dictionary whose id the source also has. An id holding different content on
-//!    the two sides is a conflict; a damaged file on either side is an error. Any conflict
+//!    the two sides is a conflict; a damaged file on either side is an error, unless
+//!    [`SyncOptions::repair`] is set and the damaged file is the destination's. Any conflict
 //!    refuses the whole sync, listing every conflicting id, before anything is written.
 //! 2. **Copy.** Write each missing dictionary with the store's atomic add-under-an-id
 //!    ([`DirStore::insert`]: temporary file, fsync, link, fsync the directory), by increasing
-//!    id, then write the retirement markers.
+//!    id; with `repair`, replace each damaged destination file by the source's dictionary
+//!    ([`DirStore::repair`], which keeps the damaged bytes); then write the retirement markers.
+//!
+//! A damaged file cannot show which dictionary it held, so repairing trusts the source: it is
+//! for stores kept in step from one source of truth (a primary's store and its standbys'),
+//! where an id names the same dictionary everywhere.
 //!
 //! Only content decides whether two dictionaries with one id are the same (their content
 //! SHA-256): that is all a decoder reads. Metadata differences are not conflicts.
@@ -21,7 +27,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::dict::dir_store::{DirStore, Inserted};
+use std::path::PathBuf;
+
+use crate::dict::dir_store::{DirStore, Inserted, Repaired};
 use crate::dict::file::{hex, Sha256Sum};
 use crate::dict::{Store, StoreError};
 
@@ -45,10 +53,32 @@ pub struct SyncReport {
     pub present: Vec<u32>,
     /// Ids retired in the destination because they are retired in the source.
     pub retired: Vec<u32>,
+    /// Ids whose damaged destination file was replaced by the source's dictionary, with where
+    /// the damaged bytes are kept ([`SyncOptions::repair`]).
+    pub repaired: Vec<(u32, PathBuf)>,
 }
 
-/// Copies into `to` what `from` has and `to` lacks (see the module documentation).
+/// How [`sync_with`] treats the destination.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SyncOptions {
+    /// Replace a destination file that fails verification (damaged, or holding another id)
+    /// with the source's dictionary of that id, keeping the damaged bytes beside it under a
+    /// hidden name. Off: such a file is an error, and nothing is written.
+    pub repair: bool,
+}
+
+/// Copies into `to` what `from` has and `to` lacks (see the module documentation); a damaged
+/// file is an error ([`sync_with`] can repair it).
 pub fn sync(from: &dyn Store, to: &DirStore) -> Result<SyncReport, StoreError> {
+    sync_with(from, to, SyncOptions::default())
+}
+
+/// [`sync()`], with options.
+pub fn sync_with(
+    from: &dyn Store,
+    to: &DirStore,
+    options: SyncOptions,
+) -> Result<SyncReport, StoreError> {
     // Phase 1: check everything.
     let source = from.entries()?;
     let destination: BTreeMap<u32, bool> = to
@@ -60,11 +90,24 @@ pub fn sync(from: &dyn Store, to: &DirStore) -> Result<SyncReport, StoreError> {
     let mut conflicts = Vec::new();
     let mut to_copy = Vec::new();
     let mut to_retire = Vec::new();
+    let mut to_repair = Vec::new();
     for entry in &source {
         let dict = from.get(entry.id)?;
         match destination.get(&entry.id) {
             Some(&retired_there) => {
-                let there = to.get(entry.id)?;
+                let there = match to.get(entry.id) {
+                    Ok(there) => there,
+                    Err(StoreError::Damaged { .. } | StoreError::IdMismatch { .. })
+                        if options.repair =>
+                    {
+                        if entry.retired && !retired_there {
+                            to_retire.push(entry.id);
+                        }
+                        to_repair.push(dict);
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                };
                 if there.content_sha256() != dict.content_sha256() {
                     conflicts.push(Conflict {
                         id: entry.id,
@@ -93,11 +136,17 @@ pub fn sync(from: &dyn Store, to: &DirStore) -> Result<SyncReport, StoreError> {
             conflicts,
         });
     }
-    // Phase 2: copy, then retire.
+    // Phase 2: copy, repair, then retire (retiring needs a file that reads).
     for dict in to_copy {
         match to.insert(&dict)? {
             Inserted::Added => report.copied.push(dict.id()),
             Inserted::AlreadyPresent => report.present.push(dict.id()),
+        }
+    }
+    for dict in to_repair {
+        match to.repair(&dict)? {
+            Repaired::Replaced { kept_as } => report.repaired.push((dict.id(), kept_as)),
+            Repaired::AlreadyIntact => report.present.push(dict.id()),
         }
     }
     for id in to_retire {

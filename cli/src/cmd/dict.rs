@@ -2,10 +2,11 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::sync::Arc;
 
 use anyhow::Context;
 use pgdict::datum::Codec;
-use pgdict::dict::{self, file::hex, Dictionary, DirStore, PgStore, Store, StoreEntry};
+use pgdict::dict::{self, file::hex, Dictionary, DirStore, PgStore, Store, StoreEntry, StoreError};
 use serde_json::{json, Value};
 
 use crate::output::Output;
@@ -22,13 +23,19 @@ pub fn run(store_args: &StoreArgs, command: DictCommand) -> anyhow::Result<u8> {
     }
 }
 
+/// A store's entry and its dictionary, or why the dictionary cannot be read.
+type Listed = (StoreEntry, Result<Arc<Dictionary>, StoreError>);
+
 /// For each codec, the id `--dict auto` picks: the newest active dictionary built for it.
-fn auto_ids(entries: &[(StoreEntry, std::sync::Arc<Dictionary>)]) -> BTreeMap<Codec, u32> {
+/// Like `--dict auto`, it stops at an active dictionary that cannot be read (it cannot tell
+/// what that one was built for): codecs without a pick by then get none.
+fn auto_ids(entries: &[Listed]) -> BTreeMap<Codec, u32> {
     let mut auto = BTreeMap::new();
     for (entry, dict) in entries.iter().rev() {
         if entry.retired {
             continue;
         }
+        let Ok(dict) = dict else { break };
         for codec in dict.codecs().iter() {
             auto.entry(codec).or_insert(entry.id);
         }
@@ -74,19 +81,39 @@ fn gains(dict: &Dictionary) -> String {
     }
 }
 
-fn load_all(store: &AnyStore) -> anyhow::Result<Vec<(StoreEntry, std::sync::Arc<Dictionary>)>> {
+/// Every dictionary of the store, each loaded, or with why it cannot be.
+fn load_all(store: &AnyStore) -> anyhow::Result<Vec<Listed>> {
     let entries = store
         .list()
         .with_context(|| format!("cannot list {}", store.describe()))?;
-    entries
+    Ok(entries
         .into_iter()
-        .map(|entry| {
-            let dict = store
-                .get(entry.id)
-                .with_context(|| format!("cannot load dictionary {}", entry.id))?;
-            Ok((entry, dict))
-        })
-        .collect()
+        .map(|entry| (entry, store.get(entry.id)))
+        .collect())
+}
+
+/// The error for the dictionaries that could not be read (after the others were listed), if
+/// any: the first one's reason as the detail.
+fn unreadable_error(entries: Vec<Listed>) -> anyhow::Result<()> {
+    let mut ids = Vec::new();
+    let mut first = None;
+    for (entry, dict) in entries {
+        if let Err(error) = dict {
+            ids.push(entry.id.to_string());
+            first.get_or_insert(error);
+        }
+    }
+    match first {
+        None => Ok(()),
+        Some(error) => Err(anyhow::Error::new(error).context(if ids.len() == 1 {
+            format!("cannot read dictionary {}", ids[0])
+        } else {
+            format!(
+                "cannot read dictionaries {} (the first one's reason below)",
+                ids.join(", ")
+            )
+        })),
+    }
 }
 
 fn list(store_args: &StoreArgs, json: bool) -> anyhow::Result<u8> {
@@ -96,7 +123,15 @@ fn list(store_args: &StoreArgs, json: bool) -> anyhow::Result<u8> {
     let mut out = Output::stdout();
     if json {
         for (entry, dict) in &entries {
-            writeln!(out, "{}", summary_json(entry, dict, &auto))?;
+            let line = match dict {
+                Ok(dict) => summary_json(entry, dict, &auto),
+                Err(error) => json!({
+                    "id": entry.id,
+                    "retired": entry.retired,
+                    "error": error.to_string(),
+                }),
+            };
+            writeln!(out, "{line}")?;
         }
     } else if entries.is_empty() {
         writeln!(
@@ -115,19 +150,36 @@ fn list(store_args: &StoreArgs, json: bool) -> anyhow::Result<u8> {
             ("source", Align::Left),
         ]);
         for (entry, dict) in &entries {
-            table.row(vec![
-                entry.id.to_string(),
-                dict.codecs().to_string(),
-                thousands(dict.content().len() as u64),
-                utc(dict.created_micros()),
-                status(entry, &auto),
-                gains(dict),
-                dict.metadata().source.unwrap_or_else(|| "-".into()),
-            ]);
+            table.row(match dict {
+                Ok(dict) => vec![
+                    entry.id.to_string(),
+                    dict.codecs().to_string(),
+                    thousands(dict.content().len() as u64),
+                    utc(dict.created_micros()),
+                    status(entry, &auto),
+                    gains(dict),
+                    dict.metadata().source.unwrap_or_else(|| "-".into()),
+                ],
+                Err(_) => {
+                    let mut row = vec![entry.id.to_string()];
+                    row.extend(["?", "?", "?"].map(String::from));
+                    row.push(
+                        if entry.retired {
+                            "retired, unreadable"
+                        } else {
+                            "unreadable"
+                        }
+                        .into(),
+                    );
+                    row.extend(["-", "-"].map(String::from));
+                    row
+                }
+            });
         }
         write!(out, "{}", table.render())?;
     }
     out.finish()?;
+    unreadable_error(entries)?;
     Ok(0)
 }
 
@@ -165,6 +217,8 @@ fn show(
     let dict = store
         .get(id)
         .with_context(|| format!("cannot show dictionary {id}"))?;
+    // The others are read for the status (`--dict auto`'s pick); one that cannot be read
+    // changes the pick, and is not this command's error.
     let entries = load_all(&store)?;
     let entry = entries
         .iter()
@@ -295,7 +349,10 @@ fn sync(store_args: &StoreArgs, args: &SyncArgs) -> anyhow::Result<u8> {
     }
     let to = DirStore::create(&to_path)
         .with_context(|| format!("cannot open the destination store {}", to_path.display()))?;
-    let report = dict::sync(from.as_ref(), &to)
+    let options = dict::SyncOptions {
+        repair: args.repair,
+    };
+    let report = dict::sync_with(from.as_ref(), &to, options)
         .with_context(|| format!("cannot sync {} from {}", to.describe(), from.describe()))?;
     let ids = |ids: &[u32]| -> String {
         if ids.is_empty() {
@@ -312,6 +369,17 @@ fn sync(store_args: &StoreArgs, args: &SyncArgs) -> anyhow::Result<u8> {
     writeln!(out, "  copied:          {}", ids(&report.copied))?;
     writeln!(out, "  already there:   {}", ids(&report.present))?;
     writeln!(out, "  retired there:   {}", ids(&report.retired))?;
+    if args.repair {
+        let repaired: Vec<u32> = report.repaired.iter().map(|(id, _)| *id).collect();
+        writeln!(out, "  repaired:        {}", ids(&repaired))?;
+        for (id, kept_as) in &report.repaired {
+            writeln!(
+                out,
+                "    dictionary {id}: the damaged file is kept as {}",
+                kept_as.display()
+            )?;
+        }
+    }
     out.finish()?;
     Ok(0)
 }
