@@ -11,16 +11,16 @@
 //! pipe) is written in place, as a shell's `>` would: replacing a device with a file would break
 //! it for every program.
 
-use std::fs::{self, OpenOptions, Permissions};
+use std::fs::{self, OpenOptions};
 use std::io::{self, BufWriter, IsTerminal, Write};
-use std::os::unix::fs::{fchown, MetadataExt, PermissionsExt};
+use std::os::unix::fs::{fchown, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, Once, PoisonError};
 
 use anyhow::Context;
 use tempfile::NamedTempFile;
 
-use crate::fail::user_error;
+use crate::fail::{user_error, Hint};
 
 /// The temporary files of the outputs not yet finished: a signal that ends the process runs
 /// no destructor, so [`remove_unfinished`] removes them. Held while one is made, replaces its
@@ -168,14 +168,43 @@ impl Output {
         // Held until the output is made and its temporary file listed (on an error before
         // that, the temporary file is removed as it is dropped).
         let mut unfinished = unfinished();
+        // Made with our own `open`, whose error is the system's alone (`tempfile_in` adds the
+        // temporary file's path to it, a name the user never gave).
         let temp = tempfile::Builder::new()
             .prefix(".pgdict-")
             .suffix(".tmp")
-            // As `File::create` would: rw for all, less the umask (a temporary file's
-            // default is owner-only).
-            .permissions(Permissions::from_mode(0o666))
-            .tempfile_in(dir)
-            .with_context(cannot_create)?;
+            .make_in(dir, |path| {
+                // As `File::create` would: rw for all, less the umask (a temporary file's
+                // default is owner-only).
+                OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o666)
+                    .open(path)
+            });
+        let temp = match temp {
+            Ok(temp) => temp,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(user_error(
+                    format!(
+                        "cannot create {name}: there is no directory {}",
+                        dir.display()
+                    ),
+                    "create the directory first, or give a path in one that exists",
+                ))
+            }
+            Err(e) => {
+                return Err(anyhow::Error::new(e)
+                    .context(Hint(
+                        "the output is written to a new file in its directory, then renamed \
+                         over it: the directory must be writable"
+                            .into(),
+                    ))
+                    .context(format!("cannot create a file in {}", dir.display()))
+                    .context(cannot_create()))
+            }
+        };
         if let Some(metadata) = existing {
             keep_owner(temp.as_file(), &metadata);
             // After the owner: a change of owner clears the set-user-id and set-group-id bits.

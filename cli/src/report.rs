@@ -5,7 +5,7 @@ use pgdict_trainer::SizeBucket;
 use serde_json::{json, Map, Value};
 
 use crate::measure::{Comparison, MethodResult, Stats, METHODS};
-use crate::text::{mb_s, percent, thousands, Align, Table};
+use crate::text::{counted, mb_s, percent, thousands, Align, Table};
 
 /// What was compared, besides the measurements.
 pub struct Setup {
@@ -70,9 +70,10 @@ pub fn table(setup: &Setup, comparison: &Comparison) -> String {
     match setup.train_rows {
         Some(train) => out.push_str(&format!(
             "      {} (the 2nd, 4th, ...{of_the_sample}) trained the dictionaries, {} of the \
-             others were evaluated\n",
+             others {} evaluated\n",
             thousands(train as u64),
             thousands(setup.evaluated as u64),
+            if setup.evaluated == 1 { "was" } else { "were" },
         )),
         None => out.push_str(&format!(
             "      {} evaluated with dictionaries from the store\n",
@@ -135,8 +136,8 @@ pub fn table(setup: &Setup, comparison: &Comparison) -> String {
 
 fn group_size(stats: &Stats) -> String {
     format!(
-        "{} datums, {} raw bytes",
-        thousands(stats.datums),
+        "{}, {} raw bytes",
+        counted(stats.datums, "datum"),
         thousands(stats.raw_bytes)
     )
 }

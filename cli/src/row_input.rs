@@ -10,7 +10,7 @@ use pgdict_trainer::sample::{Limits, Sampler};
 use pgdict_trainer::source::{self, CsvColumn, CsvOptions, Format, PgSource, SourceSpec};
 
 use crate::fail::user_error;
-use crate::text::thousands;
+use crate::text::{counted, thousands};
 use crate::{RowFormatArg, RowInput};
 
 /// The source a row input names. `rows_wanted` is how many rows the caller will use, if it
@@ -136,11 +136,11 @@ fn collect_rows(
         }
     };
     let summary = if kept.len() as u64 == read {
-        format!("{} rows", thousands(read))
+        counted(read, "row")
     } else {
         format!(
-            "{} rows, a sample of {} kept",
-            thousands(read),
+            "{}, a sample of {} kept",
+            counted(read, "row"),
             thousands(kept.len() as u64)
         )
     };

@@ -88,6 +88,16 @@ impl Table {
     }
 }
 
+/// A count with thousands separators and its noun: `1 row`, `1,234 rows` (the plural takes
+/// an `s`).
+pub fn counted(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{} {noun}s", thousands(n))
+    }
+}
+
 /// A count with thousands separators: `1,234,567`.
 pub fn thousands(n: u64) -> String {
     let digits = n.to_string();

@@ -331,6 +331,19 @@ fn a_read_only_store_reads_and_refuses_every_write() {
         fs::read(common::corpus("app_logs.txt")).unwrap()
     );
     dir.run(&["dict", "list", "--store", &store]).ok();
+    // An output on it: the directory is named, not the temporary file made there first.
+    let out = small.join("out.datums").display().to_string();
+    let run = dir
+        .run(&["compress", &rows, "--store", &store, "-o", &out])
+        .fails(
+            1,
+            &[
+                &format!("cannot create {out}"),
+                "Read-only file system (os error 30)",
+                "hint: the output is written to a new file in its directory",
+            ],
+        );
+    assert!(!run.stderr.contains(".pgdict-"), "{}", run.stderr);
     // Writing fails, saying why.
     dir.run(&["dict", "retire", "1", "--store", &store])
         .fails(1, &["cannot retire dictionary 1", "Read-only file system"]);

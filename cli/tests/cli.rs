@@ -200,6 +200,28 @@ fn decompress_writes_the_same_rows_on_any_number_of_threads() {
 }
 
 #[test]
+fn a_count_of_one_is_singular() {
+    let dir = Dir::new();
+    dir.write("one.txt", "GET /index.html 200 1532\n");
+    let run = dir
+        .run(&["compress", "one.txt", "--dict", "none", "-o", "one.datums"])
+        .ok();
+    assert!(
+        run.stderr.starts_with("pgdict: 1 row, 24 bytes"),
+        "{}",
+        run.stderr
+    );
+    let out = dir.run(&["inspect", "one.datums"]).ok().stdout();
+    assert!(
+        out.lines()
+            .last()
+            .unwrap()
+            .starts_with("1 datum of one.datums"),
+        "{out}"
+    );
+}
+
+#[test]
 fn compress_decompress_round_trip_as_datums_file_and_as_hex() {
     let dir = Dir::new();
     dir.demo_store();
@@ -783,6 +805,17 @@ fn errors_say_what_failed_and_what_to_do() {
     fs::create_dir(dir.path("a-directory")).unwrap();
     dir.run(&["decompress", "a-directory"])
         .fails(1, &["cannot read a-directory"]);
+    // An output in a directory that does not exist: named, not the temporary file's path.
+    let run = dir
+        .run(&["compress", &rows, "-o", "no-such-dir/out.datums"])
+        .fails(
+            1,
+            &[
+                "cannot create no-such-dir/out.datums: there is no directory no-such-dir",
+                "hint: create the directory first",
+            ],
+        );
+    assert!(!run.stderr.contains(".pgdict-"), "{}", run.stderr);
     // A bad hex line, by number.
     dir.write("bad.hex", "\\x0b61626364\n\\x0b616\n");
     dir.run(&["decompress", "--format", "hex", "bad.hex"])

@@ -441,7 +441,10 @@ pub fn evaluate<S: AsRef<[u8]>>(
             evaluation.all.get_mut(method);
         }
     }
-    progress.end(&format!("{} held-out rows", holdout.len()));
+    progress.end(&crate::progress::counted(
+        holdout.len() as u64,
+        "held-out row",
+    ));
     Ok(evaluation)
 }
 

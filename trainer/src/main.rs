@@ -12,7 +12,7 @@ use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches, Parser, ValueEnum};
 use pgdict::datum::Codec;
 use pgdict::dict::file::MAX_CONTENT_LEN;
-use pgdict_trainer::progress::Bars;
+use pgdict_trainer::progress::{counted, Bars};
 use pgdict_trainer::source::{self, CsvColumn, CsvOptions, Format, PgSource, SourceSpec};
 use pgdict_trainer::{
     evaluation_json, sample_source, store, train_split, Builder, Method, SampleOptions,
@@ -278,6 +278,10 @@ impl From<TrainError> for Failure {
             TrainError::Source(source::SourceError::BadJson { .. }) => Some(
                 "each line must be one JSON value; use --format lines to take lines as they are",
             ),
+            TrainError::Build(pgdict_trainer::BuildError::NothingToLearn { rows: 1 }) => Some(
+                "give more rows (a whole column, or thousands of them); --holdout sets the share \
+                      held out from training to measure the dictionary",
+            ),
             TrainError::Build(_) => Some(
                 "the rows may share too little (random or already compressed data); a \
                  dictionary cannot help them",
@@ -419,11 +423,11 @@ fn run(args: &Args) -> Result<u8, Failure> {
     };
     let mut out = Output::new(args);
     out.text(&format!(
-        "source: {described}: {} rows, {} bytes read in {sample_seconds:.2} s\n\
-         sample: {} training rows ({} bytes), {} held out (seed {})\n",
-        sample.rows_seen,
+        "source: {described}: {}, {} bytes read in {sample_seconds:.2} s\n\
+         sample: {} ({} bytes), {} held out (seed {})\n",
+        counted(sample.rows_seen, "row"),
         sample.bytes_seen,
-        sample.train.len(),
+        counted(sample.train.len() as u64, "training row"),
         sample.train.iter().map(Vec::len).sum::<usize>(),
         sample.eval.len(),
         args.seed,
@@ -584,13 +588,13 @@ fn text_report(report: &Report, args: &Args) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "\n{} dictionary: {} bytes (size {}), builder {}, built in {:.2} s from {} rows",
+        "\n{} dictionary: {} bytes (size {}), builder {}, built in {:.2} s from {}",
         t.codec,
         t.content.len(),
         t.size,
         t.builder,
         t.train_seconds,
-        t.train_rows
+        counted(t.train_rows, "row")
     );
     let _ = writeln!(
         s,

@@ -198,3 +198,12 @@ impl Progress for Bars {
         }
     }
 }
+
+/// A count and its noun for messages: `1 row`, `2 rows` (the noun's plural takes an `s`).
+pub fn counted(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}

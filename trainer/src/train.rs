@@ -24,7 +24,7 @@ use serde_json::{json, Map, Value};
 
 use crate::build::{BuildError, Builder};
 use crate::eval::{self, EvalError, Evaluation, Method, EVAL_DICT_ID};
-use crate::progress::{InputProgress, NoProgress, Phase, Progress};
+use crate::progress::{counted, InputProgress, NoProgress, Phase, Progress};
 use crate::sample::{Limits, Sampler};
 use crate::source::SourceError;
 
@@ -250,7 +250,7 @@ pub enum TrainError {
     /// is made.
     #[error(
         "no rows to train on: {origin} gave no datums{}; no dictionary was created",
-        if *.seen > 0 { format!(" (of {} rows, none fit the sample bounds)", .seen) } else { String::new() }
+        if *.seen > 0 { format!(" (of {}, none fit the sample bounds)", counted(*.seen, "row")) } else { String::new() }
     )]
     NoRows {
         /// The source.
@@ -272,9 +272,10 @@ pub enum TrainError {
     Prepare(pgdict::datum::DatumError),
     /// The dictionary does not save enough on the held-out rows.
     #[error(
-        "the dictionary does not help: on {rows} held-out rows, {codec} with it stores {dict_bytes} \
+        "the dictionary does not help: on {}, {codec} with it stores {dict_bytes} \
          bytes against {plain_bytes} for plain {baseline} (it must save at least {}%); not stored \
          (--force stores it anyway)",
+        counted(*.rows, "held-out row"),
         MIN_SAVING * 100.0
     )]
     DoesNotHelp {
@@ -341,9 +342,9 @@ pub fn train_split(
     let content = options.builder.build(train_rows, options.codec, size)?;
     let train_seconds = start.elapsed().as_secs_f64();
     progress.end(&format!(
-        "{} bytes from {} rows in {train_seconds:.2} s",
+        "{} bytes from {} in {train_seconds:.2} s",
         content.len(),
-        train_rows.len()
+        counted(train_rows.len() as u64, "row")
     ));
     // The builders never return an empty dictionary; keep the promise whatever they do.
     if content.is_empty() {
@@ -507,7 +508,7 @@ pub fn sample_source(
         step.item(|| rows.input_read());
     }
     let sample = sampler.finish();
-    step.end(|| rows.input_read(), &format!("{} rows", sample.rows_seen));
+    step.end(|| rows.input_read(), &counted(sample.rows_seen, "row"));
     if sample.train.is_empty() {
         return Err(TrainError::NoRows {
             origin: origin.to_string(),

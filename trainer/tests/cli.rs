@@ -9,6 +9,7 @@
 //! | rows larger than pglz's window (9–15 KB) | 0, stored |
 //! | binary rows (NUL, 0xFF, no line structure) in a datums file | 0, stored, round trip |
 //! | random bytes | 3, "share no content", no store |
+//! | one row, or two (one of them held out) | 3, "one row to train on", counts in the singular |
 //! | a dictionary that saves under 1 % | 3, refused, no store; `--force` stores it |
 //! | invalid JSON on line 3 | 1, "bad.jsonl:3: not a JSON value" |
 //! | bad CSV on line 4 | 1, "bad.csv:4: bad CSV" |
@@ -304,6 +305,34 @@ fn random_rows_share_nothing() {
     assert_exit(&output, 3);
     let err = stderr(&output);
     assert!(err.contains("share no content worth a dictionary"), "{err}");
+    assert!(work.stored().is_empty());
+}
+
+#[test]
+fn one_row_is_too_few_to_train_on() {
+    let work = Work::new();
+    fs::write(work.path("one.txt"), "GET /index.html 200 1532\n").unwrap();
+    let output = work.run(&["one.txt"]);
+    assert_exit(&output, 3);
+    let err = stderr(&output);
+    assert!(err.contains("there is one row to train on"), "{err}");
+    assert!(err.contains("hint: give more rows"), "{err}");
+    let out = stdout(&output);
+    assert!(out.contains(": 1 row, 24 bytes read"), "{out}");
+    assert!(
+        out.contains("sample: 1 training row (24 bytes), 0 held out"),
+        "{out}"
+    );
+    // Two rows: the draw holds one out, and the other is alone again.
+    fs::write(
+        work.path("two.txt"),
+        "GET /index.html 200 1532\nGET /index.html 200 1533\n",
+    )
+    .unwrap();
+    let output = work.run(&["two.txt"]);
+    assert_exit(&output, 3);
+    assert!(stdout(&output).contains("sample: 1 training row (24 bytes), 1 held out"));
+    assert!(stderr(&output).contains("there is one row to train on"));
     assert!(work.stored().is_empty());
 }
 

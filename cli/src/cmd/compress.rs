@@ -17,7 +17,7 @@ use crate::in_order::{self, Batch, ItemReader, ResultWriter};
 use crate::output::{write_hex_line, Output};
 use crate::row_input::{print_note, row_source};
 use crate::store::AnyStore;
-use crate::text::thousands;
+use crate::text::{counted, thousands};
 use crate::{CompressArgs, DictArg, StoreArgs};
 
 pub fn run(store_args: &StoreArgs, args: &CompressArgs) -> anyhow::Result<u8> {
@@ -89,9 +89,9 @@ pub fn run(store_args: &StoreArgs, args: &CompressArgs) -> anyhow::Result<u8> {
             0.0
         };
         eprintln!(
-            "pgdict: {} rows, {} bytes -> {} bytes stored ({ratio:.2}x) with {with}: {} with the \
+            "pgdict: {}, {} bytes -> {} bytes stored ({ratio:.2}x) with {with}: {} with the \
              dictionary, {} plain, {} raw",
-            thousands(counts.rows),
+            counted(counts.rows, "row"),
             thousands(counts.raw_bytes),
             thousands(counts.stored_bytes),
             thousands(counts.dict),
@@ -158,10 +158,7 @@ fn compress(
     in_order::run(jobs, new_worker, &mut reader, &mut writer)?;
     let RowReader { rows, step } = reader;
     let counts = writer.counts;
-    step.end(
-        || rows.input_read(),
-        &format!("{} rows", thousands(counts.rows)),
-    );
+    step.end(|| rows.input_read(), &counted(counts.rows, "row"));
     Ok(counts)
 }
 

@@ -18,7 +18,7 @@ use crate::fail::user_error;
 use crate::in_order::{self, Batch, ItemReader, ResultWriter};
 use crate::output::Output;
 use crate::store::{LazyStore, LocalDictionaries};
-use crate::text::thousands;
+use crate::text::counted;
 use crate::{DecompressArgs, RowOutFormat, StoreArgs};
 
 pub fn run(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> {
@@ -61,10 +61,7 @@ pub fn run(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> 
     )?;
     let DatumReader { datums, step } = reader;
     let decoded = step.items();
-    step.end(
-        || datums.bytes_read(),
-        &format!("{} datums", thousands(decoded)),
-    );
+    step.end(|| datums.bytes_read(), &counted(decoded, "datum"));
     out.finish()?;
     Ok(0)
 }

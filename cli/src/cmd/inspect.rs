@@ -17,7 +17,7 @@ use serde::Serialize;
 use crate::datum_input::{Datum, Datums, Position};
 use crate::output::Output;
 use crate::store::LazyStore;
-use crate::text::{thousands, Align, Table};
+use crate::text::{counted, thousands, Align, Table};
 use crate::{DatumFormatArg, DatumInput, InspectArgs, StoreArgs};
 
 /// Exit status when some datums are invalid.
@@ -223,9 +223,9 @@ impl Summary {
             String::new()
         };
         let mut out = format!(
-            "{} datums of {} ({}): {} raw bytes stored in {} ({ratio:.2}x); {} raw, {} in \
+            "{} of {} ({}): {} raw bytes stored in {} ({ratio:.2}x); {} raw, {} in \
              PostgreSQL's own compressed form, {} with a dictionary{dicts}{unreadable}\n",
-            thousands(self.datums),
+            counted(self.datums, "datum"),
             origin,
             format_name(format),
             thousands(self.raw_bytes),

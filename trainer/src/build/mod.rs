@@ -109,15 +109,27 @@ pub enum BuildError {
     ZeroSize,
     /// The samples hold no content that repeats across rows.
     #[error(
-        "the {rows} sample rows share no content worth a dictionary (nothing repeats across \
-         rows)"
+        "{}",
+        if *.rows == 1 {
+            "there is one row to train on: a dictionary holds what rows share, so it needs two \
+             or more (thousands are best)"
+                .to_string()
+        } else {
+            format!(
+                "the {rows} sample rows share no content worth a dictionary (nothing repeats \
+                 across rows)"
+            )
+        }
     )]
     NothingToLearn {
         /// How many sample rows there were.
         rows: usize,
     },
     /// zstd's trainer failed (it needs a minimum of sample bytes and rows).
-    #[error("zstd's trainer failed on {rows} rows ({bytes} bytes): {message}")]
+    #[error(
+        "zstd's trainer failed on {} ({bytes} bytes): {message}",
+        crate::progress::counted(*.rows as u64, "row")
+    )]
     Zstd {
         /// How many sample rows there were.
         rows: usize,
