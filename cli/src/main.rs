@@ -439,7 +439,7 @@ struct CompareArgs {
     /// Evaluate at most N rows: an input of more than 2N rows (N with --dict) is sampled down
     /// to that many as it is read (seeded and uniform, the rows kept in input order), then
     /// split. A large table is sampled by pages first.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = pgdict_trainer::sample::parse_max_rows)]
     max_rows: Option<usize>,
 
     /// Timing rounds, at least (each method runs once per round; the median is kept).

@@ -832,6 +832,8 @@ fn errors_say_what_failed_and_what_to_do() {
         .fails(2, &["invalid value 'brotli'"]);
     dir.run(&["compress", "--dict", "latest"])
         .fails(2, &["is not a dictionary id"]);
+    dir.run(&["compare", &rows, "--max-rows", "0"])
+        .fails(2, &["0 rows leave nothing to work on"]);
     dir.run(&["frobnicate"])
         .fails(2, &["unrecognized subcommand"]);
     // Binary output is not written to... a pipe is fine; help goes to stdout with status 0.

@@ -136,7 +136,12 @@ struct Args {
     seed: u64,
 
     /// Training rows to keep at most (more rows: a better dictionary, a slower build).
-    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 10_000,
+        value_parser = pgdict_trainer::sample::parse_max_rows
+    )]
     max_rows: usize,
 
     /// Training bytes to keep at most (K, M, G suffixes). Rows longer than this are skipped.
@@ -278,13 +283,13 @@ impl From<TrainError> for Failure {
             TrainError::Source(source::SourceError::BadJson { .. }) => Some(
                 "each line must be one JSON value; use --format lines to take lines as they are",
             ),
-            TrainError::Build(pgdict_trainer::BuildError::NothingToLearn { rows: 1 }) => Some(
+            TrainError::Build(pgdict_trainer::BuildError::NothingToLearn { rows: 1, .. }) => Some(
                 "give more rows (a whole column, or thousands of them); --holdout sets the share \
                       held out from training to measure the dictionary",
             ),
             TrainError::Build(_) => Some(
-                "the rows may share too little (random or already compressed data); a \
-                 dictionary cannot help them",
+                "the rows may share too little (random or already compressed data), or --size \
+                 leaves too little room for what they share",
             ),
             _ => None,
         };

@@ -167,6 +167,16 @@ impl Sampler {
     }
 }
 
+/// A `--max-rows` value from a command line: a number of rows, 1 or more (0 would keep
+/// nothing to train on or evaluate).
+pub fn parse_max_rows(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("0 rows leave nothing to work on: give 1 or more".into()),
+        Ok(rows) => Ok(rows),
+        Err(e) => Err(format!("`{text}` is not a number of rows: {e}")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -350,6 +350,7 @@ pub fn train_split(
     if content.is_empty() {
         return Err(BuildError::NothingToLearn {
             rows: train_rows.len(),
+            size,
         }
         .into());
     }
@@ -405,7 +406,11 @@ pub fn store(
     metadata: Metadata,
 ) -> Result<Arc<Dictionary>, TrainError> {
     if trained.content.is_empty() {
-        return Err(BuildError::NothingToLearn { rows: 0 }.into());
+        return Err(BuildError::NothingToLearn {
+            rows: 0,
+            size: trained.size,
+        }
+        .into());
     }
     let codecs = CodecSet::only(trained.codec);
     Ok(match target {

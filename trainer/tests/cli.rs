@@ -459,6 +459,7 @@ fn usage_errors_exit_2() {
         &["--holdout", "1.5", "rows.txt"],
         &["--codec", "gzip", "rows.txt"],
         &["--size", "0", "rows.txt"],
+        &["--max-rows", "0", "rows.txt"],
         &["--size", "1025K", "--codec", "zstd", "rows.txt"],
         &["--pg-source", "host=x"],
         &["--format", "csv", "rows.txt"],

@@ -75,6 +75,7 @@ impl Builder {
         if dict.is_empty() {
             return Err(BuildError::NothingToLearn {
                 rows: samples.len(),
+                size,
             });
         }
         Ok(dict)
@@ -116,14 +117,16 @@ pub enum BuildError {
                 .to_string()
         } else {
             format!(
-                "the {rows} sample rows share no content worth a dictionary (nothing repeats \
-                 across rows)"
+                "the {rows} sample rows share no content worth a dictionary of {size} bytes \
+                 (nothing that repeats across rows fits in it)"
             )
         }
     )]
     NothingToLearn {
         /// How many sample rows there were.
         rows: usize,
+        /// The dictionary size asked for.
+        size: usize,
     },
     /// zstd's trainer failed (it needs a minimum of sample bytes and rows).
     #[error(
