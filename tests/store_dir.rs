@@ -946,3 +946,26 @@ fn sync_with_repair_still_refuses_a_conflict_and_changes_nothing() {
     }
     assert_eq!(snapshot(dst_dir.path()), before);
 }
+
+#[test]
+fn an_add_removes_temporary_files_an_interrupted_add_left_an_hour_ago() {
+    let (dir, store) = new_store();
+    let stale = dir.path().join(".tmp-00000001-4242-0-0");
+    let recent = dir.path().join(".tmp-00000001-4243-0-0");
+    for path in [&stale, &recent] {
+        fs::write(path, b"half a dictionary").unwrap();
+    }
+    let two_hours_ago = std::time::SystemTime::now() - Duration::from_secs(2 * 3600);
+    fs::File::options()
+        .write(true)
+        .open(&stale)
+        .unwrap()
+        .set_modified(two_hours_ago)
+        .unwrap();
+    store
+        .add(CodecSet::ALL, &content("a", 0), Metadata::new())
+        .unwrap();
+    // The recent one may be another writer's add in progress: it stays.
+    assert_eq!(store.temp_files().unwrap(), vec![recent]);
+    assert_eq!(ids(&store.list().unwrap()), vec![1]);
+}

@@ -31,7 +31,9 @@
 //!
 //! A reader therefore sees either no file for an id or a complete, fsynced one, and a crash at
 //! any point leaves either no dictionary or a complete one, plus at most a stray temporary
-//! file ([`DirStore::temp_files`], [`DirStore::remove_temp_files`]). Two processes never get
+//! file ([`DirStore::temp_files`], [`DirStore::remove_temp_files`]), which the next add
+//! removes once it is [`STALE_TEMP_AGE`] old (an add in progress holds its temporary file for
+//! milliseconds, so no other writer's file goes). Two processes never get
 //! the same id, with no lock file to go stale. (The directory must be on a file system with
 //! hard links.)
 //!
@@ -86,6 +88,9 @@ const DICT_EXT: &str = "pgdict";
 const RETIRED_EXT: &str = "retired";
 /// Temporary files start with this (a dot: hidden, and never a dictionary name).
 const TEMP_PREFIX: &str = ".tmp-";
+/// A temporary file this old is left by an add that never finished (a crash, a signal): each
+/// add removes those it finds.
+pub const STALE_TEMP_AGE: Duration = Duration::from_secs(3600);
 /// Damaged files a repair replaced are kept under names that start with this.
 const DAMAGED_PREFIX: &str = ".damaged-";
 /// The fault injection variable and the value that aborts `add` before linking.
@@ -531,6 +536,9 @@ impl DirStore {
         match linked {
             Ok(()) => {
                 self.sync_dir()?;
+                // Housekeeping, not part of the add: a failure here leaves the files as they
+                // were, which readers ignore.
+                let _ = self.remove_temp_files(STALE_TEMP_AGE);
                 Ok(true)
             }
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
