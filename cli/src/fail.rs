@@ -154,12 +154,22 @@ fn known_hint(error: &anyhow::Error) -> Option<String> {
             };
             return Some(hint.into());
         }
-        if let Some(DatumError::MissingDictionary { .. }) = cause.downcast_ref::<DatumError>() {
-            return Some(
-                "copy it from a store that has it: `pgdict dict sync --from DIR` (or --from-pg \
-                 CONNINFO), or point --store at that store"
-                    .into(),
-            );
+        match cause.downcast_ref::<DatumError>() {
+            Some(DatumError::MissingDictionary { .. }) => {
+                return Some(
+                    "copy it from a store that has it: `pgdict dict sync --from DIR` (or \
+                     --from-pg CONNINFO), or point --store at that store"
+                        .into(),
+                )
+            }
+            Some(DatumError::DictionaryUnreadable { .. }) => {
+                return Some(
+                    "if its file is damaged, mend it from a store that holds it intact: `pgdict \
+                     dict sync --from DIR --repair` (or --from-pg CONNINFO)"
+                        .into(),
+                )
+            }
+            _ => {}
         }
         if let Some(e) = cause.downcast_ref::<SourceError>() {
             let hint = match e {

@@ -30,6 +30,7 @@ const EXIT_STATUS: &str = "\
 Exit status:
   0  success, also when the reader of the output goes away early (`pgdict inspect x | head`)
   1  error: nothing more was done; the message says what failed and what to do next
+     (inspect --verify: a dictionary the datums name could not be had, so they were not checked)
   2  usage: an unknown flag or a bad value; nothing was done
   3  inspect: every datum was read, but some are invalid (each is marked in the output)
   4  dict sync: the two stores hold different dictionaries under one id; nothing was changed
@@ -388,7 +389,8 @@ struct InspectArgs {
     datums: DatumInput,
 
     /// Also decode each datum (looking its dictionary up in the store) and say whether it reads
-    /// back to its raw length.
+    /// back to its raw length. A datum whose dictionary the store lacks (or cannot read) is
+    /// `unchecked`, not invalid; then the exit status is 1, unless invalid datums make it 3.
     #[arg(long)]
     verify: bool,
 

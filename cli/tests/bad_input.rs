@@ -174,7 +174,15 @@ fn truncated_input_names_the_record_and_keeps_the_output() {
     bytes.truncate(bytes.len() - 1);
     fs::write(&dict, bytes).unwrap();
     dir.run(&["decompress", "logs.datums", "-o", "out.txt"])
-        .fails(1, &["datum 1", "dictionary 1", "00000001.pgdict"]);
+        .fails(
+            1,
+            &[
+                "datum 1",
+                "dictionary 1",
+                "00000001.pgdict",
+                "hint: if its file is damaged",
+            ],
+        );
     assert_output_untouched(&dir, "out.txt", &before);
 }
 

@@ -417,6 +417,22 @@ fn inspect_reads_known_datums_and_psql_output() {
         "{out}"
     );
 
+    // A datum whose header reads but whose payload does not give its raw length: FAILED.
+    let first = read_lines(&dir.path("events.hex")).remove(0);
+    let mut bytes: Vec<u8> = (2..first.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&first[i..i + 2], 16).unwrap())
+        .collect();
+    bytes[4] ^= 1; // the low bit of raw_len
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    dir.write("off.hex", format!("\\x{hex}\n"));
+    let out = dir
+        .run(&["inspect", "--verify", "off.hex"])
+        .fails(3, &["1 of the 1 datums of off.hex are invalid"])
+        .stdout();
+    assert!(out.lines().nth(1).unwrap().ends_with("FAILED"), "{out}");
+    assert!(out.contains("  datum 1 (line 1): datum: "), "{out}");
+
     // A damaged datum is marked, and the exit status is 3.
     dir.write("bad.txt", "\\x0b61626364\n\\x0b6162\n");
     let run = dir
@@ -461,14 +477,19 @@ fn inspect_writes_the_same_table_from_a_file_and_from_standard_input() {
     mix.push_str("\\x0b6162\n");
     dir.write("mix.hex", &mix);
     fs::create_dir(dir.path("empty-store")).unwrap();
-    // With a store that lacks their dictionary, the extended datums read but do not decode.
+    // With a store that lacks their dictionary, the extended datums read but cannot be
+    // checked: not invalid (the last one is), and said once for all of them.
     let verify = ["inspect", "--verify", "--store", "empty-store"];
-    let from_file = dir
-        .run(&[&verify[..], &["mix.hex"]].concat())
-        .fails(3, &["101 of the 301 datums of mix.hex are invalid"]);
+    let from_file = dir.run(&[&verify[..], &["mix.hex"]].concat()).fails(
+        3,
+        &[
+            "1 of the 301 datums of mix.hex are invalid",
+            "cannot check 100 datums of mix.hex without dictionary 1",
+        ],
+    );
     let from_stdin = dir
         .run_with_stdin(&[&verify[..], &["-"]].concat(), mix.as_bytes())
-        .fails(3, &["101 of the 301 datums of standard input are invalid"]);
+        .fails(3, &["1 of the 301 datums of standard input are invalid"]);
     let (file_out, stdin_out) = (from_file.stdout(), from_stdin.stdout());
     assert_eq!(
         file_out.replace("mix.hex", "INPUT"),
@@ -476,7 +497,7 @@ fn inspect_writes_the_same_table_from_a_file_and_from_standard_input() {
     );
     let lines: Vec<&str> = file_out.lines().collect();
     for (i, line) in lines[1..=300].iter().enumerate() {
-        let check = if i % 3 == 0 { "FAILED" } else { "ok" };
+        let check = if i % 3 == 0 { "unchecked" } else { "ok" };
         let fields: Vec<&str> = line.split_whitespace().collect();
         assert_eq!(fields[0], (i + 1).to_string(), "{line}");
         assert_eq!(fields[3] == "extended", i % 3 == 0, "{line}");
@@ -490,22 +511,51 @@ fn inspect_writes_the_same_table_from_a_file_and_from_standard_input() {
     );
     assert_eq!(last.last(), Some(&"-"));
     assert!(
-        lines[302].starts_with("301 datums of mix.hex (hex)"),
+        lines[302].starts_with("301 datums of mix.hex (hex)")
+            && lines[302].ends_with(", 1 invalid, 100 not checked"),
         "{file_out}"
     );
-    // The problems under the summary: 100 that do not decode, one that does not read.
-    assert_eq!(lines.len(), 303 + 101, "{file_out}");
+    // Under the summary: the one that does not read, then the 100 not checked, in one line.
+    assert_eq!(lines.len(), 303 + 2, "{file_out}");
+    assert!(
+        lines[303].starts_with("  datum 301 (line 301): "),
+        "{file_out}"
+    );
+    assert!(
+        lines[304].starts_with("  100 datums not checked: datum: dictionary 1 is not in"),
+        "{file_out}"
+    );
+    // Without the invalid one, what is left is an error: the check could not be done.
+    let extended_only: String = mix
+        .lines()
+        .take(300)
+        .step_by(3)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    dir.write("extended.hex", &extended_only);
+    dir.run(&[&verify[..], &["extended.hex"]].concat()).fails(
+        1,
+        &[
+            "error: cannot check 100 datums of extended.hex without dictionary 1",
+            "hint: copy it from a store that has it",
+        ],
+    );
     // JSON Lines, written as read, say the same of each datum.
     let json = dir
         .run(&[&verify[..], &["--json", "mix.hex"]].concat())
-        .fails(3, &["101 of the 301 datums"]);
+        .fails(3, &["1 of the 301 datums"]);
     let objects: Vec<serde_json::Value> = json
         .stdout()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(objects.len(), 301);
-    assert_eq!(objects[0]["decodes"], false);
+    assert_eq!(objects[0]["decodes"], serde_json::Value::Null);
+    assert!(objects[0]["not_checked"]
+        .as_str()
+        .unwrap()
+        .contains("dictionary 1 is not in"));
+    assert_eq!(objects[0]["valid"], true);
     assert_eq!(objects[1]["decodes"], true);
     assert_eq!(objects[300]["valid"], false);
 }

@@ -5,13 +5,18 @@
 //! them: a regular file is then read a second time, and only the input that cannot be (standard
 //! input, a pipe) is held, as 32 bytes a datum ([`Held`]). Memory otherwise grows only with the
 //! invalid datums, whose problems the summary lists.
+//!
+//! With `--verify`, a datum whose dictionary the store cannot give (not there, or its file
+//! damaged) is *not checked*, not invalid: nothing is known to be wrong with the datum. The
+//! summary counts those per dictionary, and the exit status is 1 (the check could not be
+//! done) unless invalid datums make it 3.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Display;
 use std::io::Write;
 
 use anyhow::{anyhow, Context};
-use pgdict::datum::{self, DatumDecoder, Form, Header};
+use pgdict::datum::{self, DatumDecoder, DatumError, Form, Header};
 use serde::Serialize;
 
 use crate::datum_input::{Datum, Datums, Position};
@@ -29,14 +34,70 @@ struct Found {
     /// The datum's length in bytes.
     len: usize,
     header: Result<Header, String>,
-    /// With --verify, for a datum whose header reads: `Ok` if it decodes, else why not.
-    check: Option<Result<(), String>>,
+    /// With --verify, for a datum whose header reads: what decoding it found.
+    check: Option<Check>,
+}
+
+/// What decoding a datum found (--verify).
+#[derive(Clone, Debug, PartialEq)]
+enum Check {
+    /// It decodes to its raw length.
+    Decodes,
+    /// It does not decode: why.
+    Fails(String),
+    /// Its dictionary could not be had (not in the store, or unreadable), so it was not
+    /// decoded: the error saying so.
+    NotChecked(DatumError),
+}
+
+impl Check {
+    /// What decoding gave.
+    fn of(decoded: Result<(), DatumError>) -> Check {
+        match decoded {
+            Ok(()) => Check::Decodes,
+            Err(
+                e
+                @ (DatumError::MissingDictionary { .. } | DatumError::DictionaryUnreadable { .. }),
+            ) => Check::NotChecked(e),
+            Err(e) => Check::Fails(e.to_string()),
+        }
+    }
+
+    fn kind(&self) -> CheckKind {
+        match self {
+            Check::Decodes => CheckKind::Decodes,
+            Check::Fails(_) => CheckKind::Fails,
+            Check::NotChecked(_) => CheckKind::NotChecked,
+        }
+    }
+}
+
+/// A [`Check`] without its reasons, as [`Held`] keeps it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CheckKind {
+    Decodes,
+    Fails,
+    NotChecked,
+}
+
+impl CheckKind {
+    /// A [`Check`] of this kind, its reasons left out (the table does not show them).
+    fn check(self, dict_id: Option<u32>) -> Check {
+        match self {
+            CheckKind::Decodes => Check::Decodes,
+            CheckKind::Fails => Check::Fails(String::new()),
+            CheckKind::NotChecked => Check::NotChecked(DatumError::MissingDictionary {
+                id: dict_id.unwrap_or(0),
+                store: String::new(),
+            }),
+        }
+    }
 }
 
 impl Found {
     /// What datum `d`'s header says; `check`, if given, is run on the datum when its header
     /// reads.
-    fn read(d: Datum, check: Option<impl FnOnce(&[u8]) -> Result<(), String>>) -> Found {
+    fn read(d: Datum, check: Option<impl FnOnce(&[u8]) -> Check>) -> Found {
         let header = datum::parse_header(&d.bytes).map_err(|e| e.to_string());
         let check = match (check, &header) {
             (Some(check), Ok(_)) => Some(check(&d.bytes)),
@@ -64,8 +125,8 @@ struct Held {
     raw_len: u32,
     form: Option<Form>,
     header_len: u8,
-    /// With --verify: whether it decodes.
-    decodes: Option<bool>,
+    /// With --verify: what decoding found.
+    check: Option<CheckKind>,
 }
 
 impl Held {
@@ -83,7 +144,7 @@ impl Held {
             raw_len: small(header.map_or(0, |h| h.raw_len)),
             form: header.map(|h| h.form),
             header_len: header.map_or(0, |h| u8::try_from(h.header_len).unwrap_or(u8::MAX)),
-            decodes: f.check.as_ref().map(Result::is_ok),
+            check: f.check.as_ref().map(Check::kind),
         }
     }
 
@@ -104,8 +165,8 @@ impl Held {
             len: self.len as usize,
             header: header.ok_or_else(String::new),
             check: self
-                .decodes
-                .map(|decodes| decodes.then_some(()).ok_or_else(String::new)),
+                .check
+                .map(|kind| kind.check(self.form.and_then(Form::dict_id))),
         }
     }
 }
@@ -121,10 +182,11 @@ struct Inspector<'a> {
 impl Inspector<'_> {
     fn inspect(&mut self, d: Datum) -> Found {
         let decode = |bytes: &[u8]| {
-            self.decoder
-                .decode_into(bytes, &self.store, &mut self.value)
-                .map(drop)
-                .map_err(|e| e.to_string())
+            Check::of(
+                self.decoder
+                    .decode_into(bytes, &self.store, &mut self.value)
+                    .map(drop),
+            )
         };
         Found::read(d, self.verify.then_some(decode))
     }
@@ -152,7 +214,15 @@ pub fn run(store_args: &StoreArgs, args: &InspectArgs) -> anyhow::Result<u8> {
             "pgdict: {invalid} of the {} datums of {origin} are invalid",
             summary.datums
         );
+        if let Some(what) = summary.not_checked_text(&origin) {
+            eprintln!("pgdict: cannot check {what}");
+        }
         return Ok(STATUS_INVALID);
+    }
+    let not_checked = summary.not_checked_text(&origin);
+    if let (Some(what), Some((_, first))) = (not_checked, summary.not_checked.into_values().next())
+    {
+        return Err(anyhow::Error::new(first).context(format!("cannot check {what}")));
     }
     Ok(0)
 }
@@ -172,6 +242,9 @@ struct Summary {
     /// A line for each invalid datum: its header does not read, or (with --verify) it does
     /// not decode (never both: only a datum whose header reads is decoded).
     problems: Vec<String>,
+    /// With --verify, the datums not checked, by dictionary id: how many, and the first
+    /// one's error.
+    not_checked: BTreeMap<u32, (u64, DatumError)>,
 }
 
 impl Summary {
@@ -193,9 +266,36 @@ impl Summary {
             }
             Err(e) => self.problem(n, f, e),
         }
-        if let Some(Err(e)) = &f.check {
-            self.problem(n, f, e);
+        match &f.check {
+            Some(Check::Fails(e)) => self.problem(n, f, e),
+            Some(Check::NotChecked(e)) => {
+                let id = f.header.as_ref().ok().and_then(|h| h.form.dict_id());
+                self.not_checked
+                    .entry(id.unwrap_or(0))
+                    .or_insert_with(|| (0, e.clone()))
+                    .0 += 1;
+            }
+            _ => {}
         }
+    }
+
+    /// `2,000 datums of rows.datums without dictionary 1`: the datums not checked, if any.
+    fn not_checked_text(&self, origin: &str) -> Option<String> {
+        if self.not_checked.is_empty() {
+            return None;
+        }
+        let count: u64 = self.not_checked.values().map(|(n, _)| n).sum();
+        let ids: Vec<String> = self.not_checked.keys().map(u32::to_string).collect();
+        let noun = if ids.len() == 1 {
+            "dictionary"
+        } else {
+            "dictionaries"
+        };
+        Some(format!(
+            "{} of {origin} without {noun} {}",
+            counted(count, "datum"),
+            ids.join(", ")
+        ))
     }
 
     fn problem(&mut self, n: u64, f: &Found, error: &str) {
@@ -217,11 +317,15 @@ impl Summary {
             let list: Vec<String> = self.dict_ids.iter().map(u32::to_string).collect();
             format!(" (dictionary {})", list.join(", "))
         };
-        let unreadable = if readable < self.datums {
+        let mut unreadable = if readable < self.datums {
             format!(", {} invalid", self.datums - readable)
         } else {
             String::new()
         };
+        let not_checked: u64 = self.not_checked.values().map(|(n, _)| n).sum();
+        if not_checked > 0 {
+            unreadable.push_str(&format!(", {} not checked", thousands(not_checked)));
+        }
         let mut out = format!(
             "{} of {} ({}): {} raw bytes stored in {} ({ratio:.2}x); {} raw, {} in \
              PostgreSQL's own compressed form, {} with a dictionary{dicts}{unreadable}\n",
@@ -236,6 +340,12 @@ impl Summary {
         );
         for problem in &self.problems {
             out.push_str(&format!("  {problem}\n"));
+        }
+        for (n, error) in self.not_checked.values() {
+            out.push_str(&format!(
+                "  {} not checked: {error}\n",
+                counted(*n, "datum")
+            ));
         }
         out
     }
@@ -276,16 +386,16 @@ fn write_table(
     let mut widths = table.widths(std::iter::empty::<Vec<String>>());
     let mut summary = Summary::default();
     let mut held = Vec::new();
-    // Datums that did not decode, for the second pass.
-    let mut failed_checks = BTreeSet::new();
+    // Datums that did not decode, or were not checked, for the second pass.
+    let mut not_decoded = BTreeMap::new();
     for (n, d) in (1..).zip(datums) {
         let found = inspector.inspect(d?);
         table.widen(&mut widths, &cells(n, &found, verify));
         summary.add(n, &found);
         if read_again.is_none() {
             held.push(Held::new(&found));
-        } else if matches!(found.check, Some(Err(_))) {
-            failed_checks.insert(n);
+        } else if let Some(check) = found.check.as_ref().filter(|c| **c != Check::Decodes) {
+            not_decoded.insert(n, check.clone());
         }
     }
     let mut write_line = |cells: &[String]| {
@@ -304,13 +414,7 @@ fn write_table(
             for (n, d) in (1..).zip(Datums::open(&input)?) {
                 let d = d?;
                 // Decoded in the first pass: its result is looked up, not computed again.
-                let decoded = |_: &[u8]| {
-                    if failed_checks.contains(&n) {
-                        Err(String::new())
-                    } else {
-                        Ok(())
-                    }
-                };
+                let decoded = |_: &[u8]| not_decoded.remove(&n).unwrap_or(Check::Decodes);
                 let found = Found::read(d, verify.then_some(decoded));
                 write_line(&cells(n, &found, verify))?;
                 read = n;
@@ -410,8 +514,9 @@ fn cells(n: u64, f: &Found, verify: bool) -> Vec<String> {
     if verify {
         row.push(
             match &f.check {
-                Some(Ok(())) => "ok",
-                Some(Err(_)) => "FAILED",
+                Some(Check::Decodes) => "ok",
+                Some(Check::Fails(_)) => "FAILED",
+                Some(Check::NotChecked(_)) => "unchecked",
                 None => "-",
             }
             .into(),
@@ -451,6 +556,9 @@ struct DatumJson<'a> {
     /// PostgreSQL's compression method: null for a raw datum.
     #[serde(skip_serializing_if = "Option::is_none")]
     method: Option<Option<u8>>,
+    /// With --verify, why a datum was not decoded: its dictionary could not be had.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    not_checked: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     postgres_compatible: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -465,7 +573,7 @@ impl<'a> DatumJson<'a> {
         let header = f.header.as_ref().ok();
         let form = header.map(|h| h.form);
         let check_error = match &f.check {
-            Some(Err(e)) => Some(e.as_str()),
+            Some(Check::Fails(e)) => Some(e.as_str()),
             _ => None,
         };
         DatumJson {
@@ -473,13 +581,21 @@ impl<'a> DatumJson<'a> {
             bytes: f.len,
             codec: form.map(|form| form.codec().map(|codec| codec.name())),
             datum: n,
-            decodes: f.check.as_ref().map(Result::is_ok),
+            decodes: match &f.check {
+                Some(Check::Decodes) => Some(true),
+                Some(Check::Fails(_)) => Some(false),
+                Some(Check::NotChecked(_)) | None => None,
+            },
             description: header,
             dict_id: form.map(Form::dict_id),
             error: check_error.or(f.header.as_ref().err().map(String::as_str)),
             form: form.map(form_name),
             header_bytes: header.map(|h| h.header_len),
             method: form.map(method),
+            not_checked: match &f.check {
+                Some(Check::NotChecked(e)) => Some(e.to_string()),
+                _ => None,
+            },
             postgres_compatible: form.map(Form::is_postgres_compatible),
             raw_bytes: header.map(|h| h.raw_len),
             stored_bytes: header.map(|h| h.total_len),
@@ -518,7 +634,7 @@ mod tests {
     use pgdict::datum::{Codec, DatumEncoder};
 
     /// The `--json` line of `bytes` read as datum 7 at byte 40, checked by `check` if given.
-    fn json_line(bytes: Vec<u8>, check: Option<Result<(), String>>) -> String {
+    fn json_line(bytes: Vec<u8>, check: Option<Check>) -> String {
         let datum = Datum {
             bytes,
             position: Position::Byte(40),
@@ -536,14 +652,34 @@ mod tests {
         let row = [b"abcdefgh".as_slice(); 16].concat();
         let pglz = DatumEncoder::new().encode(&row, Codec::Pglz, None).unwrap();
         let stored = pglz.len();
-        let line = json_line(pglz, Some(Err("it does not decode".into())));
+        let line = json_line(
+            pglz.clone(),
+            Some(Check::Fails("it does not decode".into())),
+        );
         let expected = format!(
             r#"{{"at":"byte 40","bytes":{stored},"codec":"pglz","datum":7,"decodes":false,"description":"pglz (PostgreSQL, method 0): {stored} bytes stored (8-byte header, {}-byte payload), 128 bytes raw","dict_id":null,"error":"it does not decode","form":"compressed","header_bytes":8,"method":0,"postgres_compatible":true,"raw_bytes":128,"stored_bytes":{stored},"valid":false}}"#,
             stored - 8
         );
         assert_eq!(line, expected);
+        // Not checked: no `decodes`, and the reason; valid as far as its header goes.
+        let missing = DatumError::MissingDictionary {
+            id: 4,
+            store: "the dictionary store dicts".into(),
+        };
+        let line = json_line(pglz, Some(Check::NotChecked(missing)));
+        assert!(
+            !line.contains("decodes") && !line.contains("error"),
+            "{line}"
+        );
+        assert!(
+            line.contains(
+                r#","not_checked":"datum: dictionary 4 is not in the dictionary store dicts"#
+            ),
+            "{line}"
+        );
+        assert!(line.ends_with(r#","valid":true}"#), "{line}");
         // A header that does not read: no header keys, and no check was run.
-        let line = json_line(vec![0x01, 0x02], Some(Ok(())));
+        let line = json_line(vec![0x01, 0x02], Some(Check::Decodes));
         assert!(
             line.starts_with(
                 r#"{"at":"byte 40","bytes":2,"datum":7,"error":"datum: byte 0 is 0x01"#
@@ -558,12 +694,25 @@ mod tests {
         assert!(std::mem::size_of::<Held>() <= 32);
         let row = [b"abcdefgh".as_slice(); 16].concat();
         let pglz = DatumEncoder::new().encode(&row, Codec::Pglz, None).unwrap();
-        let datums = [b"\x09abc".to_vec(), pglz, vec![0x01, 0x02]];
+        let dict = pgdict::datum::PreparedDictionary::new(7, &row).unwrap();
+        let extended = DatumEncoder::new()
+            .encode(&row, Codec::Pglz, Some(&dict))
+            .unwrap();
+        assert_eq!(
+            datum::parse_header(&extended).unwrap().form.dict_id(),
+            Some(7)
+        );
+        let datums = [b"\x09abc".to_vec(), pglz, vec![0x01, 0x02], extended];
         for (hex, position) in [(true, Position::Line(12)), (false, Position::Byte(1 << 40))] {
-            for (bytes, check) in datums
-                .iter()
-                .zip([Some(Ok(())), Some(Err("no".into())), None])
-            {
+            for (bytes, check) in datums.iter().zip([
+                Some(Check::Decodes),
+                Some(Check::Fails("no".into())),
+                None,
+                Some(Check::NotChecked(DatumError::MissingDictionary {
+                    id: 7,
+                    store: "dicts".into(),
+                })),
+            ]) {
                 let datum = Datum {
                     bytes: bytes.clone(),
                     position: position.clone(),
