@@ -736,15 +736,21 @@ fn processes_killed_at_arbitrary_points_leave_a_valid_store() {
 // ---------------------------------------------------------------------------------------------
 // Sync between directory stores
 
-#[test]
-fn sync_copies_what_is_missing_and_retirements() {
-    let (_src_dir, source) = new_store();
-    let (dst_dir, destination) = new_store();
-    for index in 0..4 {
+/// Two new stores, the first (the source of a sync) holding dictionaries 1 to `dicts`.
+fn source_and_destination(dicts: usize) -> [(TempDir, DirStore); 2] {
+    let source = new_store();
+    for index in 0..dicts {
         source
+            .1
             .add(CodecSet::ALL, &content("s", index), metadata("s"))
             .unwrap();
     }
+    [source, new_store()]
+}
+
+#[test]
+fn sync_copies_what_is_missing_and_retirements() {
+    let [(_src_dir, source), (dst_dir, destination)] = source_and_destination(4);
     source.retire(2).unwrap();
     // The destination already has dictionary 1 (the same one, copied earlier).
     destination.insert(&source.get(1).unwrap()).unwrap();
@@ -779,13 +785,7 @@ fn sync_copies_what_is_missing_and_retirements() {
 
 #[test]
 fn sync_refuses_a_conflict_and_changes_nothing() {
-    let (_src_dir, source) = new_store();
-    let (dst_dir, destination) = new_store();
-    for index in 0..4 {
-        source
-            .add(CodecSet::ALL, &content("s", index), Metadata::new())
-            .unwrap();
-    }
+    let [(_src_dir, source), (dst_dir, destination)] = source_and_destination(4);
     // The destination's own dictionaries 1 and 2: 1 is the same, 2 is not.
     destination.insert(&source.get(1).unwrap()).unwrap();
     destination
@@ -816,17 +816,24 @@ fn sync_refuses_a_conflict_and_changes_nothing() {
     let err = destination.insert(&source.get(2).unwrap()).unwrap_err();
     assert!(matches!(err, StoreError::Exists { id: 2, .. }), "{err:?}");
     assert_eq!(snapshot(dst_dir.path()), before);
+
+    // Asked to repair, it still refuses: a damaged dictionary 1 is no reason to write anything.
+    fs::write(dst_dir.path().join("00000001.pgdict"), b"damaged").unwrap();
+    let before = snapshot(dst_dir.path());
+    let destination = DirStore::open(dst_dir.path()).unwrap();
+    let err = dict::sync_with(&source, &destination, SyncOptions { repair: true }).unwrap_err();
+    match &err {
+        StoreError::Conflict { conflicts, .. } => {
+            assert_eq!(conflicts.iter().map(|c| c.id).collect::<Vec<_>>(), vec![2])
+        }
+        other => panic!("expected a conflict: {other:?}"),
+    }
+    assert_eq!(snapshot(dst_dir.path()), before);
 }
 
 #[test]
 fn sync_refuses_a_damaged_source_and_changes_nothing() {
-    let (src_dir, source) = new_store();
-    let (dst_dir, destination) = new_store();
-    for index in 0..3 {
-        source
-            .add(CodecSet::ALL, &content("s", index), Metadata::new())
-            .unwrap();
-    }
+    let [(src_dir, _), (dst_dir, destination)] = source_and_destination(3);
     let path = src_dir.path().join("00000003.pgdict");
     let mut bytes = fs::read(&path).unwrap();
     bytes[70] ^= 1;
@@ -844,13 +851,7 @@ fn sync_refuses_a_damaged_source_and_changes_nothing() {
 
 #[test]
 fn sync_repairs_damaged_destination_files_only_when_asked() {
-    let (_src_dir, source) = new_store();
-    let (dst_dir, destination) = new_store();
-    for index in 0..4 {
-        source
-            .add(CodecSet::ALL, &content("s", index), metadata("s"))
-            .unwrap();
-    }
+    let [(_src_dir, source), (dst_dir, destination)] = source_and_destination(4);
     for id in 1..=3 {
         destination.insert(&source.get(id).unwrap()).unwrap();
     }
@@ -918,33 +919,6 @@ fn sync_repairs_damaged_destination_files_only_when_asked() {
         matches!(err, Err(StoreError::NotFound { id: 9, .. })),
         "{err:?}"
     );
-}
-
-#[test]
-fn sync_with_repair_still_refuses_a_conflict_and_changes_nothing() {
-    let (_src_dir, source) = new_store();
-    let (dst_dir, destination) = new_store();
-    for index in 0..3 {
-        source
-            .add(CodecSet::ALL, &content("s", index), Metadata::new())
-            .unwrap();
-    }
-    // The destination's 1 is damaged, its 2 another dictionary.
-    destination.insert(&source.get(1).unwrap()).unwrap();
-    destination
-        .add(CodecSet::ALL, &content("other", 0), Metadata::new())
-        .unwrap();
-    fs::write(dst_dir.path().join("00000001.pgdict"), b"damaged").unwrap();
-    let before = snapshot(dst_dir.path());
-    let destination = DirStore::open(dst_dir.path()).unwrap();
-    let err = dict::sync_with(&source, &destination, SyncOptions { repair: true }).unwrap_err();
-    match &err {
-        StoreError::Conflict { conflicts, .. } => {
-            assert_eq!(conflicts.iter().map(|c| c.id).collect::<Vec<_>>(), vec![2])
-        }
-        other => panic!("expected a conflict: {other:?}"),
-    }
-    assert_eq!(snapshot(dst_dir.path()), before);
 }
 
 #[test]
