@@ -26,7 +26,6 @@
 //! and the dictionaries copied before it stay (each is complete and verified).
 
 use std::collections::BTreeMap;
-
 use std::path::PathBuf;
 
 use crate::dict::dir_store::{DirStore, Inserted, Repaired};
