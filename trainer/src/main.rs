@@ -681,7 +681,7 @@ fn text_report(report: &Report, args: &Args) -> String {
     );
     match (&report.refused, report.dict_id) {
         (Some(message), _) => {
-            let _ = writeln!(s, "not stored: {message}");
+            let _ = writeln!(s, "refused: {message}");
         }
         (None, Some(id)) => {
             let _ = writeln!(

@@ -358,7 +358,7 @@ fn a_dictionary_that_does_not_help_is_refused_unless_forced() {
             && err.contains("--force stores it anyway"),
         "{err}"
     );
-    assert!(stdout(&output).contains("not stored: the dictionary does not help"));
+    assert!(stdout(&output).contains("refused: the dictionary does not help"));
     assert!(work.stored().is_empty());
 
     // Nothing held out: nothing to judge by, refused the same way.
