@@ -339,7 +339,8 @@ struct DecompressArgs {
     datums: DatumInput,
 
     /// Decode only the first K bytes of each datum (what PostgreSQL does for `substr()` on a
-    /// compressed value; pglz then reads only the payload bytes those K bytes need).
+    /// compressed value; pglz then reads only the payload bytes those K bytes need). Written as
+    /// JSON Lines, a UTF-8 character the K bytes cut in two is left out.
     #[arg(long, value_name = "K")]
     prefix: Option<usize>,
 

@@ -272,6 +272,28 @@ fn compress_decompress_round_trip_as_datums_file_and_as_hex() {
         .collect();
     let got: Vec<String> = prefix.stdout().lines().map(str::to_string).collect();
     assert_eq!(got, expected);
+    // As JSON Lines, a character the cut splits is left out; a row that is not UTF-8 of its
+    // own (its last byte begins a character it does not finish) is still refused.
+    dir.write("utf8.txt", "héllo wörld\nab\u{e9}\n");
+    let mut rows = fs::read(dir.path("utf8.txt")).unwrap();
+    rows.truncate(rows.len() - 2); // "ab" and the first byte of "é"
+    rows.push(b'\n');
+    dir.write("utf8.txt", &rows);
+    dir.run(&["compress", "--dict", "none", "utf8.txt", "-o", "u.datums"])
+        .ok();
+    let cut = |k: &str| {
+        dir.run(&[
+            "decompress",
+            "--prefix",
+            k,
+            "--out-format",
+            "jsonl",
+            "u.datums",
+        ])
+    };
+    assert_eq!(cut("2").ok().stdout(), "\"h\"\n\"ab\"\n");
+    let refused = cut("3").fails(1, &["datum 2", "not UTF-8"]);
+    assert_eq!(refused.stdout(), "\"hé\"\n");
 
     // Rows with line feeds: refused as lines, kept as JSON Lines and as a datums file.
     let jsonl = dir.write(

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use std::io::Write;
 
 use anyhow::Context;
-use pgdict::datum::DatumDecoder;
+use pgdict::datum::{self, DatumDecoder};
 use pgdict::rows::json_line_row;
 use pgdict_trainer::progress::{Bars, InputProgress, Phase};
 use pgdict_trainer::source::{datums_file, Format};
@@ -165,6 +165,16 @@ impl ToRows<'_> {
                 .map(drop),
         };
         decoded.with_context(|| format!("cannot decompress {}", at()))?;
+        let cut = self.prefix.is_some()
+            && datum::parse_header(&datum.bytes).is_ok_and(|h| h.raw_len > value.len());
+        if cut && self.out_format == RowOutFormat::Jsonl {
+            // A JSON string holds whole characters: leave out one that the cut split.
+            let whole = match std::str::from_utf8(value) {
+                Err(e) if e.error_len().is_none() => e.valid_up_to(),
+                _ => value.len(),
+            };
+            value.truncate(whole);
+        }
         match self.out_format {
             RowOutFormat::Lines => lines_row(value, rows),
             RowOutFormat::Jsonl => jsonl_row(value, rows),
