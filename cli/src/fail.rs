@@ -177,7 +177,11 @@ fn known_hint(error: &anyhow::Error) -> Option<String> {
                     "each line of a JSON Lines file must be one JSON value; `--format lines` \
                      takes every line as it is"
                 }
-                SourceError::BadCsv { .. } | SourceError::NoCsvColumn { .. } => {
+                SourceError::BadCsv { .. } => {
+                    "the input must be CSV as COPY ... (FORMAT csv) writes it: a field with the \
+                     delimiter, a quote or a line break in quotes, a quote inside one doubled"
+                }
+                SourceError::NoCsvColumn { .. } => {
                     "check --csv-column (a header name or a 0-based index) and --csv-no-header"
                 }
                 SourceError::DatumsFile(_) => {

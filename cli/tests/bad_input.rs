@@ -198,6 +198,26 @@ fn wrong_formats_say_which_format_was_expected() {
     dir.write("rows.jsonl", "{\"a\": 1}\n[1, 2\n");
     dir.run(&["compress", "rows.jsonl", "--dict", "none", "--hex"])
         .fails(1, &["rows.jsonl:2: not a JSON value"]);
+    // A quote left open: the CSV reader would take the rest of the input as one field.
+    dir.write("open.csv", "id,body\n1,ok\n2,\"broken\n3,after\n4,more\n");
+    dir.run(&[
+        "compress",
+        "open.csv",
+        "--csv-column",
+        "body",
+        "--dict",
+        "none",
+        "-o",
+        "o.datums",
+    ])
+    .fails(
+        1,
+        &[
+            "open.csv:3: bad CSV: a quoted field in this record is not closed",
+            "hint: the input must be CSV as COPY",
+        ],
+    );
+    assert!(!dir.path("o.datums").exists());
     dir.write("rows.csv", "a,b\n1,2\n");
     dir.run(&[
         "compress",

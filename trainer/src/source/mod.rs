@@ -614,7 +614,7 @@ impl<R: BufRead> Iterator for LineRows<R> {
 
 /// One column of a CSV file.
 struct CsvRows<R> {
-    reader: csv::Reader<R>,
+    reader: csv::Reader<QuoteWatch<R>>,
     origin: String,
     column: CsvColumn,
     index: usize,
@@ -628,7 +628,7 @@ impl<R: Read> CsvRows<R> {
             .has_headers(options.has_header)
             .delimiter(options.delimiter)
             .flexible(false)
-            .from_reader(reader);
+            .from_reader(QuoteWatch::new(reader, options.delimiter));
         let index = match &options.column {
             CsvColumn::Index(index) => *index,
             CsvColumn::Name(name) => {
@@ -675,6 +675,16 @@ impl<R: Read> CsvRows<R> {
             if !more {
                 return Ok(None);
             }
+            if self.reader.get_ref().ended_in_quotes() {
+                // The reader gave what followed the open quote as one field, to the end.
+                return Err(SourceError::BadCsv {
+                    origin: self.origin.clone(),
+                    line: self.record.position().map_or(0, |p| p.line()),
+                    message: "a quoted field in this record is not closed before the end of \
+                              the input (the rest of the input would be read as part of it)"
+                        .into(),
+                });
+            }
             let Some(field) = self.record.get(self.index) else {
                 let line = self.record.position().map_or(0, |p| p.line());
                 return Err(SourceError::NoCsvColumn {
@@ -699,6 +709,86 @@ impl<R: Read> Iterator for CsvRows<R> {
         }
         let row = self.next_row();
         end_after_error(&mut self.done, row)
+    }
+}
+
+/// A reader that follows the input's quoting as the CSV reader does (fields quoted with `"`,
+/// a quote inside doubled), to tell whether the input ended inside a quoted field: the `csv`
+/// crate then ends the field at the end of the input without a word, so an unclosed quote on
+/// one line would make the rest of a file one row.
+struct QuoteWatch<R> {
+    inner: R,
+    delimiter: u8,
+    state: Quoting,
+    ended: bool,
+}
+
+/// Where [`QuoteWatch`] is in a record.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Quoting {
+    /// At the start of a field (or of a record).
+    FieldStart,
+    /// In a field that did not start with a quote (a quote in it is a plain byte).
+    Unquoted,
+    /// In a quoted field.
+    Quoted,
+    /// Just after a quote in a quoted field: the field's end, or the first of two quotes.
+    QuoteInQuoted,
+}
+
+impl<R> QuoteWatch<R> {
+    fn new(inner: R, delimiter: u8) -> QuoteWatch<R> {
+        QuoteWatch {
+            inner,
+            delimiter,
+            state: Quoting::FieldStart,
+            ended: false,
+        }
+    }
+
+    /// Whether the input has ended, inside a quoted field.
+    fn ended_in_quotes(&self) -> bool {
+        self.ended && self.state == Quoting::Quoted
+    }
+
+    fn follow(&mut self, bytes: &[u8]) {
+        let mut state = self.state;
+        let mut at = 0;
+        while at < bytes.len() {
+            // Inside a field, only the byte that ends it matters: skip to it.
+            let skip = match state {
+                Quoting::Quoted => memchr::memchr(b'"', &bytes[at..]),
+                Quoting::Unquoted => memchr::memchr3(self.delimiter, b'\n', b'\r', &bytes[at..]),
+                Quoting::FieldStart | Quoting::QuoteInQuoted => Some(0),
+            };
+            let Some(skip) = skip else { break };
+            at += skip;
+            let b = bytes[at];
+            at += 1;
+            let field_end = b == self.delimiter || b == b'\n' || b == b'\r';
+            state = match state {
+                Quoting::Quoted => Quoting::QuoteInQuoted,
+                Quoting::Unquoted => Quoting::FieldStart,
+                _ if field_end => Quoting::FieldStart,
+                Quoting::FieldStart if b == b'"' => Quoting::Quoted,
+                Quoting::QuoteInQuoted if b == b'"' => Quoting::Quoted,
+                // A field that starts with a plain byte, or `"ab"c`, which the reader takes
+                // as a plain field from there on.
+                Quoting::FieldStart | Quoting::QuoteInQuoted => Quoting::Unquoted,
+            };
+        }
+        self.state = state;
+    }
+}
+
+impl<R: Read> Read for QuoteWatch<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if n == 0 && !buf.is_empty() {
+            self.ended = true;
+        }
+        self.follow(&buf[..n]);
+        Ok(n)
     }
 }
 
@@ -1152,6 +1242,40 @@ mod tests {
                 path.display()
             )
         );
+    }
+
+    #[test]
+    fn a_quoted_field_left_open_at_the_end_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let rows = |bytes: &[u8]| {
+            let path = file(dir.path(), "q.csv", bytes);
+            collect(&SourceSpec::File {
+                path,
+                format: Format::Csv(CsvOptions::new(CsvColumn::Index(1))),
+            })
+        };
+        // What the CSV reader reads as it should: quotes doubled or around delimiters and line
+        // feeds, a quote inside a plain field, `"ab"c`, a quoted field ending the input.
+        let good = rows(b"a,b\n1,\"x \"\"y\"\"\"\n2,5 ft 3\"\n3,\"ab\"c\n4,\"p,\nq\"\r\n5,\"end\"")
+            .unwrap();
+        assert_eq!(
+            good,
+            [&b"x \"y\""[..], b"5 ft 3\"", b"abc", b"p,\nq", b"end"].map(<[u8]>::to_vec)
+        );
+        // A quote opened on line 3 and never closed: the reader would give lines 3 to 5 as
+        // one field; the record is refused, by its first line.
+        let err = rows(b"a,b\n1,ok\n2,\"open\n3,x\n4,y\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.ends_with("q.csv:3: bad CSV: a quoted field in this record is not closed before the end of the input (the rest of the input would be read as part of it)"), "{err}");
+        // Read a byte at a time, the same.
+        let mut watch = QuoteWatch::new(&b"1,\"a\"\"b"[..], b',');
+        let mut byte = [0];
+        while watch.read(&mut byte).unwrap() == 1 {}
+        assert!(watch.ended_in_quotes());
+        let mut watch = QuoteWatch::new(&b"1,\"a\"\"b\""[..], b',');
+        while watch.read(&mut byte).unwrap() == 1 {}
+        assert!(!watch.ended_in_quotes());
     }
 
     #[test]
