@@ -5,12 +5,17 @@
 //! - anything else: one datum per line, verbatim; the line feed (and a carriage return
 //!   before it) is not part of the datum.
 //!
-//! Empty lines are not datums and are skipped.
+//! Empty lines are not datums and are skipped. A UTF-8 byte order mark at the start of a JSON
+//! Lines file is not part of its first value ([`BYTE_ORDER_MARK`]; RFC 8259 lets a JSON reader
+//! ignore one, and Windows tools write one); in lines, every byte is the row's.
 
 use std::borrow::Cow;
 use std::fs;
 use std::io;
 use std::path::Path;
+
+/// The UTF-8 byte order mark, skipped at the start of JSON Lines.
+pub const BYTE_ORDER_MARK: &[u8] = b"\xef\xbb\xbf";
 
 /// How a row file encodes its datums.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,6 +80,10 @@ pub fn parse_rows(
     origin: &str,
 ) -> Result<Vec<Vec<u8>>, RowsError> {
     let mut datums = Vec::new();
+    let bytes = match format {
+        RowFormat::JsonLines => bytes.strip_prefix(BYTE_ORDER_MARK).unwrap_or(bytes),
+        RowFormat::Lines => bytes,
+    };
     for (index, line) in bytes.split(|&b| b == b'\n').enumerate() {
         let row = line_row(line, format).map_err(|e| RowsError::BadJson {
             path: origin.to_string(),
@@ -134,6 +143,15 @@ pub fn json_line_row(line: &[u8]) -> Result<Cow<'_, [u8]>, serde_json::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_byte_order_mark_starts_json_lines_not_their_first_value() {
+        let file = b"\xef\xbb\xbf{\"a\":1}\n";
+        let rows = parse_rows(file, RowFormat::JsonLines, "t").unwrap();
+        assert_eq!(rows, [b"{\"a\":1}".to_vec()]);
+        let rows = parse_rows(file, RowFormat::Lines, "t").unwrap();
+        assert_eq!(rows, [file[..file.len() - 1].to_vec()]);
+    }
 
     #[test]
     fn json_strings_are_decoded_other_values_kept_verbatim() {

@@ -572,9 +572,14 @@ impl<R: BufRead> LineRows<R> {
                     max: datums_file::MAX_DATUM_LEN,
                 });
             }
+            let mut line = &self.buf[..];
+            if self.line == 1 && self.format == RowFormat::JsonLines {
+                // Not part of the first value (see pgdict::rows).
+                line = line.strip_prefix(rows::BYTE_ORDER_MARK).unwrap_or(line);
+            }
             // pgdict::rows defines what a line holds (line feed, carriage return, empty lines,
             // JSON strings).
-            match rows::line_row(&self.buf, self.format) {
+            match rows::line_row(line, self.format) {
                 Ok(Some(row)) => return Ok(Some(row.into_owned())),
                 Ok(None) => {}
                 Err(error) => {
@@ -1174,6 +1179,27 @@ mod tests {
                 .starts_with(&format!("{}:5: not a JSON value", path.display())),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_byte_order_mark_before_json_lines_is_skipped_and_kept_elsewhere() {
+        let dir = tempfile::tempdir().unwrap();
+        let bom = "\u{feff}";
+        let path = file(
+            dir.path(),
+            "b.jsonl",
+            format!("{bom}{{\"a\":1}}\n\"{bom}x\"\n").as_bytes(),
+        );
+        let rows = collect(&SourceSpec::from_arg(&path, None)).unwrap();
+        // Only the file's first three bytes: one inside a value is part of it.
+        assert_eq!(
+            rows,
+            [b"{\"a\":1}".to_vec(), format!("{bom}x").into_bytes()]
+        );
+        // Lines are bytes as they are.
+        let path = file(dir.path(), "b.txt", format!("{bom}first\n").as_bytes());
+        let rows = collect(&SourceSpec::from_arg(&path, None)).unwrap();
+        assert_eq!(rows, [format!("{bom}first").into_bytes()]);
     }
 
     #[test]
