@@ -89,11 +89,11 @@ pub fn run(store_args: &StoreArgs, args: &CompressArgs) -> anyhow::Result<u8> {
             0.0
         };
         eprintln!(
-            "pgdict: {}, {} bytes -> {} bytes stored ({ratio:.2}x) with {with}: {} with the \
-             dictionary, {} plain, {} raw",
+            "pgdict: {}, {} -> {} stored ({ratio:.2}x) with {with}: {} with the dictionary, {} \
+             plain, {} raw",
             counted(counts.rows, "row"),
-            thousands(counts.raw_bytes),
-            thousands(counts.stored_bytes),
+            counted(counts.raw_bytes, "byte"),
+            counted(counts.stored_bytes, "byte"),
             thousands(counts.dict),
             thousands(counts.plain),
             thousands(counts.raw),
