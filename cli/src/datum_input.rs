@@ -15,8 +15,8 @@
 //! the datum's own header says (what `pgdict compress` writes); otherwise a datums file, then
 //! varlenas back to back, whichever reads to the end. Standard input (or a pipe) is read only
 //! as far as telling needs, and then streams; it cannot be read twice, so only in that last case
-//! is it held whole (give `--format` to stream it). A regular file is read through once per
-//! format tried, keeping one datum at a time.
+//! is it held whole, up to [`HELD_LIMIT`] (give `--format` to stream it). A regular file is
+//! read through once per format tried, keeping one datum at a time.
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
@@ -35,6 +35,10 @@ use crate::{DatumFormatArg, DatumInput};
 
 /// How much of the start of an input is looked at to tell hex text.
 pub const TEXT_WINDOW: usize = 1 << 20;
+
+/// The most of a stream held whole to tell varlenas from a datums file: PostgreSQL's limit for
+/// one value, rounded up.
+const HELD_LIMIT: u64 = 1 << 30;
 
 /// Where a datum was found in its input, for messages.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -179,13 +183,30 @@ impl Source {
         }
     }
 
-    /// The source, readable more than once: a stream is read into memory.
-    fn rereadable(self, origin: &str) -> anyhow::Result<Source> {
+    /// The source, readable more than once: a stream is read into memory, up to `limit` bytes
+    /// ([`HELD_LIMIT`]); a longer one is refused rather than held (`/dev/zero` would take all
+    /// memory), with a hint to give its format, which streams it.
+    fn rereadable(self, origin: &str, limit: u64) -> anyhow::Result<Source> {
         match self {
-            Source::Stream { head, mut rest } => {
+            Source::Stream { head, rest } => {
                 let mut bytes = head;
-                rest.read_to_end(&mut bytes)
+                let room = limit.saturating_sub(bytes.len() as u64);
+                // One byte past the limit tells a stream that is over it.
+                rest.take(room.saturating_add(1))
+                    .read_to_end(&mut bytes)
                     .with_context(|| format!("cannot read {origin}"))?;
+                if bytes.len() as u64 > limit {
+                    return Err(user_error(
+                        format!(
+                            "cannot tell the format of {origin}: its start is not hex text, nor \
+                             plainly a datums file, and telling a datums file from varlenas \
+                             would hold over {} of it in memory",
+                            crate::text::counted(limit, "byte")
+                        ),
+                        "say which it is with --format datums|varlena; then it is read as it \
+                         comes",
+                    ));
+                }
                 Ok(Source::Memory(bytes))
             }
             other => Ok(other),
@@ -393,7 +414,7 @@ fn detect(mut source: Source, origin: &str) -> anyhow::Result<(DatumFormatArg, S
         Told::Hex => Ok((DatumFormatArg::Hex, source)),
         Told::DatumsFile => Ok((DatumFormatArg::Datums, source)),
         Told::Unknown => {
-            let source = source.rereadable(origin)?;
+            let source = source.rereadable(origin, HELD_LIMIT)?;
             let format = detect_binary(&source, origin)
                 .with_context(|| format!("cannot read the datums of {origin}"))?;
             Ok((format, source))
@@ -1131,6 +1152,44 @@ mod tests {
         let (format, datums) = detect_an_open_pipe(&start, &file[4 * 24..]);
         assert_eq!(format, DatumFormatArg::Datums);
         assert_eq!(datums, vec![datum; 6]);
+    }
+
+    #[test]
+    fn a_stream_held_to_tell_its_format_is_refused_past_the_limit() {
+        use std::io::Write;
+
+        let varlenas = long_varlenas(2, 50, b'v');
+        let held = |limit: u64, close: bool| {
+            let (reader, mut writer) = io::pipe().unwrap();
+            writer.write_all(&varlenas).unwrap();
+            // Left open, the stream has no end (like `/dev/zero`): the limit alone can stop
+            // the read.
+            let writer = (!close).then_some(writer);
+            let (sender, held) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                let source = Source::stream(File::from(std::os::fd::OwnedFd::from(reader)));
+                let held = source.rereadable("standard input", limit);
+                let _ = sender.send(held.map(|source| match source {
+                    Source::Memory(bytes) => bytes,
+                    _ => panic!("not held in memory"),
+                }));
+            });
+            let held = held.recv_timeout(std::time::Duration::from_secs(30));
+            drop(writer);
+            held.expect("the read went on past the limit")
+        };
+        for close in [false, true] {
+            let e = held(99, close).expect_err("a stream over the limit was held");
+            assert!(
+                format!("{e:#}").contains("over 99 bytes of it in memory"),
+                "{e:#}"
+            );
+            assert!(
+                format!("{e:?}").contains("--format datums|varlena"),
+                "{e:?}"
+            );
+        }
+        assert_eq!(held(100, true).unwrap(), varlenas);
     }
 
     #[test]

@@ -180,7 +180,7 @@ pub struct DatumInput {
     /// How the input holds its datums. Without it: a .datums file is a datums file; otherwise
     /// text up to a line with `\x` is hex, and records that each hold a datum of their length
     /// (the first four) a datums file; else a datums file is tried, then varlenas back to back
-    /// (standard input is then held in memory; with --format it streams).
+    /// (standard input is then held in memory, up to 1 GiB; with --format it streams).
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub format: Option<DatumFormatArg>,
 }
