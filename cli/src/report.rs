@@ -1,6 +1,7 @@
 //! The report of `compare` and `demo`: a table, or JSON.
 
 use pgdict::datum::Codec;
+use pgdict_trainer::source::PageSample;
 use pgdict_trainer::SizeBucket;
 use serde_json::{json, Map, Value};
 
@@ -13,6 +14,8 @@ pub struct Setup {
     pub input: String,
     /// Rows read.
     pub rows: u64,
+    /// How a large PostgreSQL table was sampled by pages before the rows were read, if it was.
+    pub page_sample: Option<PageSample>,
     /// Rows kept when more were read than would be used (`--max-rows`): a seeded, uniform
     /// sample, in input order, that the split and evaluation take their rows from.
     pub sampled: Option<usize>,
@@ -56,6 +59,9 @@ pub fn table(setup: &Setup, comparison: &Comparison) -> String {
         thousands(setup.rows),
         setup.input
     ));
+    if let Some(pages) = setup.page_sample {
+        out.push_str(&format!("      read from {pages}\n"));
+    }
     if let Some(kept) = setup.sampled {
         out.push_str(&format!(
             "      a sample of {} of them kept (seeded, uniform, in input order)\n",
@@ -244,6 +250,8 @@ pub fn json(setup: &Setup, comparison: &Comparison) -> Value {
         "input": setup.input,
         "rows": setup.rows,
         "sampled_rows": setup.sampled,
+        "table_sample_percent": setup.page_sample.map(|pages| pages.percent),
+        "table_rows_estimate": setup.page_sample.map(|pages| pages.estimated_rows),
         "evaluated_rows": setup.evaluated,
         "split": if setup.train_rows.is_some() { "interleaved" } else { "none" },
         "train_rows": setup.train_rows,

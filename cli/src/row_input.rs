@@ -73,6 +73,8 @@ pub struct ReadRows {
     pub rows: Vec<Vec<u8>>,
     /// Rows read from the source (more than `rows.len()` when a sample was kept).
     pub rows_read: u64,
+    /// How a large PostgreSQL table was sampled by pages before its rows were read, if it was.
+    pub page_sample: Option<source::PageSample>,
 }
 
 /// The seed of [`read_rows`]'s sample: the same input gives the same rows on every run.
@@ -91,21 +93,23 @@ pub fn read_rows(
 ) -> anyhow::Result<ReadRows> {
     let spec = row_source(input, rows_wanted)?;
     let what = spec.describe();
-    let (rows, rows_read) = source::open(&spec)
-        .and_then(|rows| {
+    let (rows, rows_read, page_sample) = source::open(&spec)
+        .and_then(|mut rows| {
             print_note(&rows);
-            collect_rows(rows, rows_wanted, progress)
+            let (kept, read) = collect_rows(&mut rows, rows_wanted, progress)?;
+            Ok((kept, read, rows.page_sample()))
         })
         .with_context(|| format!("cannot read the rows of {what}"))?;
     Ok(ReadRows {
         spec,
         rows,
         rows_read,
+        page_sample,
     })
 }
 
 fn collect_rows(
-    mut rows: source::Rows,
+    rows: &mut source::Rows,
     rows_wanted: Option<u64>,
     progress: &dyn Progress,
 ) -> Result<(Vec<Vec<u8>>, u64), source::SourceError> {
@@ -172,8 +176,8 @@ mod tests {
         }
         file.flush().unwrap();
         let spec = SourceSpec::from_arg(file.path(), Some(Format::Lines));
-        let rows = source::open(&spec).unwrap();
-        let (kept, read) = collect_rows(rows, rows_wanted, &NoProgress).unwrap();
+        let mut rows = source::open(&spec).unwrap();
+        let (kept, read) = collect_rows(&mut rows, rows_wanted, &NoProgress).unwrap();
         let numbers = kept
             .iter()
             .map(|row| std::str::from_utf8(&row[4..]).unwrap().parse().unwrap())

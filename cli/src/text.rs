@@ -88,28 +88,8 @@ impl Table {
     }
 }
 
-/// A count with thousands separators and its noun: `1 row`, `1,234 rows` (the plural takes
-/// an `s`).
-pub fn counted(n: u64, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{} {noun}s", thousands(n))
-    }
-}
-
-/// A count with thousands separators: `1,234,567`.
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+// Counts for messages are written as the trainer writes them.
+pub use pgdict_trainer::progress::{counted, thousands};
 
 /// A speed in MB/s, `-` when not measured.
 pub fn mb_s(speed: Option<f64>) -> String {
@@ -174,10 +154,6 @@ mod tests {
 
     #[test]
     fn numbers() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1000), "1,000");
-        assert_eq!(thousands(1_234_567), "1,234,567");
         assert_eq!(mb_s(Some(1234.4)), "1234");
         assert_eq!(mb_s(Some(12.34)), "12.3");
         assert_eq!(mb_s(None), "-");

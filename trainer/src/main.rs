@@ -12,8 +12,10 @@ use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches, Parser, ValueEnum};
 use pgdict::datum::Codec;
 use pgdict::dict::file::MAX_CONTENT_LEN;
-use pgdict_trainer::progress::{counted, Bars};
-use pgdict_trainer::source::{self, CsvColumn, CsvOptions, Format, PgSource, SourceSpec};
+use pgdict_trainer::progress::{counted, thousands, Bars};
+use pgdict_trainer::source::{
+    self, CsvColumn, CsvOptions, Format, PageSample, PgSource, SourceSpec,
+};
 use pgdict_trainer::{
     evaluation_json, sample_source, store, train_split, Builder, Method, SampleOptions,
     StoreTarget, TrainError, TrainOptions, Trained,
@@ -408,12 +410,14 @@ fn run(args: &Args) -> Result<u8, Failure> {
     }
 
     let start = Instant::now();
-    let rows = source::open(&spec).map_err(TrainError::from)?;
+    let mut rows = source::open(&spec).map_err(TrainError::from)?;
     // A note is about what the dictionary will fit: worth saying even with --quiet.
     if let Some(note) = rows.note() {
         eprintln!("pgdict-trainer: note: {note}");
     }
-    let sample = sample_source(rows, &options, &described, &bars)?;
+    let sample = sample_source(&mut rows, &options, &described, &bars)?;
+    let page_sample = rows.page_sample();
+    drop(rows);
     let sample_seconds = start.elapsed().as_secs_f64();
 
     let codecs: &[Codec] = match args.codec {
@@ -427,14 +431,15 @@ fn run(args: &Args) -> Result<u8, Failure> {
         BuilderArg::Zstd => Builder::Zstd,
     };
     let mut out = Output::new(args);
+    let of_pages = page_sample.map_or(String::new(), |sample| format!(" from {sample}"));
     out.text(&format!(
-        "source: {described}: {}, {} bytes read in {sample_seconds:.2} s\n\
+        "source: {described}: {}, {} bytes read in {sample_seconds:.2} s{of_pages}\n\
          sample: {} ({} bytes), {} held out (seed {})\n",
         counted(sample.rows_seen, "row"),
-        sample.bytes_seen,
+        thousands(sample.bytes_seen),
         counted(sample.train.len() as u64, "training row"),
-        sample.train.iter().map(Vec::len).sum::<usize>(),
-        sample.eval.len(),
+        thousands(sample.train.iter().map(Vec::len).sum::<usize>() as u64),
+        thousands(sample.eval.len() as u64),
         args.seed,
     ))?;
 
@@ -451,6 +456,7 @@ fn run(args: &Args) -> Result<u8, Failure> {
         let verdict = trained.check_helps();
         let mut report = Report {
             trained: &trained,
+            page_sample,
             dict_id: None,
             store: None,
             refused: None,
@@ -468,6 +474,9 @@ fn run(args: &Args) -> Result<u8, Failure> {
                 parameters.insert("max_bytes".into(), (args.max_bytes as u64).into());
                 parameters.insert("holdout".into(), json!(args.holdout));
                 parameters.insert("rows_seen".into(), sample.rows_seen.into());
+                if let Some(pages) = page_sample {
+                    parameters.insert("table_sample_percent".into(), pages.percent.into());
+                }
                 parameters.insert("forced".into(), (args.force && !trained.helps()).into());
                 let metadata = trained.metadata(&described, parameters);
                 let dict = store(&target, &trained, metadata)?;
@@ -487,6 +496,8 @@ fn run(args: &Args) -> Result<u8, Failure> {
 /// One dictionary's outcome.
 struct Report<'a> {
     trained: &'a Trained,
+    /// How the source table was sampled by pages, if it was.
+    page_sample: Option<PageSample>,
     dict_id: Option<u32>,
     store: Option<String>,
     refused: Option<String>,
@@ -579,6 +590,8 @@ fn json_report(report: &Report, sample: &pgdict_trainer::sample::Sample, args: &
             "train_rows": t.train_rows,
             "train_bytes": t.train_bytes,
             "holdout_rows": sample.eval.len(),
+            "table_sample_percent": report.page_sample.map(|pages| pages.percent),
+            "table_rows_estimate": report.page_sample.map(|pages| pages.estimated_rows),
         },
         "helps": t.helps(),
         "gain_vs_pglz": (t.gain_vs_pglz() * 1000.0).round() / 1000.0,

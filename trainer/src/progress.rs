@@ -199,11 +199,40 @@ impl Progress for Bars {
     }
 }
 
-/// A count and its noun for messages: `1 row`, `2 rows` (the noun's plural takes an `s`).
+/// A count with thousands separators and its noun, for messages: `1 row`, `1,234 rows` (the
+/// noun's plural takes an `s`).
 pub fn counted(n: u64, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")
     } else {
-        format!("{n} {noun}s")
+        format!("{} {noun}s", thousands(n))
+    }
+}
+
+/// A count with thousands separators: `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(counted(1, "row"), "1 row");
+        assert_eq!(counted(1500, "row"), "1,500 rows");
     }
 }

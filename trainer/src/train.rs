@@ -488,7 +488,7 @@ impl SampleOptions {
 /// dictionary. `progress` counts input bytes ([`Phase::Sampling`]) when the input's size is
 /// known, else rows.
 pub fn sample_source(
-    rows: crate::source::Rows,
+    rows: &mut crate::source::Rows,
     options: &SampleOptions,
     origin: &str,
     progress: &dyn Progress,
@@ -503,7 +503,6 @@ pub fn sample_source(
         options.holdout_limits(),
         options.holdout,
     );
-    let mut rows = rows;
     let mut step = InputProgress::begin(progress, Phase::Sampling, rows.input_len());
     while let Some(row) = rows.next() {
         let row = row?;

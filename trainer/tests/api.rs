@@ -168,7 +168,7 @@ fn nothing_to_train_on() {
     let err = train(&[vec![], vec![]], &TrainOptions::default()).unwrap_err();
     assert!(matches!(err, TrainError::NoRows { .. }), "{err}");
     let err = sample_source(
-        source::Rows::from_rows(Vec::new()),
+        &mut source::Rows::from_rows(Vec::new()),
         &SampleOptions::default(),
         "nothing",
         &NoProgress,
@@ -188,7 +188,7 @@ fn nothing_to_train_on() {
 /// session-start code of that day took as long.
 #[test]
 fn builds_4k_pglz_from_10000_rows() {
-    let rows = source::open(&SourceSpec::from_arg(
+    let mut rows = source::open(&SourceSpec::from_arg(
         &corpus_rows("json_geonames_cities.jsonl"),
         None,
     ))
@@ -199,7 +199,7 @@ fn builds_4k_pglz_from_10000_rows() {
         holdout: 0.1,
         ..SampleOptions::default()
     };
-    let sample = sample_source(rows, &options, "geonames", &NoProgress).unwrap();
+    let sample = sample_source(&mut rows, &options, "geonames", &NoProgress).unwrap();
     assert_eq!(sample.train.len(), 10_000);
     let start = Instant::now();
     let content = Builder::Pgdict

@@ -598,7 +598,7 @@ fn text_report_and_store_from_stdin_and_flag() {
     assert_exit(&output, 0);
     let text = stdout(&output);
     for needle in [
-        "source: standard input (lines): 1500 rows",
+        "source: standard input (lines): 1,500 rows",
         "pglz dictionary: ",
         "  all ",
         "vs pglz",

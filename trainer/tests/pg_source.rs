@@ -210,6 +210,24 @@ fn postgres_column_source() {
         a.len(),
         rows.len()
     );
+    // The rows say how they were read, with the table's statistics.
+    let mut sampled = source::open(&spec(&cluster, "events", "payload", Some(200), 7)).unwrap();
+    assert_eq!(sampled.by_ref().count(), a.len());
+    let reltuples: f32 = client
+        .query_one("SELECT reltuples FROM pg_class WHERE relname = 'events'", &[])
+        .unwrap()
+        .get(0);
+    let pages = sampled.page_sample().expect("a sample of pages");
+    assert_eq!(pages.estimated_rows, reltuples as u64);
+    let wanted_percent = 100.0 * 3.0 * 200.0 / f64::from(reltuples);
+    assert!(
+        (pages.percent - wanted_percent).abs() < 1e-6,
+        "{} % of the pages, not {wanted_percent}",
+        pages.percent
+    );
+    let mut whole = source::open(&spec(&cluster, "events", "payload", None, 0)).unwrap();
+    assert_eq!(whole.by_ref().count(), rows.len());
+    assert_eq!(whole.page_sample(), None);
     assert!(a == b, "the same seed sampled other rows");
     assert!(a != c, "another seed sampled the same rows");
     // Every sampled row is a row of the table.

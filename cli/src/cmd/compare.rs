@@ -91,6 +91,7 @@ pub fn run(store_args: &StoreArgs, args: &CompareArgs) -> anyhow::Result<u8> {
         spec,
         rows,
         rows_read,
+        page_sample,
     } = read_rows(&args.rows, rows_wanted, &bars)?;
     let input = spec.describe();
     if rows.is_empty() {
@@ -142,6 +143,7 @@ pub fn run(store_args: &StoreArgs, args: &CompareArgs) -> anyhow::Result<u8> {
     let setup = Setup {
         input: input.clone(),
         rows: rows_read,
+        page_sample,
         sampled: sampled.then_some(total),
         evaluated: eval.len(),
         train_rows,

@@ -94,6 +94,7 @@ pub fn run(store_args: &StoreArgs, args: &DemoArgs) -> anyhow::Result<u8> {
     let setup = Setup {
         input: loaded.origin.clone(),
         rows: total as u64,
+        page_sample: None,
         sampled: None,
         evaluated: eval_rows.len(),
         train_rows: Some(train_rows.len()),

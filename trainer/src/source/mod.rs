@@ -302,6 +302,44 @@ pub struct Rows {
     note: Option<String>,
     /// For a stream: what tells whether its next read may wait.
     stream: Option<StreamWatch>,
+    /// For a PostgreSQL table read by a sample of its pages: how, once it is known.
+    page_sample: Rc<Cell<Option<PageSample>>>,
+}
+
+/// `n` to its three leading digits: statistics estimate a count, they do not know it.
+fn round_to_3_digits(n: u64) -> u64 {
+    let mut unit = 1;
+    while n / unit >= 1000 {
+        unit *= 10;
+    }
+    n.saturating_add(unit / 2) / unit * unit
+}
+
+/// How a large PostgreSQL table was read: a share of its pages (`TABLESAMPLE SYSTEM`), for
+/// about three times the rows wanted (see the module documentation).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PageSample {
+    /// The share of the table's pages read, in percent.
+    pub percent: f64,
+    /// The rows the table holds, as its statistics (`pg_class.reltuples`) estimate.
+    pub estimated_rows: u64,
+}
+
+impl std::fmt::Display for PageSample {
+    /// `1.3 % of its pages (TABLESAMPLE SYSTEM; about 3,000,000 rows in all)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Two significant digits (0.99999 is 1.0), down to the smallest share asked for
+        // (0.0001 %).
+        let digits = |p: f64| 1 - p.log10().floor() as i32;
+        let unit = 10f64.powi(-digits(self.percent));
+        let percent = (self.percent / unit).round() * unit;
+        let decimals = digits(percent).clamp(0, 4) as usize;
+        write!(
+            f,
+            "{percent:.decimals$} % of its pages (TABLESAMPLE SYSTEM; about {} rows in all)",
+            crate::progress::thousands(round_to_3_digits(self.estimated_rows))
+        )
+    }
 }
 
 /// A stream's buffer state ([`Watched`]) and a second handle to it, to ask whether bytes are
@@ -333,6 +371,7 @@ impl Rows {
             len: None,
             note: None,
             stream: None,
+            page_sample: Rc::default(),
         }
     }
 
@@ -346,6 +385,13 @@ impl Rows {
     /// a PostgreSQL column whose stored bytes are not the text the rows hold.
     pub fn note(&self) -> Option<&str> {
         self.note.as_deref()
+    }
+
+    /// How a large PostgreSQL table was sampled by its pages, if it was: the rows read are
+    /// those of the sampled pages. Set when the rows are opened; certain once the first row is
+    /// read (a sample that finds no rows reads the whole column instead).
+    pub fn page_sample(&self) -> Option<PageSample> {
+        self.page_sample.get()
     }
 
     /// How many bytes of input were read so far (for files; 0 for standard input and
@@ -451,6 +497,7 @@ pub fn open(spec: &SourceSpec) -> Result<Rows, SourceError> {
                 len: Some(len),
                 note: None,
                 stream: None,
+                page_sample: Rc::default(),
             })
         }
         SourceSpec::Stdin(format) => {
@@ -486,6 +533,7 @@ fn stream_rows(stream: File, format: &Format, origin: String) -> Result<Rows, So
         len: None,
         note: None,
         stream: Some(StreamWatch { drained, handle }),
+        page_sample: Rc::default(),
     })
 }
 
@@ -852,6 +900,7 @@ fn open_dir(path: &Path) -> Result<Rows, SourceError> {
         len: Some(len),
         note: None,
         stream: None,
+        page_sample: Rc::default(),
     })
 }
 
@@ -865,13 +914,15 @@ pub fn describe_conninfo(conninfo: &str) -> String {
 }
 
 mod pg {
+    use std::cell::Cell;
     use std::collections::VecDeque;
+    use std::rc::Rc;
 
     use pgdict::dict::describe_pg_error;
     use postgres::config::Host;
     use postgres::{Client, Config, NoTls};
 
-    use super::{PgSource, Rows, SourceError};
+    use super::{PageSample, PgSource, Rows, SourceError};
 
     /// Rows fetched per round trip.
     const BATCH: i64 = 1000;
@@ -909,9 +960,11 @@ mod pg {
     struct Cursor {
         client: Client,
         server: String,
-        /// The query without and with TABLESAMPLE.
+        /// The query without TABLESAMPLE.
         full_query: String,
-        sampled: bool,
+        /// Shared with [`Rows`]: cleared if the sample finds no rows and the whole column is
+        /// read instead.
+        page_sample: Rc<Cell<Option<PageSample>>>,
         buffer: VecDeque<Vec<u8>>,
         yielded: u64,
         done: bool,
@@ -1037,11 +1090,15 @@ mod pg {
             ),
             None => full_query.clone(),
         };
+        let page_sample = Rc::new(Cell::new(sample_percent.map(|percent| PageSample {
+            percent,
+            estimated_rows: reltuples as u64,
+        })));
         let mut cursor = Cursor {
             client,
             server,
             full_query,
-            sampled: sample_percent.is_some(),
+            page_sample: page_sample.clone(),
             buffer: VecDeque::new(),
             yielded: 0,
             done: false,
@@ -1053,6 +1110,7 @@ mod pg {
             len: None,
             note,
             stream: None,
+            page_sample,
         })
     }
 
@@ -1090,12 +1148,12 @@ mod pg {
             if self.buffer.is_empty() {
                 self.fetch()?;
             }
-            if self.buffer.is_empty() && self.sampled && self.yielded == 0 {
+            if self.buffer.is_empty() && self.page_sample.get().is_some() && self.yielded == 0 {
                 // The statistics promised rows the sampled pages did not hold: read it all.
                 self.client
                     .batch_execute("COMMIT")
                     .map_err(|e| self.err("closing the sampling cursor", e))?;
-                self.sampled = false;
+                self.page_sample.set(None);
                 let query = self.full_query.clone();
                 self.declare(&query)?;
                 self.fetch()?;
@@ -1129,6 +1187,27 @@ mod pg {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_page_sample_says_its_share_to_two_digits_and_the_rows_to_three() {
+        let said = |percent, estimated_rows| {
+            PageSample {
+                percent,
+                estimated_rows,
+            }
+            .to_string()
+        };
+        assert_eq!(
+            said(1.2499954, 3_000_011),
+            "1.2 % of its pages (TABLESAMPLE SYSTEM; about 3,000,000 rows in all)"
+        );
+        assert!(said(0.9999963, 12_345_678).starts_with("1.0 % of its pages"));
+        assert!(said(0.9999963, 12_345_678).ends_with("about 12,300,000 rows in all)"));
+        assert!(said(33.29, 999).starts_with("33 % "));
+        assert!(said(0.0001, u64::MAX).starts_with("0.0001 % "));
+        assert!(said(0.0123, 1_999_999).contains("0.012 % "));
+        assert!(said(0.0123, 1_999_999).contains("about 2,000,000 rows"));
+    }
 
     fn collect(spec: &SourceSpec) -> Result<Vec<Vec<u8>>, SourceError> {
         open(spec)?.collect()
