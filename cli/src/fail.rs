@@ -171,25 +171,10 @@ fn known_hint(error: &anyhow::Error) -> Option<String> {
             }
             _ => {}
         }
-        if let Some(e) = cause.downcast_ref::<SourceError>() {
-            let hint = match e {
-                SourceError::BadJson { .. } => {
-                    "each line of a JSON Lines file must be one JSON value; `--format lines` \
-                     takes every line as it is"
-                }
-                SourceError::BadCsv { .. } => {
-                    "the input must be CSV as COPY ... (FORMAT csv) writes it: a field with the \
-                     delimiter, a quote or a line break in quotes, a quote inside one doubled"
-                }
-                SourceError::NoCsvColumn { .. } => {
-                    "check --csv-column (a header name or a 0-based index) and --csv-no-header"
-                }
-                SourceError::DatumsFile(_) => {
-                    "a datums file is what `pgdict compress` writes; for text use --format \
-                     lines or jsonl"
-                }
-                _ => continue,
-            };
+        if let Some(hint) = cause
+            .downcast_ref::<SourceError>()
+            .and_then(SourceError::hint)
+        {
             return Some(hint.into());
         }
         if let Some(e) = cause.downcast_ref::<io::Error>() {

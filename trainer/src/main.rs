@@ -278,13 +278,7 @@ impl From<TrainError> for Failure {
                 "check that the source holds rows and that --format matches it; rows longer \
                  than --max-bytes are skipped",
             ),
-            TrainError::Source(source::SourceError::Connect { .. }) => Some(
-                "is the server running and listening on that host and port? check the \
-                 connection string",
-            ),
-            TrainError::Source(source::SourceError::BadJson { .. }) => Some(
-                "each line must be one JSON value; use --format lines to take lines as they are",
-            ),
+            TrainError::Source(error) => error.hint(),
             TrainError::Build(pgdict_trainer::BuildError::NothingToLearn { rows: 1, .. }) => Some(
                 "give more rows (a whole column, or thousands of them); --holdout sets the share \
                       held out from training to measure the dictionary",

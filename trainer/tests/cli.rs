@@ -439,7 +439,7 @@ fn unreachable_database_names_host_and_port() {
     assert!(
         err.starts_with(&format!(
             "pgdict-trainer: error: cannot connect to PostgreSQL at 127.0.0.1:{port}: "
-        )),
+        )) && err.contains("hint: is the server running and listening on that host and port?"),
         "{err}"
     );
     // And as a store.

@@ -214,7 +214,10 @@ fn postgres_column_source() {
     let mut sampled = source::open(&spec(&cluster, "events", "payload", Some(200), 7)).unwrap();
     assert_eq!(sampled.by_ref().count(), a.len());
     let reltuples: f32 = client
-        .query_one("SELECT reltuples FROM pg_class WHERE relname = 'events'", &[])
+        .query_one(
+            "SELECT reltuples FROM pg_class WHERE relname = 'events'",
+            &[],
+        )
         .unwrap()
         .get(0);
     let pages = sampled.page_sample().expect("a sample of pages");

@@ -291,6 +291,35 @@ pub enum SourceError {
     },
 }
 
+impl SourceError {
+    /// What to do next, for the errors whose remedy the error itself tells (shared by
+    /// `pgdict` and `pgdict-trainer`).
+    pub fn hint(&self) -> Option<&'static str> {
+        Some(match self {
+            SourceError::BadJson { .. } => {
+                "each line of a JSON Lines file must be one JSON value; `--format lines` takes \
+                 every line as it is"
+            }
+            SourceError::BadCsv { .. } => {
+                "the input must be CSV as COPY ... (FORMAT csv) writes it: a field with the \
+                 delimiter, a quote or a line break in quotes, a quote inside one doubled"
+            }
+            SourceError::NoCsvColumn { .. } => {
+                "check --csv-column (a header name or a 0-based index) and --csv-no-header"
+            }
+            SourceError::DatumsFile(_) => {
+                "a datums file is what `pgdict compress` writes; for text use --format lines or \
+                 jsonl"
+            }
+            SourceError::Connect { .. } => {
+                "is the server running and listening on that host and port? check the \
+                 connection string"
+            }
+            _ => return None,
+        })
+    }
+}
+
 /// The datums of an opened source, read as they are asked for.
 ///
 /// Besides iterating, it tells how far it has read ([`Rows::input_read`]) out of how much
