@@ -405,8 +405,9 @@ struct InspectArgs {
 /// By default the rows are split interleaved: the odd rows (2nd, 4th, ...) train one
 /// dictionary per codec (up to 4095 bytes for pglz, 64 KB for lz4 and zstd), the even rows are
 /// evaluated, so no row is measured with a dictionary trained on it. With --dict, dictionaries
-/// come from the store and every row is evaluated. Every row is held in memory; with
-/// --max-rows N only a sample is (2N rows, or N with --dict), taken as the input streams by.
+/// come from the store and every row is evaluated. The rows are held in memory: up to 20,000,
+/// a seeded, uniform sample of a larger input taken as it streams by (--max-rows N: 2N rows,
+/// or N with --dict).
 ///
 /// For each method: datums, raw bytes, stored bytes (whole datums, headers counted), ratio
 /// (raw / stored), ratio against plain pglz (what PostgreSQL does), the share stored raw, and
@@ -422,7 +423,7 @@ struct InspectArgs {
 ///   pgdict compare corpus/events.jsonl
 ///   pgdict compare --dict auto --json rows.txt
 ///   pgdict compare --svg ratio.svg rows.jsonl
-///   pgdict compare --max-rows 5000 --pg-source 'dbname=app' --table events --column payload
+///   pgdict compare --max-rows 50000 --pg-source 'dbname=app' --table events --column payload
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 struct CompareArgs {
@@ -441,9 +442,15 @@ struct CompareArgs {
 
     /// Evaluate at most N rows: an input of more than 2N rows (N with --dict) is sampled down
     /// to that many as it is read (seeded and uniform, the rows kept in input order), then
-    /// split. A large table is sampled by pages first.
-    #[arg(long, value_name = "N", value_parser = pgdict_trainer::sample::parse_max_rows)]
-    max_rows: Option<usize>,
+    /// split, so that memory and time stay bounded whatever the input's size. A large table is
+    /// sampled by pages first. The default trains on as many rows as pgdict-trainer does.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 10_000,
+        value_parser = pgdict_trainer::sample::parse_max_rows
+    )]
+    max_rows: usize,
 
     /// Timing rounds, at least (each method runs once per round; the median is kept).
     #[arg(long, default_value_t = 5, value_name = "N")]

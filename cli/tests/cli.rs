@@ -708,6 +708,22 @@ fn compare_reports_every_method_overall_and_per_bucket() {
     ] {
         assert!(out.contains(line), "{line:?} not in\n{out}");
     }
+
+    // Without --max-rows a large input is sampled too (10,000 rows with --dict, twice that
+    // when training), so that memory and time stay bounded.
+    let many: String = (0..10_007).map(|i| format!("event {i} ok\n")).collect();
+    dir.write("many.txt", &many);
+    let out = dir
+        .run(&["compare", "--dict", "auto", "--rounds", "1", "many.txt"])
+        .ok()
+        .stdout();
+    for line in [
+        "rows: 10,007 from ",
+        "      a sample of 10,000 of them kept (seeded, uniform, in input order)\n",
+        "      10,000 evaluated with dictionaries from the store\n",
+    ] {
+        assert!(out.contains(line), "{line:?} not in\n{out}");
+    }
 }
 
 #[test]

@@ -75,16 +75,14 @@ pub fn trained_info(trained: &Trained, id: u32) -> anyhow::Result<DictInfo> {
 }
 
 pub fn run(store_args: &StoreArgs, args: &CompareArgs) -> anyhow::Result<u8> {
-    // With --max-rows, the rows needed: that many evaluated, as many again to train on when
-    // training. An input with more rows is sampled down to them as it is read (a large table
-    // is first sampled by pages).
-    let rows_wanted = args.max_rows.map(|max| {
-        let max = max.max(1) as u64;
-        if args.dict.is_empty() {
-            2 * max
-        } else {
-            max
-        }
+    // The rows needed: --max-rows evaluated, as many again to train on when training. An
+    // input with more rows is sampled down to them as it is read (a large table is first
+    // sampled by pages).
+    let max = args.max_rows.max(1) as u64;
+    let rows_wanted = Some(if args.dict.is_empty() {
+        max.saturating_mul(2)
+    } else {
+        max
     });
     let bars = Bars::new(args.json);
     let ReadRows {
