@@ -9,10 +9,12 @@
 //! the old one's permissions and (where allowed) owner, and a symbolic link is followed (the
 //! file it names is replaced, the link stays). Anything else at the path (`/dev/null`, a named
 //! pipe) is written in place, as a shell's `>` would: replacing a device with a file would break
-//! it for every program.
+//! it for every program. A regular file that is the command's input is refused
+//! ([`Output::refuse_the_input`]).
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, BufWriter, IsTerminal, Write};
+use std::os::fd::AsFd;
 use std::os::unix::fs::{fchown, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, Once, PoisonError};
@@ -121,6 +123,45 @@ impl Output {
             ));
         }
         Ok(out)
+    }
+
+    /// Refuses an `-o` path that is the input file itself (under any name: a hard link, a
+    /// symbolic link, another spelling of its path). The output would replace the input once
+    /// written, and `decompress --prefix` would cut its rows short for good; a named pipe or a
+    /// device, written in place, is left to the user as a shell's `>` would.
+    pub fn refuse_the_input(output: Option<&Path>, input: &Path) -> anyhow::Result<()> {
+        let Some(output) = output else {
+            return Ok(());
+        };
+        let stdin = input == Path::new("-");
+        let input_metadata = if stdin {
+            // Standard input redirected from a file (`< rows.txt`).
+            io::stdin()
+                .as_fd()
+                .try_clone_to_owned()
+                .and_then(|fd| fs::File::from(fd).metadata())
+        } else {
+            fs::metadata(input)
+        };
+        let (Ok(out), Ok(inp)) = (fs::metadata(output), input_metadata) else {
+            return Ok(());
+        };
+        if out.is_file() && (out.dev(), out.ino()) == (inp.dev(), inp.ino()) {
+            let input = if stdin {
+                "file on standard input".to_string()
+            } else {
+                input.display().to_string()
+            };
+            return Err(user_error(
+                format!(
+                    "the output {} is the input {input}: writing it would replace what is being \
+                     read",
+                    output.display(),
+                ),
+                "write to another file (-o), then rename it if you want it in the input's place",
+            ));
+        }
+        Ok(())
     }
 
     /// Whether this output is a terminal.

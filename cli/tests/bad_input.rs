@@ -88,6 +88,44 @@ fn an_unreachable_source_database_names_it_and_says_what_to_check() {
 }
 
 #[test]
+fn the_input_is_never_the_output() {
+    let dir = Dir::new();
+    let rows = "{\"a\": 1}\n{\"a\": 2}\n";
+    dir.write("rows.jsonl", rows);
+    fs::hard_link(dir.path("rows.jsonl"), dir.path("link.jsonl")).unwrap();
+    let same_file = "writing it would replace what is being read";
+    for output in ["rows.jsonl", "./rows.jsonl", "link.jsonl"] {
+        dir.run(&["compress", "rows.jsonl", "--dict", "none", "-o", output])
+            .fails(
+                1,
+                &[
+                    &format!("the output {output} is the input rows.jsonl"),
+                    same_file,
+                ],
+            );
+    }
+    // Standard input redirected from the file.
+    let stdin = File::open(dir.path("rows.jsonl")).unwrap();
+    let run = common::Run::from(
+        dir.command(&["compress", "-", "--dict", "none", "-o", "rows.jsonl"])
+            .stdin(stdin)
+            .output()
+            .unwrap(),
+    );
+    run.fails(1, &["is the input file on standard input", same_file]);
+    assert_eq!(fs::read_to_string(dir.path("rows.jsonl")).unwrap(), rows);
+    // decompress --prefix would cut the rows short for good.
+    dir.run(&["compress", "rows.jsonl", "--dict", "none", "-o", "d.datums"])
+        .ok();
+    let datums = fs::read(dir.path("d.datums")).unwrap();
+    dir.run(&["decompress", "d.datums", "--prefix", "2", "-o", "d.datums"])
+        .fails(1, &["the output d.datums is the input d.datums", same_file]);
+    assert_eq!(fs::read(dir.path("d.datums")).unwrap(), datums);
+    // Another file, or a device written in place, is fine.
+    dir.run(&["decompress", "d.datums", "-o", "/dev/null"]).ok();
+}
+
+#[test]
 fn huge_rows_and_huge_claims_are_refused_before_allocating() {
     let dir = Dir::new();
     // A line longer than PostgreSQL's limit for a value (1 GiB - 1) and a line end, sparse on

@@ -47,6 +47,9 @@ pub fn run(store_args: &StoreArgs, args: &CompressArgs) -> anyhow::Result<u8> {
              (give --dict, or use --codec pglz or lz4)"
         );
     }
+    if args.rows.pg_source.is_none() {
+        Output::refuse_the_input(args.output.as_deref(), &args.rows.input)?;
+    }
     let spec = row_source(&args.rows, None)?;
     let what = spec.describe();
     let rows = source::open(&spec).with_context(|| format!("cannot read the rows of {what}"))?;

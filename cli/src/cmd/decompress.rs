@@ -22,6 +22,7 @@ use crate::text::counted;
 use crate::{DecompressArgs, RowOutFormat, StoreArgs};
 
 pub fn run(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> {
+    Output::refuse_the_input(args.output.as_deref(), &args.datums.input)?;
     let datums = Datums::open(&args.datums)?;
     let origin = datums.origin.clone();
     let store = LazyStore::new(store_args);
