@@ -95,7 +95,12 @@ fn postgres_column_source() {
              CREATE TABLE shrunk (v text) WITH (autovacuum_enabled = false);
              INSERT INTO shrunk SELECT 'row ' || g FROM generate_series(1, 20000) g;
              ANALYZE shrunk;
-             DELETE FROM shrunk WHERE v NOT IN ('row 1', 'row 5000', 'row 19999');",
+             DELETE FROM shrunk WHERE v NOT IN ('row 1', 'row 5000', 'row 19999');
+             CREATE TABLE parts (k int, v text) PARTITION BY RANGE (k);
+             CREATE TABLE parts_low PARTITION OF parts FOR VALUES FROM (0) TO (5000);
+             CREATE TABLE parts_high PARTITION OF parts FOR VALUES FROM (5000) TO (MAXVALUE);
+             INSERT INTO parts SELECT g, 'part row ' || g FROM generate_series(1, 20000) g;
+             ANALYZE parts_low; ANALYZE parts_high;",
         )
         .unwrap();
     client
@@ -241,6 +246,16 @@ fn postgres_column_source() {
         read(&spec(&cluster, "events", "payload", Some(10_000), 7)).len(),
         rows.len()
     );
+
+    // A partitioned table analyzed only partition by partition (as autovacuum does): its
+    // partitions' statistics say how large it is, and it is sampled by pages too.
+    let mut parts = source::open(&spec(&cluster, "parts", "v", Some(1000), 1)).unwrap();
+    let sampled_parts = parts.by_ref().count();
+    let pages = parts
+        .page_sample()
+        .expect("a partitioned table sampled by pages");
+    assert_eq!(pages.estimated_rows, 20_000);
+    assert!((1..20_000).contains(&sampled_parts), "{sampled_parts}");
 
     // Statistics say 20,000 rows, 3 remain: whatever the pages sampled, all 3 come back.
     let shrunk = read(&spec(&cluster, "shrunk", "v", Some(100), 1));

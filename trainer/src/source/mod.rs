@@ -18,9 +18,10 @@
 //! The PostgreSQL source reads through a server-side cursor (`DECLARE ... CURSOR`, fetched in
 //! batches) so that neither the server's result nor the client holds the table. When the
 //! caller says how many rows it wants ([`PgSource::rows_wanted`]) and the table's statistics
-//! (`pg_class.reltuples`) say it holds more than three times that, only a share of its pages
-//! is read: `TABLESAMPLE SYSTEM (p) REPEATABLE (seed)`, with `p` chosen for about three times
-//! the rows wanted (the reservoir sampler then picks among them). SYSTEM sampling takes whole
+//! (`pg_class.reltuples`; for a partitioned table not analyzed as a whole, its partitions') say
+//! it holds more than three times that, only a share of its pages is read: `TABLESAMPLE
+//! SYSTEM (p) REPEATABLE (seed)`, with `p` chosen for about three times the rows wanted (the
+//! reservoir sampler then picks among them). SYSTEM sampling takes whole
 //! pages, so rows stored together are sampled together; on tables whose rows differ by where
 //! they sit (say, old rows and new rows of a changing schema) prefer a larger `rows_wanted`.
 //! If the sample comes back empty (statistics far out of date), the whole column is read.
@@ -1041,7 +1042,23 @@ mod pg {
         let oid: u32 = row.get(0);
         let table: String = row.get(1);
         let relkind: String = row.get(2);
-        let reltuples: f64 = row.get(3);
+        let mut reltuples: f64 = row.get(3);
+        if relkind == "p" && reltuples <= 0.0 {
+            // A partitioned table has statistics of its own only once ANALYZE is run on it
+            // (autovacuum does not): its partitions' say how many rows it holds.
+            reltuples = client
+                .query_one(
+                    "WITH RECURSIVE tree(oid) AS ( \
+                       SELECT $1::oid \
+                       UNION ALL SELECT i.inhrelid FROM pg_inherits i \
+                       JOIN tree ON i.inhparent = tree.oid) \
+                     SELECT coalesce(sum(greatest(c.reltuples, 0)), 0)::float8 \
+                     FROM tree JOIN pg_class c ON c.oid = tree.oid WHERE c.relkind <> 'p'",
+                    &[&oid],
+                )
+                .map_err(|e| pg_err(&format!("estimating the rows of {table}"), e))?
+                .get(0);
+        }
         let what = format!("looking up column {} of {table}", source.column);
         let column = client
             .query_opt(
