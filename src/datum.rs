@@ -113,7 +113,10 @@
 //!   history (the codec errors, wrapped with the payload's position).
 //!
 //! Decoding with the wrong dictionary (another dictionary under the same id) is not detected by
-//! the format: it gives an error or `raw_len` bytes of wrong content.
+//! the format: it gives an error or `raw_len` bytes of wrong content. The one exception: a
+//! dictionary from a store knows the codecs it was built for
+//! ([`PreparedDictionary::built_for`]), and a datum that names it with another codec was
+//! written with another dictionary of its id ([`DatumError::ForeignDictionary`]).
 //!
 //! [`decode_prefix`] returns the first K bytes of any form, decoding no further than it must,
 //! as PostgreSQL does for `substr()` on compressed values: for pglz it reads at most
@@ -126,6 +129,7 @@ use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
+use crate::dict::CodecSet;
 use crate::lz4::{self, Lz4Compressor, Lz4Dictionary};
 use crate::pglz::{self, Compressor, PglzDictionary, Strategy};
 use crate::zstd::{self, ZstdCompressor, ZstdDecompressor, ZstdDictionary};
@@ -456,6 +460,34 @@ pub enum DatumError {
         /// What the store said.
         reason: String,
     },
+    /// A datum names a dictionary with a codec the dictionary found under that id was not
+    /// built for: it was written with another dictionary of that id.
+    #[error(
+        "datum: dictionary {id} in {store} was built for {built_for}, not for {codec}: this \
+         {codec} datum was written with another dictionary {id} (a store that gave the id to \
+         a different dictionary), so decoding it here would give wrong bytes"
+    )]
+    ForeignDictionary {
+        /// The dictionary id from the header.
+        id: u32,
+        /// The codec from the header.
+        codec: Codec,
+        /// What the dictionary found under `id` was built for.
+        built_for: CodecSet,
+        /// What was searched ([`DictionaryLookup::describe`]).
+        store: String,
+    },
+    /// Encoding was asked for with a dictionary not built for the codec
+    /// ([`PreparedDictionary::built_for`]).
+    #[error("datum: dictionary {id} was built for {built_for}, not for {codec}")]
+    DictionaryNotForCodec {
+        /// The dictionary's id.
+        id: u32,
+        /// The codec asked for.
+        codec: Codec,
+        /// What the dictionary was built for.
+        built_for: CodecSet,
+    },
     /// The lookup answered with a dictionary of another id (a bug in the lookup).
     #[error("datum: asked {store} for dictionary {wanted}, got dictionary {got}")]
     WrongDictionary {
@@ -765,6 +797,9 @@ pub fn parse_header(datum: &[u8]) -> Result<Header, DatumError> {
 /// Sync`, usually in an [`Arc`]) by every thread that encodes or decodes with it.
 pub struct PreparedDictionary {
     id: u32,
+    /// The codecs its store says it was built for ([`PreparedDictionary::built_for`]); `None`:
+    /// any codec.
+    codecs: Option<CodecSet>,
     bytes: Box<[u8]>,
     pglz: PglzDictionary,
     lz4: Lz4Dictionary,
@@ -798,11 +833,33 @@ impl PreparedDictionary {
             .map_err(|error| DatumError::DictionaryPrepare { id, error })?;
         Ok(PreparedDictionary {
             id,
+            codecs: None,
             bytes: bytes.into(),
             pglz: PglzDictionary::new(bytes),
             lz4: Lz4Dictionary::new(bytes),
             zstd,
         })
+    }
+
+    /// The dictionary, to be used only with `codecs`: the codecs a stored dictionary was built
+    /// for ([`crate::dict::Dictionary::prepare`] sets them). Encoding with another codec is
+    /// refused, and so is decoding a datum that names this id with another codec: pgdict never
+    /// writes one, so it was written with another dictionary of this id (two stores that gave
+    /// one id to different dictionaries), and its bytes would come out wrong.
+    pub fn built_for(mut self, codecs: CodecSet) -> PreparedDictionary {
+        self.codecs = Some(codecs);
+        self
+    }
+
+    /// The codecs it may be used with, if it is restricted to some
+    /// ([`PreparedDictionary::built_for`]).
+    pub fn codecs(&self) -> Option<CodecSet> {
+        self.codecs
+    }
+
+    /// Whether it may be used with `codec`.
+    fn serves(&self, codec: Codec) -> bool {
+        self.codecs.is_none_or(|codecs| codecs.contains(codec))
     }
 
     /// The dictionary's id.
@@ -1241,6 +1298,13 @@ impl DatumEncoder {
         best: &mut Best,
     ) -> Result<(), DatumError> {
         let raw_len = raw.len();
+        if let Some(d) = dict.filter(|d| !d.serves(codec)) {
+            return Err(DatumError::DictionaryNotForCodec {
+                id: d.id(),
+                codec,
+                built_for: d.codecs.unwrap_or(CodecSet::ALL),
+            });
+        }
         let dict_form = dict.map(|d| {
             let form = Form::Extended {
                 codec,
@@ -1357,6 +1421,7 @@ fn check_expansion(codec: Codec, raw_len: usize, payload_len: usize) -> Result<(
 /// otherwise fetched into `owned`.
 fn resolve<'a>(
     id: u32,
+    codec: Codec,
     dicts: &'a dyn DictionaryLookup,
     owned: &'a mut Option<Arc<PreparedDictionary>>,
 ) -> Result<&'a PreparedDictionary, DatumError> {
@@ -1381,6 +1446,14 @@ fn resolve<'a>(
         return Err(DatumError::WrongDictionary {
             wanted: id,
             got: dict.id(),
+            store: dicts.describe(),
+        });
+    }
+    if !dict.serves(codec) {
+        return Err(DatumError::ForeignDictionary {
+            id,
+            codec,
+            built_for: dict.codecs.unwrap_or(CodecSet::ALL),
             store: dicts.describe(),
         });
     }
@@ -1488,7 +1561,7 @@ impl DatumDecoder {
         // "Decoding".)
         if let Some((dict_id, header)) = extended_pglz_short_id(datum) {
             let mut owned = None;
-            let dict = resolve(dict_id, dicts, &mut owned)?;
+            let dict = resolve(dict_id, Codec::Pglz, dicts, &mut owned)?;
             let payload = &datum[header.header_len..];
             pglz_into(payload, header, dict.pglz().as_bytes(), out)?;
             return Ok(header);
@@ -1508,7 +1581,7 @@ impl DatumDecoder {
             Form::Lz4 => lz4::decompress_into(payload, raw_len, out).map_err(lz4_err)?,
             Form::Extended { codec, dict_id } => {
                 let mut owned = None;
-                let dict = resolve(dict_id, dicts, &mut owned)?;
+                let dict = resolve(dict_id, codec, dicts, &mut owned)?;
                 match codec {
                     Codec::Pglz => pglz_into(payload, header, dict.pglz().as_bytes(), out)?,
                     Codec::Lz4 => {
@@ -1555,7 +1628,7 @@ impl DatumDecoder {
             Form::Lz4 => lz4::decompress_prefix(payload, raw_len, wanted).map_err(lz4_err)?,
             Form::Extended { codec, dict_id } => {
                 let mut owned = None;
-                let dict = resolve(dict_id, dicts, &mut owned)?;
+                let dict = resolve(dict_id, codec, dicts, &mut owned)?;
                 match codec {
                     Codec::Pglz => pglz::decompress_prefix_with_dict(
                         payload,

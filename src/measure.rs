@@ -113,23 +113,19 @@ mod tests {
 
     #[test]
     fn paired_ratio_compares_round_by_round() {
-        // `b` does four times `a`'s work: the ratio is about 4 whatever the machine's speed.
-        let work = |n: u64| {
-            let mut x = 1u64;
-            for i in 0..n {
-                x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(i));
-            }
-            x
-        };
+        // `b` takes four times as long as `a`: the ratio is about 4. They sleep rather than
+        // compute, so that a machine busy with other work (tests beside it, a fuzzer) does not
+        // stretch one more than the other (computing, this failed once beside a fuzzer).
+        let work = |millis: u64| std::thread::sleep(Duration::from_millis(millis));
         let (mut runs_a, mut runs_b) = (0, 0);
         let (ratio, medians) = {
             let mut a: Job<'_> = Box::new(|| {
                 runs_a += 1;
-                work(200_000);
+                work(3);
             });
             let mut b: Job<'_> = Box::new(|| {
                 runs_b += 1;
-                work(800_000);
+                work(12);
             });
             paired_ratio(&mut a, &mut b, 9, Duration::ZERO)
         };

@@ -13,6 +13,7 @@ use pgdict::datum::{
     self, Codec, DatumDecoder, DatumEncoder, DatumError, Dictionaries, DictionaryLookup, Form,
     Header, NoDictionaries, PreparedDictionary, MAX_INPUT_LEN,
 };
+use pgdict::dict::CodecSet;
 use pgdict::{lz4, pglz, zstd};
 use proptest::prelude::*;
 
@@ -887,6 +888,72 @@ fn a_lookup_that_answers_with_another_id_is_caught() {
             })
         );
     }
+}
+
+#[test]
+fn a_dictionary_built_for_other_codecs_is_not_the_one_a_datum_names() {
+    let content = b"{\"city\": \"Lisbon\", \"country\": \"Portugal\"}";
+    let raw = b"{\"city\": \"Porto\", \"country\": \"Portugal\"}";
+    let any_codec = dict(9, content);
+    let pglz_only = Arc::new(
+        PreparedDictionary::new(9, content)
+            .unwrap()
+            .built_for(CodecSet::only(Codec::Pglz)),
+    );
+    assert_eq!(pglz_only.codecs(), Some(CodecSet::only(Codec::Pglz)));
+    let mut encoder = DatumEncoder::new();
+    // Encoding with a codec the dictionary was not built for is refused.
+    assert_eq!(
+        encoder.encode(raw, Codec::Lz4, Some(&pglz_only)),
+        Err(DatumError::DictionaryNotForCodec {
+            id: 9,
+            codec: Codec::Lz4,
+            built_for: CodecSet::only(Codec::Pglz),
+        })
+    );
+    // Such a datum (written with another dictionary 9, here one for any codec) is refused by
+    // the decoder, whole or a prefix, lent by a map or handed out: it would decode to wrong
+    // bytes.
+    let map: HashMap<u32, Arc<PreparedDictionary>> = [(9, pglz_only.clone())].into_iter().collect();
+    let mut in_memory = Dictionaries::new();
+    in_memory.insert(pglz_only.clone());
+    for codec in [Codec::Lz4, Codec::Zstd] {
+        let stored = encoder.encode(raw, codec, Some(&any_codec)).unwrap();
+        assert_eq!(
+            datum::parse_header(&stored).unwrap().form,
+            Form::Extended { codec, dict_id: 9 }
+        );
+        let lookups: [&dyn DictionaryLookup; 2] = [&map, &in_memory];
+        for lookup in lookups {
+            let foreign = DatumError::ForeignDictionary {
+                id: 9,
+                codec,
+                built_for: CodecSet::only(Codec::Pglz),
+                store: lookup.describe(),
+            };
+            assert_eq!(datum::decode(&stored, lookup), Err(foreign.clone()));
+            assert_eq!(datum::decode_prefix(&stored, 4, lookup), Err(foreign));
+        }
+    }
+    // A pglz datum, by the decoder's fast path for them, against a dictionary for lz4 only.
+    let stored = encoder.encode(raw, Codec::Pglz, Some(&any_codec)).unwrap();
+    let lz4_only = PreparedDictionary::new(9, content)
+        .unwrap()
+        .built_for(CodecSet::only(Codec::Lz4));
+    let lz4_map: HashMap<u32, Arc<PreparedDictionary>> =
+        [(9, Arc::new(lz4_only))].into_iter().collect();
+    assert!(matches!(
+        datum::decode(&stored, &lz4_map),
+        Err(DatumError::ForeignDictionary {
+            codec: Codec::Pglz,
+            ..
+        })
+    ));
+    // The codec it was built for works, by the fast path for pglz and the general one.
+    let stored = encoder.encode(raw, Codec::Pglz, Some(&pglz_only)).unwrap();
+    assert_eq!(datum::decode(&stored, &map).unwrap(), raw);
+    assert_eq!(datum::decode(&stored, &in_memory).unwrap(), raw);
+    assert_eq!(datum::decode_prefix(&stored, 4, &map).unwrap(), &raw[..4]);
 }
 
 #[test]

@@ -162,6 +162,14 @@ fn known_hint(error: &anyhow::Error) -> Option<String> {
                         .into(),
                 )
             }
+            Some(DatumError::ForeignDictionary { .. }) => {
+                return Some(
+                    "decode with the store the datums were written with (--store, --pg-store); \
+                     keep one store as the source of truth and copy from it with `pgdict dict \
+                     sync`, which refuses stores that hold different dictionaries under one id"
+                        .into(),
+                )
+            }
             Some(DatumError::DictionaryUnreadable { .. }) => {
                 return Some(
                     "if its file is damaged, mend it from a store that holds it intact: `pgdict \

@@ -403,6 +403,58 @@ fn a_damaged_dictionary_is_listed_and_repaired_from_another_store() {
 }
 
 #[test]
+fn a_store_whose_dictionary_is_for_another_codec_is_not_the_one_the_datums_name() {
+    // Datums of the demo's pglz dictionary 1, and another store whose dictionary 1 was built
+    // for lz4: the store that made them gave the id to another dictionary.
+    let dir = Dir::new();
+    dir.demo_store();
+    let events = corpus_arg("events.jsonl");
+    dir.run(&["compress", &events, "--dict", "1", "-o", "e.datums", "-q"])
+        .ok();
+    let other = pgdict::dict::DirStore::create(dir.path("other")).unwrap();
+    let lz4_only = pgdict::dict::Dictionary::new(
+        1,
+        pgdict::dict::CodecSet::only(pgdict::datum::Codec::Lz4),
+        0,
+        pgdict::dict::Metadata::new(),
+        b"{\"id\": \"\", \"type\": \"page_viewed\"}",
+    )
+    .unwrap();
+    other.insert(&lz4_only).unwrap();
+    let foreign = "was built for lz4, not for pglz: this pglz datum was written with another \
+                   dictionary 1";
+    let hint = "hint: decode with the store the datums were written with";
+    dir.run(&[
+        "--store",
+        "other",
+        "decompress",
+        "e.datums",
+        "-o",
+        "rows.txt",
+    ])
+    .fails(1, &[foreign, hint]);
+    assert!(!dir.path("rows.txt").exists());
+    // inspect --verify: the datums are not checked (nor called invalid).
+    let run = dir
+        .run(&["--store", "other", "inspect", "--verify", "e.datums"])
+        .fails(
+            1,
+            &[
+                "cannot check 2,000 datums of e.datums without dictionary 1",
+                foreign,
+                hint,
+            ],
+        );
+    assert!(
+        run.stdout().contains("2,000 not checked"),
+        "{}",
+        run.stdout()
+    );
+    // The store they were written with decodes them.
+    dir.run(&["decompress", "e.datums", "-o", "rows.txt"]).ok();
+}
+
+#[test]
 fn a_read_only_store_reads_and_refuses_every_write() {
     let Some(small) = SmallFs::mount(1024) else {
         return;

@@ -622,9 +622,10 @@ impl Dictionary {
         self.content_sha256
     }
 
-    /// Prepares the content for every codec, under this dictionary's id.
+    /// Prepares the content under this dictionary's id, for the codecs it was built for
+    /// ([`PreparedDictionary::built_for`]).
     pub fn prepare(&self) -> Result<PreparedDictionary, DatumError> {
-        PreparedDictionary::new(self.id, &self.content)
+        Ok(PreparedDictionary::new(self.id, &self.content)?.built_for(self.codecs))
     }
 
     /// Length of the file [`Dictionary::to_bytes`] writes.

@@ -56,8 +56,9 @@ impl Check {
         match decoded {
             Ok(()) => Check::Decodes,
             Err(
-                e
-                @ (DatumError::MissingDictionary { .. } | DatumError::DictionaryUnreadable { .. }),
+                e @ (DatumError::MissingDictionary { .. }
+                | DatumError::DictionaryUnreadable { .. }
+                | DatumError::ForeignDictionary { .. }),
             ) => Check::NotChecked(e),
             Err(e) => Check::Fails(e.to_string()),
         }
