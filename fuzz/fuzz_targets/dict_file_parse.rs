@@ -66,6 +66,7 @@ fuzz_target!(|data: &[u8]| {
         Ok(prepared) => {
             assert_eq!(prepared.id(), dict.id());
             assert_eq!(prepared.as_bytes(), dict.content());
+            assert_eq!(prepared.codecs(), Some(dict.codecs()));
         }
         Err(DatumError::DictionaryPrepare { .. }) => {
             assert!(dict.content().starts_with(&[0x37, 0xa4, 0x30, 0xec]));
