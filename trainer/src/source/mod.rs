@@ -16,14 +16,15 @@
 //! | PostgreSQL column | one non-NULL value: `bytea` as its bytes, any other type as its text output in the database's encoding | [`SourceSpec::Postgres`] |
 //!
 //! The PostgreSQL source reads through a server-side cursor (`DECLARE ... CURSOR`, fetched in
-//! batches) so that neither the server's result nor the client holds the table. When the
+//! batches of about 8 MiB, up to 1000 rows) so that neither the server's result nor the client
+//! holds the table. When the
 //! caller says how many rows it wants ([`PgSource::rows_wanted`]) and the table's statistics
 //! (`pg_class.reltuples`; for a partitioned table not analyzed as a whole, its partitions') say
 //! it holds more than three times that, only a share of its pages is read: `TABLESAMPLE
 //! SYSTEM (p) REPEATABLE (seed)`, with `p` chosen for about three times the rows wanted (the
-//! reservoir sampler then picks among them). SYSTEM sampling takes whole
-//! pages, so rows stored together are sampled together; on tables whose rows differ by where
-//! they sit (say, old rows and new rows of a changing schema) prefer a larger `rows_wanted`.
+//! reservoir sampler then picks among them). SYSTEM sampling takes whole pages, so rows stored
+//! together are sampled together; on tables whose rows differ by where they sit (say, old rows
+//! and new rows of a changing schema) prefer a larger `rows_wanted`.
 //! If the sample comes back empty (statistics far out of date), the whole column is read.
 //! `jsonb` and other binary-stored types arrive as text, which is not the bytes PostgreSQL
 //! compresses for them ([`Rows::note`] says so); `text`, `json`, `varchar` and `bytea` arrive
@@ -954,13 +955,31 @@ mod pg {
 
     use super::{PageSample, PgSource, Rows, SourceError};
 
-    /// Rows fetched per round trip.
-    const BATCH: i64 = 1000;
+    /// The most rows fetched per round trip.
+    const MAX_BATCH: i64 = 1000;
+    /// The bytes a fetch aims at. Rows are fetched one at first, then twice as many per round
+    /// trip while a fetch brings less than half this, and proportionally fewer when it brings
+    /// more: a table of megabyte values is fetched a few at a time, not 1000 (a gigabyte) at
+    /// once, and one of small rows reaches 1000 a fetch after ten round trips.
+    const BATCH_BYTES: usize = 8 << 20;
     /// The cursor's name.
     const CURSOR: &str = "pgdict_trainer_sample";
     /// A table is sampled by pages when it holds more than this many times the rows wanted;
     /// the sample then aims at this many times the rows wanted.
     const OVERSAMPLE: f64 = 3.0;
+
+    /// The rows to fetch next, after a fetch of `batch` rows brought `bytes` (see
+    /// [`BATCH_BYTES`]).
+    pub(super) fn next_batch(batch: i64, bytes: usize) -> i64 {
+        if bytes > BATCH_BYTES {
+            let scaled = batch as f64 * BATCH_BYTES as f64 / bytes as f64;
+            (scaled as i64).clamp(1, MAX_BATCH)
+        } else if bytes < BATCH_BYTES / 2 {
+            batch.saturating_mul(2).min(MAX_BATCH)
+        } else {
+            batch
+        }
+    }
 
     /// `host:port` for each host of `config` (the client's defaults where it names none).
     pub(super) fn servers(config: &Config) -> String {
@@ -996,6 +1015,8 @@ mod pg {
         /// read instead.
         page_sample: Rc<Cell<Option<PageSample>>>,
         buffer: VecDeque<Vec<u8>>,
+        /// Rows the next fetch asks for (see [`BATCH_BYTES`]).
+        batch: i64,
         yielded: u64,
         done: bool,
     }
@@ -1146,6 +1167,7 @@ mod pg {
             full_query,
             page_sample: page_sample.clone(),
             buffer: VecDeque::new(),
+            batch: 1,
             yielded: 0,
             done: false,
         };
@@ -1178,15 +1200,19 @@ mod pg {
         }
 
         fn fetch(&mut self) -> Result<(), SourceError> {
-            let sql = format!("FETCH {BATCH} FROM {CURSOR}");
+            let sql = format!("FETCH {} FROM {CURSOR}", self.batch);
             let rows = self
                 .client
                 .query(sql.as_str(), &[])
                 .map_err(|e| self.err("fetching rows", e))?;
+            let mut bytes = 0;
             for row in rows {
                 // The query reads every column as bytea.
-                self.buffer.push_back(row.get::<_, Vec<u8>>(0));
+                let value = row.get::<_, Vec<u8>>(0);
+                bytes += value.len();
+                self.buffer.push_back(value);
             }
+            self.batch = next_batch(self.batch, bytes);
             Ok(())
         }
 
@@ -1233,6 +1259,25 @@ mod pg {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fetches_grow_to_1000_rows_and_shrink_to_about_8_mib() {
+        // Small rows: 1, 2, 4, ... 1000 a fetch.
+        let mut batch = 1;
+        let mut batches = Vec::new();
+        for _ in 0..12 {
+            batches.push(batch);
+            batch = pg::next_batch(batch, batch as usize * 100);
+        }
+        assert_eq!(batches, [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1000, 1000]);
+        // 1 MiB rows: 1000 of them shrink to 8 a fetch, and stay there.
+        assert_eq!(pg::next_batch(1000, 1000 << 20), 8);
+        assert_eq!(pg::next_batch(8, 8 << 20), 8);
+        assert_eq!(pg::next_batch(4, 4 << 20), 4);
+        // A value over the aim on its own: one at a time.
+        assert_eq!(pg::next_batch(2, 1 << 30), 1);
+        assert_eq!(pg::next_batch(1, 1 << 30), 1);
+    }
 
     #[test]
     fn a_page_sample_says_its_share_to_two_digits_and_the_rows_to_three() {
