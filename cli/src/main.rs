@@ -134,6 +134,17 @@ pub struct RowInput {
     #[arg(long, requires = "csv_column")]
     pub csv_no_header: bool,
 
+    /// The CSV field delimiter: one byte, or `\t` (or `tab`) for a tab, as in COPY ... (FORMAT
+    /// csv, DELIMITER E'\t').
+    #[arg(
+        long,
+        value_name = "CHAR",
+        default_value = ",",
+        requires = "csv_column",
+        value_parser = pgdict_trainer::source::parse_csv_delimiter
+    )]
+    pub csv_delimiter: u8,
+
     /// Read the rows from a PostgreSQL table column instead of ROWS: a libpq-style connection
     /// string ('host=... port=... user=... dbname=...') or a postgresql:// URL. Needs --table
     /// and --column. bytea, text, varchar, json, xml (and domains over them) arrive as

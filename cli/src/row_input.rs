@@ -35,6 +35,7 @@ pub fn row_source(input: &RowInput, rows_wanted: Option<u64>) -> anyhow::Result<
         (Some(RowFormatArg::Csv) | None, Some(column)) => {
             let mut options = CsvOptions::new(CsvColumn::parse(column));
             options.has_header = !input.csv_no_header;
+            options.delimiter = input.csv_delimiter;
             Some(Format::Csv(options))
         }
         (Some(RowFormatArg::Csv), None) => {

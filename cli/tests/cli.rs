@@ -358,6 +358,55 @@ fn compress_decompress_round_trip_as_datums_file_and_as_hex() {
 }
 
 #[test]
+fn a_csv_column_with_another_delimiter_is_read_as_the_trainer_reads_it() {
+    // COPY ... TO ... (FORMAT csv, DELIMITER E'\t'): a tab inside a field is quoted.
+    let dir = Dir::new();
+    dir.write(
+        "rows.tsv",
+        "id\tbody\n1\tplain, with a comma\n2\t\"a\ttab and a \"\"quote\"\"\"\n",
+    );
+    let compress = |delimiter: &str| {
+        dir.run(&[
+            "compress",
+            "rows.tsv",
+            "--csv-column",
+            "body",
+            "--csv-delimiter",
+            delimiter,
+            "--dict",
+            "none",
+            "-o",
+            "rows.datums",
+            "-q",
+        ])
+        .ok();
+        dir.run(&["decompress", "rows.datums", "--out-format", "jsonl"])
+            .ok()
+            .stdout()
+    };
+    for delimiter in ["\\t", "tab"] {
+        assert_eq!(
+            compress(delimiter),
+            "\"plain, with a comma\"\n\"a\\ttab and a \\\"quote\\\"\"\n"
+        );
+    }
+    // With the default comma the header has one column, `id\tbody`.
+    dir.run(&[
+        "compress",
+        "rows.tsv",
+        "--csv-column",
+        "body",
+        "--dict",
+        "none",
+        "-o",
+        "x.datums",
+    ])
+    .fails(1, &["no CSV column \"body\""]);
+    dir.run(&["compress", "rows.tsv", "--csv-delimiter", "ab"])
+        .fails(2, &["\"ab\" is not one byte"]);
+}
+
+#[test]
 fn inspect_reads_known_datums_and_psql_output() {
     let dir = Dir::new();
     // psql's aligned output of a bytea column: "abcd" with a 1-byte header, "abc" with a

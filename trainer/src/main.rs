@@ -92,7 +92,12 @@ struct Args {
     csv_no_header: bool,
 
     /// The CSV field delimiter (one byte).
-    #[arg(long, value_name = "CHAR", default_value = ",", value_parser = parse_delimiter)]
+    #[arg(
+        long,
+        value_name = "CHAR",
+        default_value = ",",
+        value_parser = source::parse_csv_delimiter
+    )]
     csv_delimiter: u8,
 
     /// Sample a PostgreSQL table column instead of SOURCE: a libpq-style connection string
@@ -253,14 +258,6 @@ fn parse_holdout(text: &str) -> Result<f64, String> {
         Ok(share)
     } else {
         Err(format!("{share} is not between 0 and 0.9"))
-    }
-}
-
-fn parse_delimiter(text: &str) -> Result<u8, String> {
-    match text.as_bytes() {
-        [byte] => Ok(*byte),
-        b"\\t" | b"tab" => Ok(b'\t'),
-        _ => Err(format!("{text:?} is not one byte")),
     }
 }
 

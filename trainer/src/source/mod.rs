@@ -96,6 +96,15 @@ pub struct CsvOptions {
     pub delimiter: u8,
 }
 
+/// A CSV delimiter as given on a command line: one byte, or `\t` or `tab` for a tab.
+pub fn parse_csv_delimiter(text: &str) -> Result<u8, String> {
+    match text.as_bytes() {
+        [byte] => Ok(*byte),
+        b"\\t" | b"tab" => Ok(b'\t'),
+        _ => Err(format!("{text:?} is not one byte")),
+    }
+}
+
 impl CsvOptions {
     /// Column `column` of a comma-separated file with a header.
     pub fn new(column: CsvColumn) -> CsvOptions {
