@@ -24,7 +24,7 @@ use std::process::Command;
 use cluster::PgCluster;
 use pgdict::datum::{self, Codec, DatumEncoder};
 use pgdict::dict::PgStore;
-use pgdict_trainer::source::{self, PgSource, SourceSpec};
+use pgdict_trainer::source::{self, PgSource, SourceError, SourceSpec};
 use serde_json::Value;
 
 fn spec(
@@ -337,4 +337,36 @@ fn postgres_column_source() {
         assert!(stored.len() < row.len() / 2);
         assert_eq!(&datum::decode(&stored, &store).unwrap(), row);
     }
+
+    // Last, as it makes the server restart: the backend of a source being read dies.
+    let mut reading = source::open(&spec(&cluster, "events", "payload", None, 0)).unwrap();
+    reading.next().unwrap().unwrap();
+    let backend: i32 = client
+        .query_one(
+            "SELECT pid FROM pg_stat_activity WHERE query LIKE 'FETCH %' \
+             AND pid <> pg_backend_pid()",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    let killed = Command::new("kill")
+        .args(["-KILL", &backend.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let err = reading
+        .find_map(Result::err)
+        .expect("the rows went on after their backend died");
+    assert!(matches!(err, SourceError::ConnectionLost { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "PostgreSQL at 127.0.0.1:{}: fetching rows: the server closed the connection",
+            cluster.port()
+        )
+    );
+    assert!(err
+        .hint()
+        .unwrap()
+        .contains("shut down, restarted or crashed"));
 }

@@ -290,6 +290,14 @@ pub enum SourceError {
         /// What the client or the server said.
         message: String,
     },
+    /// The connection closed under the client: the server stopped, restarted or crashed.
+    #[error("PostgreSQL at {server}: {what}: the server closed the connection")]
+    ConnectionLost {
+        /// `host:port`.
+        server: String,
+        /// What was being done.
+        what: String,
+    },
     /// The server reported an error.
     #[error("PostgreSQL at {server}: {what}: {message}")]
     Postgres {
@@ -325,6 +333,10 @@ impl SourceError {
             SourceError::Connect { .. } => {
                 "is the server running and listening on that host and port? check the \
                  connection string"
+            }
+            SourceError::ConnectionLost { .. } => {
+                "the server may have been shut down, restarted or crashed (its log says); run \
+                 the command again once it accepts connections"
             }
             _ => return None,
         })
@@ -977,6 +989,22 @@ mod pg {
     /// the sample then aims at this many times the rows wanted.
     const OVERSAMPLE: f64 = 3.0;
 
+    /// What went wrong while doing `what` on `server`: the server's error, or a connection
+    /// that closed under the client (the server stopped or crashed).
+    fn pg_error(server: &str, what: &str, e: &postgres::Error) -> SourceError {
+        if e.is_closed() {
+            return SourceError::ConnectionLost {
+                server: server.to_string(),
+                what: what.to_string(),
+            };
+        }
+        SourceError::Postgres {
+            server: server.to_string(),
+            what: what.to_string(),
+            message: describe_pg_error(e),
+        }
+    }
+
     /// The rows to fetch next, after a fetch of `batch` rows brought `bytes` (see
     /// [`BATCH_BYTES`]).
     pub(super) fn next_batch(batch: i64, bytes: usize) -> i64 {
@@ -1043,11 +1071,7 @@ mod pg {
             server: server.clone(),
             message: describe_pg_error(&e),
         })?;
-        let pg_err = |what: &str, e: postgres::Error| SourceError::Postgres {
-            server: server.clone(),
-            what: what.to_string(),
-            message: describe_pg_error(&e),
-        };
+        let pg_err = |what: &str, e: postgres::Error| pg_error(&server, what, &e);
         let what = format!("looking up table {}", source.table);
         let row = client
             .query_one(
@@ -1193,11 +1217,7 @@ mod pg {
 
     impl Cursor {
         fn err(&self, what: &str, e: postgres::Error) -> SourceError {
-            SourceError::Postgres {
-                server: self.server.clone(),
-                what: what.to_string(),
-                message: describe_pg_error(&e),
-            }
+            pg_error(&self.server, what, &e)
         }
 
         /// Starts a read-only transaction holding the cursor for `query`.
