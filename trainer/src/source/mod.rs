@@ -17,12 +17,11 @@
 //!
 //! The PostgreSQL source reads through a server-side cursor (`DECLARE ... CURSOR`, fetched in
 //! batches of about 8 MiB, up to 1000 rows) so that neither the server's result nor the client
-//! holds the table. When the
-//! caller says how many rows it wants ([`PgSource::rows_wanted`]) and the table's statistics
-//! (`pg_class.reltuples`; for a partitioned table not analyzed as a whole, its partitions') say
-//! it holds more than three times that, only a share of its pages is read: `TABLESAMPLE
-//! SYSTEM (p) REPEATABLE (seed)`, with `p` chosen for about three times the rows wanted (the
-//! reservoir sampler then picks among them). SYSTEM sampling takes whole pages, so rows stored
+//! holds the table. When the caller says how many rows it wants ([`PgSource::rows_wanted`]) and
+//! the table's statistics (`pg_class.reltuples`; for a partitioned table not analyzed as a
+//! whole, its partitions') say it holds more than three times that, only a share of its pages
+//! is read: `TABLESAMPLE SYSTEM (p) REPEATABLE (seed)`, with `p` chosen for about three times
+//! the rows wanted (the reservoir sampler then picks among them). SYSTEM sampling takes whole pages, so rows stored
 //! together are sampled together; on tables whose rows differ by where they sit (say, old rows
 //! and new rows of a changing schema) prefer a larger `rows_wanted`.
 //! If the sample comes back empty (statistics far out of date), the whole column is read.
