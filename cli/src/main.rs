@@ -458,7 +458,7 @@ struct CompareArgs {
     #[arg(
         long,
         value_name = "N",
-        default_value_t = 10_000,
+        default_value_t = pgdict_trainer::sample::DEFAULT_MAX_ROWS,
         value_parser = pgdict_trainer::sample::parse_max_rows
     )]
     max_rows: usize,

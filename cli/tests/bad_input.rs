@@ -62,32 +62,6 @@ fn empty_input_is_an_error_and_writes_nothing() {
 }
 
 #[test]
-fn an_unreachable_source_database_names_it_and_says_what_to_check() {
-    let dir = Dir::new();
-    // A port that nothing listens on once its listener is gone.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let conninfo = format!("host=127.0.0.1 port={port} user=postgres connect_timeout=5");
-    let source = ["--pg-source", &conninfo, "--table", "t", "--column", "c"];
-    for command in [
-        &["compare"][..],
-        &["compress", "--dict", "none", "-o", "o.datums"],
-    ] {
-        dir.run(&[command, &source[..]].concat()).fails(
-            1,
-            &[
-                &format!("cannot connect to PostgreSQL at 127.0.0.1:{port}"),
-                "hint: is the server running and listening on that host and port?",
-            ],
-        );
-    }
-    assert!(!dir.path("o.datums").exists());
-}
-
-#[test]
 fn the_input_is_never_the_output() {
     let dir = Dir::new();
     let rows = "{\"a\": 1}\n{\"a\": 2}\n";

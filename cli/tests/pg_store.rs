@@ -242,3 +242,26 @@ fn compress_and_compare_read_a_postgres_column() {
     }
     assert!(!dir.join("e.datums").exists());
 }
+
+#[test]
+fn an_unreachable_source_database_is_named_with_what_to_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let conninfo = format!(
+        "host=127.0.0.1 port={} user=postgres connect_timeout=5",
+        cluster::free_port()
+    );
+    let source = ["--pg-source", &conninfo, "--table", "t", "--column", "c"];
+    for command in [
+        &["compare"][..],
+        &["compress", "--dict", "none", "-o", "o.datums"],
+    ] {
+        let stderr = pgdict_fails(dir.path(), &[command, &source[..]].concat(), 1);
+        assert!(
+            stderr.contains("cannot connect to PostgreSQL at 127.0.0.1:")
+                && stderr
+                    .contains("hint: is the server running and listening on that host and port?"),
+            "{stderr}"
+        );
+    }
+    assert!(!dir.path().join("o.datums").exists());
+}

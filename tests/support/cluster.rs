@@ -472,7 +472,7 @@ fn running_as_root() -> bool {
 }
 
 /// A TCP port on 127.0.0.1 that was free a moment ago.
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     let listener =
         TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("cannot bind a port: {e}"));
     listener

@@ -19,6 +19,10 @@ use std::collections::BinaryHeap;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+/// Training rows sampled when not told otherwise (`pgdict-trainer --max-rows`; `pgdict
+/// compare` takes as many, and as many again to evaluate).
+pub const DEFAULT_MAX_ROWS: usize = 10_000;
+
 /// How much a sample may hold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {

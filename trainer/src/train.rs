@@ -442,7 +442,7 @@ impl Default for SampleOptions {
     fn default() -> Self {
         SampleOptions {
             seed: 0,
-            max_rows: 10_000,
+            max_rows: crate::sample::DEFAULT_MAX_ROWS,
             max_bytes: 64 << 20,
             holdout: DEFAULT_HOLDOUT,
         }
