@@ -358,12 +358,13 @@ fn postgres_column_source() {
         .find_map(Result::err)
         .expect("the rows went on after their backend died");
     assert!(matches!(err, SourceError::ConnectionLost { .. }), "{err:?}");
-    assert_eq!(
-        err.to_string(),
-        format!(
-            "PostgreSQL at 127.0.0.1:{}: fetching rows: the server closed the connection",
+    // The client sees the end of the stream or a reset, as the timing falls.
+    assert!(
+        err.to_string().starts_with(&format!(
+            "PostgreSQL at 127.0.0.1:{}: fetching rows: the connection to the server was lost (",
             cluster.port()
-        )
+        )),
+        "{err}"
     );
     assert!(err
         .hint()

@@ -289,13 +289,16 @@ pub enum SourceError {
         /// What the client or the server said.
         message: String,
     },
-    /// The connection closed under the client: the server stopped, restarted or crashed.
-    #[error("PostgreSQL at {server}: {what}: the server closed the connection")]
+    /// The connection closed or was reset under the client: the server stopped, restarted or
+    /// crashed.
+    #[error("PostgreSQL at {server}: {what}: the connection to the server was lost ({message})")]
     ConnectionLost {
         /// `host:port`.
         server: String,
         /// What was being done.
         what: String,
+        /// What the client saw: "connection closed", or the system's error.
+        message: String,
     },
     /// The server reported an error.
     #[error("PostgreSQL at {server}: {what}: {message}")]
@@ -989,12 +992,23 @@ mod pg {
     const OVERSAMPLE: f64 = 3.0;
 
     /// What went wrong while doing `what` on `server`: the server's error, or a connection
-    /// that closed under the client (the server stopped or crashed).
+    /// that closed under the client (the server stopped or crashed: the client sees the end of
+    /// the stream or, as often, a reset).
     fn pg_error(server: &str, what: &str, e: &postgres::Error) -> SourceError {
-        if e.is_closed() {
+        let reset = std::error::Error::source(e)
+            .and_then(|cause| cause.downcast_ref::<std::io::Error>())
+            .is_some_and(|io| {
+                use std::io::ErrorKind::*;
+                matches!(
+                    io.kind(),
+                    ConnectionReset | ConnectionAborted | BrokenPipe | UnexpectedEof
+                )
+            });
+        if e.is_closed() || reset {
             return SourceError::ConnectionLost {
                 server: server.to_string(),
                 what: what.to_string(),
+                message: describe_pg_error(e),
             };
         }
         SourceError::Postgres {
