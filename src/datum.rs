@@ -857,9 +857,10 @@ impl PreparedDictionary {
         self.codecs
     }
 
-    /// Whether it may be used with `codec`.
-    fn serves(&self, codec: Codec) -> bool {
-        self.codecs.is_none_or(|codecs| codecs.contains(codec))
+    /// The codecs it was built for, when `codec` is not one of them (it must not be used with
+    /// `codec`); `None` when it may be.
+    fn built_for_others(&self, codec: Codec) -> Option<CodecSet> {
+        self.codecs.filter(|codecs| !codecs.contains(codec))
     }
 
     /// The dictionary's id.
@@ -1298,12 +1299,14 @@ impl DatumEncoder {
         best: &mut Best,
     ) -> Result<(), DatumError> {
         let raw_len = raw.len();
-        if let Some(d) = dict.filter(|d| !d.serves(codec)) {
-            return Err(DatumError::DictionaryNotForCodec {
-                id: d.id(),
-                codec,
-                built_for: d.codecs.unwrap_or(CodecSet::ALL),
-            });
+        if let Some(d) = dict {
+            if let Some(built_for) = d.built_for_others(codec) {
+                return Err(DatumError::DictionaryNotForCodec {
+                    id: d.id(),
+                    codec,
+                    built_for,
+                });
+            }
         }
         let dict_form = dict.map(|d| {
             let form = Form::Extended {
@@ -1449,11 +1452,11 @@ fn resolve<'a>(
             store: dicts.describe(),
         });
     }
-    if !dict.serves(codec) {
+    if let Some(built_for) = dict.built_for_others(codec) {
         return Err(DatumError::ForeignDictionary {
             id,
             codec,
-            built_for: dict.codecs.unwrap_or(CodecSet::ALL),
+            built_for,
             store: dicts.describe(),
         });
     }
