@@ -14,7 +14,9 @@
 //!   every file complete, no partial dictionary, and the next add works;
 //! - `sync` copies what is missing (and retirements), and refuses a conflict or a damaged
 //!   source, changing nothing; asked to, it repairs damaged destination files from the
-//!   source, keeping their bytes, and still refuses a conflict.
+//!   source, keeping their bytes, and still refuses a conflict;
+//! - the process tests and the repair run again on exFAT (mounted through FUSE; root only,
+//!   see `support/small_fs.rs`), which has no hard links: adds claim their ids there.
 //!
 //! The processes are this test binary itself, run with `--ignored --exact child_adder` and the
 //! `PGDICT_TEST_CHILD_*` variables that tell the child what to do.
@@ -27,11 +29,15 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+#[path = "support/small_fs.rs"]
+mod small_fs;
+
 use pgdict::datum::{self, Codec, DatumEncoder, DatumError, DictionaryLookup, Form};
 use pgdict::dict::{
     self, CodecSet, Dictionary, DirStore, FormatError, Gain, Metadata, Repaired, StoreEntry,
     StoreError, SyncOptions,
 };
+use small_fs::SmallFs;
 use tempfile::TempDir;
 
 /// The child's store directory; its presence makes `child_adder` a child.
@@ -161,6 +167,18 @@ fn spawn_adder(
         command.env("PGDICT_FAULT_INJECT", "dir-store-add-after-temp");
     }
     command.spawn().expect("spawning a child test process")
+}
+
+/// The ids that claim files in the store `dir` hold (adds on a file system without hard
+/// links make them, and a killed add leaves its own).
+fn claims(dir: &Path) -> BTreeSet<u32> {
+    fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|entry| {
+            let name = entry.unwrap().file_name().into_string().ok()?;
+            name.strip_prefix(".tmp-claim-")?.parse().ok()
+        })
+        .collect()
 }
 
 /// The ids a child reported (`added <id> <tag> <index>` lines).
@@ -562,13 +580,37 @@ fn default_path_is_dicts_unless_pgdict_store_is_set() {
 
 #[test]
 fn concurrent_adders_in_separate_processes_get_distinct_ids() {
+    let (dir, _store) = new_store();
+    concurrent_adders_get_distinct_ids(dir.path());
+}
+
+/// The same on exFAT, which has no hard links: the adds claim their ids instead.
+#[test]
+fn concurrent_adders_get_distinct_ids_without_hard_links() {
+    let Some(exfat) = SmallFs::mount_exfat(64) else {
+        return;
+    };
+    assert_no_hard_links(exfat.path());
+    concurrent_adders_get_distinct_ids(exfat.path());
+}
+
+/// Checks that `link(2)` fails in `dir`, as the tests of stores without hard links assume.
+fn assert_no_hard_links(dir: &Path) {
+    let file = dir.join("link-probe");
+    fs::write(&file, b"x").unwrap();
+    let linked = fs::hard_link(&file, dir.join("link-probe-2"));
+    assert!(linked.is_err(), "{} has hard links", dir.display());
+    fs::remove_file(&file).unwrap();
+}
+
+/// 8 processes add 5 dictionaries each to the empty store `dir` at once.
+fn concurrent_adders_get_distinct_ids(dir: &Path) {
     const PROCESSES: usize = 8;
     const ADDS: usize = 5;
-    let (dir, _store) = new_store();
     let go_dir = tempfile::tempdir().unwrap();
     let go = go_dir.path().join("go");
     let children: Vec<Child> = (0..PROCESSES)
-        .map(|p| spawn_adder(dir.path(), ADDS, &format!("p{p}"), Some(&go), false, false))
+        .map(|p| spawn_adder(dir, ADDS, &format!("p{p}"), Some(&go), false, false))
         .collect();
     // Let every child start and wait at the go file, then release them together.
     std::thread::sleep(Duration::from_millis(300));
@@ -598,27 +640,42 @@ fn concurrent_adders_in_separate_processes_get_distinct_ids() {
         (1..=(PROCESSES * ADDS) as u32).collect::<BTreeSet<_>>()
     );
     // Every file is valid, and holds what the process that got its id added.
-    let loaded = load_all(dir.path());
+    let loaded = load_all(dir);
     assert_eq!(loaded.len(), PROCESSES * ADDS);
     for (id, tag, index) in &reports {
         let dict = loaded[id].as_ref().unwrap();
         assert_eq!(dict.content(), &content(tag, *index)[..], "id {id}");
         assert_eq!(dict.metadata().source, Some(format!("{tag}/{index}")));
     }
-    let store = DirStore::open(dir.path()).unwrap();
+    let store = DirStore::open(dir).unwrap();
     assert!(store.temp_files().unwrap().is_empty());
 }
 
 #[test]
 fn a_process_killed_between_temp_file_and_rename_leaves_a_valid_store() {
-    let (dir, store) = new_store();
+    let (dir, _store) = new_store();
+    killed_between_temp_file_and_rename(dir.path());
+}
+
+#[test]
+fn a_process_killed_between_temp_file_and_rename_leaves_a_valid_store_without_hard_links() {
+    let Some(exfat) = SmallFs::mount_exfat(64) else {
+        return;
+    };
+    killed_between_temp_file_and_rename(exfat.path());
+}
+
+/// A child adding a third dictionary to the store `dir` aborts once its temporary file is
+/// written.
+fn killed_between_temp_file_and_rename(dir: &Path) {
+    let store = DirStore::open(dir).unwrap();
     for index in 0..2 {
         store
             .add(CodecSet::ALL, &content("g", index), Metadata::new())
             .unwrap();
     }
-    let before = snapshot(dir.path());
-    let output = spawn_adder(dir.path(), 1, "crash", None, true, false)
+    let before = snapshot(dir);
+    let output = spawn_adder(dir, 1, "crash", None, true, false)
         .wait_with_output()
         .unwrap();
     assert_eq!(
@@ -637,16 +694,16 @@ fn a_process_killed_between_temp_file_and_rename_leaves_a_valid_store() {
     assert_eq!(temp.id(), 3);
     assert_eq!(temp.content(), &content("crash", 0)[..]);
     // The store is as before: no dictionary 3, the others valid.
-    let mut after = snapshot(dir.path());
+    let mut after = snapshot(dir);
     after.retain(|name, _| !name.starts_with(".tmp-"));
     assert_eq!(after, before);
-    let fresh = DirStore::open(dir.path()).unwrap();
+    let fresh = DirStore::open(dir).unwrap();
     assert_eq!(ids(&fresh.list().unwrap()), vec![1, 2]);
     assert!(matches!(
         fresh.get(3),
         Err(StoreError::NotFound { id: 3, .. })
     ));
-    assert!(load_all(dir.path()).values().all(Result::is_ok));
+    assert!(load_all(dir).values().all(Result::is_ok));
     // The id was never used, so the next add takes it; then the leftover can be cleaned.
     let next = fresh
         .add(CodecSet::ALL, &content("g", 2), Metadata::new())
@@ -663,27 +720,33 @@ fn a_process_killed_between_temp_file_and_rename_leaves_a_valid_store() {
 
 #[test]
 fn processes_killed_at_arbitrary_points_leave_a_valid_store() {
-    const PROCESSES: usize = 4;
     let (dir, _store) = new_store();
+    killed_at_arbitrary_points(dir.path());
+}
+
+#[test]
+fn processes_killed_at_arbitrary_points_leave_a_valid_store_without_hard_links() {
+    let Some(exfat) = SmallFs::mount_exfat(64) else {
+        return;
+    };
+    killed_at_arbitrary_points(exfat.path());
+}
+
+/// Three rounds of 4 processes adding to the store `dir`, killed after 40, 95 and 150 ms.
+fn killed_at_arbitrary_points(dir: &Path) {
+    const PROCESSES: usize = 4;
     let mut total_killed = 0;
+    // Ids that claims killed adds left took, with no dictionary.
+    let mut skipped = BTreeSet::new();
     for (round, delay_ms) in [40u64, 95, 150].into_iter().enumerate() {
         let children: Vec<Child> = (0..PROCESSES)
-            .map(|p| {
-                spawn_adder(
-                    dir.path(),
-                    100_000,
-                    &format!("r{round}p{p}"),
-                    None,
-                    false,
-                    true,
-                )
-            })
+            .map(|p| spawn_adder(dir, 100_000, &format!("r{round}p{p}"), None, false, true))
             .collect();
         // Process start-up takes a while; wait until the round's first dictionaries appear,
         // then kill everyone in the middle of whatever they are doing.
-        let start_count = DirStore::open(dir.path()).unwrap().list().unwrap().len();
+        let start_count = DirStore::open(dir).unwrap().list().unwrap().len();
         let deadline = Instant::now() + Duration::from_secs(30);
-        while DirStore::open(dir.path()).unwrap().list().unwrap().len() < start_count + 2 {
+        while DirStore::open(dir).unwrap().list().unwrap().len() < start_count + 2 {
             assert!(Instant::now() < deadline, "the children added nothing");
             std::thread::sleep(Duration::from_millis(2));
         }
@@ -694,20 +757,31 @@ fn processes_killed_at_arbitrary_points_leave_a_valid_store() {
             assert_eq!(status.signal(), Some(9), "{status}");
             total_killed += 1;
         }
-        // Every id from 1 up is a complete, valid dictionary: no gaps, no partial files.
-        let loaded = load_all(dir.path());
-        let n = loaded.len() as u32;
-        assert!(n > start_count as u32, "round {round} added nothing");
+        // Every id from 1 up is a complete, valid dictionary: no partial files, and no gaps
+        // but the ids of claims that killed adds left (only without hard links), which no
+        // add takes.
+        let loaded = load_all(dir);
+        let claimed = claims(dir);
+        // A claim without its dictionary (the add was killed before its rename) leaves a gap
+        // for good: removing the claim below frees no id, as a later one is taken by then.
+        skipped.extend(claimed.iter().filter(|id| !loaded.contains_key(id)));
+        let n = loaded.keys().chain(&skipped).copied().max().unwrap();
+        assert!(loaded.len() > start_count, "round {round} added nothing");
+        assert!(loaded.keys().all(|id| !skipped.contains(id)));
         assert_eq!(
-            loaded.keys().copied().collect::<Vec<_>>(),
-            (1..=n).collect::<Vec<_>>()
+            loaded
+                .keys()
+                .chain(&skipped)
+                .copied()
+                .collect::<BTreeSet<_>>(),
+            (1..=n).collect::<BTreeSet<_>>()
         );
         for (id, dict) in &loaded {
             let dict = dict.as_ref().unwrap_or_else(|e| panic!("id {id}: {e}"));
             assert!(dict.metadata().source.unwrap().starts_with('r'));
         }
         // The store takes new dictionaries at the next id.
-        let store = DirStore::open(dir.path()).unwrap();
+        let store = DirStore::open(dir).unwrap();
         let next = store
             .add(
                 CodecSet::ALL,
@@ -720,9 +794,10 @@ fn processes_killed_at_arbitrary_points_leave_a_valid_store() {
         let temps = store.temp_files().unwrap();
         eprintln!(
             "round {round}: {} dictionaries after killing {PROCESSES} adders, {} temporary \
-             files left",
-            n,
-            temps.len()
+             files left ({} of them claims)",
+            loaded.len(),
+            temps.len(),
+            claimed.len()
         );
         for temp in temps {
             let name = temp.file_name().unwrap().to_string_lossy().into_owned();
@@ -851,25 +926,43 @@ fn sync_refuses_a_damaged_source_and_changes_nothing() {
 
 #[test]
 fn sync_repairs_damaged_destination_files_only_when_asked() {
-    let [(_src_dir, source), (dst_dir, destination)] = source_and_destination(4);
+    let dst_dir = tempfile::tempdir().unwrap();
+    sync_repairs_damaged_files_in(dst_dir.path());
+}
+
+/// The same with the destination on exFAT: a repair keeps the damaged bytes by copying them,
+/// as there are no hard links.
+#[test]
+fn sync_repairs_damaged_destination_files_without_hard_links() {
+    let Some(exfat) = SmallFs::mount_exfat(64) else {
+        return;
+    };
+    sync_repairs_damaged_files_in(exfat.path());
+}
+
+/// Syncs dictionaries 1 to 3 of a source to the empty store `dst`, damages two of them, and
+/// checks that only a sync asked to repair them does.
+fn sync_repairs_damaged_files_in(dst: &Path) {
+    let [(_src_dir, source), _] = source_and_destination(4);
+    let destination = DirStore::open(dst).unwrap();
     for id in 1..=3 {
         destination.insert(&source.get(id).unwrap()).unwrap();
     }
     source.retire(3).unwrap();
     // Dictionary 2's file gets a flipped bit; 3's is replaced by dictionary 1's file.
-    let path = |id: u32| dst_dir.path().join(format!("{id:08}.pgdict"));
+    let path = |id: u32| dst.join(format!("{id:08}.pgdict"));
     let mut flipped = fs::read(path(2)).unwrap();
     flipped[80] ^= 0x10;
     fs::write(path(2), &flipped).unwrap();
     let misfiled = fs::read(path(1)).unwrap();
     fs::write(path(3), &misfiled).unwrap();
-    let before = snapshot(dst_dir.path());
+    let before = snapshot(dst);
 
     // Not asked to repair: the damaged file stops the sync, and nothing is written.
-    let destination = DirStore::open(dst_dir.path()).unwrap();
+    let destination = DirStore::open(dst).unwrap();
     let err = dict::sync(&source, &destination).unwrap_err();
     assert!(matches!(err, StoreError::Damaged { .. }), "{err:?}");
-    assert_eq!(snapshot(dst_dir.path()), before);
+    assert_eq!(snapshot(dst), before);
 
     let repair = SyncOptions { repair: true };
     let report = dict::sync_with(&source, &destination, repair).unwrap();
@@ -879,14 +972,14 @@ fn sync_repairs_damaged_destination_files_only_when_asked() {
     let repaired: Vec<u32> = report.repaired.iter().map(|(id, _)| *id).collect();
     assert_eq!(repaired, vec![2, 3]);
     // Every file now holds the source's dictionary, byte for byte.
-    let loaded = load_all(dst_dir.path());
+    let loaded = load_all(dst);
     assert_eq!(loaded.keys().copied().collect::<Vec<_>>(), vec![1, 2, 3, 4]);
     for (id, dict) in loaded {
         assert_eq!(dict.unwrap().to_bytes(), source.get(id).unwrap().to_bytes());
     }
     // The damaged bytes are kept, hidden, and count as no dictionary and no temporary file.
     for ((id, kept_as), damaged) in report.repaired.iter().zip([&flipped, &misfiled]) {
-        assert_eq!(kept_as.parent(), Some(dst_dir.path()));
+        assert_eq!(kept_as.parent(), Some(dst));
         let name = kept_as.file_name().unwrap().to_string_lossy().into_owned();
         assert!(name.starts_with(&format!(".damaged-{id:08}-")), "{name}");
         assert_eq!(&fs::read(kept_as).unwrap(), damaged);

@@ -523,6 +523,60 @@ fn a_full_disk_loses_nothing() {
     );
 }
 
+/// A store and output files on exFAT, which has no hard links (a USB stick, a VirtualBox
+/// shared folder): syncing into the store, repairing it, and compressing to and from it work
+/// (adding a dictionary used to fail with `cannot link a new dictionary file ...: Operation
+/// not permitted`, hinting at permissions).
+#[test]
+fn a_store_without_hard_links_works() {
+    let Some(exfat) = SmallFs::mount_exfat(64) else {
+        return;
+    };
+    let dir = Dir::new();
+    dir.copy_demo_store(DemoStore::Events, "intact");
+    let store = exfat.join("dicts").display().to_string();
+    fs::create_dir(&store).unwrap();
+    let synced = dir
+        .run(&["dict", "sync", "--from", "intact", "--store", &store])
+        .ok()
+        .stdout();
+    assert!(synced.contains("copied:          1, 2"), "{synced}");
+    assert_eq!(exfat.list("dicts"), ["00000001.pgdict", "00000002.pgdict"]);
+
+    let dict = exfat.join("dicts/00000001.pgdict");
+    let mut damaged = fs::read(&dict).unwrap();
+    damaged[100] ^= 0x04;
+    fs::write(&dict, &damaged).unwrap();
+    let repaired = dir
+        .run(&[
+            "dict", "sync", "--from", "intact", "--store", &store, "--repair",
+        ])
+        .ok()
+        .stdout();
+    assert!(repaired.contains("repaired:        1"), "{repaired}");
+    let names = exfat.list("dicts");
+    assert_eq!(names.len(), 3, "{names:?}");
+    assert!(names[0].starts_with(".damaged-00000001-"), "{names:?}");
+    assert_eq!(
+        fs::read(exfat.join("dicts").join(&names[0])).unwrap(),
+        damaged
+    );
+    assert_eq!(
+        fs::read(&dict).unwrap(),
+        fs::read(dir.path("intact/00000001.pgdict")).unwrap()
+    );
+
+    let rows = corpus_arg("events.jsonl");
+    let out = exfat.join("out.datums").display().to_string();
+    dir.run(&["compress", &rows, "--store", &store, "-o", &out, "-q"])
+        .ok();
+    let back = dir
+        .run(&["decompress", &out, "--store", &store])
+        .ok()
+        .stdout();
+    assert_eq!(back, fs::read_to_string(&rows).unwrap());
+}
+
 /// `-o` names what is there: a named pipe or a device is written in place, as a shell's `>`
 /// writes it, never replaced by a file (`-o /dev/null` run as root once turned /dev/null into
 /// a file); a symbolic link is followed and stays a link; a replaced file keeps its

@@ -34,8 +34,19 @@
 //! file ([`DirStore::temp_files`], [`DirStore::remove_temp_files`]), which the next add
 //! removes once it is [`STALE_TEMP_AGE`] old (an add in progress holds its temporary file for
 //! milliseconds, so no other writer's file goes). Two processes never get
-//! the same id, with no lock file to go stale. (The directory must be on a file system with
-//! hard links.)
+//! the same id, with no lock file to go stale.
+//!
+//! ## Without hard links
+//!
+//! Some file systems have no hard links: exFAT and FAT (a USB stick), VirtualBox shared
+//! folders; `link(2)` says EPERM or EOPNOTSUPP there. Step 2 then claims the id instead: it
+//! creates `.tmp-claim-<id>` (the id as in a file name) exclusively, which fails if another
+//! adder holds it (this one tries the next id), renames the temporary file to the final name
+//! if that is still free, and removes the claim. The rename is atomic, so readers still see no
+//! file or a complete one. A claim counts as a used id while it exists, so a crash between
+//! claim and rename leaves a gap in the ids: a claim is a temporary file, removed once stale,
+//! and by then a later id has been taken. Adders on one file system all take the same way (it
+//! has hard links or it has not), which is what makes the claim exclusive.
 //!
 //! # Repairing
 //!
@@ -43,7 +54,7 @@
 //! [`DirStore::repair`] (what `pgdict dict sync --repair` runs) puts an intact copy of the same
 //! dictionary, from another store, in its place: it writes the copy to a temporary file and
 //! fsyncs it, hard-links the damaged file to a hidden `.damaged-...` name (its bytes are kept,
-//! never deleted), renames the copy over the damaged name (atomic: a reader sees the damaged
+//! never deleted; without hard links, copies them there and fsyncs the copy), renames the copy over the damaged name (atomic: a reader sees the damaged
 //! file or the intact one, never no file) and fsyncs the directory. It refuses a file that
 //! reads as an intact dictionary.
 //!
@@ -88,6 +99,9 @@ const DICT_EXT: &str = "pgdict";
 const RETIRED_EXT: &str = "retired";
 /// Temporary files start with this (a dot: hidden, and never a dictionary name).
 const TEMP_PREFIX: &str = ".tmp-";
+/// An add's claim on an id, on a file system without hard links: this, then the id as in a
+/// dictionary's file name. A temporary file too.
+const CLAIM_PREFIX: &str = ".tmp-claim-";
 /// A temporary file this old is left by an add that never finished (a crash, a signal): each
 /// add removes those it finds.
 pub const STALE_TEMP_AGE: Duration = Duration::from_secs(3600);
@@ -116,6 +130,10 @@ pub struct DirStore {
 struct Scan {
     dicts: BTreeSet<u32>,
     retired: BTreeSet<u32>,
+    /// Ids an add holds a claim on (on a file system without hard links), or held when a
+    /// crash interrupted it.
+    claimed: BTreeSet<u32>,
+    /// Temporary files, claims included.
     temps: Vec<PathBuf>,
 }
 
@@ -390,7 +408,7 @@ impl DirStore {
                 .duration_since(SystemTime::UNIX_EPOCH)
                 .map_or(0, |d| d.as_nanos())
         ));
-        if let Err(source) = fs::hard_link(&final_path, &kept_as) {
+        if let Err(source) = keep_under_new_name(&final_path, &kept_as) {
             let _ = fs::remove_file(&temp_path);
             return Err(StoreError::Io {
                 op: "keep the damaged file under another name",
@@ -480,7 +498,8 @@ impl DirStore {
         Ok(removed)
     }
 
-    /// One more than the highest id any dictionary file or retirement marker has.
+    /// One more than the highest id any dictionary file, retirement marker or claim has (a
+    /// claim a crash left keeps its id from being taken until the claim is removed as stale).
     fn next_id(&self) -> Result<u32, StoreError> {
         let scan = self.scan()?;
         let max = scan
@@ -488,6 +507,7 @@ impl DirStore {
             .last()
             .into_iter()
             .chain(scan.retired.last())
+            .chain(scan.claimed.last())
             .max()
             .copied()
             .unwrap_or(0);
@@ -508,7 +528,10 @@ impl DirStore {
             let entry = entry.map_err(io_err)?;
             let name = entry.file_name();
             let Some(name) = name.to_str() else { continue };
-            if name.starts_with(TEMP_PREFIX) {
+            if let Some(id) = name.strip_prefix(CLAIM_PREFIX).and_then(parse_id) {
+                scan.claimed.insert(id);
+                scan.temps.push(entry.path());
+            } else if name.starts_with(TEMP_PREFIX) {
                 scan.temps.push(entry.path());
             } else if let Some(id) = parse_name(name, DICT_EXT) {
                 scan.dicts.insert(id);
@@ -529,25 +552,82 @@ impl DirStore {
             // The crash the atomicity rule is about (see "Fault injection" above).
             std::process::abort();
         }
-        let linked = fs::hard_link(&temp_path, &final_path);
-        // Whatever happened, the temporary name has served its purpose. A failure to remove it
-        // leaves a stray temporary file, which readers ignore.
+        let published = self.publish(&temp_path, &final_path, dict.id());
+        // Whatever happened, the temporary name has served its purpose (a rename took it
+        // already). A failure to remove it leaves a stray temporary file, which readers ignore.
         let _ = fs::remove_file(&temp_path);
-        match linked {
-            Ok(()) => {
-                self.sync_dir()?;
-                // Housekeeping, not part of the add: a failure here leaves the files as they
-                // were, which readers ignore.
-                let _ = self.remove_temp_files(STALE_TEMP_AGE);
-                Ok(true)
-            }
+        if published? {
+            self.sync_dir()?;
+            // Housekeeping, not part of the add: a failure here leaves the files as they
+            // were, which readers ignore.
+            let _ = self.remove_temp_files(STALE_TEMP_AGE);
+            Ok(true)
+        } else {
+            Ok(false)
+        }
+    }
+
+    /// Gives the complete temporary file `temp` the name `final_path` unless that name is
+    /// taken (then false): by a hard link, or on a file system without them under a claim
+    /// (see "Adding" in the module documentation).
+    fn publish(&self, temp: &Path, final_path: &Path, id: u32) -> Result<bool, StoreError> {
+        match fs::hard_link(temp, final_path) {
+            Ok(()) => Ok(true),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+            Err(e) if refuses_hard_links(&e) => self.publish_under_claim(temp, final_path, id),
             Err(source) => Err(StoreError::Io {
                 op: "link a new dictionary file to",
-                path: final_path,
+                path: final_path.to_path_buf(),
                 source,
             }),
         }
+    }
+
+    /// [`DirStore::publish`] without hard links: claims `id` by creating its claim file
+    /// exclusively, then renames `temp` to `final_path` if no file has that name yet.
+    fn publish_under_claim(
+        &self,
+        temp: &Path,
+        final_path: &Path,
+        id: u32,
+    ) -> Result<bool, StoreError> {
+        let claim = self.claim_path(id);
+        match OpenOptions::new().write(true).create_new(true).open(&claim) {
+            Ok(_) => {}
+            // Another adder holds the id, or a crash left its claim (see `next_id`).
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(false),
+            Err(source) => {
+                return Err(StoreError::Io {
+                    op: "create the claim file",
+                    path: claim,
+                    source,
+                })
+            }
+        }
+        let published = match fs::symlink_metadata(final_path) {
+            Ok(_) => Ok(false),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => fs::rename(temp, final_path)
+                .map(|()| true)
+                .map_err(|source| StoreError::Io {
+                    op: "rename a new dictionary file to",
+                    path: final_path.to_path_buf(),
+                    source,
+                }),
+            Err(source) => Err(StoreError::Io {
+                op: "stat",
+                path: final_path.to_path_buf(),
+                source,
+            }),
+        };
+        // The name is taken now (or the add failed): the claim has done its work. One that
+        // cannot be removed is a stray temporary file, removed once it is stale.
+        let _ = fs::remove_file(&claim);
+        published
+    }
+
+    /// The claim file of `id` (a temporary file: readers ignore it, and a stale one goes).
+    fn claim_path(&self, id: u32) -> PathBuf {
+        self.dir.join(format!("{CLAIM_PREFIX}{id:08}"))
     }
 
     /// Writes `dict` to a new temporary file and fsyncs it; returns its path. On failure no
@@ -613,12 +693,46 @@ impl DirStore {
 /// The id of a store file name `<digits>.<ext>`, if the digits are the id's canonical form
 /// (at least 8 digits, zero-padded to 8 only).
 fn parse_name(name: &str, ext: &str) -> Option<u32> {
-    let stem = name.strip_suffix(ext)?.strip_suffix('.')?;
-    if !stem.bytes().all(|b| b.is_ascii_digit()) {
+    parse_id(name.strip_suffix(ext)?.strip_suffix('.')?)
+}
+
+/// The id whose canonical form (at least 8 digits, zero-padded to 8 only) `digits` is.
+fn parse_id(digits: &str) -> Option<u32> {
+    if !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    let id: u32 = stem.parse().ok()?;
-    (id != 0 && format!("{id:08}") == stem).then_some(id)
+    let id: u32 = digits.parse().ok()?;
+    (id != 0 && format!("{id:08}") == digits).then_some(id)
+}
+
+/// Gives the file `path` the new name `kept_as` too: a hard link, or on a file system without
+/// them a copy, fsynced. On failure `kept_as` does not exist.
+fn keep_under_new_name(path: &Path, kept_as: &Path) -> io::Result<()> {
+    match fs::hard_link(path, kept_as) {
+        Err(e) if refuses_hard_links(&e) => {
+            let mut from = File::open(path)?;
+            let mut copy = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(kept_as)?;
+            let copied = io::copy(&mut from, &mut copy).and_then(|_| copy.sync_all());
+            if copied.is_err() {
+                let _ = fs::remove_file(kept_as);
+            }
+            copied
+        }
+        linked => linked,
+    }
+}
+
+/// Whether `link(2)` failed because the file system has no hard links: it says EPERM
+/// (exFAT, FAT, VirtualBox shared folders) or EOPNOTSUPP. Either can only mean that here: the
+/// adder created the file it links, in a directory it could create it in.
+fn refuses_hard_links(error: &io::Error) -> bool {
+    matches!(
+        error.kind(),
+        io::ErrorKind::PermissionDenied | io::ErrorKind::Unsupported
+    )
 }
 
 enum ReadError {
@@ -687,5 +801,68 @@ mod tests {
         assert_eq!(parse_name("0000000a.pgdict", "pgdict"), None);
         assert_eq!(parse_name("00000001pgdict", "pgdict"), None);
         assert_eq!(parse_name("00000001.pgdict.tmp", "pgdict"), None);
+    }
+
+    /// What an add does on a file system without hard links, exercised on any file system
+    /// (`tests/store_dir.rs` runs whole adds on exFAT).
+    #[test]
+    fn publishing_under_a_claim() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = DirStore::open(dir.path()).unwrap();
+        let temp = |bytes: &[u8]| {
+            let path = dir.path().join(format!("{TEMP_PREFIX}test"));
+            fs::write(&path, bytes).unwrap();
+            path
+        };
+        let names = || {
+            let mut names: Vec<String> = fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .collect();
+            names.sort();
+            names
+        };
+        let first = store.file_path(1);
+
+        // A free id: the file gets its name, and neither the temporary file nor the claim
+        // stays.
+        assert!(store.publish_under_claim(&temp(b"one"), &first, 1).unwrap());
+        assert_eq!(fs::read(&first).unwrap(), b"one");
+        assert_eq!(names(), ["00000001.pgdict"]);
+
+        // A taken name is left as it was (the caller removes its temporary file).
+        let second = temp(b"another one");
+        assert!(!store.publish_under_claim(&second, &first, 1).unwrap());
+        assert_eq!(fs::read(&first).unwrap(), b"one");
+        assert_eq!(names(), [".tmp-test", "00000001.pgdict"]);
+        fs::remove_file(&second).unwrap();
+
+        // Another add's claim (or one a crash left) holds its id: nothing is written, and the
+        // claim counts as a used id, so the next add takes the one after.
+        fs::write(store.claim_path(2), b"").unwrap();
+        let third = temp(b"two");
+        assert!(!store
+            .publish_under_claim(&third, &store.file_path(2), 2)
+            .unwrap());
+        assert!(!store.file_path(2).exists());
+        assert_eq!(store.next_id().unwrap(), 3);
+        fs::remove_file(&third).unwrap();
+        // The claim is a temporary file: it goes once stale, and its id is free again.
+        assert_eq!(store.temp_files().unwrap(), [store.claim_path(2)]);
+        assert_eq!(store.remove_temp_files(Duration::ZERO).unwrap(), 1);
+        assert_eq!(store.next_id().unwrap(), 2);
+    }
+
+    #[test]
+    fn keeping_a_file_under_a_new_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, kept) = (dir.path().join("a"), dir.path().join("b"));
+        fs::write(&path, b"damaged").unwrap();
+        keep_under_new_name(&path, &kept).unwrap();
+        assert_eq!(fs::read(&kept).unwrap(), b"damaged");
+        assert_eq!(fs::read(&path).unwrap(), b"damaged");
+        // Never over another file.
+        let err = keep_under_new_name(&path, &kept).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
     }
 }
