@@ -15,6 +15,7 @@
 //! - `sync` copies what is missing (and retirements), and refuses a conflict or a damaged
 //!   source, changing nothing; asked to, it repairs damaged destination files from the
 //!   source, keeping their bytes, and still refuses a conflict;
+//! - `check_can_add` (the trainer's check before it trains) writes nothing;
 //! - the process tests and the repair run again on exFAT (mounted through FUSE; root only,
 //!   see `support/small_fs.rs`), which has no hard links: adds claim their ids there.
 //!
@@ -1010,6 +1011,27 @@ fn sync_repairs_damaged_files_in(dst: &Path) {
     let err = destination.repair(&source.get(4).unwrap().with_id(9).unwrap());
     assert!(
         matches!(err, Err(StoreError::NotFound { id: 9, .. })),
+        "{err:?}"
+    );
+}
+
+/// `check_can_add` probes where an add would write, and leaves nothing behind.
+#[test]
+fn check_can_add_creates_nothing() {
+    let (dir, store) = new_store();
+    store
+        .add(CodecSet::ALL, &content("c", 0), Metadata::new())
+        .unwrap();
+    let before = snapshot(dir.path());
+    DirStore::check_can_add(dir.path()).unwrap();
+    // A store that does not exist yet: the nearest directory above it is probed.
+    DirStore::check_can_add(dir.path().join("new/deeper")).unwrap();
+    assert_eq!(snapshot(dir.path()), before);
+    assert!(!dir.path().join("new").exists());
+    let file = dir.path().join("00000001.pgdict");
+    let err = DirStore::check_can_add(&file).unwrap_err();
+    assert!(
+        matches!(&err, StoreError::NotAStore { path, .. } if *path == file),
         "{err:?}"
     );
 }

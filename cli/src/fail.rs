@@ -146,10 +146,6 @@ fn known_hint(error: &anyhow::Error) -> Option<String> {
                     "check the connection string (host, port, dbname, user, password) and that \
                      the server accepts connections"
                 }
-                StoreError::ReadOnly { .. } => {
-                    "add and retire dictionaries on the primary; they reach standbys by \
-                     replication"
-                }
                 _ => continue,
             };
             return Some(hint.into());

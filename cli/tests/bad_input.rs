@@ -472,6 +472,16 @@ fn a_read_only_store_reads_and_refuses_every_write() {
     let more = other.path("dicts").display().to_string();
     dir.run(&["dict", "sync", "--from", &more, "--store", &store])
         .fails(1, &["Read-only file system"]);
+    // The demo trains the dictionaries the store holds already, so it keeps them and needs
+    // no write (which is why it does not refuse a read-only store up front, as the trainer
+    // does).
+    let run = dir.run(&["demo", "--rounds", "1", "--store", &store]).ok();
+    assert!(
+        run.stdout()
+            .contains("kept dictionary 2 (lz4, 65,532 bytes): the dictionary store"),
+        "{}",
+        run.stdout()
+    );
     assert_eq!(small.list("dicts"), files);
 }
 

@@ -2,7 +2,7 @@
 //! 15 cluster (the workspace's harness, `tests/support/cluster.rs`): the demo trains into the
 //! PostgreSQL store, datums compressed with it decode with a directory store synced from it,
 //! and a retirement in the table reaches the directory store; `compress` and `compare` read
-//! their rows from a table column.
+//! their rows from a table column; a store on a hot standby reads, and refuses writes.
 
 #[allow(dead_code)] // this test uses only part of the harness
 #[path = "../../tests/support/cluster.rs"]
@@ -264,4 +264,34 @@ fn an_unreachable_source_database_is_named_with_what_to_check() {
         );
     }
     assert!(!dir.path().join("o.datums").exists());
+}
+
+/// A PostgreSQL store opened on a hot standby lists and reads what the primary added, and
+/// refuses every write, saying once where to make it; the demo runs there, keeping the
+/// dictionaries a demo on the primary stored (so it needs no write).
+#[test]
+fn a_store_on_a_standby_reads_and_refuses_writes() {
+    let primary = PgCluster::start();
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let on_primary = primary.connection_string();
+    pgdict(dir, &["demo", "--rounds", "1", "--pg-store", &on_primary]);
+    let standby = primary.start_standby();
+    primary.wait_for_replay(&standby);
+    let on_standby = standby.connection_string();
+
+    let out = stdout(&pgdict(dir, &["dict", "list", "--pg-store", &on_standby]));
+    assert!(out.contains("active, auto for lz4"), "{out}");
+    let out = stdout(&pgdict(
+        dir,
+        &["demo", "--rounds", "1", "--pg-store", &on_standby],
+    ));
+    assert!(out.contains("kept dictionary 1 (pglz"), "{out}");
+    // The advice is said once (the hint used to repeat the detail word for word).
+    let stderr = pgdict_fails(dir, &["dict", "retire", "1", "--pg-store", &on_standby], 1);
+    assert!(
+        stderr.contains("is read-only: the server is a standby"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.matches("on the primary").count(), 1, "{stderr}");
 }

@@ -211,6 +211,61 @@ impl DirStore {
         DirStore::open(dir)
     }
 
+    /// Checks that a dictionary could be added to the store at `path` now, without creating
+    /// the store: that its directory, or the nearest one above it if it does not exist yet
+    /// (where [`DirStore::create`] would make it), takes a new file. A caller about to spend
+    /// minutes training a dictionary learns at once that it could not store it (a read-only
+    /// file system, a directory it may not write). The probe is an empty temporary file,
+    /// removed at once. Adding can still fail later (a full disk): this is not a reservation.
+    pub fn check_can_add(path: impl AsRef<Path>) -> Result<(), StoreError> {
+        let path = path.as_ref();
+        let mut dir = path;
+        loop {
+            match fs::metadata(dir) {
+                Ok(meta) if meta.is_dir() => break,
+                Ok(_) => {
+                    return Err(StoreError::NotAStore {
+                        path: dir.to_path_buf(),
+                        reason: "not a directory".into(),
+                    })
+                }
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    dir = match dir.parent() {
+                        Some(parent) if !parent.as_os_str().is_empty() => parent,
+                        _ => Path::new("."),
+                    };
+                }
+                Err(source) => {
+                    return Err(StoreError::Io {
+                        op: "open",
+                        path: dir.to_path_buf(),
+                        source,
+                    })
+                }
+            }
+        }
+        let probe = dir.join(format!(
+            "{TEMP_PREFIX}probe-{}-{}",
+            std::process::id(),
+            TEMP_SEQ.fetch_add(1, Ordering::Relaxed)
+        ));
+        match OpenOptions::new().write(true).create_new(true).open(&probe) {
+            Ok(_) => {
+                let _ = fs::remove_file(&probe);
+                Ok(())
+            }
+            Err(source) => Err(StoreError::Io {
+                op: if dir == path {
+                    "create a file in"
+                } else {
+                    "create the store's directory in"
+                },
+                path: dir.to_path_buf(),
+                source,
+            }),
+        }
+    }
+
     /// The store's directory.
     pub fn path(&self) -> &Path {
         &self.dir

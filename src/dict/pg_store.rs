@@ -317,7 +317,7 @@ impl PgStore {
         let template = Dictionary::new(1, codecs, file::now_micros(), metadata, content)
             .map_err(StoreError::Invalid)?;
         let mut client = self.client();
-        self.check_writable(&mut client)?;
+        self.refuse_on_standby(&mut client)?;
         let what = "adding a dictionary";
         let mut tx = client.transaction().map_err(|e| self.pg_err(what, e))?;
         tx.batch_execute("LOCK TABLE pgdict.dictionaries IN SHARE ROW EXCLUSIVE MODE")
@@ -359,7 +359,7 @@ impl PgStore {
     /// Returns whether it was retired just now (false: it already was).
     pub fn retire(&self, id: u32) -> Result<bool, StoreError> {
         let mut client = self.client();
-        self.check_writable(&mut client)?;
+        self.refuse_on_standby(&mut client)?;
         let inserted = client
             .execute(
                 "INSERT INTO pgdict.retired (id) VALUES ($1) ON CONFLICT (id) DO NOTHING",
@@ -378,8 +378,15 @@ impl PgStore {
         Ok(inserted == 1)
     }
 
+    /// Fails with [`StoreError::ReadOnly`] if the server is a standby now, so that a caller
+    /// about to make a dictionary (minutes of training) learns at once that it cannot store
+    /// it. Every write checks again: a standby may be promoted, a primary demoted.
+    pub fn check_writable(&self) -> Result<(), StoreError> {
+        self.refuse_on_standby(&mut self.client())
+    }
+
     /// Refuses to write on a standby (checked at each write: a standby may be promoted).
-    fn check_writable(&self, client: &mut Client) -> Result<(), StoreError> {
+    fn refuse_on_standby(&self, client: &mut Client) -> Result<(), StoreError> {
         let standby: bool = client
             .query_one("SELECT pg_is_in_recovery()", &[])
             .map_err(|e| self.pg_err("checking whether the server is a standby", e))?

@@ -12,6 +12,7 @@ use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches, Parser, ValueEnum};
 use pgdict::datum::Codec;
 use pgdict::dict::file::MAX_CONTENT_LEN;
+use pgdict::dict::{DirStore, PgStore};
 use pgdict_trainer::progress::{counted, thousands, Bars};
 use pgdict_trainer::source::{
     self, CsvColumn, CsvOptions, Format, PageSample, PgSource, SourceSpec,
@@ -394,10 +395,17 @@ fn run(args: &Args) -> Result<u8, Failure> {
         None => StoreTarget::Dir(args.store.clone()),
     };
 
-    // An unreachable PostgreSQL store fails now, not after the work of training. (A directory
-    // store is created only when a dictionary goes into it.)
-    if let (StoreTarget::Pg(conninfo), false) = (&target, args.dry_run) {
-        pgdict::dict::PgStore::connect(conninfo).map_err(TrainError::from)?;
+    // A store that could not take the dictionary fails now, not after the work of training:
+    // an unreachable PostgreSQL store or one on a standby, a directory store on a read-only
+    // file system (which is created only when a dictionary goes into it).
+    if !args.dry_run {
+        match &target {
+            StoreTarget::Pg(conninfo) => {
+                PgStore::connect(conninfo).and_then(|store| store.check_writable())
+            }
+            StoreTarget::Dir(path) => DirStore::check_can_add(path),
+        }
+        .map_err(TrainError::from)?;
     }
 
     let start = Instant::now();

@@ -10,7 +10,9 @@
 //!   the source reads the whole column instead;
 //! - a missing table or column is an error naming it (and the columns there are);
 //! - the CLI end to end: `pgdict-trainer --pg-source ... --pg-store ...` trains from a column
-//!   and stores the dictionary in the PostgreSQL store, whose datums decode.
+//!   and stores the dictionary in the PostgreSQL store, whose datums decode;
+//! - on a hot standby: a source, sampled by pages; a `--pg-store` there is refused before a
+//!   row is read.
 
 #[allow(dead_code)] // this test uses only part of the harness
 #[path = "../../tests/support/cluster.rs"]
@@ -370,4 +372,81 @@ fn postgres_column_source() {
         .hint()
         .unwrap()
         .contains("shut down, restarted or crashed"));
+}
+
+/// On a hot standby: rows are read from its replica of a table (a read-only transaction, page
+/// sample included), and a `--pg-store` there is refused before any row is read or any
+/// dictionary trained, as a standby cannot store it (it used to train, then fail).
+#[test]
+fn a_standby_is_a_source_but_never_a_store() {
+    let primary = PgCluster::start();
+    let rows: Vec<Vec<u8>> = source::open(&SourceSpec::from_arg(
+        &corpus_rows("json_geonames_cities.jsonl"),
+        None,
+    ))
+    .unwrap()
+    .collect::<Result<_, _>>()
+    .unwrap();
+    let texts: Vec<String> = rows
+        .iter()
+        .map(|row| String::from_utf8(row.clone()).unwrap())
+        .collect();
+    let mut client = primary.client();
+    client
+        .batch_execute("CREATE TABLE cities (doc text)")
+        .unwrap();
+    for _ in 0..10 {
+        client
+            .execute("INSERT INTO cities SELECT unnest($1::text[])", &[&texts])
+            .unwrap();
+    }
+    client.batch_execute("ANALYZE cities").unwrap();
+    // The store's tables exist only once a primary has opened it.
+    PgStore::connect(&primary.connection_string()).unwrap();
+    let standby = primary.start_standby();
+    primary.wait_for_replay(&standby);
+
+    let train = |store: &PgCluster, option: &str| {
+        Command::new(env!("CARGO_BIN_EXE_pgdict-trainer"))
+            .args([option, "--pg-source", &standby.connection_string()])
+            .args(["--table", "cities", "--column", "doc", "--codec", "pglz"])
+            .args(["--pg-store", &store.connection_string()])
+            .env_remove("PGDICT_STORE")
+            .output()
+            .unwrap()
+    };
+    // The text report (the default seed: no option changes it) says what was read before
+    // training, and said it before the store was refused.
+    let refused = train(&standby, "--seed=0");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("is read-only: the server is a standby"),
+        "{stderr}"
+    );
+    assert!(
+        refused.stdout.is_empty(),
+        "it read rows first: {}",
+        String::from_utf8_lossy(&refused.stdout)
+    );
+
+    let stored = train(&primary, "--json");
+    let stderr = String::from_utf8_lossy(&stored.stderr);
+    assert_eq!(stored.status.code(), Some(0), "{stderr}");
+    let report: Value = serde_json::from_slice(&stored.stdout).unwrap();
+    assert_eq!(report["dict_id"], 1);
+    // Ten copies of the set in the table: a page sample was read, from the standby.
+    assert!(
+        report["sample"]["table_sample_percent"].as_f64().unwrap() < 100.0,
+        "{report}"
+    );
+    let dict = PgStore::connect(&primary.connection_string())
+        .unwrap()
+        .get(1)
+        .unwrap();
+    assert!(dict
+        .metadata()
+        .source
+        .unwrap()
+        .ends_with(&format!("at 127.0.0.1:{}", standby.port())));
 }
