@@ -258,6 +258,17 @@ fn parse_dict_arg(text: &str) -> Result<DictArg, String> {
     }
 }
 
+/// `compare --dict`: as [`parse_dict_arg`], without `none`, which would leave nothing to
+/// compare (it used to end in "the store has no active dictionary", which was not why).
+fn parse_compare_dict_arg(text: &str) -> Result<DictArg, String> {
+    match parse_dict_arg(text)? {
+        DictArg::None => Err("`none` leaves nothing to compare: give a dictionary id or \
+                              `auto`, or leave --dict out to train dictionaries on the rows"
+            .into()),
+        dict => Ok(dict),
+    }
+}
+
 fn parse_dict_id(text: &str) -> Result<u32, String> {
     match parse_dict_arg(text)? {
         DictArg::Id(id) => Ok(id),
@@ -444,7 +455,7 @@ struct CompareArgs {
     /// Use dictionaries from the store instead of training: an id (repeat for several codecs;
     /// each serves the codecs it was built for) or `auto` (the newest active one per codec).
     /// Codecs without one show only their plain method.
-    #[arg(long, value_name = "ID|auto", value_parser = parse_dict_arg)]
+    #[arg(long, value_name = "ID|auto", value_parser = parse_compare_dict_arg)]
     dict: Vec<DictArg>,
 
     /// The dictionary builder, when training.

@@ -912,6 +912,9 @@ fn errors_say_what_failed_and_what_to_do() {
             "hint: `pgdict dict list`",
         ],
     );
+    // `compare --dict none` is a usage error (it used to blame the store, which held two).
+    dir.run(&["compare", &rows, "--dict", "none"])
+        .fails(2, &["`none` leaves nothing to compare", "leave --dict out"]);
     // A dictionary built for another codec.
     dir.run(&["compress", &rows, "--dict", "2", "--codec", "pglz"])
         .fails(

@@ -208,6 +208,7 @@ fn from_store(store: &AnyStore, choices: &[DictArg]) -> anyhow::Result<[Option<D
                 }
                 found
             }
+            // Refused by the argument parser.
             DictArg::None => continue,
         };
         for dict in found {
