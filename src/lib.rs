@@ -2,6 +2,7 @@
 //!
 //! The library is organised by concept:
 //!
+//! - [`conninfo`]: PostgreSQL connection strings, with libpq's defaults (`pg-store` feature).
 //! - [`datum`]: the datum format (PostgreSQL's varlena headers, extended to name a dictionary).
 //! - [`dict`]: dictionary files and the stores that keep them (a directory, a PostgreSQL table).
 //! - [`measure`]: timing implementations side by side (interleaved rounds, medians).
@@ -14,6 +15,8 @@
 #![forbid(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+#[cfg(feature = "pg-store")]
+pub mod conninfo;
 pub mod datum;
 pub mod dict;
 pub mod lz4;

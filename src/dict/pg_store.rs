@@ -49,8 +49,9 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use postgres::error::SqlState;
-use postgres::{Client, Config, NoTls};
+use postgres::{Client, NoTls};
 
+use crate::conninfo;
 use crate::datum::{Codec, DictionaryLookup, PreparedDictionary};
 use crate::dict::file::{self, CodecSet, Dictionary, FormatError, Metadata};
 use crate::dict::{lock, lookup_answer, newest_active, Cache, Store, StoreEntry, StoreError};
@@ -129,7 +130,12 @@ impl PgStore {
     /// that it is there (it arrives by replication once the primary has it).
     pub fn connect(conninfo: &str) -> Result<PgStore, StoreError> {
         let description = describe_conninfo(conninfo);
-        let client = Client::connect(conninfo, NoTls).map_err(|e| StoreError::Postgres {
+        let config = conninfo::config(conninfo).map_err(|message| StoreError::Postgres {
+            store: description.clone(),
+            what: "reading the connection string".into(),
+            message,
+        })?;
+        let client = config.connect(NoTls).map_err(|e| StoreError::Postgres {
             store: description.clone(),
             what: "connecting".into(),
             message: describe_pg_error(&e),
@@ -425,31 +431,15 @@ impl PgStore {
 /// "the PostgreSQL store pgdict.dictionaries in database D at HOST:PORT (user U)", from a
 /// connection string, never with its password.
 fn describe_conninfo(conninfo: &str) -> String {
-    let Ok(config) = conninfo.parse::<Config>() else {
+    let Ok(config) = conninfo::config(conninfo) else {
         return "the PostgreSQL store pgdict.dictionaries (at an unparsable connection string)"
             .into();
     };
-    let ports = config.get_ports();
-    let hosts: Vec<String> = config
-        .get_hosts()
-        .iter()
-        .enumerate()
-        .map(|(i, host)| {
-            let host = match host {
-                postgres::config::Host::Tcp(name) => name.clone(),
-                postgres::config::Host::Unix(path) => path.display().to_string(),
-            };
-            let port = ports.get(i).or(ports.first()).copied().unwrap_or(5432);
-            format!("{host}:{port}")
-        })
-        .collect();
     let mut text = String::from("the PostgreSQL store pgdict.dictionaries");
     if let Some(db) = config.get_dbname() {
         text.push_str(&format!(" in database {db}"));
     }
-    if !hosts.is_empty() {
-        text.push_str(&format!(" at {}", hosts.join(",")));
-    }
+    text.push_str(&format!(" at {}", conninfo::servers(&config)));
     if let Some(user) = config.get_user() {
         text.push_str(&format!(" (user {user})"));
     }

@@ -249,7 +249,8 @@ impl PgCluster {
         cluster
     }
 
-    fn sock_dir(&self) -> PathBuf {
+    /// The directory of the server's Unix socket (`.s.PGSQL.<port>`).
+    pub fn sock_dir(&self) -> PathBuf {
         self.root.path().join("sock")
     }
 

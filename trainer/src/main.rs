@@ -102,8 +102,9 @@ struct Args {
     csv_delimiter: u8,
 
     /// Sample a PostgreSQL table column instead of SOURCE: a libpq-style connection string
-    /// ('host=... port=... user=... dbname=...') or a postgresql:// URL. Needs --table and
-    /// --column.
+    /// ('host=... port=... user=... dbname=...') or a postgresql:// URL, what it leaves out
+    /// taken from PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD as psql does. Needs --table
+    /// and --column.
     #[arg(
         long,
         value_name = "CONNINFO",

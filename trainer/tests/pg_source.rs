@@ -9,6 +9,9 @@
 //! - statistics that promise rows the table no longer holds: the sample comes back empty, and
 //!   the source reads the whole column instead;
 //! - a missing table or column is an error naming it (and the columns there are);
+//! - a connection string without a host connects through PGHOST and PGPORT, as psql would;
+//!   a missing database, an unknown role and a table the role may not read each get a hint
+//!   that fits;
 //! - the CLI end to end: `pgdict-trainer --pg-source ... --pg-store ...` trains from a column
 //!   and stores the dictionary in the PostgreSQL store, whose datums decode;
 //! - on a hot standby: a source, sampled by pages; a `--pg-store` there is refused before a
@@ -338,6 +341,60 @@ fn postgres_column_source() {
         let stored = encoder.encode(row, Codec::Pglz, Some(&prepared)).unwrap();
         assert!(stored.len() < row.len() / 2);
         assert_eq!(&datum::decode(&stored, &store).unwrap(), row);
+    }
+
+    // Connection strings as libpq reads them: no host, but PGHOST (the server's socket
+    // directory) and PGPORT, as `psql` would take them (it used to fail: "both host and
+    // hostaddr are missing").
+    let trainer = |conninfo: &str, env: &[(&str, String)]| {
+        Command::new(env!("CARGO_BIN_EXE_pgdict-trainer"))
+            .args(["--dry-run", "--pg-source", conninfo])
+            .args(["--table", "events", "--column", "payload"])
+            .env_remove("PGDICT_STORE")
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .output()
+            .unwrap()
+    };
+    let socket = cluster.sock_dir().display().to_string();
+    let env = [
+        ("PGHOST", socket.clone()),
+        ("PGPORT", cluster.port().to_string()),
+    ];
+    let output = trainer("user=postgres", &env);
+    let (out, err) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    let at = format!("at {socket}/.s.PGSQL.{}:", cluster.port());
+    assert!(out.contains(&at), "{out}");
+    // What the server refuses, with the hint for each: no such database, no such role, a
+    // table the role may not read.
+    client.batch_execute("CREATE ROLE reader LOGIN").unwrap();
+    for (conninfo, said, hint) in [
+        (
+            "user=postgres dbname=nowhere",
+            "database \"nowhere\" does not exist",
+            "hint: the server has no such database",
+        ),
+        (
+            "user=ghost",
+            "role \"ghost\" does not exist",
+            "hint: the server refused the user",
+        ),
+        (
+            "user=reader dbname=postgres",
+            "permission denied for table events",
+            "hint: the user may not read it",
+        ),
+    ] {
+        let output = trainer(conninfo, &env);
+        let err = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{conninfo}: {err}");
+        assert!(
+            err.contains(said) && err.contains(hint),
+            "{conninfo}: {err}"
+        );
     }
 
     // Last, as it makes the server restart: the backend of a source being read dies.

@@ -288,6 +288,8 @@ pub enum SourceError {
         server: String,
         /// What the client or the server said.
         message: String,
+        /// The SQLSTATE of the server's refusal; none when no server answered.
+        sqlstate: Option<String>,
     },
     /// The connection closed or was reset under the client: the server stopped, restarted or
     /// crashed.
@@ -309,6 +311,8 @@ pub enum SourceError {
         what: String,
         /// The server's message.
         message: String,
+        /// Its SQLSTATE, if the server sent the error.
+        sqlstate: Option<String>,
     },
 }
 
@@ -332,9 +336,32 @@ impl SourceError {
                 "a datums file is what `pgdict compress` writes; for text use --format lines or \
                  jsonl"
             }
-            SourceError::Connect { .. } => {
-                "is the server running and listening on that host and port? check the \
-                 connection string"
+            SourceError::Connect { sqlstate, .. } => match sqlstate.as_deref() {
+                None => {
+                    "is the server running and listening on that host and port? check the \
+                     connection string"
+                }
+                // invalid_authorization_specification, invalid_password
+                Some("28000" | "28P01") => {
+                    "the server refused the user: check user and password in the connection \
+                     string (or PGUSER, PGPASSWORD) and the server's pg_hba.conf"
+                }
+                // invalid_catalog_name
+                Some("3D000") => {
+                    "the server has no such database: check dbname in the connection string \
+                     (or PGDATABASE); `psql -l` lists the databases"
+                }
+                // too_many_connections, cannot_connect_now
+                Some("53300" | "57P03") => {
+                    "the server takes no connections now (starting up, shutting down or full): \
+                     run the command again later"
+                }
+                Some(_) => "check the connection string",
+            },
+            // insufficient_privilege
+            SourceError::Postgres { sqlstate, .. } if sqlstate.as_deref() == Some("42501") => {
+                "the user may not read it: connect as one who may, or GRANT SELECT on the table \
+                 to this one"
             }
             SourceError::ConnectionLost { .. } => {
                 "the server may have been shut down, restarted or crashed (its log says); run \
@@ -958,11 +985,11 @@ fn open_dir(path: &Path) -> Result<Rows, SourceError> {
     })
 }
 
-/// `host:port` for every host a connection string names (`?` if it does not parse), for
-/// messages; never the password.
+/// The servers a connection string connects to, libpq's defaults filled in (`?` if it does
+/// not parse), for messages; never the password (see [`pgdict::conninfo::servers`]).
 pub fn describe_conninfo(conninfo: &str) -> String {
-    match conninfo.parse::<postgres::Config>() {
-        Ok(config) => pg::servers(&config),
+    match pgdict::conninfo::config(conninfo) {
+        Ok(config) => pgdict::conninfo::servers(&config),
         Err(_) => "?".into(),
     }
 }
@@ -973,8 +1000,7 @@ mod pg {
     use std::rc::Rc;
 
     use pgdict::dict::describe_pg_error;
-    use postgres::config::Host;
-    use postgres::{Client, Config, NoTls};
+    use postgres::{Client, NoTls};
 
     use super::{PageSample, PgSource, Rows, SourceError};
 
@@ -1015,7 +1041,13 @@ mod pg {
             server: server.to_string(),
             what: what.to_string(),
             message: describe_pg_error(e),
+            sqlstate: sqlstate(e),
         }
+    }
+
+    /// The SQLSTATE of an error the server sent.
+    fn sqlstate(e: &postgres::Error) -> Option<String> {
+        e.code().map(|code| code.code().to_string())
     }
 
     /// The rows to fetch next, after a fetch of `batch` rows brought `bytes` (see
@@ -1029,30 +1061,6 @@ mod pg {
         } else {
             batch
         }
-    }
-
-    /// `host:port` for each host of `config` (the client's defaults where it names none).
-    pub(super) fn servers(config: &Config) -> String {
-        let hosts = config.get_hosts();
-        let ports = config.get_ports();
-        let port = |i: usize| match ports {
-            [] => 5432,
-            [one] => *one,
-            many => many.get(i).copied().unwrap_or(5432),
-        };
-        if hosts.is_empty() {
-            return format!("localhost:{}", port(0));
-        }
-        let names: Vec<String> = hosts
-            .iter()
-            .enumerate()
-            .map(|(i, host)| match host {
-                Host::Tcp(name) if name.contains(':') => format!("[{name}]:{}", port(i)),
-                Host::Tcp(name) => format!("{name}:{}", port(i)),
-                Host::Unix(dir) => format!("{}/.s.PGSQL.{}", dir.display(), port(i)),
-            })
-            .collect();
-        names.join(", ")
     }
 
     /// The cursor's state.
@@ -1072,17 +1080,13 @@ mod pg {
     }
 
     pub(super) fn open(source: &PgSource) -> Result<Rows, SourceError> {
-        let config: Config =
-            source
-                .conninfo
-                .parse()
-                .map_err(|e: postgres::Error| SourceError::BadConninfo {
-                    message: describe_pg_error(&e),
-                })?;
-        let server = servers(&config);
+        let config = pgdict::conninfo::config(&source.conninfo)
+            .map_err(|message| SourceError::BadConninfo { message })?;
+        let server = pgdict::conninfo::servers(&config);
         let mut client = config.connect(NoTls).map_err(|e| SourceError::Connect {
             server: server.clone(),
             message: describe_pg_error(&e),
+            sqlstate: sqlstate(&e),
         })?;
         let pg_err = |what: &str, e: postgres::Error| pg_error(&server, what, &e);
         let what = format!("looking up table {}", source.table);
@@ -1096,6 +1100,7 @@ mod pg {
                 Some(_) => pg_err(&what, e),
                 // query_one fails without a database error when there is no row.
                 None => SourceError::Postgres {
+                    sqlstate: None,
                     server: server.clone(),
                     what: what.clone(),
                     message: format!(
@@ -1159,6 +1164,7 @@ mod pg {
                 .map(|r| r.get(0))
                 .collect();
             return Err(SourceError::Postgres {
+                sqlstate: None,
                 server,
                 what,
                 message: format!("no such column; {table} has {}", names.join(", ")),
