@@ -271,6 +271,15 @@ fn parse_compare_dict_arg(text: &str) -> Result<DictArg, String> {
     }
 }
 
+/// `--rounds`: 1 or more (0 was taken, and ran rounds all the same).
+fn parse_rounds(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("0 rounds time nothing: give 1 or more".into()),
+        Ok(rounds) => Ok(rounds),
+        Err(_) => Err(format!("`{text}` is not a number of rounds")),
+    }
+}
+
 fn parse_dict_id(text: &str) -> Result<u32, String> {
     match parse_dict_arg(text)? {
         DictArg::Id(id) => Ok(id),
@@ -477,7 +486,7 @@ struct CompareArgs {
     max_rows: usize,
 
     /// Timing rounds, at least (each method runs once per round; the median is kept).
-    #[arg(long, default_value_t = 5, value_name = "N")]
+    #[arg(long, default_value_t = 5, value_name = "N", value_parser = parse_rounds)]
     rounds: usize,
 
     /// Print a JSON report instead of the table.
@@ -575,7 +584,7 @@ struct DemoArgs {
     builder: BuilderArg,
 
     /// Timing rounds, at least.
-    #[arg(long, default_value_t = 5, value_name = "N")]
+    #[arg(long, default_value_t = 5, value_name = "N", value_parser = parse_rounds)]
     rounds: usize,
 }
 

@@ -915,6 +915,11 @@ fn errors_say_what_failed_and_what_to_do() {
     // `compare --dict none` is a usage error (it used to blame the store, which held two).
     dir.run(&["compare", &rows, "--dict", "none"])
         .fails(2, &["`none` leaves nothing to compare", "leave --dict out"]);
+    // So is `--rounds 0` (it was taken, and ran rounds all the same).
+    dir.run(&["compare", &rows, "--rounds", "0"])
+        .fails(2, &["0 rounds time nothing"]);
+    dir.run(&["demo", "--rounds", "0"])
+        .fails(2, &["0 rounds time nothing"]);
     // A dictionary built for another codec.
     dir.run(&["compress", &rows, "--dict", "2", "--codec", "pglz"])
         .fails(
