@@ -718,9 +718,20 @@ fn a_signal_leaves_the_output_as_it_was_and_nothing_beside_it() {
     for (signal, number) in [("INT", 2), ("TERM", 15), ("HUP", 1)] {
         // `exec`: the signal goes to pgdict itself, not to the shell.
         let mut child = compress_waiting_for_rows(&dir, "exec \"$0\" \"$@\"");
+        // Standard input stays open until the child has ended: `wait` would close it first,
+        // and a child that sees the end of its rows before the signal ends it fails with "no
+        // rows" (CI saw that, under load).
+        let rows = child.stdin.take();
         send(signal, &child);
         let status = child.wait().unwrap();
-        assert_eq!(status.signal(), Some(number), "SIG{signal}: {status:?}");
+        drop(rows);
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+        assert_eq!(
+            status.signal(),
+            Some(number),
+            "SIG{signal}: {status:?}: {stderr}"
+        );
         assert_output_untouched(&dir, "out.datums", b"old");
     }
     // Started with SIGHUP ignored: it goes on, and the rows that come are written.
