@@ -7,7 +7,9 @@
 //!   a row whose checksum does not match its content, and an id used twice;
 //! - 8 threads, each with its own connection and its own first open of a store that does not
 //!   exist yet, adding 5 dictionaries each: 40 distinct ids, all readable;
-//! - sync from the PostgreSQL store into a directory store, and its refusal of a conflict;
+//! - sync from the PostgreSQL store into a directory store, and from a directory store into
+//!   the PostgreSQL store of a new database (under the same ids), and the refusal of a
+//!   conflict either way;
 //! - the standby test: a primary and a streaming hot standby; dictionaries added on the
 //!   primary, then datums compressed with them inserted into a bytea column; once the standby
 //!   has replayed, every datum read there decodes to its original bytes through a store opened
@@ -242,7 +244,7 @@ fn concurrent_writers_get_distinct_ids() {
 }
 
 #[test]
-fn sync_from_the_pg_store_into_a_directory_store() {
+fn sync_between_the_pg_store_and_a_directory_store() {
     let cluster = PgCluster::start();
     let store = PgStore::connect(&cluster.connection_string()).unwrap();
     let rows = corpus_rows("json_user_agents.jsonl");
@@ -312,6 +314,65 @@ fn sync_from_the_pg_store_into_a_directory_store() {
         .collect();
     assert_eq!(names_after, names_before);
     assert!(!other.file_path(3).exists());
+
+    // The other way: a directory store's dictionaries moved into the store of a new database,
+    // under their own ids (so that datums written with them decode there), retirements too.
+    let source_dir = tempfile::tempdir().unwrap();
+    let source = DirStore::open(source_dir.path()).unwrap();
+    source.insert(&store.get(1).unwrap()).unwrap();
+    for index in 0..2 {
+        source
+            .add(CodecSet::ALL, &content("d", index), metadata("dir"))
+            .unwrap();
+    }
+    source.retire(3).unwrap();
+    cluster
+        .client()
+        .batch_execute("CREATE DATABASE moved")
+        .unwrap();
+    let moved_conninfo = format!("{} dbname=moved", cluster.connection_string());
+    let moved = PgStore::connect(&moved_conninfo).unwrap();
+    let report = dict::sync(&source, &moved).unwrap();
+    assert_eq!(report.copied, vec![1, 2, 3]);
+    assert_eq!(report.retired, vec![3]);
+    // Read back by a store with no cache: the same dictionaries, byte for byte in file form.
+    let fresh = PgStore::connect(&moved_conninfo).unwrap();
+    for id in 1..=3 {
+        assert_eq!(
+            fresh.get(id).unwrap().to_bytes(),
+            source.get(id).unwrap().to_bytes(),
+            "id {id}"
+        );
+    }
+    assert!(fresh.is_retired(3).unwrap());
+    let report = dict::sync(&source, &moved).unwrap();
+    assert!(report.copied.is_empty() && report.retired.is_empty());
+    assert_eq!(report.present, vec![1, 2, 3]);
+    // The next add takes the id after them.
+    let added = moved
+        .add(CodecSet::ALL, &content("m", 0), Metadata::new())
+        .unwrap();
+    assert_eq!(added.id(), 4);
+    // Into the first database's store, whose 2 and 3 are other dictionaries: refused, and
+    // nothing written.
+    let before = store.list().unwrap();
+    let err = dict::sync(&source, &store).unwrap_err();
+    match &err {
+        StoreError::Conflict { conflicts, to, .. } => {
+            assert_eq!(conflicts.iter().map(|c| c.id).collect::<Vec<_>>(), [2, 3]);
+            assert!(to.contains("PostgreSQL store"), "{to}");
+        }
+        other => panic!("expected a conflict: {other:?}"),
+    }
+    assert_eq!(store.list().unwrap(), before);
+    // A single id put there by hand: the same content is already present, another refused.
+    assert_eq!(
+        store.insert(&source.get(1).unwrap()).unwrap(),
+        dict::Inserted::AlreadyPresent
+    );
+    let err = store.insert(&source.get(2).unwrap()).unwrap_err();
+    assert!(matches!(err, StoreError::Exists { id: 2, .. }), "{err:?}");
+    assert_eq!(store.list().unwrap(), before);
 }
 
 // ---------------------------------------------------------------------------------------------

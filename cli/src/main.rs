@@ -527,13 +527,16 @@ enum DictCommand {
         #[arg(value_parser = parse_dict_id)]
         id: u32,
     },
-    /// Copy into a directory store the dictionaries another store has and it lacks, verifying
+    /// Copy into a store the dictionaries another store has and it lacks, verifying
     /// checksums, and retire there what is retired in the source. Refuses, changing nothing,
     /// when one id holds different dictionaries in the two (exit status 4).
     ///
     /// Run it on every node that reads datums (a standby, a backup host) before reading
     /// datums that name new dictionaries. With --repair it also mends a damaged dictionary
-    /// file from the source's copy.
+    /// file from the source's copy. With --pg-store (and no --to) the destination is that
+    /// PostgreSQL store, on a primary: `dict sync --from dicts --pg-store CONNINFO` moves a
+    /// directory's dictionaries into PostgreSQL under the same ids, so that the datums
+    /// written with them decode there.
     Sync(SyncArgs),
 }
 
@@ -542,7 +545,8 @@ struct SyncArgs {
     #[command(flatten)]
     from: SyncFrom,
 
-    /// The directory store to bring up to date (created if missing). Default: --store.
+    /// The directory store to bring up to date (created if missing). Default: --pg-store if
+    /// given, else --store.
     #[arg(long, value_name = "DIR")]
     to: Option<PathBuf>,
 

@@ -1,7 +1,8 @@
 //! `--pg-store`, `dict sync --from-pg` and `--pg-source` end to end, on a throwaway PostgreSQL
 //! 15 cluster (the workspace's harness, `tests/support/cluster.rs`): the demo trains into the
 //! PostgreSQL store, datums compressed with it decode with a directory store synced from it,
-//! and a retirement in the table reaches the directory store; `compress` and `compare` read
+//! and a retirement in the table reaches the directory store; that directory store synced
+//! into another database's store (`dict sync --from DIR --pg-store ...`) decodes them too; `compress` and `compare` read
 //! their rows from a table column; a store on a hot standby reads, and refuses writes.
 
 #[allow(dead_code)] // this test uses only part of the harness
@@ -97,6 +98,36 @@ fn pg_store_and_sync_from_it() {
     assert!(out.contains("retired there:   2"), "{out}");
     let back = pgdict(dir, &["decompress", "o.datums", "--store", "replica"]);
     assert_eq!(back.stdout, std::fs::read(rows).unwrap());
+
+    // And from the directory into the store of another database (--pg-store is the
+    // destination when --to is not given): the datums decode there too.
+    cluster
+        .client()
+        .batch_execute("CREATE DATABASE moved")
+        .unwrap();
+    let moved = format!("{conninfo} dbname=moved");
+    let out = stdout(&pgdict(
+        dir,
+        &["dict", "sync", "--from", "replica", "--pg-store", &moved],
+    ));
+    assert!(
+        out.starts_with("synced the PostgreSQL store pgdict.dictionaries in database moved"),
+        "{out}"
+    );
+    assert!(out.contains("copied:          1, 2"), "{out}");
+    assert!(out.contains("retired there:   2"), "{out}");
+    let back = pgdict(dir, &["decompress", "o.datums", "--pg-store", &moved]);
+    assert_eq!(back.stdout, std::fs::read(rows).unwrap());
+    // A store is not synced from itself.
+    let err = pgdict_fails(
+        dir,
+        &["dict", "sync", "--from-pg", &moved, "--pg-store", &moved],
+        1,
+    );
+    assert!(
+        err.contains("the source and the destination are the same store"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -54,7 +54,9 @@ use postgres::{Client, NoTls};
 use crate::conninfo;
 use crate::datum::{Codec, DictionaryLookup, PreparedDictionary};
 use crate::dict::file::{self, CodecSet, Dictionary, FormatError, Metadata};
-use crate::dict::{lock, lookup_answer, newest_active, Cache, Store, StoreEntry, StoreError};
+use crate::dict::{
+    lock, lookup_answer, newest_active, Cache, Inserted, Store, StoreEntry, StoreError,
+};
 
 /// The store's schema.
 pub const SCHEMA: &str = "pgdict";
@@ -359,6 +361,59 @@ impl PgStore {
         let dict = Arc::new(dict);
         self.cache.insert(dict.clone());
         Ok(dict)
+    }
+
+    /// Puts `dict` in the store under its own id (what [`crate::dict::sync()`] does, from a
+    /// directory store into this one). If the store holds that id already, it must hold the
+    /// same content: else [`StoreError::Exists`], and nothing is written. Takes the lock
+    /// [`PgStore::add`] takes, so an add never meets the id in between. Fails with
+    /// [`StoreError::ReadOnly`] on a standby.
+    pub fn insert(&self, dict: &Dictionary) -> Result<Inserted, StoreError> {
+        let mut client = self.client();
+        self.refuse_on_standby(&mut client)?;
+        let what = format!("inserting dictionary {}", dict.id());
+        let mut tx = client.transaction().map_err(|e| self.pg_err(&what, e))?;
+        tx.batch_execute("LOCK TABLE pgdict.dictionaries IN SHARE ROW EXCLUSIVE MODE")
+            .map_err(|e| self.pg_err(&what, e))?;
+        let metadata_json = (!dict.metadata_json().is_empty()).then(|| dict.metadata_json());
+        let inserted = tx
+            .execute(
+                "INSERT INTO pgdict.dictionaries \
+                 (id, codecs, created_micros, metadata, content, content_sha256) \
+                 VALUES ($1, $2, $3, $4::text::json, $5, $6) ON CONFLICT (id) DO NOTHING",
+                &[
+                    &i64::from(dict.id()),
+                    &(dict.codecs().bits() as i16),
+                    &(dict.created_micros() as i64),
+                    &metadata_json,
+                    &dict.content(),
+                    &dict.content_sha256().as_slice(),
+                ],
+            )
+            .map_err(|e| self.pg_err(&what, e))?;
+        if inserted == 0 {
+            let theirs: Vec<u8> = tx
+                .query_one(
+                    "SELECT content_sha256 FROM pgdict.dictionaries WHERE id = $1",
+                    &[&i64::from(dict.id())],
+                )
+                .map_err(|e| self.pg_err(&what, e))?
+                .get(0);
+            return if theirs == dict.content_sha256() {
+                Ok(Inserted::AlreadyPresent)
+            } else {
+                Err(StoreError::Exists {
+                    id: dict.id(),
+                    store: self.describe(),
+                    theirs: theirs.try_into().unwrap_or_default(),
+                    ours: dict.content_sha256(),
+                })
+            };
+        }
+        tx.commit().map_err(|e| self.pg_err(&what, e))?;
+        drop(client);
+        self.cache.insert(Arc::new(dict.clone()));
+        Ok(Inserted::Added)
     }
 
     /// Retires dictionary `id`: it still decodes, but [`PgStore::active`] no longer picks it.

@@ -1,8 +1,9 @@
-//! `sync`: bringing a directory store up to date from another store.
+//! `sync`: bringing a store up to date from another store.
 //!
-//! [`sync()`] copies into a [`DirStore`] every dictionary of the source (another directory
-//! store, or a [`crate::dict::PgStore`]) that it lacks, and retires there what is retired in
-//! the source. It works in two phases, so that a refusal changes nothing:
+//! [`sync()`] copies into a store (a [`Destination`]: usually a [`DirStore`], kept in step with
+//! a primary's [`crate::dict::PgStore`]; or a `PgStore` on a primary, to move dictionaries from
+//! a directory into PostgreSQL) every dictionary of the source that it lacks, and retires there
+//! what is retired in the source. It works in two phases, so that a refusal changes nothing:
 //!
 //! 1. **Check everything.** Load and verify every source dictionary (checksums, ids), and every
 //!    destination dictionary whose id the source also has. An id holding different content on
@@ -10,9 +11,10 @@
 //!    [`SyncOptions::repair`] is set and the damaged file is the destination's. Any conflict
 //!    refuses the whole sync, listing every conflicting id, before anything is written.
 //! 2. **Copy.** Write each missing dictionary with the store's atomic add-under-an-id
-//!    ([`DirStore::insert`]: temporary file, fsync, link, fsync the directory), by increasing
-//!    id; with `repair`, replace each damaged destination file by the source's dictionary
-//!    ([`DirStore::repair`], which keeps the damaged bytes); then write the retirement markers.
+//!    ([`DirStore::insert`]: temporary file, fsync, link, fsync the directory; or
+//!    `PgStore::insert`: one transaction), by increasing id; with `repair`, replace each damaged
+//!    destination file by the source's dictionary ([`DirStore::repair`], which keeps the
+//!    damaged bytes; a PostgreSQL store's rows are never replaced); then retire.
 //!
 //! A damaged file cannot show which dictionary it held, so repairing trusts the source: it is
 //! for stores kept in step from one source of truth (a primary's store and its standbys'),
@@ -29,7 +31,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::dict::dir_store::{DirStore, Inserted, Repaired};
-use crate::dict::file::{hex, Sha256Sum};
+use crate::dict::file::{hex, Dictionary, Sha256Sum};
 use crate::dict::{Store, StoreError};
 
 /// One id that holds different dictionaries in the two stores.
@@ -66,22 +68,74 @@ pub struct SyncOptions {
     pub repair: bool,
 }
 
+/// A store [`sync()`] can write to.
+pub trait Destination: Store {
+    /// Puts `dict` in the store under its own id, unless the store holds that id already: then
+    /// it must hold the same content ([`Inserted::AlreadyPresent`]), else
+    /// [`StoreError::Exists`].
+    fn insert(&self, dict: &Dictionary) -> Result<Inserted, StoreError>;
+
+    /// Retires `id`; whether it was retired just now.
+    fn retire(&self, id: u32) -> Result<bool, StoreError>;
+
+    /// Replaces the damaged record of `dict`'s id with `dict` (see [`DirStore::repair`]).
+    fn repair(&self, dict: &Dictionary) -> Result<Repaired, StoreError>;
+}
+
+impl Destination for DirStore {
+    fn insert(&self, dict: &Dictionary) -> Result<Inserted, StoreError> {
+        DirStore::insert(self, dict)
+    }
+
+    fn retire(&self, id: u32) -> Result<bool, StoreError> {
+        DirStore::retire(self, id)
+    }
+
+    fn repair(&self, dict: &Dictionary) -> Result<Repaired, StoreError> {
+        DirStore::repair(self, dict)
+    }
+}
+
+#[cfg(feature = "pg-store")]
+impl Destination for crate::dict::PgStore {
+    fn insert(&self, dict: &Dictionary) -> Result<Inserted, StoreError> {
+        crate::dict::PgStore::insert(self, dict)
+    }
+
+    fn retire(&self, id: u32) -> Result<bool, StoreError> {
+        crate::dict::PgStore::retire(self, id)
+    }
+
+    /// Refused: the store's triggers refuse every `UPDATE` (a row reads as damaged only if
+    /// someone disabled them and changed it).
+    fn repair(&self, dict: &Dictionary) -> Result<Repaired, StoreError> {
+        Err(StoreError::ReadOnly {
+            store: self.describe(),
+            reason: format!(
+                "dictionary {} cannot be replaced: rows never change there (its triggers refuse \
+                 UPDATE); a row that reads as damaged was changed with them disabled",
+                dict.id()
+            ),
+        })
+    }
+}
+
 /// Copies into `to` what `from` has and `to` lacks (see the module documentation); a damaged
 /// file is an error ([`sync_with`] can repair it).
-pub fn sync(from: &dyn Store, to: &DirStore) -> Result<SyncReport, StoreError> {
+pub fn sync(from: &dyn Store, to: &dyn Destination) -> Result<SyncReport, StoreError> {
     sync_with(from, to, SyncOptions::default())
 }
 
 /// [`sync()`], with options.
 pub fn sync_with(
     from: &dyn Store,
-    to: &DirStore,
+    to: &dyn Destination,
     options: SyncOptions,
 ) -> Result<SyncReport, StoreError> {
     // Phase 1: check everything.
     let source = from.entries()?;
     let destination: BTreeMap<u32, bool> = to
-        .list()?
+        .entries()?
         .into_iter()
         .map(|entry| (entry.id, entry.retired))
         .collect();

@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use pgdict::datum::Codec;
-use pgdict::dict::{self, file::hex, Dictionary, DirStore, PgStore, Store, StoreEntry, StoreError};
+use pgdict::dict::{
+    self, file::hex, Destination, Dictionary, DirStore, PgStore, Store, StoreEntry, StoreError,
+};
 use serde_json::{json, Value};
 
 use crate::output::Output;
@@ -328,7 +330,12 @@ fn retire(store_args: &StoreArgs, id: u32) -> anyhow::Result<u8> {
 }
 
 fn sync(store_args: &StoreArgs, args: &SyncArgs) -> anyhow::Result<u8> {
-    let to_path = args.to.clone().unwrap_or_else(|| store_args.store.clone());
+    let same_store = |name: String| {
+        crate::fail::user_error(
+            format!("the source and the destination are the same store: {name}"),
+            "give the other store with --to DIR, or --pg-store CONNINFO (default: --store)",
+        )
+    };
     let from: Box<dyn Store> = match (&args.from.from, &args.from.from_pg) {
         (Some(dir), _) => Box::new(open_dir(dir).context("cannot open the source store")?),
         (None, Some(conninfo)) => {
@@ -336,23 +343,32 @@ fn sync(store_args: &StoreArgs, args: &SyncArgs) -> anyhow::Result<u8> {
         }
         (None, None) => unreachable!("clap requires --from or --from-pg"),
     };
-    if let Some(from_dir) = &args.from.from {
-        if same_dir(from_dir, &to_path) {
-            return Err(crate::fail::user_error(
-                format!(
-                    "the source and the destination are the same store: {}",
-                    to_path.display()
-                ),
-                "give the other store with --to DIR (default: --store)",
-            ));
+    // The destination: --to, else the store every command uses (--pg-store, else --store).
+    let to: Box<dyn Destination> = match (&args.to, &store_args.pg_store) {
+        (None, Some(conninfo)) => {
+            let to = PgStore::connect(conninfo)
+                .context("cannot open the destination PostgreSQL store")?;
+            if to.describe() == from.describe() {
+                return Err(same_store(to.describe()));
+            }
+            Box::new(to)
         }
-    }
-    let to = DirStore::create(&to_path)
-        .with_context(|| format!("cannot open the destination store {}", to_path.display()))?;
+        (to, _) => {
+            let to_path = to.clone().unwrap_or_else(|| store_args.store.clone());
+            if let Some(from_dir) = &args.from.from {
+                if same_dir(from_dir, &to_path) {
+                    return Err(same_store(to_path.display().to_string()));
+                }
+            }
+            Box::new(DirStore::create(&to_path).with_context(|| {
+                format!("cannot open the destination store {}", to_path.display())
+            })?)
+        }
+    };
     let options = dict::SyncOptions {
         repair: args.repair,
     };
-    let report = dict::sync_with(from.as_ref(), &to, options)
+    let report = dict::sync_with(from.as_ref(), to.as_ref(), options)
         .with_context(|| format!("cannot sync {} from {}", to.describe(), from.describe()))?;
     let ids = |ids: &[u32]| -> String {
         if ids.is_empty() {
