@@ -2,8 +2,9 @@
 //! 15 cluster (the workspace's harness, `tests/support/cluster.rs`): the demo trains into the
 //! PostgreSQL store, datums compressed with it decode with a directory store synced from it,
 //! and a retirement in the table reaches the directory store; that directory store synced
-//! into another database's store (`dict sync --from DIR --pg-store ...`) decodes them too; `compress` and `compare` read
-//! their rows from a table column; a store on a hot standby reads, and refuses writes.
+//! into another database's store (`dict sync --from DIR --pg-store ...`) decodes them too;
+//! `compress` and `compare` read their rows from a table column; a store on a hot standby
+//! reads, and refuses writes.
 
 #[allow(dead_code)] // this test uses only part of the harness
 #[path = "../../tests/support/cluster.rs"]

@@ -54,9 +54,9 @@
 //! [`DirStore::repair`] (what `pgdict dict sync --repair` runs) puts an intact copy of the same
 //! dictionary, from another store, in its place: it writes the copy to a temporary file and
 //! fsyncs it, hard-links the damaged file to a hidden `.damaged-...` name (its bytes are kept,
-//! never deleted; without hard links, copies them there and fsyncs the copy), renames the copy over the damaged name (atomic: a reader sees the damaged
-//! file or the intact one, never no file) and fsyncs the directory. It refuses a file that
-//! reads as an intact dictionary.
+//! never deleted; without hard links, it copies them there and fsyncs the copy), renames the
+//! copy over the damaged name (atomic: a reader sees the damaged file or the intact one, never
+//! no file) and fsyncs the directory. It refuses a file that reads as an intact dictionary.
 //!
 //! Retiring creates the marker `<id>.retired` (exclusively; retiring twice is a no-op) and
 //! fsyncs the directory. Markers are never removed: retirement only goes one way.
