@@ -60,19 +60,22 @@ fn sorted(mut rows: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
     rows
 }
 
+/// The rows of a corpus row file (read as the trainer reads it), and the same as text.
+fn corpus_rows_and_texts(name: &str) -> (Vec<Vec<u8>>, Vec<String>) {
+    let rows: Vec<Vec<u8>> = source::open(&SourceSpec::from_arg(&corpus_rows(name), None))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let texts = rows
+        .iter()
+        .map(|row| String::from_utf8(row.clone()).unwrap())
+        .collect();
+    (rows, texts)
+}
+
 #[test]
 fn postgres_column_source() {
-    let rows: Vec<Vec<u8>> = source::open(&SourceSpec::from_arg(
-        &corpus_rows("json_user_agents.jsonl"),
-        None,
-    ))
-    .unwrap()
-    .collect::<Result<_, _>>()
-    .unwrap();
-    let texts: Vec<String> = rows
-        .iter()
-        .map(|r| String::from_utf8(r.clone()).unwrap())
-        .collect();
+    let (rows, texts) = corpus_rows_and_texts("json_user_agents.jsonl");
     let binary: Vec<Vec<u8>> = (0..300u32)
         .map(|i| {
             let mut row = vec![0u8, 0xff, 0x80, b'\n'];
@@ -437,17 +440,7 @@ fn postgres_column_source() {
 #[test]
 fn a_standby_is_a_source_but_never_a_store() {
     let primary = PgCluster::start();
-    let rows: Vec<Vec<u8>> = source::open(&SourceSpec::from_arg(
-        &corpus_rows("json_geonames_cities.jsonl"),
-        None,
-    ))
-    .unwrap()
-    .collect::<Result<_, _>>()
-    .unwrap();
-    let texts: Vec<String> = rows
-        .iter()
-        .map(|row| String::from_utf8(row.clone()).unwrap())
-        .collect();
+    let (_, texts) = corpus_rows_and_texts("json_geonames_cities.jsonl");
     let mut client = primary.client();
     client
         .batch_execute("CREATE TABLE cities (doc text)")
