@@ -11,12 +11,25 @@
 //! | `port`            | `PGPORT`             | 5432                                         |
 //! | `user`            | `PGUSER`             | the operating-system user (the crate's default) |
 //! | `dbname`          | `PGDATABASE`         | the user name (the server's default)          |
-//! | `password`        | `PGPASSWORD`         | none                                         |
+//! | `password`        | `PGPASSWORD`         | the password file (below), else none         |
 //! | `connect_timeout` | `PGCONNECT_TIMEOUT`  | none                                         |
 //!
-//! A `hostaddr` in the string counts as a host. Not read, unlike libpq: `~/.pgpass`, service
-//! files, and the TLS settings (pgdict connects without TLS).
+//! A `hostaddr` in the string counts as a host. Not read, unlike libpq: service files and the
+//! TLS settings (pgdict connects without TLS).
+//!
+//! # The password file
+//!
+//! `PGPASSFILE`, else `~/.pgpass`: lines `hostname:port:database:username:password`, where `*`
+//! matches anything, `\` escapes a `:` or a `\`, and lines starting with `#` are comments.
+//! The first line that matches gives the password, as in libpq's `passwordFromFile`: a Unix
+//! socket in a default directory (above) matches `localhost`, the port defaults to 5432, the
+//! user to the operating-system user and the database to the user. libpq looks a password up
+//! for each host it tries; the `postgres` crate takes one password for all of them, so it is
+//! the first host's. A file that is not a plain file, or that its group or others may read
+//! (permissions other than u=rw), is ignored with a warning on standard error, as libpq
+//! ignores it.
 
+use std::path::Path;
 use std::time::Duration;
 
 use postgres::config::Host;
@@ -26,15 +39,32 @@ use postgres::Config;
 pub const DEFAULT_SOCKET_DIRS: [&str; 2] = ["/var/run/postgresql", "/tmp"];
 
 /// Parses `conninfo` and fills in what it leaves unset from the environment and libpq's
-/// defaults (see the module documentation). The error says what is wrong, for messages.
+/// defaults (see the module documentation), to connect with. The error says what is wrong,
+/// for messages.
 pub fn config(conninfo: &str) -> Result<Config, String> {
-    config_with_env(conninfo, |name| std::env::var(name).ok())
+    config_with_env(conninfo, |name| std::env::var(name).ok(), Passwords::Look)
+}
+
+/// [`config`] for naming the server in messages: it does not look in the password file (nor
+/// warn about it).
+pub fn config_for_messages(conninfo: &str) -> Result<Config, String> {
+    config_with_env(conninfo, |name| std::env::var(name).ok(), Passwords::Skip)
+}
+
+/// Whether [`config_with_env`] looks a password up in the password file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Passwords {
+    /// As libpq does when it connects.
+    Look,
+    /// Never: the configuration only names the server.
+    Skip,
 }
 
 /// [`config`] with the environment given by `env` (a variable's value, if set).
 pub fn config_with_env(
     conninfo: &str,
     env: impl Fn(&str) -> Option<String>,
+    passwords: Passwords,
 ) -> Result<Config, String> {
     let mut config: Config = conninfo
         .parse()
@@ -76,7 +106,11 @@ pub fn config_with_env(
         }
     }
     if config.get_password().is_none() {
-        if let Some(password) = env("PGPASSWORD") {
+        let from_file = || match passwords {
+            Passwords::Look => password_from_file(&config, &env),
+            Passwords::Skip => None,
+        };
+        if let Some(password) = env("PGPASSWORD").or_else(from_file) {
             config.password(password);
         }
     }
@@ -93,6 +127,103 @@ pub fn config_with_env(
         }
     }
     Ok(config)
+}
+
+/// The password the password file holds for `config`'s first host (see "The password file"
+/// in the module documentation), if there is one.
+fn password_from_file(config: &Config, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+
+    let path = match env("PGPASSFILE") {
+        Some(path) => std::path::PathBuf::from(path),
+        None => std::path::Path::new(&env("HOME")?).join(".pgpass"),
+    };
+    let metadata = std::fs::metadata(&path).ok()?;
+    if !metadata.is_file() {
+        eprintln!(
+            "warning: password file \"{}\" is not a plain file",
+            path.display()
+        );
+        return None;
+    }
+    if metadata.permissions().mode() & 0o077 != 0 {
+        eprintln!(
+            "warning: password file \"{}\" has group or world access; permissions should be \
+             u=rw (0600) or less",
+            path.display()
+        );
+        return None;
+    }
+    let host = match config.get_hosts().first() {
+        Some(Host::Tcp(name)) => name.clone(),
+        Some(Host::Unix(dir)) if DEFAULT_SOCKET_DIRS.iter().any(|d| dir == Path::new(d)) => {
+            "localhost".into()
+        }
+        Some(Host::Unix(dir)) => dir.to_str()?.to_string(),
+        None => config.get_hostaddrs().first()?.to_string(),
+    };
+    let port = config
+        .get_ports()
+        .first()
+        .copied()
+        .unwrap_or(5432)
+        .to_string();
+    let user = match config.get_user() {
+        Some(user) => user.to_string(),
+        None => whoami::username().ok()?,
+    };
+    let dbname = config.get_dbname().unwrap_or(&user).to_string();
+    let file = std::fs::read(&path).ok()?;
+    password_in(&file, [&host, &port, &dbname, &user])
+}
+
+/// The password of the first line of a password file whose fields match `wanted` (host, port,
+/// database, user).
+fn password_in(file: &[u8], wanted: [&str; 4]) -> Option<String> {
+    file.split(|&b| b == b'\n').find_map(|line| {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.is_empty() || line.starts_with(b"#") {
+            return None;
+        }
+        let rest = wanted
+            .iter()
+            .try_fold(line, |rest, value| field_matches(rest, value.as_bytes()))?;
+        // The password: up to an unescaped `:`, escapes undone.
+        let mut password = Vec::new();
+        let mut bytes = rest.iter();
+        while let Some(&b) = bytes.next() {
+            match b {
+                b':' => break,
+                b'\\' => password.push(*bytes.next().unwrap_or(&b'\\')),
+                b => password.push(b),
+            }
+        }
+        String::from_utf8(password).ok()
+    })
+}
+
+/// The rest of `line` after its first field, if that field is `*` or `value`; a `\` makes the
+/// byte after it literal, and an unescaped `:` ends the field.
+fn field_matches<'a>(line: &'a [u8], value: &[u8]) -> Option<&'a [u8]> {
+    if let Some(rest) = line.strip_prefix(b"*:") {
+        return Some(rest);
+    }
+    let mut want = value.iter();
+    let mut at = 0;
+    loop {
+        let mut byte = *line.get(at)?;
+        let escaped = byte == b'\\';
+        if escaped {
+            at += 1;
+            byte = *line.get(at)?;
+        }
+        at += 1;
+        match want.next() {
+            None if byte == b':' && !escaped => return Some(&line[at..]),
+            Some(&w) if w == byte => {}
+            _ => return None,
+        }
+    }
 }
 
 /// The servers `config` connects to, for messages: `host:port` for each TCP host (IPv6
@@ -135,7 +266,7 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        config_with_env(conninfo, |name| vars.get(name).cloned())
+        config_with_env(conninfo, |name| vars.get(name).cloned(), Passwords::Look)
     }
 
     #[test]
@@ -181,6 +312,86 @@ mod tests {
         // A hostaddr is a host.
         let config = with_env("hostaddr=::1", &vars).unwrap();
         assert_eq!(servers(&config), "[::1]:6543");
+    }
+
+    #[test]
+    fn the_password_file_gives_the_first_matching_line() {
+        let file = b"# comment\r\n\
+            db1:5432:app:alice:first\n\
+            \n\
+            *:*:app:bob:b\\:ob\\\\pw:ignored\n\
+            localhost:6543:*:*:socket\r\n\
+            ho\\:st:*:*:*:escaped host\n\
+            *:*:*:*:anything";
+        let find = |wanted: [&str; 4]| password_in(file, wanted);
+        assert_eq!(
+            find(["db1", "5432", "app", "alice"]).as_deref(),
+            Some("first")
+        );
+        assert_eq!(
+            find(["db2", "5432", "app", "bob"]).as_deref(),
+            Some("b:ob\\pw")
+        );
+        assert_eq!(
+            find(["localhost", "6543", "x", "y"]).as_deref(),
+            Some("socket")
+        );
+        assert_eq!(
+            find(["ho:st", "1", "d", "u"]).as_deref(),
+            Some("escaped host")
+        );
+        assert_eq!(
+            find(["db1", "5433", "app", "alice"]).as_deref(),
+            Some("anything")
+        );
+        assert_eq!(
+            password_in(b"db1:5432:app:alice:pw", ["db", "5432", "app", "alice"]),
+            None
+        );
+        assert_eq!(
+            password_in(b"db1:5432:app", ["db1", "5432", "app", "alice"]),
+            None
+        );
+    }
+
+    #[test]
+    fn the_password_file_is_found_and_checked() {
+        use std::os::unix::fs::PermissionsExt;
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pgpass");
+        std::fs::write(&path, "localhost:5432:app:alice:secret\n").unwrap();
+        let file = path.display().to_string();
+        let vars = [("PGPASSFILE", file.as_str()), ("PGUSER", "alice")];
+        let password = |vars: &[(&str, &str)]| {
+            with_env("dbname=app", vars)
+                .unwrap()
+                .get_password()
+                .map(<[u8]>::to_vec)
+        };
+        // The default socket directories are `localhost` to the file.
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(password(&vars), Some(b"secret".to_vec()));
+        // PGPASSWORD and the string come first.
+        let with_password = [vars[0], vars[1], ("PGPASSWORD", "env")];
+        assert_eq!(password(&with_password), Some(b"env".to_vec()));
+        // Another host, or a file others may read: none.
+        assert_eq!(
+            with_env("host=db9 dbname=app", &vars)
+                .unwrap()
+                .get_password(),
+            None
+        );
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+        assert_eq!(password(&vars), None);
+        // ~/.pgpass when PGPASSFILE is not set.
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::fs::rename(&path, dir.path().join(".pgpass")).unwrap();
+        let home = dir.path().display().to_string();
+        assert_eq!(
+            password(&[("HOME", home.as_str()), ("PGUSER", "alice")]),
+            Some(b"secret".to_vec())
+        );
     }
 
     #[test]

@@ -95,7 +95,7 @@ pub struct StoreArgs {
     /// Use the dictionary store in a PostgreSQL database instead of the directory (the tables
     /// pgdict.dictionaries and pgdict.retired, which reach physical standbys by replication).
     /// A libpq connection string or URL: "host=db1 dbname=app user=pgdict"; what it leaves
-    /// out comes from PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD, as in psql.
+    /// out comes from PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD, ~/.pgpass, as in psql.
     #[arg(long, global = true, env = "PGDICT_PG_STORE", value_name = "CONNINFO")]
     pub pg_store: Option<String>,
 }
@@ -148,9 +148,10 @@ pub struct RowInput {
 
     /// Read the rows from a PostgreSQL table column instead of ROWS: a libpq-style connection
     /// string ('host=... port=... user=... dbname=...') or a postgresql:// URL, what it leaves
-    /// out taken from PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD as psql does. Needs --table
-    /// and --column. bytea, text, varchar, json, xml (and domains over them) arrive as
-    /// PostgreSQL stores them; other types (jsonb among them) as their text output, with a note.
+    /// out taken from PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD, ~/.pgpass as psql does.
+    /// Needs --table and --column. bytea, text, varchar, json, xml (and domains over them)
+    /// arrive as PostgreSQL stores them; other types (jsonb among them) as their text output,
+    /// with a note.
     #[arg(
         long,
         value_name = "CONNINFO",

@@ -486,7 +486,7 @@ impl PgStore {
 /// "the PostgreSQL store pgdict.dictionaries in database D at HOST:PORT (user U)", from a
 /// connection string, never with its password.
 fn describe_conninfo(conninfo: &str) -> String {
-    let Ok(config) = conninfo::config(conninfo) else {
+    let Ok(config) = conninfo::config_for_messages(conninfo) else {
         return "the PostgreSQL store pgdict.dictionaries (at an unparsable connection string)"
             .into();
     };

@@ -103,8 +103,8 @@ struct Args {
 
     /// Sample a PostgreSQL table column instead of SOURCE: a libpq-style connection string
     /// ('host=... port=... user=... dbname=...') or a postgresql:// URL, what it leaves out
-    /// taken from PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD as psql does. Needs --table
-    /// and --column.
+    /// taken from PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD, ~/.pgpass as psql does.
+    /// Needs --table and --column.
     #[arg(
         long,
         value_name = "CONNINFO",

@@ -10,8 +10,9 @@
 //!   the source reads the whole column instead;
 //! - a missing table or column is an error naming it (and the columns there are);
 //! - a connection string without a host connects through PGHOST and PGPORT, as psql would;
-//!   a missing database, an unknown role and a table the role may not read each get a hint
-//!   that fits;
+//!   a role that must give a password finds it in the password file; a missing database, an
+//!   unknown role, a missing or wrong password and a table the role may not read each get a
+//!   hint that fits;
 //! - the CLI end to end: `pgdict-trainer --pg-source ... --pg-store ...` trains from a column
 //!   and stores the dictionary in the PostgreSQL store, whose datums decode;
 //! - on a hot standby: a source, sampled by pages; a `--pg-store` there is refused before a
@@ -24,6 +25,8 @@ mod cluster;
 mod corpus;
 
 use corpus::corpus_rows;
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
 
 use cluster::PgCluster;
@@ -399,6 +402,60 @@ fn postgres_column_source() {
             "{conninfo}: {err}"
         );
     }
+
+    // A role that must give a password (scram-sha-256 for it alone, ahead of the cluster's
+    // trust): found in the password file PGPASSFILE names, as libpq finds it; without it, or
+    // with a wrong one, refused with a hint that says so.
+    let hba = cluster.data_dir().join("pg_hba.conf");
+    let rules = fs::read_to_string(&hba).unwrap();
+    fs::write(
+        &hba,
+        format!("host all secretive 127.0.0.1/32 scram-sha-256\n{rules}"),
+    )
+    .unwrap();
+    client
+        .batch_execute(
+            "SET password_encryption = 'scram-sha-256';
+             CREATE ROLE secretive LOGIN PASSWORD 's3:cr\\t';
+             GRANT SELECT ON events TO secretive;
+             SELECT pg_reload_conf();",
+        )
+        .unwrap();
+    let pgpass = tempfile::tempdir().unwrap();
+    let pgpass_file = pgpass.path().join("pgpass");
+    fs::write(
+        &pgpass_file,
+        format!(
+            "# comment\n127.0.0.1:{}:postgres:secretive:s3\\:cr\\\\t\n",
+            cluster.port()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&pgpass_file, fs::Permissions::from_mode(0o600)).unwrap();
+    let secretive = format!(
+        "host=127.0.0.1 port={} user=secretive dbname=postgres",
+        cluster.port()
+    );
+    let refused = trainer(&secretive, &[]);
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("password missing") && err.contains("hint: the server asks for a password"),
+        "{err}"
+    );
+    let refused = trainer(&secretive, &[("PGPASSWORD", "wrong".into())]);
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("SQLSTATE 28P01") && err.contains("hint: the server refused the user"),
+        "{err}"
+    );
+    let output = trainer(
+        &secretive,
+        &[("PGPASSFILE", pgpass_file.display().to_string())],
+    );
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{err}");
 
     // Last, as it makes the server restart: the backend of a source being read dies.
     let mut reading = source::open(&spec(&cluster, "events", "payload", None, 0)).unwrap();

@@ -336,6 +336,15 @@ impl SourceError {
                 "a datums file is what `pgdict compress` writes; for text use --format lines or \
                  jsonl"
             }
+            // The client's own words when the server asks for a password it was not given.
+            SourceError::Connect {
+                sqlstate: None,
+                message,
+                ..
+            } if message.contains("password missing") => {
+                "the server asks for a password: give it with password= in the connection \
+                 string, PGPASSWORD, or a line of the password file (~/.pgpass, or PGPASSFILE)"
+            }
             SourceError::Connect { sqlstate, .. } => match sqlstate.as_deref() {
                 None => {
                     "is the server running and listening on that host and port? check the \
@@ -988,7 +997,7 @@ fn open_dir(path: &Path) -> Result<Rows, SourceError> {
 /// The servers a connection string connects to, libpq's defaults filled in (`?` if it does
 /// not parse), for messages; never the password (see [`pgdict::conninfo::servers`]).
 pub fn describe_conninfo(conninfo: &str) -> String {
-    match pgdict::conninfo::config(conninfo) {
+    match pgdict::conninfo::config_for_messages(conninfo) {
         Ok(config) => pgdict::conninfo::servers(&config),
         Err(_) => "?".into(),
     }
