@@ -7,7 +7,7 @@
 //!
 //! | setting           | from the environment | else                                         |
 //! |-------------------|----------------------|----------------------------------------------|
-//! | `host`            | `PGHOST` (a comma-separated list; a path is a Unix socket directory) | the Unix socket in `/var/run/postgresql` (where Debian's and Red Hat's PostgreSQL put it), then in `/tmp` (PostgreSQL's own default), tried in that order |
+//! | `host`            | `PGHOST` (a comma-separated list; a path is a Unix socket directory) | the Unix socket in `/var/run/postgresql` (where Debian's and Red Hat's PostgreSQL put it), or in `/tmp` (PostgreSQL's own default): those of the two that hold the port's socket, else both, tried in that order |
 //! | `port`            | `PGPORT`             | 5432                                         |
 //! | `user`            | `PGUSER`             | the operating-system user (the crate's default) |
 //! | `dbname`          | `PGDATABASE`         | the user name (the server's default)          |
@@ -71,6 +71,16 @@ pub fn config_with_env(
         .map_err(|e: postgres::Error| crate::dict::describe_pg_error(&e))?;
     // An empty variable counts as unset, as in libpq.
     let env = |name: &str| env(name).filter(|value| !value.is_empty());
+    if config.get_ports().is_empty() {
+        if let Some(ports) = env("PGPORT") {
+            for port in ports.split(',') {
+                let number = port.trim().parse::<u16>().ok().filter(|&p| p != 0);
+                config.port(number.ok_or_else(|| {
+                    format!("PGPORT={ports} is not a port number (or a list of them)")
+                })?);
+            }
+        }
+    }
     if config.get_hosts().is_empty() && config.get_hostaddrs().is_empty() {
         match env("PGHOST") {
             Some(hosts) => {
@@ -79,19 +89,19 @@ pub fn config_with_env(
                 }
             }
             None => {
-                for dir in DEFAULT_SOCKET_DIRS {
+                // The directories that hold the port's socket (so that messages name the
+                // server connected to), else both (so that the error says where it looked).
+                let port = config.get_ports().first().copied().unwrap_or(5432);
+                let socket = |dir: &&str| Path::new(dir).join(format!(".s.PGSQL.{port}")).exists();
+                let found: Vec<&str> = DEFAULT_SOCKET_DIRS.into_iter().filter(socket).collect();
+                let dirs = if found.is_empty() {
+                    &DEFAULT_SOCKET_DIRS[..]
+                } else {
+                    &found[..]
+                };
+                for &dir in dirs {
                     config.host(dir);
                 }
-            }
-        }
-    }
-    if config.get_ports().is_empty() {
-        if let Some(ports) = env("PGPORT") {
-            for port in ports.split(',') {
-                let number = port.trim().parse::<u16>().ok().filter(|&p| p != 0);
-                config.port(number.ok_or_else(|| {
-                    format!("PGPORT={ports} is not a port number (or a list of them)")
-                })?);
             }
         }
     }
@@ -271,15 +281,23 @@ mod tests {
 
     #[test]
     fn a_string_without_host_uses_the_socket_directories() {
-        let config = with_env("dbname=app", &[]).unwrap();
+        // A port no server listens on here: both directories.
+        let config = with_env("dbname=app port=9", &[]).unwrap();
         assert_eq!(
             servers(&config),
-            "/var/run/postgresql/.s.PGSQL.5432, /tmp/.s.PGSQL.5432"
+            "/var/run/postgresql/.s.PGSQL.9, /tmp/.s.PGSQL.9"
         );
         assert_eq!(config.get_dbname(), Some("app"));
         // The URL form too, and an empty PGHOST counts as unset.
-        let config = with_env("postgresql:///app", &[("PGHOST", "")]).unwrap();
+        let config = with_env("postgresql:///app?port=9", &[("PGHOST", "")]).unwrap();
         assert_eq!(config.get_hosts().len(), 2);
+        // Only the directory that holds the port's socket (a file stands in for it).
+        let port = 20_000 + std::process::id() % 10_000;
+        let socket = std::path::PathBuf::from(format!("/tmp/.s.PGSQL.{port}"));
+        std::fs::write(&socket, b"").unwrap();
+        let config = with_env(&format!("port={port}"), &[]);
+        std::fs::remove_file(&socket).unwrap();
+        assert_eq!(servers(&config.unwrap()), format!("/tmp/.s.PGSQL.{port}"));
     }
 
     #[test]
