@@ -17,7 +17,8 @@
 //!   source, keeping their bytes, and still refuses a conflict;
 //! - `check_can_add` (the trainer's check before it trains) writes nothing;
 //! - the process tests and the repair run again on exFAT (mounted through FUSE; root only,
-//!   see `support/small_fs.rs`), which has no hard links: adds claim their ids there.
+//!   see `support/small_fs.rs`), which has no hard links: adds claim their ids there, and a
+//!   claim a crash left is named when it holds an id a sync must put in.
 //!
 //! The processes are this test binary itself, run with `--ignored --exact child_adder` and the
 //! `PGDICT_TEST_CHILD_*` variables that tell the child what to do.
@@ -593,6 +594,33 @@ fn concurrent_adders_get_distinct_ids_without_hard_links() {
     };
     assert_no_hard_links(exfat.path());
     concurrent_adders_get_distinct_ids(exfat.path());
+}
+
+/// Without hard links, a claim a crashed add left holds its id: an add takes the next one,
+/// and a sync that must put that very id in says which claim is in the way.
+#[test]
+fn a_leftover_claim_is_named_when_it_holds_an_id_without_hard_links() {
+    let Some(exfat) = SmallFs::mount_exfat(64) else {
+        return;
+    };
+    let store = DirStore::open(exfat.path()).unwrap();
+    let claim = exfat.path().join(".tmp-claim-00000001");
+    fs::write(&claim, b"").unwrap();
+    let added = store
+        .add(CodecSet::ALL, &content("c", 0), Metadata::new())
+        .unwrap();
+    assert_eq!(added.id(), 2);
+    let one = Dictionary::new(1, CodecSet::ALL, 0, Metadata::new(), &content("c", 1)).unwrap();
+    let err = store.insert(&one).unwrap_err();
+    assert!(
+        matches!(&err, StoreError::Claimed { id: 1, claim: named, .. } if *named == claim),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string().contains("removed once an hour old"),
+        "{err}"
+    );
+    assert!(!store.file_path(1).exists());
 }
 
 /// Checks that `link(2)` fails in `dir`, as the tests of stores without hard links assume.

@@ -423,6 +423,15 @@ impl DirStore {
             }
             // Someone else wrote this id just now: compare with theirs.
         }
+        // A claim holds the id (see "Without hard links" in the module documentation).
+        let claim = self.claim_path(id);
+        if claim.exists() {
+            return Err(StoreError::Claimed {
+                id,
+                store: self.describe(),
+                claim,
+            });
+        }
         // The name was taken, then gone again: only a hand-made change does that.
         Err(StoreError::TooMuchContention {
             store: self.describe(),

@@ -159,6 +159,21 @@ pub enum StoreError {
         /// How many ids were tried.
         attempts: usize,
     },
+    /// An id could not be put in a directory store because a claim on it is there (on a file
+    /// system without hard links: an add in progress, or one a crash interrupted).
+    #[error(
+        "dictionary store: cannot put dictionary {id} in {store}: {} claims the id (an add in \
+         progress, or one that a crash interrupted: such a claim is removed once an hour old)",
+        .claim.display()
+    )]
+    Claimed {
+        /// The id.
+        id: u32,
+        /// The store.
+        store: String,
+        /// The claim file.
+        claim: PathBuf,
+    },
     /// The store cannot be written here (a PostgreSQL standby).
     #[error("dictionary store: {store} is read-only: {reason}")]
     ReadOnly {
