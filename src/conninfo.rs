@@ -14,8 +14,16 @@
 //! | `password`        | `PGPASSWORD`         | the password file (below), else none         |
 //! | `connect_timeout` | `PGCONNECT_TIMEOUT`  | none                                         |
 //!
-//! A `hostaddr` in the string counts as a host. Not read, unlike libpq: service files and the
-//! TLS settings (pgdict connects without TLS).
+//! A `hostaddr` in the string counts as a host. Not read, unlike libpq: service files.
+//!
+//! # TLS
+//!
+//! [`connect`] offers TLS as libpq does for the `sslmode` values the `postgres` crate knows:
+//! `prefer` (the default: TLS if the server has it, else plain), `require` (TLS or nothing)
+//! and `disable`. As libpq's `prefer` and `require`, it encrypts without checking the
+//! server's certificate: that is what `verify-ca` and `verify-full` are for, which the crate
+//! does not parse (a connection string that names them is refused), so pgdict does not check
+//! certificates. A Unix socket never uses TLS (the server offers none there).
 //!
 //! # The password file
 //!
@@ -34,6 +42,86 @@ use std::time::Duration;
 
 use postgres::config::Host;
 use postgres::Config;
+
+/// Connects as [`config`] says, offering TLS as its `sslmode` says (see "TLS" in the module
+/// documentation).
+pub fn connect(config: &Config) -> Result<postgres::Client, postgres::Error> {
+    config.connect(tls::encrypt_only())
+}
+
+/// A TLS client that encrypts and does not check the server's certificate, as libpq's
+/// `sslmode=prefer` and `require` do.
+mod tls {
+    use std::sync::Arc;
+
+    use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+    use rustls::crypto::{ring, CryptoProvider};
+    use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+    use rustls::{ClientConfig, DigitallySignedStruct, SignatureScheme};
+    use tokio_postgres_rustls::MakeRustlsConnect;
+
+    /// The connector for [`super::connect`].
+    pub fn encrypt_only() -> MakeRustlsConnect {
+        let provider = Arc::new(ring::default_provider());
+        let config = ClientConfig::builder_with_provider(provider.clone())
+            .with_safe_default_protocol_versions()
+            .expect("ring supports the default TLS versions")
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider)))
+            .with_no_client_auth();
+        MakeRustlsConnect::new(config)
+    }
+
+    /// Takes any certificate, but checks that the server holds its key: the handshake's
+    /// signatures are verified, so the session is encrypted to whoever answered.
+    #[derive(Debug)]
+    struct AnyCertificate(Arc<CryptoProvider>);
+
+    impl ServerCertVerifier for AnyCertificate {
+        fn verify_server_cert(
+            &self,
+            _end_entity: &CertificateDer<'_>,
+            _intermediates: &[CertificateDer<'_>],
+            _server_name: &ServerName<'_>,
+            _ocsp_response: &[u8],
+            _now: UnixTime,
+        ) -> Result<ServerCertVerified, rustls::Error> {
+            Ok(ServerCertVerified::assertion())
+        }
+
+        fn verify_tls12_signature(
+            &self,
+            message: &[u8],
+            cert: &CertificateDer<'_>,
+            signature: &DigitallySignedStruct,
+        ) -> Result<HandshakeSignatureValid, rustls::Error> {
+            rustls::crypto::verify_tls12_signature(
+                message,
+                cert,
+                signature,
+                &self.0.signature_verification_algorithms,
+            )
+        }
+
+        fn verify_tls13_signature(
+            &self,
+            message: &[u8],
+            cert: &CertificateDer<'_>,
+            signature: &DigitallySignedStruct,
+        ) -> Result<HandshakeSignatureValid, rustls::Error> {
+            rustls::crypto::verify_tls13_signature(
+                message,
+                cert,
+                signature,
+                &self.0.signature_verification_algorithms,
+            )
+        }
+
+        fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+            self.0.signature_verification_algorithms.supported_schemes()
+        }
+    }
+}
 
 /// The Unix socket directories tried when neither the string nor `PGHOST` names a host.
 pub const DEFAULT_SOCKET_DIRS: [&str; 2] = ["/var/run/postgresql", "/tmp"];

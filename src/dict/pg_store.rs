@@ -49,7 +49,7 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use postgres::error::SqlState;
-use postgres::{Client, NoTls};
+use postgres::Client;
 
 use crate::conninfo;
 use crate::datum::{Codec, DictionaryLookup, PreparedDictionary};
@@ -137,7 +137,7 @@ impl PgStore {
             what: "reading the connection string".into(),
             message,
         })?;
-        let client = config.connect(NoTls).map_err(|e| StoreError::Postgres {
+        let client = conninfo::connect(&config).map_err(|e| StoreError::Postgres {
             store: description.clone(),
             what: "connecting".into(),
             message: describe_pg_error(&e),

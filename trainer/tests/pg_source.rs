@@ -10,7 +10,8 @@
 //!   the source reads the whole column instead;
 //! - a missing table or column is an error naming it (and the columns there are);
 //! - a connection string without a host connects through PGHOST and PGPORT, as psql would;
-//!   a role that must give a password finds it in the password file; a missing database, an
+//!   a role that must give a password finds it in the password file; a role the server takes
+//!   only over TLS connects with the default sslmode and `require`; a missing database, an
 //!   unknown role, a missing or wrong password and a table the role may not read each get a
 //!   hint that fits;
 //! - the CLI end to end: `pgdict-trainer --pg-source ... --pg-store ...` trains from a column
@@ -26,7 +27,7 @@ mod corpus;
 
 use corpus::corpus_rows;
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::process::Command;
 
 use cluster::PgCluster;
@@ -456,6 +457,82 @@ fn postgres_column_source() {
     );
     let err = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{err}");
+
+    // TLS, as production servers require it: a role the server takes only over TLS (a
+    // `hostnossl ... reject` line for it) connects with the default sslmode (prefer), which
+    // encrypts as libpq's does, and with sslmode=require; with sslmode=disable the server
+    // refuses it. (It used to be refused whatever the sslmode: pgdict had no TLS.)
+    let data = cluster.data_dir();
+    let made = Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+        ])
+        .args([
+            "-subj",
+            "/CN=localhost",
+            "-keyout",
+            "server.key",
+            "-out",
+            "server.crt",
+        ])
+        .current_dir(data)
+        .output()
+        .expect("run openssl (Debian: openssl)");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    // The server's user must own its key, readable by nobody else.
+    let owner = fs::metadata(data).unwrap();
+    for file in ["server.key", "server.crt"] {
+        let path = data.join(file);
+        std::os::unix::fs::chown(&path, Some(owner.uid()), Some(owner.gid())).unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let rules = fs::read_to_string(&hba).unwrap();
+    fs::write(
+        &hba,
+        format!("hostnossl all tls_only 127.0.0.1/32 reject\n{rules}"),
+    )
+    .unwrap();
+    // (One statement each: a multi-statement string is one transaction, and ALTER SYSTEM
+    // refuses to run in one.)
+    for statement in [
+        "CREATE ROLE tls_only LOGIN",
+        "GRANT SELECT ON events TO tls_only",
+        "ALTER SYSTEM SET ssl = on",
+        "SELECT pg_reload_conf()",
+    ] {
+        client.batch_execute(statement).unwrap();
+    }
+    // The reload is a signal: wait until a new session sees it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let ssl: String = cluster.client().query_one("SHOW ssl", &[]).unwrap().get(0);
+        if ssl == "on" {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "ssl stayed off: {}",
+            cluster.server_log()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let tls_only = format!(
+        "host=127.0.0.1 port={} user=tls_only dbname=postgres",
+        cluster.port()
+    );
+    for sslmode in ["", " sslmode=prefer", " sslmode=require"] {
+        let output = trainer(&format!("{tls_only}{sslmode}"), &[]);
+        let err = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{sslmode}: {err}");
+    }
+    let refused = trainer(&format!("{tls_only} sslmode=disable"), &[]);
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{err}");
+    assert!(err.contains("no encryption"), "{err}");
 
     // Last, as it makes the server restart: the backend of a source being read dies.
     let mut reading = source::open(&spec(&cluster, "events", "payload", None, 0)).unwrap();

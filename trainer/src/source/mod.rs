@@ -1009,7 +1009,7 @@ mod pg {
     use std::rc::Rc;
 
     use pgdict::dict::describe_pg_error;
-    use postgres::{Client, NoTls};
+    use postgres::Client;
 
     use super::{PageSample, PgSource, Rows, SourceError};
 
@@ -1092,7 +1092,7 @@ mod pg {
         let config = pgdict::conninfo::config(&source.conninfo)
             .map_err(|message| SourceError::BadConninfo { message })?;
         let server = pgdict::conninfo::servers(&config);
-        let mut client = config.connect(NoTls).map_err(|e| SourceError::Connect {
+        let mut client = pgdict::conninfo::connect(&config).map_err(|e| SourceError::Connect {
             server: server.clone(),
             message: describe_pg_error(&e),
             sqlstate: sqlstate(&e),
