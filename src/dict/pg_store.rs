@@ -49,7 +49,7 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use postgres::error::SqlState;
-use postgres::Client;
+use postgres::{Client, Transaction};
 
 use crate::conninfo;
 use crate::datum::{Codec, DictionaryLookup, PreparedDictionary};
@@ -325,11 +325,8 @@ impl PgStore {
         let template = Dictionary::new(1, codecs, file::now_micros(), metadata, content)
             .map_err(StoreError::Invalid)?;
         let mut client = self.client();
-        self.refuse_on_standby(&mut client)?;
         let what = "adding a dictionary";
-        let mut tx = client.transaction().map_err(|e| self.pg_err(what, e))?;
-        tx.batch_execute("LOCK TABLE pgdict.dictionaries IN SHARE ROW EXCLUSIVE MODE")
-            .map_err(|e| self.pg_err(what, e))?;
+        let mut tx = self.begin_write(&mut client, what)?;
         let next: i64 = tx
             .query_one(
                 "SELECT coalesce(max(id), 0) + 1 FROM pgdict.dictionaries",
@@ -341,21 +338,7 @@ impl PgStore {
             store: self.describe(),
         })?;
         let dict = template.with_id(id).map_err(StoreError::Invalid)?;
-        let metadata_json = (!dict.metadata_json().is_empty()).then(|| dict.metadata_json());
-        tx.execute(
-            "INSERT INTO pgdict.dictionaries \
-             (id, codecs, created_micros, metadata, content, content_sha256) \
-             VALUES ($1, $2, $3, $4::text::json, $5, $6)",
-            &[
-                &next,
-                &(dict.codecs().bits() as i16),
-                &(dict.created_micros() as i64),
-                &metadata_json,
-                &dict.content(),
-                &dict.content_sha256().as_slice(),
-            ],
-        )
-        .map_err(|e| self.pg_err(what, e))?;
+        self.insert_row(&mut tx, &dict, false, what)?;
         tx.commit().map_err(|e| self.pg_err(what, e))?;
         drop(client);
         let dict = Arc::new(dict);
@@ -370,28 +353,9 @@ impl PgStore {
     /// [`StoreError::ReadOnly`] on a standby.
     pub fn insert(&self, dict: &Dictionary) -> Result<Inserted, StoreError> {
         let mut client = self.client();
-        self.refuse_on_standby(&mut client)?;
         let what = format!("inserting dictionary {}", dict.id());
-        let mut tx = client.transaction().map_err(|e| self.pg_err(&what, e))?;
-        tx.batch_execute("LOCK TABLE pgdict.dictionaries IN SHARE ROW EXCLUSIVE MODE")
-            .map_err(|e| self.pg_err(&what, e))?;
-        let metadata_json = (!dict.metadata_json().is_empty()).then(|| dict.metadata_json());
-        let inserted = tx
-            .execute(
-                "INSERT INTO pgdict.dictionaries \
-                 (id, codecs, created_micros, metadata, content, content_sha256) \
-                 VALUES ($1, $2, $3, $4::text::json, $5, $6) ON CONFLICT (id) DO NOTHING",
-                &[
-                    &i64::from(dict.id()),
-                    &(dict.codecs().bits() as i16),
-                    &(dict.created_micros() as i64),
-                    &metadata_json,
-                    &dict.content(),
-                    &dict.content_sha256().as_slice(),
-                ],
-            )
-            .map_err(|e| self.pg_err(&what, e))?;
-        if inserted == 0 {
+        let mut tx = self.begin_write(&mut client, &what)?;
+        if self.insert_row(&mut tx, dict, true, &what)? == 0 {
             let theirs: Vec<u8> = tx
                 .query_one(
                     "SELECT content_sha256 FROM pgdict.dictionaries WHERE id = $1",
@@ -414,6 +378,54 @@ impl PgStore {
         drop(client);
         self.cache.insert(Arc::new(dict.clone()));
         Ok(Inserted::Added)
+    }
+
+    /// Starts a transaction that adds to `pgdict.dictionaries`, refused on a standby, holding
+    /// the lock that makes writers take turns (see "Ids" in the module documentation).
+    fn begin_write<'c>(
+        &self,
+        client: &'c mut Client,
+        what: &str,
+    ) -> Result<Transaction<'c>, StoreError> {
+        self.refuse_on_standby(client)?;
+        let mut tx = client.transaction().map_err(|e| self.pg_err(what, e))?;
+        tx.batch_execute("LOCK TABLE pgdict.dictionaries IN SHARE ROW EXCLUSIVE MODE")
+            .map_err(|e| self.pg_err(what, e))?;
+        Ok(tx)
+    }
+
+    /// Inserts `dict`'s row; returns how many rows went in. With `if_absent`, an id the table
+    /// holds already is left as it is (0); without, it is an error.
+    fn insert_row(
+        &self,
+        tx: &mut Transaction<'_>,
+        dict: &Dictionary,
+        if_absent: bool,
+        what: &str,
+    ) -> Result<u64, StoreError> {
+        let on_conflict = if if_absent {
+            " ON CONFLICT (id) DO NOTHING"
+        } else {
+            ""
+        };
+        let metadata_json = (!dict.metadata_json().is_empty()).then(|| dict.metadata_json());
+        tx.execute(
+            format!(
+                "INSERT INTO pgdict.dictionaries \
+                 (id, codecs, created_micros, metadata, content, content_sha256) \
+                 VALUES ($1, $2, $3, $4::text::json, $5, $6){on_conflict}"
+            )
+            .as_str(),
+            &[
+                &i64::from(dict.id()),
+                &(dict.codecs().bits() as i16),
+                &(dict.created_micros() as i64),
+                &metadata_json,
+                &dict.content(),
+                &dict.content_sha256().as_slice(),
+            ],
+        )
+        .map_err(|e| self.pg_err(what, e))
     }
 
     /// Retires dictionary `id`: it still decodes, but [`PgStore::active`] no longer picks it.

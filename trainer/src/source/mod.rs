@@ -21,9 +21,9 @@
 //! the table's statistics (`pg_class.reltuples`; for a partitioned table not analyzed as a
 //! whole, its partitions') say it holds more than three times that, only a share of its pages
 //! is read: `TABLESAMPLE SYSTEM (p) REPEATABLE (seed)`, with `p` chosen for about three times
-//! the rows wanted (the reservoir sampler then picks among them). SYSTEM sampling takes whole pages, so rows stored
-//! together are sampled together; on tables whose rows differ by where they sit (say, old rows
-//! and new rows of a changing schema) prefer a larger `rows_wanted`.
+//! the rows wanted (the reservoir sampler then picks among them). SYSTEM sampling takes whole
+//! pages, so rows stored together are sampled together; on tables whose rows differ by where
+//! they sit (say, old rows and new rows of a changing schema) prefer a larger `rows_wanted`.
 //! If the sample comes back empty (statistics far out of date), the whole column is read.
 //! `jsonb` and other binary-stored types arrive as text, which is not the bytes PostgreSQL
 //! compresses for them ([`Rows::note`] says so); `text`, `json`, `varchar` and `bytea` arrive
