@@ -142,6 +142,7 @@ fn known_hint(error: &anyhow::Error) -> Option<String> {
                     "mend it from a store that holds it intact: `pgdict dict sync --from DIR \
                      --repair` (or --from-pg CONNINFO); the other dictionaries still work"
                 }
+                StoreError::Connect { hint, .. } => hint,
                 StoreError::Postgres { .. } => {
                     "check the connection string (host, port, dbname, user, password) and that \
                      the server accepts connections"

@@ -215,6 +215,16 @@ pub enum StoreError {
         /// Every id in conflict.
         conflicts: Vec<Conflict>,
     },
+    /// The store's PostgreSQL server could not be reached, or refused the connection.
+    #[error("dictionary store: {store}: connecting: {message}")]
+    Connect {
+        /// The store.
+        store: String,
+        /// What the client or the server said.
+        message: String,
+        /// What to do next (`conninfo::ConnectError::hint`, with the `pg-store` feature).
+        hint: &'static str,
+    },
     /// The PostgreSQL server reported an error, or the connection failed.
     #[error("dictionary store: {store}: {what}: {message}")]
     Postgres {

@@ -127,20 +127,20 @@ impl std::fmt::Debug for PgStore {
 }
 
 impl PgStore {
-    /// Connects (without TLS) with a libpq-style connection string or URL and opens the
+    /// Connects (as libpq would: see [`crate::conninfo`]) with a libpq-style connection string or URL and opens the
     /// store: on a primary, creates the schema if it is missing; on a standby, only checks
     /// that it is there (it arrives by replication once the primary has it).
     pub fn connect(conninfo: &str) -> Result<PgStore, StoreError> {
         let description = describe_conninfo(conninfo);
-        let config = conninfo::config(conninfo).map_err(|message| StoreError::Postgres {
+        let info = conninfo::parse(conninfo).map_err(|message| StoreError::Postgres {
             store: description.clone(),
             what: "reading the connection string".into(),
             message,
         })?;
-        let client = conninfo::connect(&config).map_err(|e| StoreError::Postgres {
+        let client = info.connect().map_err(|e| StoreError::Connect {
             store: description.clone(),
-            what: "connecting".into(),
-            message: describe_pg_error(&e),
+            message: e.describe(),
+            hint: e.hint(),
         })?;
         PgStore::from_client(client, description)
     }
@@ -498,16 +498,16 @@ impl PgStore {
 /// "the PostgreSQL store pgdict.dictionaries in database D at HOST:PORT (user U)", from a
 /// connection string, never with its password.
 fn describe_conninfo(conninfo: &str) -> String {
-    let Ok(config) = conninfo::config_for_messages(conninfo) else {
+    let Ok(info) = conninfo::parse_for_messages(conninfo) else {
         return "the PostgreSQL store pgdict.dictionaries (at an unparsable connection string)"
             .into();
     };
     let mut text = String::from("the PostgreSQL store pgdict.dictionaries");
-    if let Some(db) = config.get_dbname() {
+    if let Some(db) = info.config.get_dbname() {
         text.push_str(&format!(" in database {db}"));
     }
-    text.push_str(&format!(" at {}", conninfo::servers(&config)));
-    if let Some(user) = config.get_user() {
+    text.push_str(&format!(" at {}", info.servers()));
+    if let Some(user) = info.config.get_user() {
         text.push_str(&format!(" (user {user})"));
     }
     text

@@ -146,7 +146,7 @@ impl std::fmt::Display for CsvColumn {
 /// A PostgreSQL table column to sample.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PgSource {
-    /// A libpq-style connection string or `postgresql://` URL (no TLS).
+    /// A libpq-style connection string or `postgresql://` URL (see `pgdict::conninfo`).
     pub conninfo: String,
     /// The table (or view, materialized view), as SQL would name it: `events`,
     /// `public.events`, `"Mixed Case"`.
@@ -290,6 +290,8 @@ pub enum SourceError {
         message: String,
         /// The SQLSTATE of the server's refusal; none when no server answered.
         sqlstate: Option<String>,
+        /// What to do next ([`pgdict::conninfo::ConnectError::hint`]).
+        hint: &'static str,
     },
     /// The connection closed or was reset under the client: the server stopped, restarted or
     /// crashed.
@@ -336,37 +338,7 @@ impl SourceError {
                 "a datums file is what `pgdict compress` writes; for text use --format lines or \
                  jsonl"
             }
-            // The client's own words when the server asks for a password it was not given.
-            SourceError::Connect {
-                sqlstate: None,
-                message,
-                ..
-            } if message.contains("password missing") => {
-                "the server asks for a password: give it with password= in the connection \
-                 string, PGPASSWORD, or a line of the password file (~/.pgpass, or PGPASSFILE)"
-            }
-            SourceError::Connect { sqlstate, .. } => match sqlstate.as_deref() {
-                None => {
-                    "is the server running and listening on that host and port? check the \
-                     connection string"
-                }
-                // invalid_authorization_specification, invalid_password
-                Some("28000" | "28P01") => {
-                    "the server refused the user: check user and password in the connection \
-                     string (or PGUSER, PGPASSWORD) and the server's pg_hba.conf"
-                }
-                // invalid_catalog_name
-                Some("3D000") => {
-                    "the server has no such database: check dbname in the connection string \
-                     (or PGDATABASE); `psql -l` lists the databases"
-                }
-                // too_many_connections, cannot_connect_now
-                Some("53300" | "57P03") => {
-                    "the server takes no connections now (starting up, shutting down or full): \
-                     run the command again later"
-                }
-                Some(_) => "check the connection string",
-            },
+            SourceError::Connect { hint, .. } => hint,
             // insufficient_privilege
             SourceError::Postgres { sqlstate, .. } if sqlstate.as_deref() == Some("42501") => {
                 "the user may not read it: connect as one who may, or GRANT SELECT on the table \
@@ -997,8 +969,8 @@ fn open_dir(path: &Path) -> Result<Rows, SourceError> {
 /// The servers a connection string connects to, libpq's defaults filled in (`?` if it does
 /// not parse), for messages; never the password (see [`pgdict::conninfo::servers`]).
 pub fn describe_conninfo(conninfo: &str) -> String {
-    match pgdict::conninfo::config_for_messages(conninfo) {
-        Ok(config) => pgdict::conninfo::servers(&config),
+    match pgdict::conninfo::parse_for_messages(conninfo) {
+        Ok(info) => info.servers(),
         Err(_) => "?".into(),
     }
 }
@@ -1089,13 +1061,14 @@ mod pg {
     }
 
     pub(super) fn open(source: &PgSource) -> Result<Rows, SourceError> {
-        let config = pgdict::conninfo::config(&source.conninfo)
+        let info = pgdict::conninfo::parse(&source.conninfo)
             .map_err(|message| SourceError::BadConninfo { message })?;
-        let server = pgdict::conninfo::servers(&config);
-        let mut client = pgdict::conninfo::connect(&config).map_err(|e| SourceError::Connect {
+        let server = info.servers();
+        let mut client = info.connect().map_err(|e| SourceError::Connect {
             server: server.clone(),
-            message: describe_pg_error(&e),
-            sqlstate: sqlstate(&e),
+            message: e.describe(),
+            sqlstate: e.sqlstate(),
+            hint: e.hint(),
         })?;
         let pg_err = |what: &str, e: postgres::Error| pg_error(&server, what, &e);
         let what = format!("looking up table {}", source.table);

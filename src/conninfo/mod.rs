@@ -1,9 +1,12 @@
-//! PostgreSQL connection strings read as libpq reads them, and named in messages.
+//! PostgreSQL connection strings read as libpq reads them, connected to as libpq connects, and
+//! named in messages.
 //!
 //! The `postgres` crate parses libpq's `key=value` strings and `postgresql://` URLs, but takes
-//! nothing from the environment and has no default host, where libpq's is its Unix socket
-//! directory: `dbname=app`, which `psql` takes, fails there with "both host and hostaddr are
-//! missing". [`config`] parses the string, then fills in what it leaves unset as libpq does:
+//! nothing from the environment, has no default host (libpq's is its Unix socket directory:
+//! `dbname=app`, which `psql` takes, fails there with "both host and hostaddr are missing"),
+//! and knows few of libpq's TLS settings. [`parse`] takes the TLS settings out of the string
+//! (`keywords.rs`), has the crate parse the rest, then fills in what the string leaves unset as
+//! libpq does:
 //!
 //! | setting           | from the environment | else                                         |
 //! |-------------------|----------------------|----------------------------------------------|
@@ -13,17 +16,14 @@
 //! | `dbname`          | `PGDATABASE`         | the user name (the server's default)          |
 //! | `password`        | `PGPASSWORD`         | the password file (below), else none         |
 //! | `connect_timeout` | `PGCONNECT_TIMEOUT`  | none                                         |
+//! | `sslmode`         | `PGSSLMODE`          | `prefer`                                     |
+//! | `sslrootcert`     | `PGSSLROOTCERT`      | `~/.postgresql/root.crt`                     |
+//! | `sslcert`         | `PGSSLCERT`          | `~/.postgresql/postgresql.crt`               |
+//! | `sslkey`          | `PGSSLKEY`           | `~/.postgresql/postgresql.key`               |
+//! | `sslpassword`     |                      | none                                         |
 //!
-//! A `hostaddr` in the string counts as a host. Not read, unlike libpq: service files.
-//!
-//! # TLS
-//!
-//! [`connect`] offers TLS as libpq does for the `sslmode` values the `postgres` crate knows:
-//! `prefer` (the default: TLS if the server has it, else plain), `require` (TLS or nothing)
-//! and `disable`. As libpq's `prefer` and `require`, it encrypts without checking the
-//! server's certificate: that is what `verify-ca` and `verify-full` are for, which the crate
-//! does not parse (a connection string that names them is refused), so pgdict does not check
-//! certificates. A Unix socket never uses TLS (the server offers none there).
+//! A `hostaddr` in the string counts as a host. Not read, unlike libpq: service files. What
+//! the TLS settings do, and where pgdict differs from libpq there: [`tls`].
 //!
 //! # The password file
 //!
@@ -37,109 +37,56 @@
 //! (permissions other than u=rw), is ignored with a warning on standard error, as libpq
 //! ignores it.
 
+mod keywords;
+mod password_file;
+pub mod tls;
+
 use std::path::Path;
 use std::time::Duration;
 
 use postgres::config::Host;
 use postgres::Config;
 
-/// Connects as [`config`] says, offering TLS as its `sslmode` says (see "TLS" in the module
-/// documentation).
-pub fn connect(config: &Config) -> Result<postgres::Client, postgres::Error> {
-    config.connect(tls::encrypt_only())
-}
-
-/// A TLS client that encrypts and does not check the server's certificate, as libpq's
-/// `sslmode=prefer` and `require` do.
-mod tls {
-    use std::sync::Arc;
-
-    use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-    use rustls::crypto::{ring, CryptoProvider};
-    use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-    use rustls::{ClientConfig, DigitallySignedStruct, SignatureScheme};
-    use tokio_postgres_rustls::MakeRustlsConnect;
-
-    /// The connector for [`super::connect`].
-    pub fn encrypt_only() -> MakeRustlsConnect {
-        let provider = Arc::new(ring::default_provider());
-        let config = ClientConfig::builder_with_provider(provider.clone())
-            .with_safe_default_protocol_versions()
-            .expect("ring supports the default TLS versions")
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider)))
-            .with_no_client_auth();
-        MakeRustlsConnect::new(config)
-    }
-
-    /// Takes any certificate, but checks that the server holds its key: the handshake's
-    /// signatures are verified, so the session is encrypted to whoever answered.
-    #[derive(Debug)]
-    struct AnyCertificate(Arc<CryptoProvider>);
-
-    impl ServerCertVerifier for AnyCertificate {
-        fn verify_server_cert(
-            &self,
-            _end_entity: &CertificateDer<'_>,
-            _intermediates: &[CertificateDer<'_>],
-            _server_name: &ServerName<'_>,
-            _ocsp_response: &[u8],
-            _now: UnixTime,
-        ) -> Result<ServerCertVerified, rustls::Error> {
-            Ok(ServerCertVerified::assertion())
-        }
-
-        fn verify_tls12_signature(
-            &self,
-            message: &[u8],
-            cert: &CertificateDer<'_>,
-            signature: &DigitallySignedStruct,
-        ) -> Result<HandshakeSignatureValid, rustls::Error> {
-            rustls::crypto::verify_tls12_signature(
-                message,
-                cert,
-                signature,
-                &self.0.signature_verification_algorithms,
-            )
-        }
-
-        fn verify_tls13_signature(
-            &self,
-            message: &[u8],
-            cert: &CertificateDer<'_>,
-            signature: &DigitallySignedStruct,
-        ) -> Result<HandshakeSignatureValid, rustls::Error> {
-            rustls::crypto::verify_tls13_signature(
-                message,
-                cert,
-                signature,
-                &self.0.signature_verification_algorithms,
-            )
-        }
-
-        fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-            self.0.signature_verification_algorithms.supported_schemes()
-        }
-    }
-}
+pub use tls::{SslMode, TlsSettings};
 
 /// The Unix socket directories tried when neither the string nor `PGHOST` names a host.
 pub const DEFAULT_SOCKET_DIRS: [&str; 2] = ["/var/run/postgresql", "/tmp"];
 
+/// A connection string read as libpq reads it: what the `postgres` crate connects with, and
+/// the TLS settings it does not know.
+#[derive(Clone, Debug)]
+pub struct ConnInfo {
+    /// All but the TLS settings, libpq's defaults filled in; its `sslmode` is the nearest one
+    /// the crate knows ([`SslMode::negotiation`]).
+    pub config: Config,
+    /// The TLS settings.
+    pub tls: TlsSettings,
+}
+
 /// Parses `conninfo` and fills in what it leaves unset from the environment and libpq's
 /// defaults (see the module documentation), to connect with. The error says what is wrong,
 /// for messages.
-pub fn config(conninfo: &str) -> Result<Config, String> {
-    config_with_env(conninfo, |name| std::env::var(name).ok(), Passwords::Look)
+pub fn parse(conninfo: &str) -> Result<ConnInfo, String> {
+    parse_with_env(conninfo, process_env, Passwords::Look)
 }
 
-/// [`config`] for naming the server in messages: it does not look in the password file (nor
+/// [`parse`] for naming the server in messages: it does not look in the password file (nor
 /// warn about it).
-pub fn config_for_messages(conninfo: &str) -> Result<Config, String> {
-    config_with_env(conninfo, |name| std::env::var(name).ok(), Passwords::Skip)
+pub fn parse_for_messages(conninfo: &str) -> Result<ConnInfo, String> {
+    parse_with_env(conninfo, process_env, Passwords::Skip)
 }
 
-/// Whether [`config_with_env`] looks a password up in the password file.
+/// The process's environment variable `name`; for `HOME`, the home directory: `HOME` if set,
+/// else the user's entry in the password database, as recent libpq finds it (PostgreSQL 15's
+/// reads only the password database; the two differ only when `HOME` was changed).
+fn process_env(name: &str) -> Option<String> {
+    match name {
+        "HOME" => std::env::home_dir().map(|dir| dir.display().to_string()),
+        _ => std::env::var(name).ok(),
+    }
+}
+
+/// Whether [`parse_with_env`] looks a password up in the password file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Passwords {
     /// As libpq does when it connects.
@@ -148,13 +95,15 @@ pub enum Passwords {
     Skip,
 }
 
-/// [`config`] with the environment given by `env` (a variable's value, if set).
-pub fn config_with_env(
+/// [`parse`] with the environment given by `env` (a variable's value, if set).
+pub fn parse_with_env(
     conninfo: &str,
     env: impl Fn(&str) -> Option<String>,
     passwords: Passwords,
-) -> Result<Config, String> {
-    let mut config: Config = conninfo
+) -> Result<ConnInfo, String> {
+    let split = keywords::split(conninfo)?;
+    let mut config: Config = split
+        .rest
         .parse()
         .map_err(|e: postgres::Error| crate::dict::describe_pg_error(&e))?;
     // An empty variable counts as unset, as in libpq.
@@ -205,7 +154,7 @@ pub fn config_with_env(
     }
     if config.get_password().is_none() {
         let from_file = || match passwords {
-            Passwords::Look => password_from_file(&config, &env),
+            Passwords::Look => password_file::password_from_file(&config, &env),
             Passwords::Skip => None,
         };
         if let Some(password) = env("PGPASSWORD").or_else(from_file) {
@@ -224,102 +173,140 @@ pub fn config_with_env(
             }
         }
     }
-    Ok(config)
+    let tls = TlsSettings::new(&split.tls, &env)?;
+    config.ssl_mode(tls.mode.negotiation());
+    Ok(ConnInfo { config, tls })
 }
 
-/// The password the password file holds for `config`'s first host (see "The password file"
-/// in the module documentation), if there is one.
-fn password_from_file(config: &Config, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
-    use std::os::unix::fs::PermissionsExt;
-
-    let path = match env("PGPASSFILE") {
-        Some(path) => std::path::PathBuf::from(path),
-        None => std::path::Path::new(&env("HOME")?).join(".pgpass"),
-    };
-    let metadata = std::fs::metadata(&path).ok()?;
-    if !metadata.is_file() {
-        eprintln!(
-            "warning: password file \"{}\" is not a plain file",
-            path.display()
-        );
-        return None;
+impl ConnInfo {
+    /// The servers connected to, for messages (see [`servers`]).
+    pub fn servers(&self) -> String {
+        servers(&self.config)
     }
-    if metadata.permissions().mode() & 0o077 != 0 {
-        eprintln!(
-            "warning: password file \"{}\" has group or world access; permissions should be \
-             u=rw (0600) or less",
-            path.display()
-        );
-        return None;
-    }
-    let host = match config.get_hosts().first() {
-        Some(Host::Tcp(name)) => name.clone(),
-        Some(Host::Unix(dir)) if DEFAULT_SOCKET_DIRS.iter().any(|d| dir == Path::new(d)) => {
-            "localhost".into()
-        }
-        Some(Host::Unix(dir)) => dir.to_str()?.to_string(),
-        None => config.get_hostaddrs().first()?.to_string(),
-    };
-    let port = config
-        .get_ports()
-        .first()
-        .copied()
-        .unwrap_or(5432)
-        .to_string();
-    let user = match config.get_user() {
-        Some(user) => user.to_string(),
-        None => whoami::username().ok()?,
-    };
-    let dbname = config.get_dbname().unwrap_or(&user).to_string();
-    let file = std::fs::read(&path).ok()?;
-    password_in(&file, [&host, &port, &dbname, &user])
-}
 
-/// The password of the first line of a password file whose fields match `wanted` (host, port,
-/// database, user).
-fn password_in(file: &[u8], wanted: [&str; 4]) -> Option<String> {
-    file.split(|&b| b == b'\n').find_map(|line| {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if line.is_empty() || line.starts_with(b"#") {
-            return None;
+    /// Connects as libpq would with these settings (see [`tls`] for TLS).
+    pub fn connect(&self) -> Result<postgres::Client, ConnectError> {
+        let mut config = self.config.clone();
+        let hosts = config.get_hosts();
+        let over_tcp = hosts.iter().any(|host| matches!(host, Host::Tcp(_)))
+            || (hosts.is_empty() && !config.get_hostaddrs().is_empty());
+        if !over_tcp || self.tls.mode == SslMode::Disable {
+            // libpq never asks for TLS over a Unix socket, whatever sslmode says.
+            config.ssl_mode(postgres::config::SslMode::Disable);
+            return config
+                .connect(postgres::NoTls)
+                .map_err(|error| ConnectError::Postgres {
+                    error,
+                    certificate: None,
+                });
         }
-        let rest = wanted
-            .iter()
-            .try_fold(line, |rest, value| field_matches(rest, value.as_bytes()))?;
-        // The password: up to an unescaped `:`, escapes undone.
-        let mut password = Vec::new();
-        let mut bytes = rest.iter();
-        while let Some(&b) = bytes.next() {
-            match b {
-                b':' => break,
-                b'\\' => password.push(*bytes.next().unwrap_or(&b'\\')),
-                b => password.push(b),
+        if hosts.is_empty() {
+            // The TLS handshake needs a name, which libpq takes from `host`: the address
+            // serves (`verify-full` needs the name it checks the certificate against).
+            if self.tls.mode == SslMode::VerifyFull {
+                return Err(ConnectError::Setup(
+                    "host name must be specified for a verified SSL connection (a hostaddr alone gives \
+                     none)"
+                        .into(),
+                ));
+            }
+            for address in config.get_hostaddrs().to_vec() {
+                config.host(&address.to_string());
             }
         }
-        String::from_utf8(password).ok()
-    })
+        let (connector, mismatch) = self.tls.connector().map_err(ConnectError::Setup)?;
+        config.connect(connector).map_err(|error| {
+            let certificate = mismatch.lock().unwrap_or_else(|e| e.into_inner()).take();
+            ConnectError::Postgres { error, certificate }
+        })
+    }
 }
 
-/// The rest of `line` after its first field, if that field is `*` or `value`; a `\` makes the
-/// byte after it literal, and an unescaped `:` ends the field.
-fn field_matches<'a>(line: &'a [u8], value: &[u8]) -> Option<&'a [u8]> {
-    if let Some(rest) = line.strip_prefix(b"*:") {
-        return Some(rest);
-    }
-    let mut want = value.iter();
-    let mut at = 0;
-    loop {
-        let mut byte = *line.get(at)?;
-        let escaped = byte == b'\\';
-        if escaped {
-            at += 1;
-            byte = *line.get(at)?;
+/// Why [`ConnInfo::connect`] did not connect.
+#[derive(Debug)]
+pub enum ConnectError {
+    /// Before connecting: a TLS file missing or unreadable, or settings libpq refuses.
+    Setup(String),
+    /// Connecting failed. `certificate` is libpq's message when the server's certificate was
+    /// not issued for the host (OpenSSL's error, in `error`, says only that it was refused).
+    Postgres {
+        /// The crate's error.
+        error: postgres::Error,
+        /// libpq's message for a certificate not issued for the host.
+        certificate: Option<String>,
+    },
+}
+
+impl ConnectError {
+    /// Everything known about the failure, for messages (see
+    /// [`crate::dict::describe_pg_error`]).
+    pub fn describe(&self) -> String {
+        match self {
+            ConnectError::Setup(message) => message.clone(),
+            ConnectError::Postgres {
+                error,
+                certificate: Some(mismatch),
+            } => format!("the server's certificate was refused: {mismatch} ({error})"),
+            ConnectError::Postgres { error, .. } => crate::dict::describe_pg_error(error),
         }
-        at += 1;
-        match want.next() {
-            None if byte == b':' && !escaped => return Some(&line[at..]),
-            Some(&w) if w == byte => {}
-            _ => return None,
+    }
+
+    /// The SQLSTATE of an error the server sent.
+    pub fn sqlstate(&self) -> Option<String> {
+        match self {
+            ConnectError::Postgres { error, .. } => error.code().map(|c| c.code().to_string()),
+            ConnectError::Setup(_) => None,
+        }
+    }
+
+    /// Whether TLS failed: a file or setting before connecting, the handshake, or the
+    /// server's certificate.
+    pub fn is_tls(&self) -> bool {
+        match self {
+            ConnectError::Setup(_) => true,
+            ConnectError::Postgres { error, certificate } => {
+                // The crate's error for a failed handshake: "error performing TLS handshake".
+                certificate.is_some() || error.to_string().contains("TLS handshake")
+            }
+        }
+    }
+
+    /// What to do next, for messages.
+    pub fn hint(&self) -> &'static str {
+        if self.is_tls() {
+            return "check the TLS settings: sslmode, sslrootcert (the root certificate the \
+                    server's certificate must be signed by), sslcert and sslkey (a client \
+                    certificate), or their PGSSL* variables; `psql` takes the same";
+        }
+        if let ConnectError::Postgres { error, .. } = self {
+            // The client's own words when the server asks for a password it was not given.
+            if error.code().is_none() && self.describe().contains("password missing") {
+                return "the server asks for a password: give it with password= in the \
+                        connection string, PGPASSWORD, or a line of the password file \
+                        (~/.pgpass, or PGPASSFILE)";
+            }
+        }
+        match self.sqlstate().as_deref() {
+            None => {
+                "is the server running and listening on that host and port? check the \
+                 connection string"
+            }
+            // invalid_authorization_specification, invalid_password
+            Some("28000" | "28P01") => {
+                "the server refused the user: check user and password in the connection \
+                 string (or PGUSER, PGPASSWORD) and the server's pg_hba.conf"
+            }
+            // invalid_catalog_name
+            Some("3D000") => {
+                "the server has no such database: check dbname in the connection string (or \
+                 PGDATABASE); `psql -l` lists the databases"
+            }
+            // too_many_connections, cannot_connect_now
+            Some("53300" | "57P03") => {
+                "the server takes no connections now (starting up, shutting down or full): run \
+                 the command again later"
+            }
+            Some(_) => "check the connection string",
         }
     }
 }
@@ -360,11 +347,15 @@ mod tests {
     use std::collections::HashMap;
 
     fn with_env(conninfo: &str, vars: &[(&str, &str)]) -> Result<Config, String> {
+        read_with_env(conninfo, vars).map(|info| info.config)
+    }
+
+    fn read_with_env(conninfo: &str, vars: &[(&str, &str)]) -> Result<ConnInfo, String> {
         let vars: HashMap<String, String> = vars
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        config_with_env(conninfo, |name| vars.get(name).cloned(), Passwords::Look)
+        parse_with_env(conninfo, |name| vars.get(name).cloned(), Passwords::Look)
     }
 
     #[test]
@@ -421,46 +412,6 @@ mod tests {
     }
 
     #[test]
-    fn the_password_file_gives_the_first_matching_line() {
-        let file = b"# comment\r\n\
-            db1:5432:app:alice:first\n\
-            \n\
-            *:*:app:bob:b\\:ob\\\\pw:ignored\n\
-            localhost:6543:*:*:socket\r\n\
-            ho\\:st:*:*:*:escaped host\n\
-            *:*:*:*:anything";
-        let find = |wanted: [&str; 4]| password_in(file, wanted);
-        assert_eq!(
-            find(["db1", "5432", "app", "alice"]).as_deref(),
-            Some("first")
-        );
-        assert_eq!(
-            find(["db2", "5432", "app", "bob"]).as_deref(),
-            Some("b:ob\\pw")
-        );
-        assert_eq!(
-            find(["localhost", "6543", "x", "y"]).as_deref(),
-            Some("socket")
-        );
-        assert_eq!(
-            find(["ho:st", "1", "d", "u"]).as_deref(),
-            Some("escaped host")
-        );
-        assert_eq!(
-            find(["db1", "5433", "app", "alice"]).as_deref(),
-            Some("anything")
-        );
-        assert_eq!(
-            password_in(b"db1:5432:app:alice:pw", ["db", "5432", "app", "alice"]),
-            None
-        );
-        assert_eq!(
-            password_in(b"db1:5432:app", ["db1", "5432", "app", "alice"]),
-            None
-        );
-    }
-
-    #[test]
     fn the_password_file_is_found_and_checked() {
         use std::os::unix::fs::PermissionsExt;
 
@@ -497,6 +448,34 @@ mod tests {
         assert_eq!(
             password(&[("HOME", home.as_str()), ("PGUSER", "alice")]),
             Some(b"secret".to_vec())
+        );
+    }
+
+    #[test]
+    fn tls_settings_are_read_and_the_rest_goes_to_the_crate() {
+        use postgres::config::SslMode as CrateMode;
+
+        let info = read_with_env(
+            "host=db sslmode=verify-full sslrootcert=/etc/ca.crt dbname=app",
+            &[("HOME", "/home/u")],
+        )
+        .unwrap();
+        assert_eq!(info.tls.mode, SslMode::VerifyFull);
+        assert_eq!(info.config.get_ssl_mode(), CrateMode::Require);
+        assert_eq!(info.config.get_dbname(), Some("app"));
+        assert_eq!(
+            info.tls.root_cert.as_deref(),
+            Some(Path::new("/etc/ca.crt"))
+        );
+        // PGSSLMODE, in a URL too; allow negotiates as prefer.
+        let info = read_with_env("postgresql://db/app", &[("PGSSLMODE", "allow")]).unwrap();
+        assert_eq!(info.tls.mode, SslMode::Allow);
+        assert_eq!(info.config.get_ssl_mode(), CrateMode::Prefer);
+        let info = read_with_env("postgresql://db/app?sslmode=disable", &[]).unwrap();
+        assert_eq!(info.config.get_ssl_mode(), CrateMode::Disable);
+        assert_eq!(
+            read_with_env("host=db sslmode=verify", &[]).unwrap_err(),
+            "invalid sslmode value: \"verify\""
         );
     }
 

@@ -1,0 +1,151 @@
+//! The password file, read as libpq's `passwordFromFile` reads it (see "The password file" in
+//! the module documentation of [`super`]).
+
+use std::path::Path;
+
+use postgres::config::Host;
+use postgres::Config;
+
+use super::DEFAULT_SOCKET_DIRS;
+
+/// The password the password file holds for `config`'s first host (see "The password file"
+/// in the module documentation), if there is one.
+pub fn password_from_file(config: &Config, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+
+    let path = match env("PGPASSFILE") {
+        Some(path) => std::path::PathBuf::from(path),
+        None => std::path::Path::new(&env("HOME")?).join(".pgpass"),
+    };
+    let metadata = std::fs::metadata(&path).ok()?;
+    if !metadata.is_file() {
+        eprintln!(
+            "warning: password file \"{}\" is not a plain file",
+            path.display()
+        );
+        return None;
+    }
+    if metadata.permissions().mode() & 0o077 != 0 {
+        eprintln!(
+            "warning: password file \"{}\" has group or world access; permissions should be \
+             u=rw (0600) or less",
+            path.display()
+        );
+        return None;
+    }
+    let host = match config.get_hosts().first() {
+        Some(Host::Tcp(name)) => name.clone(),
+        Some(Host::Unix(dir)) if DEFAULT_SOCKET_DIRS.iter().any(|d| dir == Path::new(d)) => {
+            "localhost".into()
+        }
+        Some(Host::Unix(dir)) => dir.to_str()?.to_string(),
+        None => config.get_hostaddrs().first()?.to_string(),
+    };
+    let port = config
+        .get_ports()
+        .first()
+        .copied()
+        .unwrap_or(5432)
+        .to_string();
+    let user = match config.get_user() {
+        Some(user) => user.to_string(),
+        None => whoami::username().ok()?,
+    };
+    let dbname = config.get_dbname().unwrap_or(&user).to_string();
+    let file = std::fs::read(&path).ok()?;
+    password_in(&file, [&host, &port, &dbname, &user])
+}
+
+/// The password of the first line of a password file whose fields match `wanted` (host, port,
+/// database, user).
+fn password_in(file: &[u8], wanted: [&str; 4]) -> Option<String> {
+    file.split(|&b| b == b'\n').find_map(|line| {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.is_empty() || line.starts_with(b"#") {
+            return None;
+        }
+        let rest = wanted
+            .iter()
+            .try_fold(line, |rest, value| field_matches(rest, value.as_bytes()))?;
+        // The password: up to an unescaped `:`, escapes undone.
+        let mut password = Vec::new();
+        let mut bytes = rest.iter();
+        while let Some(&b) = bytes.next() {
+            match b {
+                b':' => break,
+                b'\\' => password.push(*bytes.next().unwrap_or(&b'\\')),
+                b => password.push(b),
+            }
+        }
+        String::from_utf8(password).ok()
+    })
+}
+
+/// The rest of `line` after its first field, if that field is `*` or `value`; a `\` makes the
+/// byte after it literal, and an unescaped `:` ends the field.
+fn field_matches<'a>(line: &'a [u8], value: &[u8]) -> Option<&'a [u8]> {
+    if let Some(rest) = line.strip_prefix(b"*:") {
+        return Some(rest);
+    }
+    let mut want = value.iter();
+    let mut at = 0;
+    loop {
+        let mut byte = *line.get(at)?;
+        let escaped = byte == b'\\';
+        if escaped {
+            at += 1;
+            byte = *line.get(at)?;
+        }
+        at += 1;
+        match want.next() {
+            None if byte == b':' && !escaped => return Some(&line[at..]),
+            Some(&w) if w == byte => {}
+            _ => return None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_password_file_gives_the_first_matching_line() {
+        let file = b"# comment\r\n\
+            db1:5432:app:alice:first\n\
+            \n\
+            *:*:app:bob:b\\:ob\\\\pw:ignored\n\
+            localhost:6543:*:*:socket\r\n\
+            ho\\:st:*:*:*:escaped host\n\
+            *:*:*:*:anything";
+        let find = |wanted: [&str; 4]| password_in(file, wanted);
+        assert_eq!(
+            find(["db1", "5432", "app", "alice"]).as_deref(),
+            Some("first")
+        );
+        assert_eq!(
+            find(["db2", "5432", "app", "bob"]).as_deref(),
+            Some("b:ob\\pw")
+        );
+        assert_eq!(
+            find(["localhost", "6543", "x", "y"]).as_deref(),
+            Some("socket")
+        );
+        assert_eq!(
+            find(["ho:st", "1", "d", "u"]).as_deref(),
+            Some("escaped host")
+        );
+        assert_eq!(
+            find(["db1", "5433", "app", "alice"]).as_deref(),
+            Some("anything")
+        );
+        assert_eq!(
+            password_in(b"db1:5432:app:alice:pw", ["db", "5432", "app", "alice"]),
+            None
+        );
+        assert_eq!(
+            password_in(b"db1:5432:app", ["db1", "5432", "app", "alice"]),
+            None
+        );
+    }
+}

@@ -1,0 +1,365 @@
+//! TLS connections (`pgdict::conninfo`) against a real PostgreSQL 15 server with `ssl=on`,
+//! compared with what libpq (`psql`) does with the same settings:
+//!
+//! - the certificates are made as PostgreSQL's documentation makes them, with the `openssl`
+//!   command: a root, a server certificate it signs with `openssl x509 -req` (X.509 v1, common
+//!   name `localhost`, no alternative names), a client certificate for `cert` authentication;
+//!   a second root that signed nothing here;
+//! - `verify-full` connects to `localhost` and refuses `127.0.0.1` with libpq's message;
+//!   `verify-ca` takes both; a root that did not sign the certificate is refused; a missing
+//!   root certificate file is named; `require` checks the chain once `~/.postgresql/root.crt`
+//!   exists; `PGSSLMODE` and `PGSSLROOTCERT` count; URLs carry the settings too;
+//! - a `hostaddr` alone connects over TLS (the `postgres` crate alone fails there with "no
+//!   hostname provided"), and `verify-full` refuses it as libpq does; a Unix socket connects
+//!   without TLS whatever `sslmode` says;
+//! - a role that must present a client certificate (`cert` in pg_hba.conf) connects with one
+//!   (given, or found in `~/.postgresql`), is refused without; a key others may read is refused;
+//! - a self-signed server certificate given as the root (the documentation's quick recipe,
+//!   a CA certificate used as the server's own) passes `verify-full`.
+
+#![cfg(feature = "pg-store")]
+
+mod support;
+
+use std::fs;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use pgdict::conninfo::{parse_with_env, ConnectError, Passwords};
+use support::PgCluster;
+
+/// Runs the `openssl` command in `dir`.
+fn openssl(dir: &Path, args: &[&str]) {
+    let output = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run openssl (Debian: apt-get install openssl)");
+    assert!(
+        output.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// A key and a certificate signing request for `subject`, then the certificate `ca` signs.
+fn signed_certificate(dir: &Path, name: &str, subject: &str) {
+    let (key, csr, crt) = (
+        format!("{name}.key"),
+        format!("{name}.csr"),
+        format!("{name}.crt"),
+    );
+    openssl(
+        dir,
+        &[
+            "req", "-new", "-newkey", "rsa:2048", "-nodes", "-subj", subject, "-keyout", &key,
+            "-out", &csr,
+        ],
+    );
+    openssl(
+        dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            &csr,
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "2",
+            "-out",
+            &crt,
+        ],
+    );
+}
+
+/// A self-signed certificate (with `-x509`, OpenSSL makes it a CA certificate, v3).
+fn self_signed(dir: &Path, name: &str, subject: &str) {
+    openssl(
+        dir,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            subject,
+            "-keyout",
+            &format!("{name}.key"),
+            "-out",
+            &format!("{name}.crt"),
+        ],
+    );
+}
+
+/// Copies `name.crt` and `name.key` into the data directory as the server's certificate and
+/// key, owned by the server's user, readable by nobody else.
+fn install_server_certificate(cluster: &PgCluster, certs: &Path, name: &str) {
+    let data = cluster.data_dir();
+    let owner = fs::metadata(data).unwrap();
+    for (from, to) in [
+        (format!("{name}.crt"), "server.crt"),
+        (format!("{name}.key"), "server.key"),
+        ("ca.crt".to_string(), "ca.crt"),
+    ] {
+        let path = data.join(to);
+        fs::copy(certs.join(from), &path).unwrap();
+        std::os::unix::fs::chown(&path, Some(owner.uid()), Some(owner.gid())).unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
+    }
+}
+
+/// The outcome of connecting: whether the session uses TLS, or the error.
+fn connect(conninfo: &str, vars: &[(&str, &str)]) -> Result<bool, ConnectError> {
+    let info = parse_with_env(
+        conninfo,
+        |name| {
+            vars.iter()
+                .find(|(key, _)| *key == name)
+                .map(|(_, value)| value.to_string())
+        },
+        Passwords::Look,
+    )
+    .unwrap_or_else(|e| panic!("{conninfo}: {e}"));
+    let mut client = info.connect()?;
+    let row = client
+        .query_one(
+            "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+            &[],
+        )
+        .unwrap();
+    Ok(row.get(0))
+}
+
+fn refused(conninfo: &str, vars: &[(&str, &str)]) -> ConnectError {
+    match connect(conninfo, vars) {
+        Ok(tls) => panic!("{conninfo} connected (TLS: {tls})"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn tls_connections_check_certificates_as_libpq_does() {
+    let cluster = PgCluster::start();
+    let certs = tempfile::tempdir().unwrap();
+    let certs = certs.path();
+    self_signed(certs, "ca", "/CN=pgdict test root");
+    self_signed(certs, "other", "/CN=pgdict other root");
+    signed_certificate(certs, "server", "/CN=localhost");
+    signed_certificate(certs, "client", "/CN=cert_user");
+    fs::set_permissions(certs.join("client.key"), fs::Permissions::from_mode(0o600)).unwrap();
+    let version = Command::new("openssl")
+        .args(["x509", "-noout", "-text", "-in"])
+        .arg(certs.join("server.crt"))
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&version.stdout).contains("Version: 1 (0x0)"),
+        "the server certificate should be X.509 v1, as `openssl x509 -req` makes it here"
+    );
+    install_server_certificate(&cluster, certs, "server");
+    let hba = cluster.data_dir().join("pg_hba.conf");
+    let rules = fs::read_to_string(&hba).unwrap();
+    fs::write(
+        &hba,
+        format!("hostssl all cert_user 127.0.0.1/32 cert\n{rules}"),
+    )
+    .unwrap();
+    let mut client = cluster.client();
+    for statement in [
+        "CREATE ROLE cert_user LOGIN",
+        "ALTER SYSTEM SET ssl = on",
+        "ALTER SYSTEM SET ssl_ca_file = 'ca.crt'",
+        "SELECT pg_reload_conf()",
+    ] {
+        client.batch_execute(statement).unwrap();
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while cluster
+        .client()
+        .query_one("SHOW ssl", &[])
+        .unwrap()
+        .get::<_, String>(0)
+        != "on"
+    {
+        assert!(
+            Instant::now() < deadline,
+            "ssl stayed off: {}",
+            cluster.server_log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    let path = |name: &str| certs.join(name).display().to_string();
+    let (ca, other) = (path("ca.crt"), path("other.crt"));
+    let home = tempfile::tempdir().unwrap();
+    let home_dir = home.path().display().to_string();
+    let no_files = [("HOME", home_dir.as_str())];
+    let port = cluster.port();
+    let to = |host: &str, rest: &str| {
+        format!("host={host} port={port} user=postgres dbname=postgres {rest}")
+    };
+
+    // verify-full: the certificate names localhost, not 127.0.0.1 (psql: "server certificate
+    // for "localhost" does not match host name "127.0.0.1"").
+    let full = format!("sslmode=verify-full sslrootcert={ca}");
+    assert!(connect(&to("localhost", &full), &no_files).unwrap());
+    let err = refused(&to("127.0.0.1", &full), &no_files);
+    assert!(
+        err.describe().contains(
+            "server certificate for \"localhost\" does not match host name \"127.0.0.1\""
+        ),
+        "{}",
+        err.describe()
+    );
+    assert!(err.is_tls() && err.hint().contains("sslrootcert"));
+    // verify-ca checks the chain only.
+    let ca_only = format!("sslmode=verify-ca sslrootcert={ca}");
+    assert!(connect(&to("127.0.0.1", &ca_only), &no_files).unwrap());
+    let err = refused(
+        &to(
+            "localhost",
+            &format!("sslmode=verify-ca sslrootcert={other}"),
+        ),
+        &no_files,
+    );
+    assert!(
+        err.describe().contains("certificate verify failed") && err.is_tls(),
+        "{}",
+        err.describe()
+    );
+    // No root certificate file: named, as libpq names it.
+    let err = refused(&to("localhost", "sslmode=verify-ca"), &no_files);
+    assert!(matches!(err, ConnectError::Setup(_)));
+    assert_eq!(
+        err.describe(),
+        format!(
+            "root certificate file \"{home_dir}/.postgresql/root.crt\" does not exist; either \
+             provide the file or change sslmode to disable server certificate verification"
+        )
+    );
+    // require: encrypted, unchecked; checked as verify-ca once ~/.postgresql/root.crt exists.
+    assert!(connect(&to("127.0.0.1", "sslmode=require"), &no_files).unwrap());
+    fs::create_dir(home.path().join(".postgresql")).unwrap();
+    fs::copy(&other, home.path().join(".postgresql/root.crt")).unwrap();
+    let err = refused(&to("127.0.0.1", "sslmode=require"), &no_files);
+    assert!(err.describe().contains("certificate verify failed"));
+    fs::copy(&ca, home.path().join(".postgresql/root.crt")).unwrap();
+    assert!(connect(&to("127.0.0.1", "sslmode=require"), &no_files).unwrap());
+    fs::remove_file(home.path().join(".postgresql/root.crt")).unwrap();
+    // The environment, and a URL.
+    let env = [
+        ("HOME", home_dir.as_str()),
+        ("PGSSLMODE", "verify-full"),
+        ("PGSSLROOTCERT", ca.as_str()),
+    ];
+    assert!(connect(&to("localhost", ""), &env).unwrap());
+    assert!(refused(&to("127.0.0.1", ""), &env).is_tls());
+    assert!(!connect(&to("localhost", "sslmode=disable"), &env).unwrap());
+    let url = format!(
+        "postgresql://postgres@localhost:{port}/postgres?sslmode=verify-full&sslrootcert={}",
+        ca.replace('/', "%2F")
+    );
+    assert!(connect(&url, &no_files).unwrap());
+    // sslrootcert=system trusts the system's roots, which did not sign this certificate.
+    let err = refused(
+        &to("localhost", "sslmode=verify-full sslrootcert=system"),
+        &no_files,
+    );
+    assert!(err.describe().contains("certificate verify failed"));
+
+    // hostaddr alone: TLS with the address as the name; verify-full needs a host name.
+    let by_address = format!("hostaddr=127.0.0.1 port={port} user=postgres dbname=postgres");
+    assert!(connect(&by_address, &no_files).unwrap());
+    assert!(connect(&format!("{by_address} {ca_only}"), &no_files).unwrap());
+    let err = refused(&format!("{by_address} {full}"), &no_files);
+    assert!(
+        err.describe()
+            .starts_with("host name must be specified for a verified SSL connection"),
+        "{}",
+        err.describe()
+    );
+    // A Unix socket: no TLS, whatever sslmode says (psql connects there too).
+    let socket = cluster.sock_dir().display().to_string();
+    assert!(!connect(&to(&socket, "sslmode=verify-full"), &no_files).unwrap());
+
+    // A client certificate for `cert` authentication.
+    let as_cert_user = |rest: &str| {
+        format!("host=localhost port={port} user=cert_user dbname=postgres {full} {rest}")
+    };
+    let client_files = format!(
+        "sslcert={} sslkey={}",
+        path("client.crt"),
+        path("client.key")
+    );
+    assert!(connect(&as_cert_user(&client_files), &no_files).unwrap());
+    let err = refused(&as_cert_user(""), &no_files);
+    assert_eq!(
+        err.sqlstate().as_deref(),
+        Some("28000"),
+        "{}",
+        err.describe()
+    );
+    fs::set_permissions(certs.join("client.key"), fs::Permissions::from_mode(0o644)).unwrap();
+    let err = refused(&as_cert_user(&client_files), &no_files);
+    assert!(
+        err.describe().contains("has group or world access"),
+        "{}",
+        err.describe()
+    );
+    fs::set_permissions(certs.join("client.key"), fs::Permissions::from_mode(0o600)).unwrap();
+    // The default files in ~/.postgresql.
+    for (from, to) in [
+        ("client.crt", "postgresql.crt"),
+        ("client.key", "postgresql.key"),
+    ] {
+        let target = home.path().join(".postgresql").join(to);
+        fs::copy(certs.join(from), &target).unwrap();
+        fs::set_permissions(&target, fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    assert!(connect(&as_cert_user(""), &no_files).unwrap());
+    // A certificate whose key is missing.
+    fs::remove_file(home.path().join(".postgresql/postgresql.key")).unwrap();
+    let err = refused(&as_cert_user(""), &no_files);
+    assert!(
+        err.describe()
+            .starts_with("certificate present, but not private key file"),
+        "{}",
+        err.describe()
+    );
+    fs::remove_file(home.path().join(".postgresql/postgresql.crt")).unwrap();
+
+    // A self-signed server certificate, given as the root: OpenSSL (and so libpq) takes it,
+    // though it is a CA certificate used as a server's.
+    self_signed(certs, "selfsigned", "/CN=localhost");
+    install_server_certificate(&cluster, certs, "selfsigned");
+    client.batch_execute("SELECT pg_reload_conf()").unwrap();
+    let pinned = format!("sslmode=verify-full sslrootcert={}", path("selfsigned.crt"));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match connect(&to("localhost", &pinned), &no_files) {
+            Ok(tls) => {
+                assert!(tls);
+                break;
+            }
+            // Until the server has reloaded its certificate.
+            Err(e) if Instant::now() < deadline => {
+                assert!(
+                    e.describe().contains("certificate verify failed"),
+                    "{}",
+                    e.describe()
+                );
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(e) => panic!("{}", e.describe()),
+        }
+    }
+}
