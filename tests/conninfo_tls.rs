@@ -14,6 +14,7 @@
 //!   without TLS whatever `sslmode` says;
 //! - a role that must present a client certificate (`cert` in pg_hba.conf) connects with one
 //!   (given, or found in `~/.postgresql`), is refused without; a key others may read is refused;
+//! - sessions carry the program's name as their application_name;
 //! - a self-signed server certificate given as the root (the documentation's quick recipe,
 //!   a CA certificate used as the server's own) passes `verify-full`.
 
@@ -197,6 +198,20 @@ fn tls_connections_check_certificates_as_libpq_does() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+
+    // Sessions name the program in pg_stat_activity (here, the test binary), as psql's do.
+    let info = parse_with_env(&cluster.connection_string(), |_| None, Passwords::Look).unwrap();
+    let name: String = info
+        .connect()
+        .unwrap_or_else(|e| panic!("{}", e.describe()))
+        .query_one(
+            "SELECT application_name FROM pg_stat_activity WHERE pid = pg_backend_pid()",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    let program = std::env::current_exe().unwrap();
+    assert_eq!(Some(name.as_str()), program.file_name().unwrap().to_str());
 
     let path = |name: &str| certs.join(name).display().to_string();
     let (ca, other) = (path("ca.crt"), path("other.crt"));

@@ -16,6 +16,8 @@
 //! | `dbname`          | `PGDATABASE`         | the user name (the server's default)          |
 //! | `password`        | `PGPASSWORD`         | the password file (below), else none         |
 //! | `connect_timeout` | `PGCONNECT_TIMEOUT`  | none                                         |
+//! | `options`         | `PGOPTIONS`          | none                                         |
+//! | `application_name` | `PGAPPNAME`         | the program's name (`pgdict`, `pgdict-trainer`), as `psql` names itself |
 //! | `sslmode`         | `PGSSLMODE`          | `prefer`                                     |
 //! | `sslrootcert`     | `PGSSLROOTCERT`      | `~/.postgresql/root.crt`                     |
 //! | `sslcert`         | `PGSSLCERT`          | `~/.postgresql/postgresql.crt`               |
@@ -173,9 +175,26 @@ pub fn parse_with_env(
             }
         }
     }
+    if config.get_options().is_none() {
+        if let Some(options) = env("PGOPTIONS") {
+            config.options(&options);
+        }
+    }
+    // What pg_stat_activity shows a DBA: like psql's fallback_application_name, the program.
+    if config.get_application_name().is_none() {
+        if let Some(name) = env("PGAPPNAME").or_else(program_name) {
+            config.application_name(&name);
+        }
+    }
     let tls = TlsSettings::new(&split.tls, &env)?;
     config.ssl_mode(tls.mode.negotiation());
     Ok(ConnInfo { config, tls })
+}
+
+/// The running program's file name (`pgdict`, `pgdict-trainer`).
+fn program_name() -> Option<String> {
+    let exe = std::env::current_exe().ok()?;
+    Some(exe.file_name()?.to_string_lossy().into_owned())
 }
 
 impl ConnInfo {
@@ -388,6 +407,8 @@ mod tests {
             ("PGDATABASE", "events"),
             ("PGPASSWORD", "secret"),
             ("PGCONNECT_TIMEOUT", "1"),
+            ("PGOPTIONS", "-c work_mem=64MB"),
+            ("PGAPPNAME", "nightly-train"),
         ];
         let config = with_env("", &vars).unwrap();
         assert_eq!(servers(&config), "db1:6543, /run/pg/.s.PGSQL.6543");
@@ -395,17 +416,27 @@ mod tests {
         assert_eq!(config.get_dbname(), Some("events"));
         assert_eq!(config.get_password(), Some(&b"secret"[..]));
         assert_eq!(config.get_connect_timeout(), Some(&Duration::from_secs(2)));
+        assert_eq!(config.get_options(), Some("-c work_mem=64MB"));
+        assert_eq!(config.get_application_name(), Some("nightly-train"));
         // What the string says wins.
         let config = with_env(
-            "host=10.0.0.1 port=5433 user=u dbname=d password=p connect_timeout=9",
+            "host=10.0.0.1 port=5433 user=u dbname=d password=p connect_timeout=9 \
+             options='-c jit=off' application_name=app",
             &vars,
         )
         .unwrap();
         assert_eq!(servers(&config), "10.0.0.1:5433");
+        assert_eq!(config.get_options(), Some("-c jit=off"));
+        assert_eq!(config.get_application_name(), Some("app"));
         assert_eq!(config.get_user(), Some("u"));
         assert_eq!(config.get_dbname(), Some("d"));
         assert_eq!(config.get_password(), Some(&b"p"[..]));
         assert_eq!(config.get_connect_timeout(), Some(&Duration::from_secs(9)));
+        // Without PGAPPNAME, the program names itself (here, the test binary).
+        let config = with_env("", &[]).unwrap();
+        let program = std::env::current_exe().unwrap();
+        let program = program.file_name().unwrap().to_str().unwrap();
+        assert_eq!(config.get_application_name(), Some(program));
         // A hostaddr is a host.
         let config = with_env("hostaddr=::1", &vars).unwrap();
         assert_eq!(servers(&config), "[::1]:6543");
