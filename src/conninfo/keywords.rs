@@ -1,6 +1,6 @@
-//! Taking the TLS settings out of a connection string, for the `postgres` crate cannot parse
-//! them: it knows `sslmode` only as `disable`, `prefer` or `require`, and refuses `sslrootcert`,
-//! `sslcert`, `sslkey` and `sslpassword` as unknown options.
+//! Taking the settings pgdict reads itself out of a connection string, for the `postgres` crate
+//! cannot parse them: it knows `sslmode` only as `disable`, `prefer` or `require`, and refuses
+//! `sslrootcert`, `sslcert`, `sslkey`, `sslpassword` and `service` as unknown options.
 //!
 //! Both of libpq's forms are read as libpq reads them (`conninfo_parse` and
 //! `conninfo_uri_parse` in PostgreSQL's `fe-connect.c`):
@@ -16,17 +16,25 @@
 
 use std::ops::Range;
 
-/// The keywords [`split`] takes out.
-pub const TLS_KEYWORDS: [&str; 5] = ["sslmode", "sslrootcert", "sslcert", "sslkey", "sslpassword"];
+/// The keywords [`split`] takes out: the TLS settings and the service.
+pub const TAKEN_KEYWORDS: [&str; 6] = [
+    "sslmode",
+    "sslrootcert",
+    "sslcert",
+    "sslkey",
+    "sslpassword",
+    "service",
+];
 
-/// A connection string without its TLS settings, and those settings (keyword, value), in the
-/// order the string gives them (a keyword given twice: the later one wins, as in libpq).
+/// A connection string without the settings pgdict reads itself, and those settings
+/// (keyword, value), in the order the string gives them (a keyword given twice: the later one
+/// wins, as in libpq).
 #[derive(Debug, PartialEq, Eq)]
 pub struct Split {
-    /// The string without the TLS settings.
+    /// The string without them.
     pub rest: String,
-    /// The TLS settings: keyword, value (unquoted, unescaped, decoded).
-    pub tls: Vec<(String, String)>,
+    /// The settings taken out: keyword, value (unquoted, unescaped, decoded).
+    pub taken: Vec<(String, String)>,
 }
 
 /// Splits `conninfo` (see the module documentation). The error is libpq's message for a string
@@ -41,17 +49,17 @@ pub fn split(conninfo: &str) -> Result<Split, String> {
 
 fn split_pairs(conninfo: &str) -> Result<Split, String> {
     let mut rest = String::new();
-    let mut tls = Vec::new();
+    let mut taken = Vec::new();
     let mut kept_up_to = 0;
     for pair in pairs(conninfo)? {
-        if TLS_KEYWORDS.contains(&pair.key.as_str()) {
+        if TAKEN_KEYWORDS.contains(&pair.key.as_str()) {
             rest.push_str(&conninfo[kept_up_to..pair.span.start]);
             kept_up_to = pair.span.end;
-            tls.push((pair.key, pair.value));
+            taken.push((pair.key, pair.value));
         }
     }
     rest.push_str(&conninfo[kept_up_to..]);
-    Ok(Split { rest, tls })
+    Ok(Split { rest, taken })
 }
 
 /// One `key=value` pair of a string in that form.
@@ -139,11 +147,11 @@ fn split_url(conninfo: &str) -> Result<Split, String> {
     let Some((base, query)) = conninfo.split_once('?') else {
         return Ok(Split {
             rest: conninfo.to_string(),
-            tls: Vec::new(),
+            taken: Vec::new(),
         });
     };
     let mut kept = Vec::new();
-    let mut tls = Vec::new();
+    let mut taken = Vec::new();
     for parameter in query.split('&') {
         let Some((key, value)) = parameter.split_once('=') else {
             return Err(format!(
@@ -151,8 +159,8 @@ fn split_url(conninfo: &str) -> Result<Split, String> {
             ));
         };
         let key = decode(key)?;
-        if TLS_KEYWORDS.contains(&key.as_str()) {
-            tls.push((key, decode(value)?));
+        if TAKEN_KEYWORDS.contains(&key.as_str()) {
+            taken.push((key, decode(value)?));
         } else {
             kept.push(parameter);
         }
@@ -161,7 +169,7 @@ fn split_url(conninfo: &str) -> Result<Split, String> {
         true => base.to_string(),
         false => format!("{base}?{}", kept.join("&")),
     };
-    Ok(Split { rest, tls })
+    Ok(Split { rest, taken })
 }
 
 /// A percent-encoded URL component, decoded; libpq refuses `%00` and a `%` not followed by two
@@ -189,7 +197,7 @@ fn decode(component: &str) -> Result<String, String> {
 mod tests {
     use super::*;
 
-    fn tls(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    fn pairs_of(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
         pairs
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -204,23 +212,27 @@ mod tests {
         .unwrap();
         assert_eq!(taken.rest, "host=db   port=5433 \tdbname=x");
         assert_eq!(
-            taken.tls,
-            tls(&[
+            taken.taken,
+            pairs_of(&[
                 ("sslmode", "verify-full"),
                 ("sslrootcert", "/etc/my ca's.crt")
             ])
         );
         // An escaped space in an unquoted value; a quoted value with an escaped backslash.
-        let taken = split("sslcert=/a\\ b.crt sslkey='c\\\\d' user=u").unwrap();
-        assert_eq!(taken.rest, "  user=u");
+        let taken = split("sslcert=/a\\ b.crt sslkey='c\\\\d' user=u service=s").unwrap();
+        assert_eq!(taken.rest, "  user=u ");
         assert_eq!(
-            taken.tls,
-            tls(&[("sslcert", "/a b.crt"), ("sslkey", "c\\d")])
+            taken.taken,
+            pairs_of(&[
+                ("sslcert", "/a b.crt"),
+                ("sslkey", "c\\d"),
+                ("service", "s")
+            ])
         );
         // Other keywords, however they look, go on untouched.
         let taken = split("password='a b' options='-c x=1'").unwrap();
         assert_eq!(taken.rest, "password='a b' options='-c x=1'");
-        assert!(taken.tls.is_empty());
+        assert!(taken.taken.is_empty());
         assert_eq!(split_pairs("").unwrap().rest, "");
     }
 
@@ -232,12 +244,12 @@ mod tests {
         .unwrap();
         assert_eq!(taken.rest, "postgresql://u@db:5433/app?connect_timeout=5");
         assert_eq!(
-            taken.tls,
-            tls(&[("sslmode", "verify-ca"), ("sslrootcert", "/e c.crt")])
+            taken.taken,
+            pairs_of(&[("sslmode", "verify-ca"), ("sslrootcert", "/e c.crt")])
         );
         let taken = split("postgres://db/app?sslmode=require").unwrap();
         assert_eq!(taken.rest, "postgres://db/app");
-        assert_eq!(taken.tls, tls(&[("sslmode", "require")]));
+        assert_eq!(taken.taken, pairs_of(&[("sslmode", "require")]));
         let taken = split("postgresql:///app").unwrap();
         assert_eq!(taken.rest, "postgresql:///app");
     }

@@ -4,12 +4,15 @@
 //! The `postgres` crate parses libpq's `key=value` strings and `postgresql://` URLs, but takes
 //! nothing from the environment, has no default host (libpq's is its Unix socket directory:
 //! `dbname=app`, which `psql` takes, fails there with "both host and hostaddr are missing"),
-//! and knows few of libpq's TLS settings. [`parse`] takes the TLS settings out of the string
-//! (`keywords.rs`), has the crate parse the rest, then fills in what the string leaves unset as
-//! libpq does:
+//! and knows few of libpq's TLS settings and no service files. [`parse`] takes those settings
+//! out of the string (`keywords.rs`), has the crate parse the rest, then fills in what the
+//! string leaves unset as libpq does: from the service, if the string (`service=`) or
+//! `PGSERVICE` names one (`service_file.rs`: `~/.pg_service.conf`, then the system's file),
+//! else from the environment, else by default:
 //!
 //! | setting           | from the environment | else                                         |
 //! |-------------------|----------------------|----------------------------------------------|
+//! | `hostaddr`        | `PGHOSTADDR`         | none                                         |
 //! | `host`            | `PGHOST` (a comma-separated list; a path is a Unix socket directory) | the Unix socket in `/var/run/postgresql` (where Debian's and Red Hat's PostgreSQL put it), or in `/tmp` (PostgreSQL's own default): those of the two that hold the port's socket, else both, tried in that order |
 //! | `port`            | `PGPORT`             | 5432                                         |
 //! | `user`            | `PGUSER`             | the operating-system user (the crate's default) |
@@ -24,8 +27,9 @@
 //! | `sslkey`          | `PGSSLKEY`           | `~/.postgresql/postgresql.key`               |
 //! | `sslpassword`     |                      | none                                         |
 //!
-//! A `hostaddr` in the string counts as a host. Not read, unlike libpq: service files. What
-//! the TLS settings do, and where pgdict differs from libpq there: [`tls`].
+//! A `hostaddr` counts as a host. A service that sets a keyword pgdict does not read (say
+//! `target_session_attrs`) is refused. What the TLS settings do, and where pgdict differs
+//! from libpq there: [`tls`].
 //!
 //! # The password file
 //!
@@ -41,6 +45,7 @@
 
 mod keywords;
 mod password_file;
+mod service_file;
 pub mod tls;
 
 use std::path::Path;
@@ -53,6 +58,25 @@ pub use tls::{SslMode, TlsSettings};
 
 /// The Unix socket directories tried when neither the string nor `PGHOST` names a host.
 pub const DEFAULT_SOCKET_DIRS: [&str; 2] = ["/var/run/postgresql", "/tmp"];
+
+/// The keywords pgdict takes from a service file (see [`parse`]); a service that sets another
+/// is refused rather than half applied.
+const SERVICE_KEYWORDS: [&str; 14] = [
+    "host",
+    "hostaddr",
+    "port",
+    "dbname",
+    "user",
+    "password",
+    "connect_timeout",
+    "options",
+    "application_name",
+    "sslmode",
+    "sslrootcert",
+    "sslcert",
+    "sslkey",
+    "sslpassword",
+];
 
 /// A connection string read as libpq reads it: what the `postgres` crate connects with, and
 /// the TLS settings it does not know.
@@ -110,23 +134,68 @@ pub fn parse_with_env(
         .map_err(|e: postgres::Error| crate::dict::describe_pg_error(&e))?;
     // An empty variable counts as unset, as in libpq.
     let env = |name: &str| env(name).filter(|value| !value.is_empty());
+    let taken = |keyword: &str| {
+        let found = split.taken.iter().rev().find(|(key, _)| key == keyword);
+        found.map(|(_, value)| value.clone())
+    };
+    let service_name = taken("service")
+        .filter(|name| !name.is_empty())
+        .or_else(|| env("PGSERVICE"));
+    let service = match &service_name {
+        Some(name) => service_file::settings(name, &env)?,
+        None => Vec::new(),
+    };
+    if let Some((keyword, _)) = service
+        .iter()
+        .find(|(keyword, _)| !SERVICE_KEYWORDS.contains(&keyword.as_str()))
+    {
+        return Err(format!(
+            "service \"{}\" sets {keyword}, which pgdict does not support (it reads {})",
+            service_name.as_deref().unwrap_or_default(),
+            SERVICE_KEYWORDS.join(", ")
+        ));
+    }
+    // What the string leaves unset: the service's setting, else the environment's; with
+    // where it came from, for messages.
+    let fallback = |keyword: &str, variable: &str| {
+        let from_service = service.iter().find(|(key, _)| key == keyword);
+        match from_service {
+            Some((_, value)) => Some((
+                value.clone(),
+                format!(
+                    "service \"{}\": {keyword}",
+                    service_name.as_deref().unwrap_or_default()
+                ),
+            )),
+            None => env(variable).map(|value| (value, variable.to_string())),
+        }
+    };
     if config.get_ports().is_empty() {
-        if let Some(ports) = env("PGPORT") {
+        if let Some((ports, origin)) = fallback("port", "PGPORT") {
             for port in ports.split(',') {
                 let number = port.trim().parse::<u16>().ok().filter(|&p| p != 0);
                 config.port(number.ok_or_else(|| {
-                    format!("PGPORT={ports} is not a port number (or a list of them)")
+                    format!("{origin}={ports} is not a port number (or a list of them)")
                 })?);
             }
         }
     }
     if config.get_hosts().is_empty() && config.get_hostaddrs().is_empty() {
-        match env("PGHOST") {
-            Some(hosts) => {
+        let hostaddrs = fallback("hostaddr", "PGHOSTADDR");
+        if let Some((addresses, origin)) = &hostaddrs {
+            for address in addresses.split(',') {
+                config.hostaddr(address.trim().parse().map_err(|_| {
+                    format!("{origin}={addresses} is not an IP address (or a list of them)")
+                })?);
+            }
+        }
+        match fallback("host", "PGHOST") {
+            Some((hosts, _)) => {
                 for host in hosts.split(',') {
                     config.host(host.trim());
                 }
             }
+            None if hostaddrs.is_some() => {}
             None => {
                 // The directories that hold the port's socket (so that messages name the
                 // server connected to), else both (so that the error says where it looked).
@@ -145,12 +214,12 @@ pub fn parse_with_env(
         }
     }
     if config.get_user().is_none() {
-        if let Some(user) = env("PGUSER") {
+        if let Some((user, _)) = fallback("user", "PGUSER") {
             config.user(&user);
         }
     }
     if config.get_dbname().is_none() {
-        if let Some(dbname) = env("PGDATABASE") {
+        if let Some((dbname, _)) = fallback("dbname", "PGDATABASE") {
             config.dbname(&dbname);
         }
     }
@@ -159,16 +228,17 @@ pub fn parse_with_env(
             Passwords::Look => password_file::password_from_file(&config, &env),
             Passwords::Skip => None,
         };
-        if let Some(password) = env("PGPASSWORD").or_else(from_file) {
+        let given = fallback("password", "PGPASSWORD").map(|(password, _)| password);
+        if let Some(password) = given.or_else(from_file) {
             config.password(password);
         }
     }
     if config.get_connect_timeout().is_none() {
-        if let Some(seconds) = env("PGCONNECT_TIMEOUT") {
+        if let Some((seconds, origin)) = fallback("connect_timeout", "PGCONNECT_TIMEOUT") {
             let seconds = seconds
                 .trim()
                 .parse::<u64>()
-                .map_err(|_| format!("PGCONNECT_TIMEOUT={seconds} is not a number of seconds"))?;
+                .map_err(|_| format!("{origin}={seconds} is not a number of seconds"))?;
             // libpq: zero (or less) waits forever; under 2 s counts as 2.
             if seconds > 0 {
                 config.connect_timeout(Duration::from_secs(seconds.max(2)));
@@ -176,17 +246,20 @@ pub fn parse_with_env(
         }
     }
     if config.get_options().is_none() {
-        if let Some(options) = env("PGOPTIONS") {
+        if let Some((options, _)) = fallback("options", "PGOPTIONS") {
             config.options(&options);
         }
     }
     // What pg_stat_activity shows a DBA: like psql's fallback_application_name, the program.
     if config.get_application_name().is_none() {
-        if let Some(name) = env("PGAPPNAME").or_else(program_name) {
+        let given = fallback("application_name", "PGAPPNAME").map(|(name, _)| name);
+        if let Some(name) = given.or_else(program_name) {
             config.application_name(&name);
         }
     }
-    let tls = TlsSettings::new(&split.tls, &env)?;
+    // The service's TLS settings first, so that the string's, after them, win.
+    let tls_keywords: Vec<(String, String)> = service.into_iter().chain(split.taken).collect();
+    let tls = TlsSettings::new(&tls_keywords, &env)?;
     config.ssl_mode(tls.mode.negotiation());
     Ok(ConnInfo { config, tls })
 }
@@ -507,6 +580,50 @@ mod tests {
         assert_eq!(
             read_with_env("host=db sslmode=verify", &[]).unwrap_err(),
             "invalid sslmode value: \"verify\""
+        );
+    }
+
+    #[test]
+    fn a_service_fills_in_before_the_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("services");
+        std::fs::write(
+            &file,
+            "[reports]\nhost=db1\nport=6000\ndbname=reports\nsslmode=verify-full\n\
+             [bad]\nport=x\n[replica]\ntarget_session_attrs=read-only\n",
+        )
+        .unwrap();
+        let file = file.display().to_string();
+        let vars = [
+            ("PGSERVICEFILE", file.as_str()),
+            ("PGHOST", "env-host"),
+            ("PGUSER", "env-user"),
+            ("PGDATABASE", "env-db"),
+        ];
+        let info = read_with_env("service=reports", &vars).unwrap();
+        assert_eq!(info.servers(), "db1:6000");
+        assert_eq!(info.config.get_dbname(), Some("reports"));
+        assert_eq!(info.config.get_user(), Some("env-user"));
+        assert_eq!(info.tls.mode, SslMode::VerifyFull);
+        // The string wins over the service; PGSERVICE names one too, in a URL as well.
+        let with_service = [vars[0], vars[1], ("PGSERVICE", "reports")];
+        let info = read_with_env("port=7000 dbname=app sslmode=disable", &with_service).unwrap();
+        assert_eq!(info.servers(), "db1:7000");
+        assert_eq!(info.config.get_dbname(), Some("app"));
+        assert_eq!(info.tls.mode, SslMode::Disable);
+        let info = read_with_env("postgresql:///app?service=reports", &vars).unwrap();
+        assert_eq!(info.servers(), "db1:6000");
+        // Errors name the service, the file, the keyword.
+        assert_eq!(
+            read_with_env("service=bad", &vars).unwrap_err(),
+            "service \"bad\": port=x is not a port number (or a list of them)"
+        );
+        assert!(read_with_env("service=replica", &vars)
+            .unwrap_err()
+            .starts_with("service \"replica\" sets target_session_attrs, which pgdict does not"));
+        assert_eq!(
+            read_with_env("service=nowhere", &vars).unwrap_err(),
+            "definition of service \"nowhere\" not found"
         );
     }
 

@@ -1,0 +1,213 @@
+//! Connection service files, read as libpq's `parseServiceInfo` and `parseServiceFile` (in
+//! PostgreSQL's `fe-connect.c`) read them.
+//!
+//! A service is named by `service=` in the connection string, else by `PGSERVICE`. It is
+//! looked for in the user's file (`PGSERVICEFILE`, else `~/.pg_service.conf`, if it exists),
+//! then in the system's (`PGSYSCONFDIR/pg_service.conf`, else Debian's
+//! `/etc/postgresql-common/pg_service.conf`). A file holds groups:
+//!
+//! ```text
+//! # a comment
+//! [reports]
+//! host=db1.example.com
+//! dbname=reports
+//! ```
+//!
+//! Lines are trimmed; blank lines and `#` comments are skipped; `[name]` starts a group; in
+//! the group sought, each line is `keyword=value`, split at the first `=` and taken as it is
+//! (no quotes), the first of a keyword given twice counting. The group ends at the next `[`.
+//! A line without `=`, or an unknown keyword, is a syntax error; `service` is refused there.
+//! What the connection string sets wins over the service, and the service over the
+//! environment.
+
+use std::path::{Path, PathBuf};
+
+/// Debian's libpq looks for the system's service file here (`pg_config --sysconfdir`).
+const SYSTEM_CONFIG_DIR: &str = "/etc/postgresql-common";
+
+/// libpq's connection keywords (PostgreSQL 15), the ones a service file may set.
+const LIBPQ_KEYWORDS: [&str; 37] = [
+    "host",
+    "hostaddr",
+    "port",
+    "dbname",
+    "user",
+    "password",
+    "passfile",
+    "channel_binding",
+    "connect_timeout",
+    "client_encoding",
+    "options",
+    "application_name",
+    "fallback_application_name",
+    "keepalives",
+    "keepalives_idle",
+    "keepalives_interval",
+    "keepalives_count",
+    "tcp_user_timeout",
+    "replication",
+    "gssencmode",
+    "sslmode",
+    "requiressl",
+    "sslcompression",
+    "sslcert",
+    "sslkey",
+    "sslpassword",
+    "sslrootcert",
+    "sslcrl",
+    "sslcrldir",
+    "sslsni",
+    "requirepeer",
+    "ssl_min_protocol_version",
+    "ssl_max_protocol_version",
+    "krbsrvname",
+    "gsslib",
+    "target_session_attrs",
+    "service",
+];
+
+/// The settings of service `name` (keyword, value, in the file's order), from the first file
+/// that defines it (see the module documentation); an error if none does, or if the group
+/// has a line libpq would refuse.
+pub fn settings(
+    name: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<(String, String)>, String> {
+    let user_file = match env("PGSERVICEFILE") {
+        Some(file) => Some(PathBuf::from(file)),
+        None => env("HOME").map(|home| Path::new(&home).join(".pg_service.conf")),
+    };
+    let system_dir = env("PGSYSCONFDIR").unwrap_or_else(|| SYSTEM_CONFIG_DIR.into());
+    let system_file = Path::new(&system_dir).join("pg_service.conf");
+    for file in user_file.iter().chain([&system_file]) {
+        // libpq skips a file it cannot stat.
+        let Ok(text) = std::fs::read(file) else {
+            continue;
+        };
+        if let Some(settings) = group(&text, name, file)? {
+            return Ok(settings);
+        }
+    }
+    Err(format!("definition of service \"{name}\" not found"))
+}
+
+/// The settings of group `name` in a service file's `text`, if it has the group.
+fn group(text: &[u8], name: &str, file: &Path) -> Result<Option<Vec<(String, String)>>, String> {
+    let mut settings: Option<Vec<(String, String)>> = None;
+    for (number, line) in text.split(|&b| b == b'\n').enumerate() {
+        let line = String::from_utf8_lossy(line);
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Some(header) = line.strip_prefix('[') {
+            if settings.is_some() {
+                break;
+            }
+            // libpq compares the name, then wants `]` right after it.
+            if header
+                .strip_prefix(name)
+                .is_some_and(|rest| rest.starts_with(']'))
+            {
+                settings = Some(Vec::new());
+            }
+            continue;
+        }
+        let Some(settings) = settings.as_mut() else {
+            continue;
+        };
+        let error = |what: &str| {
+            format!(
+                "{what} in service file \"{}\", line {}",
+                file.display(),
+                number + 1
+            )
+        };
+        let Some((keyword, value)) = line.split_once('=') else {
+            return Err(error("syntax error"));
+        };
+        if keyword == "service" {
+            return Err(error("nested service specifications not supported"));
+        }
+        if !LIBPQ_KEYWORDS.contains(&keyword) {
+            return Err(error("syntax error"));
+        }
+        if !settings.iter().any(|(known, _)| known == keyword) {
+            settings.push((keyword.to_string(), value.to_string()));
+        }
+    }
+    Ok(settings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_group_is_read_as_libpq_reads_it() {
+        let file = b"# services\n\
+            [other]\n\
+            host=elsewhere\n\
+            not a setting line, outside the group sought\n\
+            \n\
+            [reports]  \n\
+            \thost=db1,db2\n\
+            dbname=my reports\n\
+            options=-c search_path=r\n\
+            host=ignored, the first counts\n\
+            [later]\n\
+            user=x\n";
+        let settings = group(file, "reports", Path::new("f")).unwrap().unwrap();
+        let expected = [
+            ("host", "db1,db2"),
+            ("dbname", "my reports"),
+            ("options", "-c search_path=r"),
+        ];
+        assert_eq!(
+            settings,
+            expected.map(|(k, v)| (k.to_string(), v.to_string()))
+        );
+        assert_eq!(group(file, "report", Path::new("f")).unwrap(), None);
+        assert_eq!(group(file, "missing", Path::new("f")).unwrap(), None);
+    }
+
+    #[test]
+    fn bad_lines_in_the_group_are_named() {
+        let error = |text: &[u8]| group(text, "s", Path::new("/etc/x")).unwrap_err();
+        assert_eq!(
+            error(b"[s]\nhost db1\n"),
+            "syntax error in service file \"/etc/x\", line 2"
+        );
+        assert_eq!(
+            error(b"[s]\n\nhots=db1\n"),
+            "syntax error in service file \"/etc/x\", line 3"
+        );
+        assert_eq!(
+            error(b"[s]\nservice=t\n"),
+            "nested service specifications not supported in service file \"/etc/x\", line 2"
+        );
+    }
+
+    #[test]
+    fn the_user_file_comes_before_the_system_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join("user.conf");
+        let system = dir.path().join("etc");
+        std::fs::create_dir(&system).unwrap();
+        std::fs::write(&user, "[a]\nport=1\n").unwrap();
+        std::fs::write(system.join("pg_service.conf"), "[a]\nport=2\n[b]\nport=3\n").unwrap();
+        let (user, system) = (user.display().to_string(), system.display().to_string());
+        let env = |name: &str| match name {
+            "PGSERVICEFILE" => Some(user.clone()),
+            "PGSYSCONFDIR" => Some(system.clone()),
+            _ => None,
+        };
+        let port = |name: &str| settings(name, &env).map(|s| s[0].1.clone());
+        assert_eq!(port("a").as_deref(), Ok("1"));
+        assert_eq!(port("b").as_deref(), Ok("3"));
+        assert_eq!(
+            port("c").unwrap_err(),
+            "definition of service \"c\" not found"
+        );
+    }
+}
