@@ -1,23 +1,27 @@
-//! Taking the settings pgdict reads itself out of a connection string, for the `postgres` crate
-//! cannot parse them: it knows `sslmode` only as `disable`, `prefer` or `require`, and refuses
-//! `sslrootcert`, `sslcert`, `sslkey`, `sslpassword` and `service` as unknown options.
+//! Reading a connection string as libpq reads it (`conninfo_parse` and `conninfo_uri_parse`
+//! in PostgreSQL's `fe-connect.c`), for the `postgres` crate reads it differently: it knows
+//! `sslmode` only as `disable`, `prefer` or `require`; refuses `sslrootcert`, `sslcert`,
+//! `sslkey`, `sslpassword` and `service` as unknown options; takes an empty host as a TCP host
+//! named ""; and gives every host of a URL a port, 5432 if the URL names none, where libpq
+//! leaves it to `PGPORT`.
 //!
-//! Both of libpq's forms are read as libpq reads them (`conninfo_parse` and
-//! `conninfo_uri_parse` in PostgreSQL's `fe-connect.c`):
+//! Both of libpq's forms are read:
 //!
 //! - `key=value` pairs separated by white space; white space may surround the `=`; a value is
 //!   a single-quoted string (in which `\` makes the next character literal) or runs to the next
 //!   white space (in which, too, `\` makes the next character literal).
-//! - a URL, `postgresql://` or `postgres://`, whose query string (after the first `?`) holds
-//!   `key=value` pairs separated by `&`, each percent-encoded.
+//! - a URL, `postgresql://` or `postgres://`, then `user:password@` (if an `@` comes before the
+//!   first `/`), hosts separated by `,`, each with an optional `:port` (an IPv6 address in
+//!   `[]`), `/dbname`, and after `?` parameters `key=value` separated by `&`; every part is
+//!   percent-decoded, and `ssl=true` means `sslmode=require`.
 //!
-//! The rest of the string is given to the crate as it was, byte for byte, but for the pairs
-//! taken out.
+//! [`split`] returns the settings pgdict applies itself ([`TAKEN_KEYWORDS`]) and, for the
+//! crate, the others as a `key='value'` string.
 
-use std::ops::Range;
-
-/// The keywords [`split`] takes out: the TLS settings and the service.
-pub const TAKEN_KEYWORDS: [&str; 6] = [
+/// The keywords [`split`] takes out: the TLS settings, the service, and the hosts (an empty
+/// one is the default Unix socket).
+pub const TAKEN_KEYWORDS: [&str; 7] = [
+    "host",
     "sslmode",
     "sslrootcert",
     "sslcert",
@@ -31,7 +35,7 @@ pub const TAKEN_KEYWORDS: [&str; 6] = [
 /// wins, as in libpq).
 #[derive(Debug, PartialEq, Eq)]
 pub struct Split {
-    /// The string without them.
+    /// The other settings, as a `key='value'` string.
     pub rest: String,
     /// The settings taken out: keyword, value (unquoted, unescaped, decoded).
     pub taken: Vec<(String, String)>,
@@ -40,37 +44,29 @@ pub struct Split {
 /// Splits `conninfo` (see the module documentation). The error is libpq's message for a string
 /// it cannot parse.
 pub fn split(conninfo: &str) -> Result<Split, String> {
-    if conninfo.starts_with("postgresql://") || conninfo.starts_with("postgres://") {
-        split_url(conninfo)
+    let all = if conninfo.starts_with("postgresql://") || conninfo.starts_with("postgres://") {
+        url_pairs(conninfo)?
     } else {
-        split_pairs(conninfo)
-    }
-}
-
-fn split_pairs(conninfo: &str) -> Result<Split, String> {
-    let mut rest = String::new();
-    let mut taken = Vec::new();
-    let mut kept_up_to = 0;
-    for pair in pairs(conninfo)? {
-        if TAKEN_KEYWORDS.contains(&pair.key.as_str()) {
-            rest.push_str(&conninfo[kept_up_to..pair.span.start]);
-            kept_up_to = pair.span.end;
-            taken.push((pair.key, pair.value));
-        }
-    }
-    rest.push_str(&conninfo[kept_up_to..]);
+        pairs(conninfo)?
+    };
+    let (taken, kept): (Vec<_>, Vec<_>) = all
+        .into_iter()
+        .partition(|(key, _)| TAKEN_KEYWORDS.contains(&key.as_str()));
+    let rest = kept
+        .iter()
+        .map(|(key, value)| {
+            format!(
+                "{key}='{}'",
+                value.replace('\\', "\\\\").replace('\'', "\\'")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
     Ok(Split { rest, taken })
 }
 
-/// One `key=value` pair of a string in that form.
-struct Pair {
-    key: String,
-    value: String,
-    /// From the key's first byte to the value's last.
-    span: Range<usize>,
-}
-
-fn pairs(conninfo: &str) -> Result<Vec<Pair>, String> {
+/// The `key=value` pairs of a string in that form, values unquoted and unescaped.
+fn pairs(conninfo: &str) -> Result<Vec<(String, String)>, String> {
     let bytes = conninfo.as_bytes();
     let mut pairs = Vec::new();
     let mut at = 0;
@@ -135,41 +131,117 @@ fn pairs(conninfo: &str) -> Result<Vec<Pair>, String> {
             }
         }
         let value = String::from_utf8(value).expect("bytes of a str, split at ASCII bytes");
-        pairs.push(Pair {
-            key,
-            value,
-            span: start..at,
-        });
+        pairs.push((key, value));
     }
 }
 
-fn split_url(conninfo: &str) -> Result<Split, String> {
-    let Some((base, query)) = conninfo.split_once('?') else {
-        return Ok(Split {
-            rest: conninfo.to_string(),
-            taken: Vec::new(),
-        });
+/// The settings of a URL, as libpq's `conninfo_uri_parse_options` reads them.
+fn url_pairs(url: &str) -> Result<Vec<(String, String)>, String> {
+    let rest = url
+        .strip_prefix("postgresql://")
+        .or_else(|| url.strip_prefix("postgres://"))
+        .expect("a URL prefix");
+    let mut pairs = Vec::new();
+    // Credentials, if an `@` comes before the first `/` (libpq looks no further).
+    let rest = match rest
+        .find(['@', '/'])
+        .filter(|&at| rest.as_bytes()[at] == b'@')
+    {
+        Some(at) => {
+            let (user, password) = match rest[..at].split_once(':') {
+                Some((user, password)) => (user, Some(password)),
+                None => (&rest[..at], None),
+            };
+            if !user.is_empty() {
+                pairs.push(("user".to_string(), decode(user)?));
+            }
+            if let Some(password) = password.filter(|p| !p.is_empty()) {
+                pairs.push(("password".to_string(), decode(password)?));
+            }
+            &rest[at + 1..]
+        }
+        None => rest,
     };
-    let mut kept = Vec::new();
-    let mut taken = Vec::new();
-    for parameter in query.split('&') {
+    // Hosts and ports, each list as libpq keeps it: empty entries where one was left out.
+    let (mut hosts, mut ports) = (Vec::new(), Vec::new());
+    let mut rest = rest;
+    loop {
+        let (host, after) = if let Some(inside) = rest.strip_prefix('[') {
+            let end = inside.find(']').ok_or_else(|| {
+                format!(
+                    "end of string reached when looking for matching \"]\" in IPv6 host \
+                     address in URI: \"{url}\""
+                )
+            })?;
+            if end == 0 {
+                return Err(format!(
+                    "IPv6 host address may not be empty in URI: \"{url}\""
+                ));
+            }
+            let after = &inside[end + 1..];
+            if !(after.is_empty() || after.starts_with([':', '/', '?', ','])) {
+                return Err(format!(
+                    "unexpected character \"{}\" at position {} in URI (expected \":\" or \
+                     \"/\"): \"{url}\"",
+                    after.chars().next().unwrap_or_default(),
+                    url.len() - after.len() + 1
+                ));
+            }
+            (&inside[..end], after)
+        } else {
+            let end = rest.find([':', '/', '?', ',']).unwrap_or(rest.len());
+            (&rest[..end], &rest[end..])
+        };
+        hosts.push(host);
+        rest = after;
+        let mut port = "";
+        if let Some(after) = rest.strip_prefix(':') {
+            let end = after.find(['/', '?', ',']).unwrap_or(after.len());
+            port = &after[..end];
+            rest = &after[end..];
+        }
+        ports.push(port);
+        match rest.strip_prefix(',') {
+            Some(after) => rest = after,
+            None => break,
+        }
+    }
+    let hosts = hosts.join(",");
+    if !hosts.is_empty() {
+        pairs.push(("host".to_string(), decode(&hosts)?));
+    }
+    let ports = ports.join(",");
+    if ports.chars().any(|c| c != ',') {
+        pairs.push(("port".to_string(), decode(&ports)?));
+    }
+    let query = match rest.strip_prefix('/') {
+        Some(path) => {
+            let (dbname, query) = match path.split_once('?') {
+                Some((dbname, query)) => (dbname, Some(query)),
+                None => (path, None),
+            };
+            if !dbname.is_empty() {
+                pairs.push(("dbname".to_string(), decode(dbname)?));
+            }
+            query
+        }
+        None => rest.strip_prefix('?'),
+    };
+    for parameter in query.into_iter().flat_map(|query| query.split('&')) {
         let Some((key, value)) = parameter.split_once('=') else {
             return Err(format!(
                 "missing key/value separator \"=\" in URI query parameter: \"{parameter}\""
             ));
         };
-        let key = decode(key)?;
-        if TAKEN_KEYWORDS.contains(&key.as_str()) {
-            taken.push((key, decode(value)?));
+        let (key, value) = (decode(key)?, decode(value)?);
+        // libpq's nod to JDBC.
+        if key == "ssl" && value == "true" {
+            pairs.push(("sslmode".to_string(), "require".to_string()));
         } else {
-            kept.push(parameter);
+            pairs.push((key, value));
         }
     }
-    let rest = match kept.is_empty() {
-        true => base.to_string(),
-        false => format!("{base}?{}", kept.join("&")),
-    };
-    Ok(Split { rest, taken })
+    Ok(pairs)
 }
 
 /// A percent-encoded URL component, decoded; libpq refuses `%00` and a `%` not followed by two
@@ -205,22 +277,23 @@ mod tests {
     }
 
     #[test]
-    fn pairs_are_taken_out_and_the_rest_kept_as_it_was() {
+    fn pairs_are_read_as_libpq_reads_them() {
         let taken = split(
             "host=db  sslmode = verify-full port=5433 sslrootcert='/etc/my ca\\'s.crt'\tdbname=x",
         )
         .unwrap();
-        assert_eq!(taken.rest, "host=db   port=5433 \tdbname=x");
+        assert_eq!(taken.rest, "port='5433' dbname='x'");
         assert_eq!(
             taken.taken,
             pairs_of(&[
+                ("host", "db"),
                 ("sslmode", "verify-full"),
                 ("sslrootcert", "/etc/my ca's.crt")
             ])
         );
         // An escaped space in an unquoted value; a quoted value with an escaped backslash.
         let taken = split("sslcert=/a\\ b.crt sslkey='c\\\\d' user=u service=s").unwrap();
-        assert_eq!(taken.rest, "  user=u ");
+        assert_eq!(taken.rest, "user='u'");
         assert_eq!(
             taken.taken,
             pairs_of(&[
@@ -229,29 +302,65 @@ mod tests {
                 ("service", "s")
             ])
         );
-        // Other keywords, however they look, go on untouched.
-        let taken = split("password='a b' options='-c x=1'").unwrap();
-        assert_eq!(taken.rest, "password='a b' options='-c x=1'");
+        // What goes on to the crate is quoted and escaped, so that it reads the same values.
+        let taken = split("password='a b\\'c\\\\' options='-c x=1' application_name=").unwrap();
+        assert_eq!(
+            taken.rest,
+            "password='a b\\'c\\\\' options='-c x=1' application_name=''"
+        );
+        let config: postgres::Config = taken.rest.parse().unwrap();
+        assert_eq!(config.get_password(), Some(&b"a b'c\\"[..]));
+        assert_eq!(config.get_options(), Some("-c x=1"));
         assert!(taken.taken.is_empty());
-        assert_eq!(split_pairs("").unwrap().rest, "");
+        assert_eq!(split("").unwrap().rest, "");
     }
 
     #[test]
-    fn a_url_query_loses_its_tls_parameters() {
+    fn urls_are_read_as_libpq_reads_them() {
         let taken = split(
-            "postgresql://u@db:5433/app?sslmode=verify-ca&connect_timeout=5&sslrootcert=%2Fe%20c.crt",
+            "postgresql://u%40x:p:w@db:5433/app?sslmode=verify-ca&connect_timeout=5&sslrootcert=%2Fe%20c.crt",
         )
         .unwrap();
-        assert_eq!(taken.rest, "postgresql://u@db:5433/app?connect_timeout=5");
+        assert_eq!(
+            taken.rest,
+            "user='u@x' password='p:w' port='5433' dbname='app' connect_timeout='5'"
+        );
         assert_eq!(
             taken.taken,
-            pairs_of(&[("sslmode", "verify-ca"), ("sslrootcert", "/e c.crt")])
+            pairs_of(&[
+                ("host", "db"),
+                ("sslmode", "verify-ca"),
+                ("sslrootcert", "/e c.crt")
+            ])
         );
-        let taken = split("postgres://db/app?sslmode=require").unwrap();
-        assert_eq!(taken.rest, "postgres://db/app");
-        assert_eq!(taken.taken, pairs_of(&[("sslmode", "require")]));
-        let taken = split("postgresql:///app").unwrap();
-        assert_eq!(taken.rest, "postgresql:///app");
+        // Several hosts, an IPv6 address, a port left out (empty: the default), a socket.
+        let taken = split("postgres://db1:5433,[::1],%2Ftmp:6000/app").unwrap();
+        assert_eq!(taken.taken, pairs_of(&[("host", "db1,::1,/tmp")]));
+        assert_eq!(taken.rest, "port='5433,,6000' dbname='app'");
+        // No port anywhere: none given, so PGPORT can apply (the crate alone says 5432).
+        let taken = split("postgresql://db1,db2/app").unwrap();
+        assert_eq!(taken.rest, "dbname='app'");
+        // An empty host (the default socket), no host at all, a query right after the hosts.
+        assert_eq!(
+            split("postgresql://:5433/app").unwrap().rest,
+            "port='5433' dbname='app'"
+        );
+        assert_eq!(
+            split("postgresql://:5433/app").unwrap().taken,
+            pairs_of(&[])
+        );
+        let taken = split("postgresql:///app?host=%2Fvar%2Frun%2Fpostgresql").unwrap();
+        assert_eq!(taken.taken, pairs_of(&[("host", "/var/run/postgresql")]));
+        assert_eq!(
+            split("postgresql://db?ssl=true&user=me%40corp").unwrap(),
+            Split {
+                rest: "user='me@corp'".into(),
+                taken: pairs_of(&[("host", "db"), ("sslmode", "require")]),
+            }
+        );
+        // An `@` after the first `/` is not a credentials separator.
+        let taken = split("postgresql://db/app?application_name=a@b").unwrap();
+        assert_eq!(taken.rest, "dbname='app' application_name='a@b'");
     }
 
     #[test]
@@ -275,6 +384,20 @@ mod tests {
         assert_eq!(
             split("postgresql://db/app?sslkey=a%00").unwrap_err(),
             "forbidden value %00 in percent-encoded value: \"a%00\""
+        );
+        assert_eq!(
+            split("postgresql://[::1/app").unwrap_err(),
+            "end of string reached when looking for matching \"]\" in IPv6 host address in \
+             URI: \"postgresql://[::1/app\""
+        );
+        assert_eq!(
+            split("postgresql://[]/app").unwrap_err(),
+            "IPv6 host address may not be empty in URI: \"postgresql://[]/app\""
+        );
+        assert_eq!(
+            split("postgresql://[::1]x/app").unwrap_err(),
+            "unexpected character \"x\" at position 19 in URI (expected \":\" or \"/\"): \
+             \"postgresql://[::1]x/app\""
         );
     }
 }

@@ -4,16 +4,17 @@
 //! The `postgres` crate parses libpq's `key=value` strings and `postgresql://` URLs, but takes
 //! nothing from the environment, has no default host (libpq's is its Unix socket directory:
 //! `dbname=app`, which `psql` takes, fails there with "both host and hostaddr are missing"),
-//! and knows few of libpq's TLS settings and no service files. [`parse`] takes those settings
-//! out of the string (`keywords.rs`), has the crate parse the rest, then fills in what the
-//! string leaves unset as libpq does: from the service, if the string (`service=`) or
-//! `PGSERVICE` names one (`service_file.rs`: `~/.pg_service.conf`, then the system's file),
-//! else from the environment, else by default:
+//! knows few of libpq's TLS settings and no service files, and reads an empty host, or a URL's
+//! hosts without ports, otherwise than libpq. [`parse`] reads the string as libpq does
+//! (`keywords.rs`), applies the hosts and the TLS settings itself, has the crate parse the
+//! rest, then fills in what the string leaves unset as libpq does: from the service, if the
+//! string (`service=`) or `PGSERVICE` names one (`service_file.rs`: `~/.pg_service.conf`, then
+//! the system's file), else from the environment, else by default:
 //!
 //! | setting           | from the environment | else                                         |
 //! |-------------------|----------------------|----------------------------------------------|
 //! | `hostaddr`        | `PGHOSTADDR`         | none                                         |
-//! | `host`            | `PGHOST` (a comma-separated list; a path is a Unix socket directory) | the Unix socket in `/var/run/postgresql` (where Debian's and Red Hat's PostgreSQL put it), or in `/tmp` (PostgreSQL's own default): those of the two that hold the port's socket, else both, tried in that order |
+//! | `host`            | `PGHOST` (a comma-separated list; a path is a Unix socket directory; an empty entry, in the string too, is the default below) | the Unix socket in `/var/run/postgresql` (where Debian's and Red Hat's PostgreSQL put it), or in `/tmp` (PostgreSQL's own default): those of the two that hold the port's socket, else both, tried in that order |
 //! | `port`            | `PGPORT`             | 5432                                         |
 //! | `user`            | `PGUSER`             | the operating-system user (the crate's default) |
 //! | `dbname`          | `PGDATABASE`         | the user name (the server's default)          |
@@ -180,7 +181,28 @@ pub fn parse_with_env(
             }
         }
     }
-    if config.get_hosts().is_empty() && config.get_hostaddrs().is_empty() {
+    // The sockets that hold the port's socket (so that messages name the server connected
+    // to), else both (so that the error says where it looked).
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let socket = |dir: &&str| Path::new(dir).join(format!(".s.PGSQL.{port}")).exists();
+    let found: Vec<&str> = DEFAULT_SOCKET_DIRS.into_iter().filter(socket).collect();
+    let default_dirs = if found.is_empty() {
+        &DEFAULT_SOCKET_DIRS[..]
+    } else {
+        &found[..]
+    };
+    // A list of hosts; an empty entry is the default Unix socket, as in libpq.
+    let add_hosts = |config: &mut Config, hosts: &str| {
+        for host in hosts.split(',') {
+            config.host(match host.trim() {
+                "" => default_dirs[0],
+                host => host,
+            });
+        }
+    };
+    if let Some(hosts) = taken("host") {
+        add_hosts(&mut config, &hosts);
+    } else if config.get_hostaddrs().is_empty() {
         let hostaddrs = fallback("hostaddr", "PGHOSTADDR");
         if let Some((addresses, origin)) = &hostaddrs {
             for address in addresses.split(',') {
@@ -190,24 +212,10 @@ pub fn parse_with_env(
             }
         }
         match fallback("host", "PGHOST") {
-            Some((hosts, _)) => {
-                for host in hosts.split(',') {
-                    config.host(host.trim());
-                }
-            }
+            Some((hosts, _)) => add_hosts(&mut config, &hosts),
             None if hostaddrs.is_some() => {}
             None => {
-                // The directories that hold the port's socket (so that messages name the
-                // server connected to), else both (so that the error says where it looked).
-                let port = config.get_ports().first().copied().unwrap_or(5432);
-                let socket = |dir: &&str| Path::new(dir).join(format!(".s.PGSQL.{port}")).exists();
-                let found: Vec<&str> = DEFAULT_SOCKET_DIRS.into_iter().filter(socket).collect();
-                let dirs = if found.is_empty() {
-                    &DEFAULT_SOCKET_DIRS[..]
-                } else {
-                    &found[..]
-                };
-                for &dir in dirs {
+                for &dir in default_dirs {
                     config.host(dir);
                 }
             }
@@ -462,6 +470,14 @@ mod tests {
         // The URL form too, and an empty PGHOST counts as unset.
         let config = with_env("postgresql:///app?port=9", &[("PGHOST", "")]).unwrap();
         assert_eq!(config.get_hosts().len(), 2);
+        // An empty host in a list, in either form, is the default socket.
+        let config = with_env("host=,db2 port=9", &[]).unwrap();
+        assert_eq!(servers(&config), "/var/run/postgresql/.s.PGSQL.9, db2:9");
+        let config = with_env("postgresql://:9,db2:10/app", &[]).unwrap();
+        assert_eq!(servers(&config), "/var/run/postgresql/.s.PGSQL.9, db2:10");
+        // A URL's hosts without ports take PGPORT, as in libpq.
+        let config = with_env("postgresql://db1,db2/app", &[("PGPORT", "6543")]).unwrap();
+        assert_eq!(servers(&config), "db1:6543, db2:6543");
         // Only the directory that holds the port's socket (a file stands in for it).
         let port = 20_000 + std::process::id() % 10_000;
         let socket = std::path::PathBuf::from(format!("/tmp/.s.PGSQL.{port}"));
