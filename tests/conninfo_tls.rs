@@ -9,6 +9,8 @@
 //!   `verify-ca` takes both; a root that did not sign the certificate is refused; a missing
 //!   root certificate file is named; `require` checks the chain once `~/.postgresql/root.crt`
 //!   exists; `PGSSLMODE` and `PGSSLROOTCERT` count; URLs carry the settings too;
+//! - a revocation list (`sslcrl`, `~/.postgresql/root.crl`, `sslcrldir`) that revokes the
+//!   server's certificate refuses it; one from before does not; a missing one is ignored;
 //! - a `hostaddr` alone connects over TLS (the `postgres` crate alone fails there with "no
 //!   hostname provided"), and `verify-full` refuses it as libpq does; a Unix socket connects
 //!   without TLS whatever `sslmode` says;
@@ -251,6 +253,61 @@ fn tls_connections_check_certificates_as_libpq_does() {
         "{}",
         err.describe()
     );
+    // Revocation lists, from `openssl ca`: one from before the server's certificate was
+    // revoked, one from after (psql: "certificate verify failed" with the second).
+    fs::write(
+        certs.join("ca.conf"),
+        "[ca]\ndefault_ca=test\n[test]\ndatabase=index.txt\ncrlnumber=crlnumber\n\
+         default_md=sha256\ndefault_crl_days=2\n",
+    )
+    .unwrap();
+    fs::write(certs.join("index.txt"), "").unwrap();
+    fs::write(certs.join("crlnumber"), "01\n").unwrap();
+    let ca_command = [
+        "ca", "-config", "ca.conf", "-keyfile", "ca.key", "-cert", "ca.crt",
+    ];
+    openssl(
+        certs,
+        &[&ca_command[..], &["-gencrl", "-out", "clean.crl"]].concat(),
+    );
+    openssl(
+        certs,
+        &[&ca_command[..], &["-revoke", "server.crt"]].concat(),
+    );
+    openssl(
+        certs,
+        &[&ca_command[..], &["-gencrl", "-out", "revoked.crl"]].concat(),
+    );
+    let with_crl = |crl: &str| format!("{ca_only} sslcrl={}", path(crl));
+    assert!(connect(&to("localhost", &with_crl("clean.crl")), &no_files).unwrap());
+    let err = refused(&to("localhost", &with_crl("revoked.crl")), &no_files);
+    assert!(
+        err.describe().contains("certificate revoked"),
+        "{}",
+        err.describe()
+    );
+    // A list that does not load is ignored, as libpq ignores it.
+    assert!(connect(&to("localhost", &with_crl("missing.crl")), &no_files).unwrap());
+    // ~/.postgresql/root.crl by default; sslcrldir, a directory named by hash.
+    fs::create_dir(home.path().join(".postgresql")).unwrap();
+    fs::copy(
+        certs.join("revoked.crl"),
+        home.path().join(".postgresql/root.crl"),
+    )
+    .unwrap();
+    assert!(refused(&to("localhost", &ca_only), &no_files).is_tls());
+    fs::remove_file(home.path().join(".postgresql/root.crl")).unwrap();
+    let crl_dir = certs.join("crls");
+    fs::create_dir(&crl_dir).unwrap();
+    fs::copy(certs.join("revoked.crl"), crl_dir.join("revoked.crl")).unwrap();
+    openssl(certs, &["rehash", "crls"]);
+    let in_dir = format!("{ca_only} sslcrldir={}", crl_dir.display());
+    let err = refused(&to("localhost", &in_dir), &no_files);
+    assert!(
+        err.describe().contains("certificate revoked"),
+        "{}",
+        err.describe()
+    );
     // No root certificate file: named, as libpq names it.
     let err = refused(&to("localhost", "sslmode=verify-ca"), &no_files);
     assert!(matches!(err, ConnectError::Setup(_)));
@@ -263,7 +320,6 @@ fn tls_connections_check_certificates_as_libpq_does() {
     );
     // require: encrypted, unchecked; checked as verify-ca once ~/.postgresql/root.crt exists.
     assert!(connect(&to("127.0.0.1", "sslmode=require"), &no_files).unwrap());
-    fs::create_dir(home.path().join(".postgresql")).unwrap();
     fs::copy(&other, home.path().join(".postgresql/root.crt")).unwrap();
     let err = refused(&to("127.0.0.1", "sslmode=require"), &no_files);
     assert!(err.describe().contains("certificate verify failed"));

@@ -20,13 +20,15 @@
 
 /// The keywords [`split`] takes out: the TLS settings, the service, and the hosts (an empty
 /// one is the default Unix socket).
-pub const TAKEN_KEYWORDS: [&str; 7] = [
+pub const TAKEN_KEYWORDS: [&str; 9] = [
     "host",
     "sslmode",
     "sslrootcert",
     "sslcert",
     "sslkey",
     "sslpassword",
+    "sslcrl",
+    "sslcrldir",
     "service",
 ];
 

@@ -27,6 +27,8 @@
 //! | `sslcert`         | `PGSSLCERT`          | `~/.postgresql/postgresql.crt`               |
 //! | `sslkey`          | `PGSSLKEY`           | `~/.postgresql/postgresql.key`               |
 //! | `sslpassword`     |                      | none                                         |
+//! | `sslcrl`          | `PGSSLCRL`           | `~/.postgresql/root.crl`, unless `sslcrldir` is given |
+//! | `sslcrldir`       | `PGSSLCRLDIR`        | none                                         |
 //!
 //! A `hostaddr` counts as a host. A service that sets a keyword pgdict does not read (say
 //! `target_session_attrs`) is refused. What the TLS settings do, and where pgdict differs
@@ -62,7 +64,7 @@ pub const DEFAULT_SOCKET_DIRS: [&str; 2] = ["/var/run/postgresql", "/tmp"];
 
 /// The keywords pgdict takes from a service file (see [`parse`]); a service that sets another
 /// is refused rather than half applied.
-const SERVICE_KEYWORDS: [&str; 14] = [
+const SERVICE_KEYWORDS: [&str; 16] = [
     "host",
     "hostaddr",
     "port",
@@ -77,6 +79,8 @@ const SERVICE_KEYWORDS: [&str; 14] = [
     "sslcert",
     "sslkey",
     "sslpassword",
+    "sslcrl",
+    "sslcrldir",
 ];
 
 /// A connection string read as libpq reads it: what the `postgres` crate connects with, and

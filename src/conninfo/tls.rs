@@ -24,8 +24,12 @@
 //!
 //! Differences from libpq: `allow` tries TLS first, as `prefer` does (libpq tries without
 //! first); `prefer` does not check the certificate even when the root certificate file exists
-//! (libpq checks it then and, if the check fails, connects without TLS); certificate
-//! revocation lists (`sslcrl`, `~/.postgresql/root.crl`) are not read.
+//! (libpq checks it then and, if the check fails, connects without TLS).
+//!
+//! Where the chain is checked against a root certificate file, revocation lists are read as
+//! libpq reads them: `sslcrl` (else, without `sslcrldir`, `~/.postgresql/root.crl`) and
+//! `sslcrldir`; if they load, every certificate of the chain must be absent from its issuer's
+//! list (OpenSSL's `CRL_CHECK_ALL`), and a list that does not load (no such file) is ignored.
 //!
 //! The host name check (`verify-full`) is libpq's, not OpenSSL's: a host that is an IP
 //! address matches the certificate's `iPAddress` names, any other its `dNSName` names, where
@@ -38,8 +42,9 @@ use std::sync::{Arc, Mutex};
 
 use openssl::nid::Nid;
 use openssl::pkey::PKey;
-use openssl::ssl::{SslConnector, SslMethod, SslVerifyMode};
-use openssl::x509::store::X509StoreBuilder;
+use openssl::ssl::{SslConnector, SslFiletype, SslMethod, SslVerifyMode};
+use openssl::x509::store::{X509Lookup, X509StoreBuilder};
+use openssl::x509::verify::X509VerifyFlags;
 use openssl::x509::{X509Ref, X509VerifyResult, X509};
 use postgres_openssl::MakeTlsConnector;
 
@@ -118,6 +123,11 @@ pub struct TlsSettings {
     pub client_key: Option<PathBuf>,
     /// `sslpassword`: the passphrase of an encrypted client key.
     pub key_password: Option<String>,
+    /// `sslcrl`, else (if `sslcrldir` is not given either) `~/.postgresql/root.crl`: the
+    /// certificates the roots' issuers revoked.
+    pub crl_file: Option<PathBuf>,
+    /// `sslcrldir`: a directory of revocation lists, named by hash (`openssl rehash`).
+    pub crl_dir: Option<PathBuf>,
 }
 
 /// Where a connector's host name check leaves libpq's message when the server's certificate
@@ -165,6 +175,15 @@ impl TlsSettings {
             client_cert: file("sslcert", "PGSSLCERT", "postgresql.crt"),
             client_key: file("sslkey", "PGSSLKEY", "postgresql.key"),
             key_password: keyword("sslpassword").filter(|value| !value.is_empty()),
+            crl_file: setting("sslcrl", "PGSSLCRL").map(PathBuf::from),
+            crl_dir: setting("sslcrldir", "PGSSLCRLDIR").map(PathBuf::from),
+        };
+        let settings = match settings.crl_file.is_none() && settings.crl_dir.is_none() {
+            true => TlsSettings {
+                crl_file: home_file("root.crl"),
+                ..settings
+            },
+            false => settings,
         };
         if settings.system_roots() && mode != SslMode::VerifyFull {
             return Err(format!(
@@ -273,9 +292,43 @@ impl TlsSettings {
                 .add_cert(certificate)
                 .map_err(|e| unreadable(e.to_string()))?;
         }
+        self.load_revocation_lists(&mut store);
         builder.set_cert_store(store.build());
         // `require` with a root certificate file checks the chain, as `verify-ca` does.
         Ok(verify.unwrap_or(Check::Chain))
+    }
+
+    /// Has `store` check every certificate of the chain against the revocation lists, if
+    /// they load; as libpq, a list that does not (a file that does not exist) is no error.
+    fn load_revocation_lists(&self, store: &mut X509StoreBuilder) {
+        // The openssl crate panics on a path with a NUL byte (none of ours has one: they come
+        // from UTF-8 strings that cannot hold NUL) or that is not UTF-8.
+        let usable = |path: &&Path| path.to_str().is_some_and(|path| !path.contains('\0'));
+        let file = self.crl_file.as_deref().filter(usable);
+        let dir = self
+            .crl_dir
+            .as_deref()
+            .and_then(Path::to_str)
+            .filter(|d| !d.contains('\0'));
+        if file.is_none() && dir.is_none() {
+            return;
+        }
+        let file_loaded = file.is_none_or(|file| {
+            store
+                .add_lookup(X509Lookup::file())
+                .and_then(|lookup| lookup.load_crl_file(file, SslFiletype::PEM))
+                .is_ok()
+        });
+        let dir_added = dir.is_none_or(|dir| {
+            store
+                .add_lookup(X509Lookup::hash_dir())
+                .and_then(|lookup| lookup.add_dir(dir, SslFiletype::PEM))
+                .is_ok()
+        });
+        if file_loaded && dir_added {
+            // As libpq: a failure here leaves the chain checked without revocation lists.
+            let _ = store.set_flags(X509VerifyFlags::CRL_CHECK | X509VerifyFlags::CRL_CHECK_ALL);
+        }
     }
 
     /// Gives `builder` the client certificate and its key, if the certificate file exists.
@@ -633,6 +686,14 @@ mod tests {
             Some(Path::new("/etc/ca.crt"))
         );
         assert_eq!(settings.key_password.as_deref(), Some("p"));
+        assert_eq!(
+            settings.crl_file.as_deref(),
+            Some(Path::new("/home/u/.postgresql/root.crl"))
+        );
+        // A directory of revocation lists replaces the default file.
+        let settings = TlsSettings::new(&keywords(&[("sslcrldir", "/etc/crls")]), &env).unwrap();
+        assert_eq!(settings.crl_file, None);
+        assert_eq!(settings.crl_dir.as_deref(), Some(Path::new("/etc/crls")));
         // No home: no default files.
         let settings = TlsSettings::new(&[], &|_| None).unwrap();
         assert_eq!(settings.mode, SslMode::Prefer);
