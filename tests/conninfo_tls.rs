@@ -387,6 +387,42 @@ fn tls_connections_check_certificates_as_libpq_does() {
         err.describe()
     );
     fs::set_permissions(certs.join("client.key"), fs::Permissions::from_mode(0o600)).unwrap();
+    // An encrypted key: its passphrase in sslpassword (never asked for on a terminal).
+    openssl(
+        certs,
+        &[
+            "pkey",
+            "-in",
+            "client.key",
+            "-aes256",
+            "-passout",
+            "pass:s3cret",
+            "-out",
+            "encrypted.key",
+        ],
+    );
+    fs::set_permissions(
+        certs.join("encrypted.key"),
+        fs::Permissions::from_mode(0o600),
+    )
+    .unwrap();
+    let encrypted = format!(
+        "sslcert={} sslkey={}",
+        path("client.crt"),
+        path("encrypted.key")
+    );
+    assert!(connect(
+        &as_cert_user(&format!("{encrypted} sslpassword=s3cret")),
+        &no_files
+    )
+    .unwrap());
+    let err = refused(&as_cert_user(&encrypted), &no_files);
+    assert!(
+        err.describe().contains("could not load private key file")
+            && err.describe().contains("sslpassword"),
+        "{}",
+        err.describe()
+    );
     // The default files in ~/.postgresql.
     for (from, to) in [
         ("client.crt", "postgresql.crt"),
