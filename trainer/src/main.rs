@@ -602,7 +602,6 @@ fn json_report(report: &Report, sample: &pgdict_trainer::sample::Sample, args: &
 
 fn text_report(report: &Report, args: &Args) -> String {
     let t = report.trained;
-    let e = &t.evaluation;
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -614,6 +613,33 @@ fn text_report(report: &Report, args: &Args) -> String {
         t.train_seconds,
         counted(t.train_rows, "row")
     );
+    if t.evaluation.all.datums == 0 {
+        let _ = writeln!(s, "held-out rows: none, so nothing was measured");
+    } else {
+        write_measurements(&mut s, t);
+    }
+    match (&report.refused, report.dict_id) {
+        (Some(message), _) => {
+            let _ = writeln!(s, "refused: {message}");
+        }
+        (None, Some(id)) => {
+            let _ = writeln!(
+                s,
+                "stored as dictionary {id} in the {}",
+                report.store.as_deref().unwrap_or("store")
+            );
+        }
+        (None, None) if args.dry_run => {
+            let _ = writeln!(s, "dry run: not stored");
+        }
+        (None, None) => {}
+    }
+    s
+}
+
+/// The evaluation's table (ratios per size bucket), speeds and raw-stored counts.
+fn write_measurements(s: &mut String, t: &Trained) {
+    let e = &t.evaluation;
     let _ = writeln!(
         s,
         "held-out rows, each stored alone as a whole datum (header counted); ratio = raw/stored"
@@ -692,21 +718,4 @@ fn text_report(report: &Report, args: &Args) -> String {
         "  rows stored raw (compression did not pay): {}",
         raw.join(", ")
     );
-    match (&report.refused, report.dict_id) {
-        (Some(message), _) => {
-            let _ = writeln!(s, "refused: {message}");
-        }
-        (None, Some(id)) => {
-            let _ = writeln!(
-                s,
-                "stored as dictionary {id} in the {}",
-                report.store.as_deref().unwrap_or("store")
-            );
-        }
-        (None, None) if args.dry_run => {
-            let _ = writeln!(s, "dry run: not stored");
-        }
-        (None, None) => {}
-    }
-    s
 }

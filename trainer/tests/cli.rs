@@ -369,6 +369,12 @@ fn a_dictionary_that_does_not_help_is_refused_unless_forced() {
         "{}",
         stderr(&output)
     );
+    // No table of zeros for what was not measured.
+    let out = stdout(&output);
+    assert!(
+        out.contains("held-out rows: none, so nothing was measured") && !out.contains("MB/s"),
+        "{out}"
+    );
     assert!(work.stored().is_empty());
 
     let output = work.run(&["--force", "--json", "self.txt"]);
