@@ -11,6 +11,9 @@
 //!   exists; `PGSSLMODE` and `PGSSLROOTCERT` count; URLs carry the settings too;
 //! - a revocation list (`sslcrl`, `~/.postgresql/root.crl`, `sslcrldir`) that revokes the
 //!   server's certificate refuses it; one from before does not; a missing one is ignored;
+//! - `allow` retries with TLS when the server refuses a session without, `prefer` without
+//!   when TLS fails or the server refuses the session over TLS (pg_hba.conf `hostnossl` and
+//!   `hostssl` reject lines);
 //! - a `hostaddr` alone connects over TLS (the `postgres` crate alone fails there with "no
 //!   hostname provided"), and `verify-full` refuses it as libpq does; a Unix socket connects
 //!   without TLS whatever `sslmode` says;
@@ -173,12 +176,18 @@ fn tls_connections_check_certificates_as_libpq_does() {
     let rules = fs::read_to_string(&hba).unwrap();
     fs::write(
         &hba,
-        format!("hostssl all cert_user 127.0.0.1/32 cert\n{rules}"),
+        format!(
+            "hostssl all cert_user 127.0.0.1/32 cert\n\
+             hostnossl all tls_only 127.0.0.1/32 reject\n\
+             hostssl all plain_only 127.0.0.1/32 reject\n{rules}"
+        ),
     )
     .unwrap();
     let mut client = cluster.client();
     for statement in [
         "CREATE ROLE cert_user LOGIN",
+        "CREATE ROLE tls_only LOGIN",
+        "CREATE ROLE plain_only LOGIN",
         "ALTER SYSTEM SET ssl = on",
         "ALTER SYSTEM SET ssl_ca_file = 'ca.crt'",
         "SELECT pg_reload_conf()",
@@ -358,6 +367,19 @@ fn tls_connections_check_certificates_as_libpq_does() {
         "{}",
         err.describe()
     );
+    // allow: without TLS first, with it if the server refuses that; prefer: with TLS first,
+    // without if TLS fails or the server refuses it (psql does the same with each).
+    let as_role = |role: &str, rest: &str| {
+        format!("host=localhost port={port} user={role} dbname=postgres {rest}")
+    };
+    assert!(!connect(&as_role("postgres", "sslmode=allow"), &no_files).unwrap());
+    assert!(connect(&as_role("tls_only", "sslmode=allow"), &no_files).unwrap());
+    assert!(connect(&as_role("tls_only", "sslmode=prefer"), &no_files).unwrap());
+    assert!(!connect(&as_role("plain_only", "sslmode=prefer"), &no_files).unwrap());
+    let untrusted = format!("sslmode=prefer sslrootcert={other}");
+    assert!(!connect(&as_role("postgres", &untrusted), &no_files).unwrap());
+    assert!(refused(&as_role("tls_only", &untrusted), &no_files).from_server());
+    assert!(refused(&as_role("plain_only", "sslmode=require"), &no_files).from_server());
     // A Unix socket: no TLS, whatever sslmode says (psql connects there too).
     let socket = cluster.sock_dir().display().to_string();
     assert!(!connect(&to(&socket, "sslmode=verify-full"), &no_files).unwrap());

@@ -212,8 +212,11 @@ fn url_pairs(url: &str) -> Result<Vec<(String, String)>, String> {
     if !hosts.is_empty() {
         pairs.push(("host".to_string(), decode(&hosts)?));
     }
+    // As libpq: stored when any host names a port, or when there are several hosts, so that
+    // `postgresql://db1,db2/app` means port "," (5432 for each) and PGPORT counts only with
+    // one host.
     let ports = ports.join(",");
-    if ports.chars().any(|c| c != ',') {
+    if !ports.is_empty() {
         pairs.push(("port".to_string(), decode(&ports)?));
     }
     let query = match rest.strip_prefix('/') {
@@ -339,9 +342,11 @@ mod tests {
         let taken = split("postgres://db1:5433,[::1],%2Ftmp:6000/app").unwrap();
         assert_eq!(taken.taken, pairs_of(&[("host", "db1,::1,/tmp")]));
         assert_eq!(taken.rest, "port='5433,,6000' dbname='app'");
-        // No port anywhere: none given, so PGPORT can apply (the crate alone says 5432).
+        // One host without a port: none given, so PGPORT can apply (the crate alone says
+        // 5432); several: an empty port each (5432), as libpq reads it.
+        assert_eq!(split("postgresql://db1/app").unwrap().rest, "dbname='app'");
         let taken = split("postgresql://db1,db2/app").unwrap();
-        assert_eq!(taken.rest, "dbname='app'");
+        assert_eq!(taken.rest, "port=',' dbname='app'");
         // An empty host (the default socket), no host at all, a query right after the hosts.
         assert_eq!(
             split("postgresql://:5433/app").unwrap().rest,

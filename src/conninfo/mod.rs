@@ -225,6 +225,15 @@ pub fn parse_with_env(
             }
         }
     }
+    let (hosts, ports) = (
+        config.get_hosts().len().max(config.get_hostaddrs().len()),
+        config.get_ports().len(),
+    );
+    if ports > 1 && ports != hosts {
+        return Err(format!(
+            "could not match {ports} port numbers to {hosts} hosts"
+        ));
+    }
     if config.get_user().is_none() {
         if let Some((user, _)) = fallback("user", "PGUSER") {
             config.user(&user);
@@ -290,27 +299,23 @@ impl ConnInfo {
 
     /// Connects as libpq would with these settings (see [`tls`] for TLS).
     pub fn connect(&self) -> Result<postgres::Client, ConnectError> {
+        use postgres::config::SslMode as Negotiation;
+
         let mut config = self.config.clone();
         let hosts = config.get_hosts();
         let over_tcp = hosts.iter().any(|host| matches!(host, Host::Tcp(_)))
             || (hosts.is_empty() && !config.get_hostaddrs().is_empty());
         if !over_tcp || self.tls.mode == SslMode::Disable {
             // libpq never asks for TLS over a Unix socket, whatever sslmode says.
-            config.ssl_mode(postgres::config::SslMode::Disable);
-            return config
-                .connect(postgres::NoTls)
-                .map_err(|error| ConnectError::Postgres {
-                    error,
-                    certificate: None,
-                });
+            return connect_plain(config);
         }
         if hosts.is_empty() {
             // The TLS handshake needs a name, which libpq takes from `host`: the address
             // serves (`verify-full` needs the name it checks the certificate against).
             if self.tls.mode == SslMode::VerifyFull {
                 return Err(ConnectError::Setup(
-                    "host name must be specified for a verified SSL connection (a hostaddr alone gives \
-                     none)"
+                    "host name must be specified for a verified SSL connection (a hostaddr \
+                     alone gives none)"
                         .into(),
                 ));
             }
@@ -318,12 +323,46 @@ impl ConnInfo {
                 config.host(&address.to_string());
             }
         }
+        match self.tls.mode {
+            // libpq's `allow`: without TLS first, then, if the server refused that, with it.
+            SslMode::Allow => match connect_plain(config.clone()) {
+                Err(e) if e.from_server() => self.connect_tls(config, Negotiation::Require),
+                attempt => attempt,
+            },
+            // libpq's `prefer`: with TLS if the server has it, and without if TLS failed (its
+            // files, the certificate check) or the server refused the session over TLS.
+            SslMode::Prefer => match self.connect_tls(config.clone(), Negotiation::Prefer) {
+                Err(e) if e.is_tls() || e.from_server() => connect_plain(config),
+                attempt => attempt,
+            },
+            mode => self.connect_tls(config, mode.negotiation()),
+        }
+    }
+
+    /// Connects with TLS as the settings say, negotiated as `negotiation` says.
+    fn connect_tls(
+        &self,
+        mut config: Config,
+        negotiation: postgres::config::SslMode,
+    ) -> Result<postgres::Client, ConnectError> {
         let (connector, mismatch) = self.tls.connector().map_err(ConnectError::Setup)?;
+        config.ssl_mode(negotiation);
         config.connect(connector).map_err(|error| {
             let certificate = mismatch.lock().unwrap_or_else(|e| e.into_inner()).take();
             ConnectError::Postgres { error, certificate }
         })
     }
+}
+
+/// Connects without TLS.
+fn connect_plain(mut config: Config) -> Result<postgres::Client, ConnectError> {
+    config.ssl_mode(postgres::config::SslMode::Disable);
+    config
+        .connect(postgres::NoTls)
+        .map_err(|error| ConnectError::Postgres {
+            error,
+            certificate: None,
+        })
 }
 
 /// Why [`ConnInfo::connect`] did not connect.
@@ -353,6 +392,11 @@ impl ConnectError {
             } => format!("the server's certificate was refused: {mismatch} ({error})"),
             ConnectError::Postgres { error, .. } => crate::dict::describe_pg_error(error),
         }
+    }
+
+    /// Whether the server answered with an error (it refused the session).
+    pub fn from_server(&self) -> bool {
+        matches!(self, ConnectError::Postgres { error, .. } if error.as_db_error().is_some())
     }
 
     /// The SQLSTATE of an error the server sent.
@@ -479,9 +523,16 @@ mod tests {
         assert_eq!(servers(&config), "/var/run/postgresql/.s.PGSQL.9, db2:9");
         let config = with_env("postgresql://:9,db2:10/app", &[]).unwrap();
         assert_eq!(servers(&config), "/var/run/postgresql/.s.PGSQL.9, db2:10");
-        // A URL's hosts without ports take PGPORT, as in libpq.
+        // A URL's host without a port takes PGPORT, as in libpq; hosts without ports do not
+        // (libpq reads them as a list of empty ports: 5432 each).
+        let config = with_env("postgresql://db1/app", &[("PGPORT", "6543")]).unwrap();
+        assert_eq!(servers(&config), "db1:6543");
         let config = with_env("postgresql://db1,db2/app", &[("PGPORT", "6543")]).unwrap();
-        assert_eq!(servers(&config), "db1:6543, db2:6543");
+        assert_eq!(servers(&config), "db1:5432, db2:5432");
+        assert_eq!(
+            with_env("host=db1 port=1,2", &[]).unwrap_err(),
+            "could not match 2 port numbers to 1 hosts"
+        );
         // Only the directory that holds the port's socket (a file stands in for it).
         let port = 20_000 + std::process::id() % 10_000;
         let socket = std::path::PathBuf::from(format!("/tmp/.s.PGSQL.{port}"));

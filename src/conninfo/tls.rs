@@ -9,7 +9,8 @@
 //! | `sslmode`     | TLS                          | the server's certificate                        |
 //! |---------------|------------------------------|-------------------------------------------------|
 //! | `disable`     | never                        |                                                 |
-//! | `allow`, `prefer` (default) | if the server has it | not checked                           |
+//! | `allow`       | first without; with it if the server refused the session without | as `require` |
+//! | `prefer` (default) | if the server has it; without if TLS failed (its files, the check) or the server refused the session over TLS | as `require` |
 //! | `require`     | always                       | not checked, unless the root certificate file exists: then as `verify-ca` (as libpq does, for compatibility with its older versions) |
 //! | `verify-ca`   | always                       | signed by a root certificate in the file        |
 //! | `verify-full` | always                       | that, and issued for the host name connected to |
@@ -20,12 +21,10 @@
 //! certificate is `sslcert`, else `~/.postgresql/postgresql.crt`, sent if the file exists,
 //! with its key `sslkey`, else `~/.postgresql/postgresql.key` (PEM; an encrypted key takes
 //! its passphrase from `sslpassword`), which others may not read. Over a Unix socket there is
-//! no TLS whatever `sslmode` says, as in libpq (the server offers none there).
-//!
-//! Differences from libpq: `allow` tries TLS first, as `prefer` does (libpq tries without
-//! first); `prefer` does not check the certificate even when the root certificate file exists
-//! (libpq checks it then and, if the check fails, connects without TLS).
-//!
+//! no TLS whatever `sslmode` says, as in libpq (the server offers none there). With several
+//! hosts, libpq retries each host on its own (`allow` with TLS, `prefer` without); pgdict
+//! tries every host one way, then every host the other.
+
 //! Where the chain is checked against a root certificate file, revocation lists are read as
 //! libpq reads them: `sslcrl` (else, without `sslcrldir`, `~/.postgresql/root.crl`) and
 //! `sslcrldir`; if they load, every certificate of the chain must be absent from its issuer's
@@ -245,8 +244,8 @@ impl TlsSettings {
     /// Makes the root certificates the only ones `builder` trusts, and says what to check.
     fn load_roots(&self, builder: &mut openssl::ssl::SslConnectorBuilder) -> Result<Check, String> {
         let verify = match self.mode {
-            SslMode::Disable | SslMode::Allow | SslMode::Prefer => return Ok(Check::Nothing),
-            SslMode::Require => None,
+            SslMode::Disable => return Ok(Check::Nothing),
+            SslMode::Allow | SslMode::Prefer | SslMode::Require => None,
             SslMode::VerifyCa => Some(Check::Chain),
             SslMode::VerifyFull => Some(Check::ChainAndName),
         };
@@ -294,7 +293,7 @@ impl TlsSettings {
         }
         self.load_revocation_lists(&mut store);
         builder.set_cert_store(store.build());
-        // `require` with a root certificate file checks the chain, as `verify-ca` does.
+        // With a root certificate file, the weaker modes check the chain as `verify-ca` does.
         Ok(verify.unwrap_or(Check::Chain))
     }
 
