@@ -19,7 +19,8 @@
 //!   without TLS whatever `sslmode` says;
 //! - a role that must present a client certificate (`cert` in pg_hba.conf) connects with one
 //!   (given, or found in `~/.postgresql`), is refused without; a key others may read is refused;
-//! - sessions carry the program's name as their application_name;
+//! - sessions carry the program's name as their application_name; several hosts are tried
+//!   in turn, and when none connects the error names each one's failure;
 //! - a self-signed server certificate given as the root (the documentation's quick recipe,
 //!   a CA certificate used as the server's own) passes `verify-full`.
 
@@ -210,6 +211,27 @@ fn tls_connections_check_certificates_as_libpq_does() {
         std::thread::sleep(Duration::from_millis(50));
     }
 
+    // Several hosts are tried in turn, as libpq tries them; when none takes the session, the
+    // error names each host's failure.
+    let closed = support::cluster::free_port();
+    let port = cluster.port();
+    let two = format!("host=127.0.0.1,127.0.0.1 port={closed},{port} user=postgres");
+    assert!(!connect(&format!("{two} sslmode=disable"), &[]).unwrap());
+    let closed_too = support::cluster::free_port();
+    let err = refused(
+        &format!("host=127.0.0.1,localhost port={closed},{closed_too} user=postgres"),
+        &[],
+    );
+    let text = err.describe();
+    assert!(
+        text.starts_with(&format!("127.0.0.1:{closed}: error connecting to server: "))
+            && text.contains(&format!(
+                "; localhost:{closed_too}: error connecting to server: "
+            )),
+        "{text}"
+    );
+    assert!(err.hint().starts_with("is the server running"));
+
     // Sessions name the program in pg_stat_activity (here, the test binary), as psql's do.
     let info = parse_with_env(&cluster.connection_string(), |_| None, Passwords::Look).unwrap();
     let name: String = info
@@ -229,7 +251,6 @@ fn tls_connections_check_certificates_as_libpq_does() {
     let home = tempfile::tempdir().unwrap();
     let home_dir = home.path().display().to_string();
     let no_files = [("HOME", home_dir.as_str())];
-    let port = cluster.port();
     let to = |host: &str, rest: &str| {
         format!("host={host} port={port} user=postgres dbname=postgres {rest}")
     };

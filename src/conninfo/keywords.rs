@@ -18,10 +18,12 @@
 //! [`split`] returns the settings pgdict applies itself ([`TAKEN_KEYWORDS`]) and, for the
 //! crate, the others as a `key='value'` string.
 
-/// The keywords [`split`] takes out: the TLS settings, the service, and the hosts (an empty
-/// one is the default Unix socket).
-pub const TAKEN_KEYWORDS: [&str; 9] = [
+/// The keywords [`split`] takes out: the TLS settings, the service, and the servers (libpq
+/// pairs up its lists of hosts, addresses and ports otherwise than the crate).
+pub const TAKEN_KEYWORDS: [&str; 11] = [
     "host",
+    "hostaddr",
+    "port",
     "sslmode",
     "sslrootcert",
     "sslcert",
@@ -287,12 +289,13 @@ mod tests {
             "host=db  sslmode = verify-full port=5433 sslrootcert='/etc/my ca\\'s.crt'\tdbname=x",
         )
         .unwrap();
-        assert_eq!(taken.rest, "port='5433' dbname='x'");
+        assert_eq!(taken.rest, "dbname='x'");
         assert_eq!(
             taken.taken,
             pairs_of(&[
                 ("host", "db"),
                 ("sslmode", "verify-full"),
+                ("port", "5433"),
                 ("sslrootcert", "/etc/my ca's.crt")
             ])
         );
@@ -328,33 +331,39 @@ mod tests {
         .unwrap();
         assert_eq!(
             taken.rest,
-            "user='u@x' password='p:w' port='5433' dbname='app' connect_timeout='5'"
+            "user='u@x' password='p:w' dbname='app' connect_timeout='5'"
         );
         assert_eq!(
             taken.taken,
             pairs_of(&[
                 ("host", "db"),
+                ("port", "5433"),
                 ("sslmode", "verify-ca"),
                 ("sslrootcert", "/e c.crt")
             ])
         );
         // Several hosts, an IPv6 address, a port left out (empty: the default), a socket.
         let taken = split("postgres://db1:5433,[::1],%2Ftmp:6000/app").unwrap();
-        assert_eq!(taken.taken, pairs_of(&[("host", "db1,::1,/tmp")]));
-        assert_eq!(taken.rest, "port='5433,,6000' dbname='app'");
+        assert_eq!(
+            taken.taken,
+            pairs_of(&[("host", "db1,::1,/tmp"), ("port", "5433,,6000")])
+        );
+        assert_eq!(taken.rest, "dbname='app'");
         // One host without a port: none given, so PGPORT can apply (the crate alone says
         // 5432); several: an empty port each (5432), as libpq reads it.
-        assert_eq!(split("postgresql://db1/app").unwrap().rest, "dbname='app'");
-        let taken = split("postgresql://db1,db2/app").unwrap();
-        assert_eq!(taken.rest, "port=',' dbname='app'");
-        // An empty host (the default socket), no host at all, a query right after the hosts.
         assert_eq!(
-            split("postgresql://:5433/app").unwrap().rest,
-            "port='5433' dbname='app'"
+            split("postgresql://db1/app").unwrap().taken,
+            pairs_of(&[("host", "db1")])
         );
+        let taken = split("postgresql://db1,db2/app").unwrap();
+        assert_eq!(taken.taken, pairs_of(&[("host", "db1,db2"), ("port", ",")]));
+        // An empty host: none given (PGHOST, else the default socket).
         assert_eq!(
-            split("postgresql://:5433/app").unwrap().taken,
-            pairs_of(&[])
+            split("postgresql://:5433/app").unwrap(),
+            Split {
+                rest: "dbname='app'".into(),
+                taken: pairs_of(&[("port", "5433")]),
+            }
         );
         let taken = split("postgresql:///app?host=%2Fvar%2Frun%2Fpostgresql").unwrap();
         assert_eq!(taken.taken, pairs_of(&[("host", "/var/run/postgresql")]));

@@ -40,11 +40,10 @@
 //! matches anything, `\` escapes a `:` or a `\`, and lines starting with `#` are comments.
 //! The first line that matches gives the password, as in libpq's `passwordFromFile`: a Unix
 //! socket in a default directory (above) matches `localhost`, the port defaults to 5432, the
-//! user to the operating-system user and the database to the user. libpq looks a password up
-//! for each host it tries; the `postgres` crate takes one password for all of them, so it is
-//! the first host's. A file that is not a plain file, or that its group or others may read
-//! (permissions other than u=rw), is ignored with a warning on standard error, as libpq
-//! ignores it.
+//! user to the operating-system user and the database to the user. As in libpq, each host is
+//! looked up on its own (and [`ConnInfo::connect`] tries the hosts one by one). A file that is
+//! not a plain file, or that its group or others may read (permissions other than u=rw), is
+//! ignored with a warning on standard error, as libpq ignores it.
 
 mod keywords;
 mod password_file;
@@ -87,11 +86,14 @@ const SERVICE_KEYWORDS: [&str; 16] = [
 /// the TLS settings it does not know.
 #[derive(Clone, Debug)]
 pub struct ConnInfo {
-    /// All but the TLS settings, libpq's defaults filled in; its `sslmode` is the nearest one
-    /// the crate knows ([`SslMode::negotiation`]).
+    /// All but the TLS settings, libpq's defaults filled in, every host in it; its `sslmode`
+    /// is the nearest one the crate knows ([`SslMode::negotiation`]).
     pub config: Config,
     /// The TLS settings.
     pub tls: TlsSettings,
+    /// One configuration a host, tried in turn as libpq tries them: each with its own
+    /// password from the password file and its own TLS retries.
+    per_host: Vec<Config>,
 }
 
 /// Parses `conninfo` and fills in what it leaves unset from the environment and libpq's
@@ -133,7 +135,7 @@ pub fn parse_with_env(
     passwords: Passwords,
 ) -> Result<ConnInfo, String> {
     let split = keywords::split(conninfo)?;
-    let mut config: Config = split
+    let mut base: Config = split
         .rest
         .parse()
         .map_err(|e: postgres::Error| crate::dict::describe_pg_error(&e))?;
@@ -160,9 +162,12 @@ pub fn parse_with_env(
             SERVICE_KEYWORDS.join(", ")
         ));
     }
-    // What the string leaves unset: the service's setting, else the environment's; with
-    // where it came from, for messages.
-    let fallback = |keyword: &str, variable: &str| {
+    // A setting: the string's, else the service's, else the environment's; with where it
+    // came from, for messages.
+    let setting = |keyword: &str, variable: &str| {
+        if let Some(value) = taken(keyword) {
+            return Some((value, keyword.to_string()));
+        }
         let from_service = service.iter().find(|(key, _)| key == keyword);
         match from_service {
             Some((_, value)) => Some((
@@ -175,114 +180,189 @@ pub fn parse_with_env(
             None => env(variable).map(|value| (value, variable.to_string())),
         }
     };
-    if config.get_ports().is_empty() {
-        if let Some((ports, origin)) = fallback("port", "PGPORT") {
-            for port in ports.split(',') {
-                let number = port.trim().parse::<u16>().ok().filter(|&p| p != 0);
-                config.port(number.ok_or_else(|| {
-                    format!("{origin}={ports} is not a port number (or a list of them)")
-                })?);
-            }
+    let targets = targets(
+        setting("host", "PGHOST").map(|(hosts, _)| hosts),
+        setting("hostaddr", "PGHOSTADDR"),
+        setting("port", "PGPORT"),
+    )?;
+    if base.get_user().is_none() {
+        if let Some((user, _)) = setting("user", "PGUSER") {
+            base.user(&user);
         }
     }
-    // The sockets that hold the port's socket (so that messages name the server connected
-    // to), else both (so that the error says where it looked).
-    let port = config.get_ports().first().copied().unwrap_or(5432);
-    let socket = |dir: &&str| Path::new(dir).join(format!(".s.PGSQL.{port}")).exists();
-    let found: Vec<&str> = DEFAULT_SOCKET_DIRS.into_iter().filter(socket).collect();
-    let default_dirs = if found.is_empty() {
-        &DEFAULT_SOCKET_DIRS[..]
-    } else {
-        &found[..]
-    };
-    // A list of hosts; an empty entry is the default Unix socket, as in libpq.
-    let add_hosts = |config: &mut Config, hosts: &str| {
-        for host in hosts.split(',') {
-            config.host(match host.trim() {
-                "" => default_dirs[0],
-                host => host,
-            });
-        }
-    };
-    if let Some(hosts) = taken("host") {
-        add_hosts(&mut config, &hosts);
-    } else if config.get_hostaddrs().is_empty() {
-        let hostaddrs = fallback("hostaddr", "PGHOSTADDR");
-        if let Some((addresses, origin)) = &hostaddrs {
-            for address in addresses.split(',') {
-                config.hostaddr(address.trim().parse().map_err(|_| {
-                    format!("{origin}={addresses} is not an IP address (or a list of them)")
-                })?);
-            }
-        }
-        match fallback("host", "PGHOST") {
-            Some((hosts, _)) => add_hosts(&mut config, &hosts),
-            None if hostaddrs.is_some() => {}
-            None => {
-                for &dir in default_dirs {
-                    config.host(dir);
-                }
-            }
+    if base.get_dbname().is_none() {
+        if let Some((dbname, _)) = setting("dbname", "PGDATABASE") {
+            base.dbname(&dbname);
         }
     }
-    let (hosts, ports) = (
-        config.get_hosts().len().max(config.get_hostaddrs().len()),
-        config.get_ports().len(),
-    );
-    if ports > 1 && ports != hosts {
-        return Err(format!(
-            "could not match {ports} port numbers to {hosts} hosts"
-        ));
-    }
-    if config.get_user().is_none() {
-        if let Some((user, _)) = fallback("user", "PGUSER") {
-            config.user(&user);
+    if base.get_password().is_none() {
+        if let Some((password, _)) = setting("password", "PGPASSWORD") {
+            base.password(password);
         }
     }
-    if config.get_dbname().is_none() {
-        if let Some((dbname, _)) = fallback("dbname", "PGDATABASE") {
-            config.dbname(&dbname);
-        }
-    }
-    if config.get_password().is_none() {
-        let from_file = || match passwords {
-            Passwords::Look => password_file::password_from_file(&config, &env),
-            Passwords::Skip => None,
-        };
-        let given = fallback("password", "PGPASSWORD").map(|(password, _)| password);
-        if let Some(password) = given.or_else(from_file) {
-            config.password(password);
-        }
-    }
-    if config.get_connect_timeout().is_none() {
-        if let Some((seconds, origin)) = fallback("connect_timeout", "PGCONNECT_TIMEOUT") {
+    if base.get_connect_timeout().is_none() {
+        if let Some((seconds, origin)) = setting("connect_timeout", "PGCONNECT_TIMEOUT") {
             let seconds = seconds
                 .trim()
                 .parse::<u64>()
                 .map_err(|_| format!("{origin}={seconds} is not a number of seconds"))?;
             // libpq: zero (or less) waits forever; under 2 s counts as 2.
             if seconds > 0 {
-                config.connect_timeout(Duration::from_secs(seconds.max(2)));
+                base.connect_timeout(Duration::from_secs(seconds.max(2)));
             }
         }
     }
-    if config.get_options().is_none() {
-        if let Some((options, _)) = fallback("options", "PGOPTIONS") {
-            config.options(&options);
+    if base.get_options().is_none() {
+        if let Some((options, _)) = setting("options", "PGOPTIONS") {
+            base.options(&options);
         }
     }
     // What pg_stat_activity shows a DBA: like psql's fallback_application_name, the program.
-    if config.get_application_name().is_none() {
-        let given = fallback("application_name", "PGAPPNAME").map(|(name, _)| name);
+    if base.get_application_name().is_none() {
+        let given = setting("application_name", "PGAPPNAME").map(|(name, _)| name);
         if let Some(name) = given.or_else(program_name) {
-            config.application_name(&name);
+            base.application_name(&name);
         }
     }
     // The service's TLS settings first, so that the string's, after them, win.
     let tls_keywords: Vec<(String, String)> = service.into_iter().chain(split.taken).collect();
     let tls = TlsSettings::new(&tls_keywords, &env)?;
-    config.ssl_mode(tls.mode.negotiation());
-    Ok(ConnInfo { config, tls })
+    base.ssl_mode(tls.mode.negotiation());
+
+    // Without a password given, each host's from the password file, as libpq looks it up.
+    let password_file = match (base.get_password(), passwords) {
+        (None, Passwords::Look) => password_file::read(&env),
+        _ => None,
+    };
+    let per_host: Vec<Config> = targets
+        .iter()
+        .map(|target| {
+            let mut config = base.clone();
+            target.add_to(&mut config);
+            if let Some(password) = password_file
+                .as_deref()
+                .and_then(|file| password_file::password_for(file, &config))
+            {
+                config.password(password);
+            }
+            config
+        })
+        .collect();
+    let mut config = base;
+    for target in &targets {
+        target.add_to(&mut config);
+    }
+    if let Some(password) = per_host.first().and_then(Config::get_password) {
+        config.password(password);
+    }
+    Ok(ConnInfo {
+        config,
+        tls,
+        per_host,
+    })
+}
+
+/// One server to try: a host name or Unix socket directory, or an address, or both (the
+/// address to connect to, the name for TLS), and a port.
+struct Target {
+    host: Option<String>,
+    hostaddr: Option<std::net::IpAddr>,
+    port: u16,
+}
+
+impl Target {
+    fn add_to(&self, config: &mut Config) {
+        if let Some(host) = &self.host {
+            config.host(host);
+        }
+        if let Some(address) = self.hostaddr {
+            config.hostaddr(address);
+        }
+        config.port(self.port);
+    }
+}
+
+/// The servers a connection names, as libpq pairs its lists up (`connectOptions2`): hosts
+/// and addresses one to one, ports one to one or one for all; an empty host is the default
+/// Unix socket, an empty port 5432. `hostaddr` and `port` come with where they were set, for
+/// messages.
+fn targets(
+    hosts: Option<String>,
+    hostaddrs: Option<(String, String)>,
+    ports: Option<(String, String)>,
+) -> Result<Vec<Target>, String> {
+    let ports: Vec<u16> = match &ports {
+        None => vec![5432],
+        Some((list, origin)) => list
+            .split(',')
+            .map(|port| match port.trim() {
+                "" => Ok(5432),
+                port => port.parse::<u16>().ok().filter(|&p| p != 0).ok_or_else(|| {
+                    format!("{origin}={list} is not a port number (or a list of them)")
+                }),
+            })
+            .collect::<Result<_, _>>()?,
+    };
+    let addresses: Vec<std::net::IpAddr> = match &hostaddrs {
+        None => Vec::new(),
+        Some((list, origin)) => list
+            .split(',')
+            .map(|address| {
+                address.trim().parse().map_err(|_| {
+                    format!("{origin}={list} is not an IP address (or a list of them)")
+                })
+            })
+            .collect::<Result<_, _>>()?,
+    };
+    let names: Vec<&str> = match &hosts {
+        Some(list) => list.split(',').map(str::trim).collect(),
+        None => Vec::new(),
+    };
+    if !names.is_empty() && !addresses.is_empty() && names.len() != addresses.len() {
+        return Err(format!(
+            "could not match {} host names to {} hostaddr values",
+            names.len(),
+            addresses.len()
+        ));
+    }
+    let count = names.len().max(addresses.len()).max(1);
+    if ports.len() > 1 && ports.len() != count {
+        return Err(format!(
+            "could not match {} port numbers to {count} hosts",
+            ports.len()
+        ));
+    }
+    let port = |i: usize| ports.get(i).copied().unwrap_or(ports[0]);
+    // The default socket directories: those that hold the port's socket (so that messages
+    // name the server connected to), else both (so that the error says where it looked).
+    let default_dirs = |port: u16| {
+        let socket = |dir: &&str| Path::new(dir).join(format!(".s.PGSQL.{port}")).exists();
+        let found: Vec<&str> = DEFAULT_SOCKET_DIRS.into_iter().filter(socket).collect();
+        match found.is_empty() {
+            true => DEFAULT_SOCKET_DIRS.to_vec(),
+            false => found,
+        }
+    };
+    if names.is_empty() && addresses.is_empty() {
+        return Ok(default_dirs(port(0))
+            .into_iter()
+            .map(|dir| Target {
+                host: Some(dir.to_string()),
+                hostaddr: None,
+                port: port(0),
+            })
+            .collect());
+    }
+    Ok((0..count)
+        .map(|i| Target {
+            host: names.get(i).map(|name| match *name {
+                "" => default_dirs(port(i))[0].to_string(),
+                name => name.to_string(),
+            }),
+            hostaddr: addresses.get(i).copied(),
+            port: port(i),
+        })
+        .collect())
 }
 
 /// The running program's file name (`pgdict`, `pgdict-trainer`).
@@ -297,11 +377,27 @@ impl ConnInfo {
         servers(&self.config)
     }
 
-    /// Connects as libpq would with these settings (see [`tls`] for TLS).
+    /// Connects as libpq would with these settings: each host in turn until one takes the
+    /// session (see [`tls`] for TLS). The error, if none does, names every host's failure.
     pub fn connect(&self) -> Result<postgres::Client, ConnectError> {
+        let mut failures = Vec::new();
+        for config in &self.per_host {
+            match self.connect_to(config.clone()) {
+                Ok(client) => return Ok(client),
+                Err(e) => failures.push((servers(config), e)),
+            }
+        }
+        match failures.len() {
+            0 => Err(ConnectError::Setup("no host to connect to".into())),
+            1 => Err(failures.pop().expect("one failure").1),
+            _ => Err(ConnectError::EachHost(failures)),
+        }
+    }
+
+    /// Connects to the one host `config` names.
+    fn connect_to(&self, mut config: Config) -> Result<postgres::Client, ConnectError> {
         use postgres::config::SslMode as Negotiation;
 
-        let mut config = self.config.clone();
         let hosts = config.get_hosts();
         let over_tcp = hosts.iter().any(|host| matches!(host, Host::Tcp(_)))
             || (hosts.is_empty() && !config.get_hostaddrs().is_empty());
@@ -370,6 +466,8 @@ fn connect_plain(mut config: Config) -> Result<postgres::Client, ConnectError> {
 pub enum ConnectError {
     /// Before connecting: a TLS file missing or unreadable, or settings libpq refuses.
     Setup(String),
+    /// Every host failed, each for its reason (server, error), in the order tried.
+    EachHost(Vec<(String, ConnectError)>),
     /// Connecting failed. `certificate` is libpq's message when the server's certificate was
     /// not issued for the host (OpenSSL's error, in `error`, says only that it was refused).
     Postgres {
@@ -386,6 +484,11 @@ impl ConnectError {
     pub fn describe(&self) -> String {
         match self {
             ConnectError::Setup(message) => message.clone(),
+            ConnectError::EachHost(failures) => failures
+                .iter()
+                .map(|(server, e)| format!("{server}: {}", e.describe()))
+                .collect::<Vec<_>>()
+                .join("; "),
             ConnectError::Postgres {
                 error,
                 certificate: Some(mismatch),
@@ -394,24 +497,37 @@ impl ConnectError {
         }
     }
 
+    /// The failure the others are judged by: for several hosts, the last one's (the host
+    /// tried last, whose failure ended the attempt).
+    fn last(&self) -> &ConnectError {
+        match self {
+            ConnectError::EachHost(failures) => match failures.last() {
+                Some((_, e)) => e.last(),
+                None => self,
+            },
+            _ => self,
+        }
+    }
+
     /// Whether the server answered with an error (it refused the session).
     pub fn from_server(&self) -> bool {
-        matches!(self, ConnectError::Postgres { error, .. } if error.as_db_error().is_some())
+        matches!(self.last(), ConnectError::Postgres { error, .. } if error.as_db_error().is_some())
     }
 
     /// The SQLSTATE of an error the server sent.
     pub fn sqlstate(&self) -> Option<String> {
-        match self {
+        match self.last() {
             ConnectError::Postgres { error, .. } => error.code().map(|c| c.code().to_string()),
-            ConnectError::Setup(_) => None,
+            _ => None,
         }
     }
 
     /// Whether TLS failed: a file or setting before connecting, the handshake, or the
     /// server's certificate.
     pub fn is_tls(&self) -> bool {
-        match self {
+        match self.last() {
             ConnectError::Setup(_) => true,
+            ConnectError::EachHost(_) => false,
             ConnectError::Postgres { error, certificate } => {
                 // The crate's error for a failed handshake: "error performing TLS handshake".
                 certificate.is_some() || error.to_string().contains("TLS handshake")
@@ -426,9 +542,9 @@ impl ConnectError {
                     server's certificate must be signed by), sslcert and sslkey (a client \
                     certificate), or their PGSSL* variables; `psql` takes the same";
         }
-        if let ConnectError::Postgres { error, .. } = self {
+        if let ConnectError::Postgres { error, .. } = self.last() {
             // The client's own words when the server asks for a password it was not given.
-            if error.code().is_none() && self.describe().contains("password missing") {
+            if error.code().is_none() && self.last().describe().contains("password missing") {
                 return "the server asks for a password: give it with password= in the \
                         connection string, PGPASSWORD, or a line of the password file \
                         (~/.pgpass, or PGPASSFILE)";
@@ -581,9 +697,14 @@ mod tests {
         let program = std::env::current_exe().unwrap();
         let program = program.file_name().unwrap().to_str().unwrap();
         assert_eq!(config.get_application_name(), Some(program));
-        // A hostaddr is a host.
-        let config = with_env("hostaddr=::1", &vars).unwrap();
+        // A hostaddr is a host; PGHOST still counts beside it, as in libpq (the name for TLS
+        // and the password file), and the two lists must pair up.
+        let config = with_env("hostaddr=::1", &[("PGPORT", "6543")]).unwrap();
         assert_eq!(servers(&config), "[::1]:6543");
+        assert_eq!(
+            with_env("hostaddr=::1", &vars).unwrap_err(),
+            "could not match 2 host names to 1 hostaddr values"
+        );
     }
 
     #[test]
@@ -696,6 +817,32 @@ mod tests {
             read_with_env("service=nowhere", &vars).unwrap_err(),
             "definition of service \"nowhere\" not found"
         );
+    }
+
+    #[test]
+    fn each_host_gets_its_own_password_from_the_file() {
+        use std::os::unix::fs::PermissionsExt;
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pgpass");
+        std::fs::write(&path, "db1:*:*:*:one\ndb2:6000:*:*:two\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let file = path.display().to_string();
+        let info = read_with_env(
+            "host=db1,db2,db3 port=5432,6000,5432 user=u",
+            &[("PGPASSFILE", file.as_str())],
+        )
+        .unwrap();
+        let passwords: Vec<Option<&[u8]>> =
+            info.per_host.iter().map(Config::get_password).collect();
+        assert_eq!(passwords, [Some(&b"one"[..]), Some(&b"two"[..]), None]);
+        // One given in the string serves every host.
+        let info =
+            read_with_env("host=db1,db2 password=x", &[("PGPASSFILE", file.as_str())]).unwrap();
+        assert!(info
+            .per_host
+            .iter()
+            .all(|config| config.get_password() == Some(&b"x"[..])));
     }
 
     #[test]

@@ -8,14 +8,15 @@ use postgres::Config;
 
 use super::DEFAULT_SOCKET_DIRS;
 
-/// The password the password file holds for `config`'s first host (see "The password file"
-/// in the module documentation), if there is one.
-pub fn password_from_file(config: &Config, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+/// The password file's bytes (see "The password file" in the module documentation of
+/// [`super`]), if there is a file libpq would read; a file others may read is ignored with a
+/// warning on standard error, as libpq ignores it.
+pub fn read(env: &dyn Fn(&str) -> Option<String>) -> Option<Vec<u8>> {
     use std::os::unix::fs::PermissionsExt;
 
     let path = match env("PGPASSFILE") {
         Some(path) => std::path::PathBuf::from(path),
-        None => std::path::Path::new(&env("HOME")?).join(".pgpass"),
+        None => Path::new(&env("HOME")?).join(".pgpass"),
     };
     let metadata = std::fs::metadata(&path).ok()?;
     if !metadata.is_file() {
@@ -33,6 +34,11 @@ pub fn password_from_file(config: &Config, env: &dyn Fn(&str) -> Option<String>)
         );
         return None;
     }
+    std::fs::read(&path).ok()
+}
+
+/// The password `file` holds for `config`'s first host, port, database and user.
+pub fn password_for(file: &[u8], config: &Config) -> Option<String> {
     let host = match config.get_hosts().first() {
         Some(Host::Tcp(name)) => name.clone(),
         Some(Host::Unix(dir)) if DEFAULT_SOCKET_DIRS.iter().any(|d| dir == Path::new(d)) => {
@@ -52,8 +58,7 @@ pub fn password_from_file(config: &Config, env: &dyn Fn(&str) -> Option<String>)
         None => whoami::username().ok()?,
     };
     let dbname = config.get_dbname().unwrap_or(&user).to_string();
-    let file = std::fs::read(&path).ok()?;
-    password_in(&file, [&host, &port, &dbname, &user])
+    password_in(file, [&host, &port, &dbname, &user])
 }
 
 /// The password of the first line of a password file whose fields match `wanted` (host, port,

@@ -21,9 +21,7 @@
 //! certificate is `sslcert`, else `~/.postgresql/postgresql.crt`, sent if the file exists,
 //! with its key `sslkey`, else `~/.postgresql/postgresql.key` (PEM; an encrypted key takes
 //! its passphrase from `sslpassword`), which others may not read. Over a Unix socket there is
-//! no TLS whatever `sslmode` says, as in libpq (the server offers none there). With several
-//! hosts, libpq retries each host on its own (`allow` with TLS, `prefer` without); pgdict
-//! tries every host one way, then every host the other.
+//! no TLS whatever `sslmode` says, as in libpq (the server offers none there).
 
 //! Where the chain is checked against a root certificate file, revocation lists are read as
 //! libpq reads them: `sslcrl` (else, without `sslcrldir`, `~/.postgresql/root.crl`) and
