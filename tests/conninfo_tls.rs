@@ -231,6 +231,18 @@ fn tls_connections_check_certificates_as_libpq_does() {
         "{text}"
     );
     assert!(err.hint().starts_with("is the server running"));
+    // A host that refuses the session ends the attempt, as in libpq: the next is not tried.
+    let err = refused(
+        &format!("host=127.0.0.1,localhost port={closed},{port} user=nobody sslmode=disable"),
+        &[],
+    );
+    assert_eq!(
+        err.sqlstate().as_deref(),
+        Some("28000"),
+        "{}",
+        err.describe()
+    );
+    assert!(err.describe().starts_with(&format!("127.0.0.1:{closed}: ")));
 
     // Sessions name the program in pg_stat_activity (here, the test binary), as psql's do.
     let info = parse_with_env(&cluster.connection_string(), |_| None, Passwords::Look).unwrap();
@@ -268,6 +280,15 @@ fn tls_connections_check_certificates_as_libpq_does() {
         err.describe()
     );
     assert!(err.is_tls() && err.hint().contains("sslrootcert"));
+    // A host whose certificate is refused ends the attempt, as in libpq (psql does not go on
+    // to localhost here, which would pass).
+    let err = refused(
+        &format!("host=127.0.0.1,localhost port={port} user=postgres {full}"),
+        &no_files,
+    );
+    assert!(err
+        .describe()
+        .contains("does not match host name \"127.0.0.1\""));
     // verify-ca checks the chain only.
     let ca_only = format!("sslmode=verify-ca sslrootcert={ca}");
     assert!(connect(&to("127.0.0.1", &ca_only), &no_files).unwrap());

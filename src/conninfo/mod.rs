@@ -378,13 +378,22 @@ impl ConnInfo {
     }
 
     /// Connects as libpq would with these settings: each host in turn until one takes the
-    /// session (see [`tls`] for TLS). The error, if none does, names every host's failure.
+    /// session (see [`tls`] for TLS), stopping, as libpq does, at a host that refused the
+    /// session (authentication, a missing database) or whose TLS failed: only a host that
+    /// could not be reached, or that `target_session_attrs` rules out, passes the turn on.
+    /// The error names each host's failure.
     pub fn connect(&self) -> Result<postgres::Client, ConnectError> {
         let mut failures = Vec::new();
         for config in &self.per_host {
             match self.connect_to(config.clone()) {
                 Ok(client) => return Ok(client),
-                Err(e) => failures.push((servers(config), e)),
+                Err(e) => {
+                    let last = e.from_server() || e.is_tls();
+                    failures.push((servers(config), e));
+                    if last {
+                        break;
+                    }
+                }
             }
         }
         match failures.len() {
