@@ -6,10 +6,11 @@
 //! `dbname=app`, which `psql` takes, fails there with "both host and hostaddr are missing"),
 //! knows few of libpq's TLS settings and no service files, and reads an empty host, or a URL's
 //! hosts without ports, otherwise than libpq. [`parse`] reads the string as libpq does
-//! (`keywords.rs`), applies the hosts and the TLS settings itself, has the crate parse the
-//! rest, then fills in what the string leaves unset as libpq does: from the service, if the
-//! string (`service=`) or `PGSERVICE` names one (`service_file.rs`: `~/.pg_service.conf`, then
-//! the system's file), else from the environment, else by default:
+//! (`keywords.rs`), has the crate parse all but the servers (hosts, addresses, ports) and the
+//! TLS settings, which it applies itself, and fills in what the string leaves unset as libpq
+//! does, keyword by keyword: from the service, if the string (`service=`) or `PGSERVICE` names
+//! one (`service_file.rs`: `~/.pg_service.conf`, then the system's file), else from the
+//! environment, else by default:
 //!
 //! | setting           | from the environment | else                                         |
 //! |-------------------|----------------------|----------------------------------------------|
