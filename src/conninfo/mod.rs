@@ -20,6 +20,7 @@
 //! | `user`            | `PGUSER`             | the operating-system user (the crate's default) |
 //! | `dbname`          | `PGDATABASE`         | the user name (the server's default)          |
 //! | `password`        | `PGPASSWORD`         | the password file (below), else none         |
+//! | `passfile`        | `PGPASSFILE`         | `~/.pgpass`                                  |
 //! | `connect_timeout` | `PGCONNECT_TIMEOUT`  | none                                         |
 //! | `options`         | `PGOPTIONS`          | none                                         |
 //! | `application_name` | `PGAPPNAME`         | the program's name (`pgdict`, `pgdict-trainer`), as `psql` names itself |
@@ -37,7 +38,8 @@
 //!
 //! # The password file
 //!
-//! `PGPASSFILE`, else `~/.pgpass`: lines `hostname:port:database:username:password`, where `*`
+//! `passfile`, else `PGPASSFILE`, else `~/.pgpass`: lines
+//! `hostname:port:database:username:password`, where `*`
 //! matches anything, `\` escapes a `:` or a `\`, and lines starting with `#` are comments.
 //! The first line that matches gives the password, as in libpq's `passwordFromFile`: a Unix
 //! socket in a default directory (above) matches `localhost`, the port defaults to 5432, the
@@ -64,13 +66,14 @@ pub const DEFAULT_SOCKET_DIRS: [&str; 2] = ["/var/run/postgresql", "/tmp"];
 
 /// The keywords pgdict takes from a service file (see [`parse`]); a service that sets another
 /// is refused rather than half applied.
-const SERVICE_KEYWORDS: [&str; 16] = [
+const SERVICE_KEYWORDS: [&str; 17] = [
     "host",
     "hostaddr",
     "port",
     "dbname",
     "user",
     "password",
+    "passfile",
     "connect_timeout",
     "options",
     "application_name",
@@ -226,13 +229,16 @@ pub fn parse_with_env(
         }
     }
     // The service's TLS settings first, so that the string's, after them, win.
-    let tls_keywords: Vec<(String, String)> = service.into_iter().chain(split.taken).collect();
+    let tls_keywords: Vec<(String, String)> = service.iter().chain(&split.taken).cloned().collect();
     let tls = TlsSettings::new(&tls_keywords, &env)?;
     base.ssl_mode(tls.mode.negotiation());
 
     // Without a password given, each host's from the password file, as libpq looks it up.
     let password_file = match (base.get_password(), passwords) {
-        (None, Passwords::Look) => password_file::read(&env),
+        (None, Passwords::Look) => {
+            let passfile = setting("passfile", "PGPASSFILE").map(|(path, _)| path);
+            password_file::read(passfile, &env)
+        }
         _ => None,
     };
     let per_host: Vec<Config> = targets
@@ -846,6 +852,13 @@ mod tests {
         let passwords: Vec<Option<&[u8]>> =
             info.per_host.iter().map(Config::get_password).collect();
         assert_eq!(passwords, [Some(&b"one"[..]), Some(&b"two"[..]), None]);
+        // passfile= in the string names the file too (before PGPASSFILE).
+        let info = read_with_env(
+            &format!("host=db1 user=u passfile='{file}'"),
+            &[("PGPASSFILE", "/nonexistent")],
+        )
+        .unwrap();
+        assert_eq!(info.per_host[0].get_password(), Some(&b"one"[..]));
         // One given in the string serves every host.
         let info =
             read_with_env("host=db1,db2 password=x", &[("PGPASSFILE", file.as_str())]).unwrap();

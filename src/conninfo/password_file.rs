@@ -8,13 +8,14 @@ use postgres::Config;
 
 use super::DEFAULT_SOCKET_DIRS;
 
-/// The password file's bytes (see "The password file" in the module documentation of
+/// The bytes of the password file (`passfile`, given as the connection's `passfile=`, else
+/// `PGPASSFILE`, else `~/.pgpass`; see "The password file" in the module documentation of
 /// [`super`]), if there is a file libpq would read; a file others may read is ignored with a
 /// warning on standard error, as libpq ignores it.
-pub fn read(env: &dyn Fn(&str) -> Option<String>) -> Option<Vec<u8>> {
+pub fn read(passfile: Option<String>, env: &dyn Fn(&str) -> Option<String>) -> Option<Vec<u8>> {
     use std::os::unix::fs::PermissionsExt;
 
-    let path = match env("PGPASSFILE") {
+    let path = match passfile.or_else(|| env("PGPASSFILE")) {
         Some(path) => std::path::PathBuf::from(path),
         None => Path::new(&env("HOME")?).join(".pgpass"),
     };
