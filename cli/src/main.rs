@@ -94,8 +94,9 @@ pub struct StoreArgs {
 
     /// Use the dictionary store in a PostgreSQL database instead of the directory (the tables
     /// pgdict.dictionaries and pgdict.retired, which reach physical standbys by replication).
-    /// A libpq connection string or URL: "host=db1 dbname=app user=pgdict"; what it leaves
-    /// out comes from PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD, ~/.pgpass, as in psql.
+    /// A libpq connection string or URL: "host=db1 dbname=app user=pgdict"; read as psql
+    /// reads it: a service, PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD, ~/.pgpass, and TLS
+    /// with sslmode (verify-ca, verify-full), sslrootcert, sslcert, sslkey, PGSSL*.
     #[arg(long, global = true, env = "PGDICT_PG_STORE", value_name = "CONNINFO")]
     pub pg_store: Option<String>,
 }
@@ -147,8 +148,8 @@ pub struct RowInput {
     pub csv_delimiter: u8,
 
     /// Read the rows from a PostgreSQL table column instead of ROWS: a libpq-style connection
-    /// string ('host=... port=... user=... dbname=...') or a postgresql:// URL, what it leaves
-    /// out taken from PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD, ~/.pgpass as psql does.
+    /// string ('host=... port=... user=... dbname=...') or a postgresql:// URL, read as psql
+    /// reads it (a service, PGHOST, PGPORT, PGUSER, ~/.pgpass, TLS settings; see --pg-store).
     /// Needs --table and --column. bytea, text, varchar, json, xml (and domains over them)
     /// arrive as PostgreSQL stores them; other types (jsonb among them) as their text output,
     /// with a note.

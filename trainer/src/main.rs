@@ -102,8 +102,9 @@ struct Args {
     csv_delimiter: u8,
 
     /// Sample a PostgreSQL table column instead of SOURCE: a libpq-style connection string
-    /// ('host=... port=... user=... dbname=...') or a postgresql:// URL, what it leaves out
-    /// taken from PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD, ~/.pgpass as psql does.
+    /// ('host=... port=... user=... dbname=...') or a postgresql:// URL, read as psql reads
+    /// it: a service, PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD, ~/.pgpass, and TLS with
+    /// sslmode (verify-ca, verify-full), sslrootcert, sslcert, sslkey, PGSSL*.
     /// Needs --table and --column.
     #[arg(
         long,
