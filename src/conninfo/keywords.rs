@@ -1,9 +1,10 @@
 //! Reading a connection string as libpq reads it (`conninfo_parse` and `conninfo_uri_parse`
 //! in PostgreSQL's `fe-connect.c`), for the `postgres` crate reads it differently: it knows
 //! `sslmode` only as `disable`, `prefer` or `require`; refuses `sslrootcert`, `sslcert`,
-//! `sslkey`, `sslpassword`, `passfile` and `service` as unknown options; takes an empty host as
-//! a TCP host named ""; and gives every host of a URL a port, 5432 if the URL names none,
-//! where libpq leaves it to `PGPORT`.
+//! `sslkey`, `sslpassword`, `passfile` and `service` as unknown options; knows
+//! `target_session_attrs` only as `any` or `read-write`; takes an empty host as a TCP host
+//! named ""; and gives every host of a URL a port, 5432 if the URL names none, where libpq
+//! leaves it to `PGPORT`.
 //!
 //! Both of libpq's forms are read:
 //!
@@ -19,13 +20,14 @@
 //! crate, the others as a `key='value'` string.
 
 /// The keywords [`split`] takes out: the servers (libpq pairs up its lists of hosts,
-/// addresses and ports otherwise than the crate), the password file, the TLS settings and the
-/// service.
-pub const TAKEN_KEYWORDS: [&str; 12] = [
+/// addresses and ports otherwise than the crate), the password file, the kind of server
+/// sought, the TLS settings and the service.
+pub const TAKEN_KEYWORDS: [&str; 13] = [
     "host",
     "hostaddr",
     "port",
     "passfile",
+    "target_session_attrs",
     "sslmode",
     "sslrootcert",
     "sslcert",

@@ -22,6 +22,7 @@
 //! | `password`        | `PGPASSWORD`         | the password file (below), else none         |
 //! | `passfile`        | `PGPASSFILE`         | `~/.pgpass`                                  |
 //! | `connect_timeout` | `PGCONNECT_TIMEOUT`  | none                                         |
+//! | `target_session_attrs` | `PGTARGETSESSIONATTRS` | `any`                                |
 //! | `options`         | `PGOPTIONS`          | none                                         |
 //! | `application_name` | `PGAPPNAME`         | the program's name (`pgdict`, `pgdict-trainer`), as `psql` names itself |
 //! | `sslmode`         | `PGSSLMODE`          | `prefer`                                     |
@@ -32,8 +33,9 @@
 //! | `sslcrl`          | `PGSSLCRL`           | `~/.postgresql/root.crl`, unless `sslcrldir` is given |
 //! | `sslcrldir`       | `PGSSLCRLDIR`        | none                                         |
 //!
-//! A `hostaddr` counts as a host. A service that sets a keyword pgdict does not read (say
-//! `target_session_attrs`) is refused. What the TLS settings do, and where pgdict differs
+//! A `hostaddr` counts as a host. `target_session_attrs` (`PGTARGETSESSIONATTRS`) takes
+//! libpq's six values; a host whose server is not of that kind passes the turn on. A service
+//! that sets a keyword pgdict does not read (say `gssencmode`) is refused. What the TLS settings do, and where pgdict differs
 //! from libpq there: [`tls`].
 //!
 //! # The password file
@@ -66,7 +68,7 @@ pub const DEFAULT_SOCKET_DIRS: [&str; 2] = ["/var/run/postgresql", "/tmp"];
 
 /// The keywords pgdict takes from a service file (see [`parse`]); a service that sets another
 /// is refused rather than half applied.
-const SERVICE_KEYWORDS: [&str; 17] = [
+const SERVICE_KEYWORDS: [&str; 18] = [
     "host",
     "hostaddr",
     "port",
@@ -75,6 +77,7 @@ const SERVICE_KEYWORDS: [&str; 17] = [
     "password",
     "passfile",
     "connect_timeout",
+    "target_session_attrs",
     "options",
     "application_name",
     "sslmode",
@@ -95,6 +98,8 @@ pub struct ConnInfo {
     pub config: Config,
     /// The TLS settings.
     pub tls: TlsSettings,
+    /// The kind of server the session must reach (`target_session_attrs`).
+    pub target: SessionTarget,
     /// One configuration a host, tried in turn as libpq tries them: each with its own
     /// password from the password file and its own TLS retries.
     per_host: Vec<Config>,
@@ -262,11 +267,75 @@ pub fn parse_with_env(
     if let Some(password) = per_host.first().and_then(Config::get_password) {
         config.password(password);
     }
+    let target = match setting("target_session_attrs", "PGTARGETSESSIONATTRS") {
+        Some((value, _)) => value.parse()?,
+        None => SessionTarget::Any,
+    };
     Ok(ConnInfo {
         config,
         tls,
+        target,
         per_host,
     })
+}
+
+/// libpq's `target_session_attrs`: the kind of server a session must reach, checked once
+/// connected (a host that does not suit passes the turn on to the next).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SessionTarget {
+    /// Any server (the default).
+    Any,
+    /// A session that may write: a primary whose `default_transaction_read_only` is off.
+    ReadWrite,
+    /// A read-only session: a hot standby, or `default_transaction_read_only` on.
+    ReadOnly,
+    /// A server not in recovery.
+    Primary,
+    /// A hot standby.
+    Standby,
+    /// A hot standby if any host is one, else any server.
+    PreferStandby,
+}
+
+impl std::str::FromStr for SessionTarget {
+    type Err = String;
+
+    fn from_str(value: &str) -> Result<SessionTarget, String> {
+        Ok(match value {
+            "any" => SessionTarget::Any,
+            "read-write" => SessionTarget::ReadWrite,
+            "read-only" => SessionTarget::ReadOnly,
+            "primary" => SessionTarget::Primary,
+            "standby" => SessionTarget::Standby,
+            "prefer-standby" => SessionTarget::PreferStandby,
+            _ => return Err(format!("invalid target_session_attrs value: \"{value}\"")),
+        })
+    }
+}
+
+impl SessionTarget {
+    /// Why the session of `client` does not suit, in libpq's words; none if it does.
+    fn mismatch(
+        self,
+        client: &mut postgres::Client,
+    ) -> Result<Option<&'static str>, postgres::Error> {
+        if matches!(self, SessionTarget::Any | SessionTarget::PreferStandby) {
+            return Ok(None);
+        }
+        let row = client.query_one(
+            "SELECT pg_catalog.current_setting('transaction_read_only') = 'on', \
+             pg_catalog.pg_is_in_recovery()",
+            &[],
+        )?;
+        let (read_only, standby): (bool, bool) = (row.get(0), row.get(1));
+        Ok(match self {
+            SessionTarget::ReadWrite if read_only => Some("session is read-only"),
+            SessionTarget::ReadOnly if !read_only => Some("session is not read-only"),
+            SessionTarget::Primary if standby => Some("server is in hot standby mode"),
+            SessionTarget::Standby if !standby => Some("server is not in hot standby mode"),
+            _ => None,
+        })
+    }
 }
 
 /// One server to try: a host name or Unix socket directory, or an address, or both (the
@@ -390,17 +459,30 @@ impl ConnInfo {
     /// could not be reached, or that `target_session_attrs` rules out, passes the turn on.
     /// The error names each host's failure.
     pub fn connect(&self) -> Result<postgres::Client, ConnectError> {
+        // prefer-standby: every host for a standby first, then every host for any server.
+        let passes = match self.target {
+            SessionTarget::PreferStandby => vec![SessionTarget::Standby, SessionTarget::Any],
+            target => vec![target],
+        };
         let mut failures = Vec::new();
-        for config in &self.per_host {
-            match self.connect_to(config.clone()) {
-                Ok(client) => return Ok(client),
-                Err(e) => {
-                    let last = e.from_server() || e.is_tls();
-                    failures.push((servers(config), e));
-                    if last {
-                        break;
+        'passes: for target in passes {
+            for config in &self.per_host {
+                let failure = match self.connect_to(config.clone()) {
+                    Ok(mut client) => match target.mismatch(&mut client) {
+                        Ok(None) => return Ok(client),
+                        Ok(Some(why)) => ConnectError::Unsuitable(why.into()),
+                        Err(error) => ConnectError::Postgres {
+                            error,
+                            certificate: None,
+                        },
+                    },
+                    Err(e) if e.from_server() || e.is_tls() => {
+                        failures.push((servers(config), e));
+                        break 'passes;
                     }
-                }
+                    Err(e) => e,
+                };
+                failures.push((servers(config), failure));
             }
         }
         match failures.len() {
@@ -482,6 +564,9 @@ fn connect_plain(mut config: Config) -> Result<postgres::Client, ConnectError> {
 pub enum ConnectError {
     /// Before connecting: a TLS file missing or unreadable, or settings libpq refuses.
     Setup(String),
+    /// The server took the session, but is not of the kind `target_session_attrs` asks for
+    /// (libpq's words: "server is in hot standby mode", ...).
+    Unsuitable(String),
     /// Every host failed, each for its reason (server, error), in the order tried.
     EachHost(Vec<(String, ConnectError)>),
     /// Connecting failed. `certificate` is libpq's message when the server's certificate was
@@ -499,7 +584,7 @@ impl ConnectError {
     /// [`crate::dict::describe_pg_error`]).
     pub fn describe(&self) -> String {
         match self {
-            ConnectError::Setup(message) => message.clone(),
+            ConnectError::Setup(message) | ConnectError::Unsuitable(message) => message.clone(),
             ConnectError::EachHost(failures) => failures
                 .iter()
                 .map(|(server, e)| format!("{server}: {}", e.describe()))
@@ -543,7 +628,7 @@ impl ConnectError {
     pub fn is_tls(&self) -> bool {
         match self.last() {
             ConnectError::Setup(_) => true,
-            ConnectError::EachHost(_) => false,
+            ConnectError::EachHost(_) | ConnectError::Unsuitable(_) => false,
             ConnectError::Postgres { error, certificate } => {
                 // The crate's error for a failed handshake: "error performing TLS handshake".
                 certificate.is_some() || error.to_string().contains("TLS handshake")
@@ -553,6 +638,11 @@ impl ConnectError {
 
     /// What to do next, for messages.
     pub fn hint(&self) -> &'static str {
+        if let ConnectError::Unsuitable(_) = self.last() {
+            return "no host listed is the kind of server target_session_attrs asks for (a \
+                    primary for read-write and primary, a hot standby for read-only and \
+                    standby): list one that is, or change target_session_attrs";
+        }
         if self.is_tls() {
             return "check the TLS settings: sslmode, sslrootcert (the root certificate the \
                     server's certificate must be signed by), sslcert and sslkey (a client \
@@ -798,7 +888,7 @@ mod tests {
         std::fs::write(
             &file,
             "[reports]\nhost=db1\nport=6000\ndbname=reports\nsslmode=verify-full\n\
-             [bad]\nport=x\n[replica]\ntarget_session_attrs=read-only\n",
+             [bad]\nport=x\n[kerberos]\ngssencmode=require\n",
         )
         .unwrap();
         let file = file.display().to_string();
@@ -826,9 +916,9 @@ mod tests {
             read_with_env("service=bad", &vars).unwrap_err(),
             "service \"bad\": port=x is not a port number (or a list of them)"
         );
-        assert!(read_with_env("service=replica", &vars)
+        assert!(read_with_env("service=kerberos", &vars)
             .unwrap_err()
-            .starts_with("service \"replica\" sets target_session_attrs, which pgdict does not"));
+            .starts_with("service \"kerberos\" sets gssencmode, which pgdict does not"));
         assert_eq!(
             read_with_env("service=nowhere", &vars).unwrap_err(),
             "definition of service \"nowhere\" not found"
