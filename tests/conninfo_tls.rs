@@ -422,6 +422,25 @@ fn tls_connections_check_certificates_as_libpq_does() {
     assert!(!connect(&as_role("postgres", &untrusted), &no_files).unwrap());
     assert!(refused(&as_role("tls_only", &untrusted), &no_files).from_server());
     assert!(refused(&as_role("plain_only", "sslmode=require"), &no_files).from_server());
+    // The protocol versions, as asked for (libpq's keywords; the default minimum is TLSv1.2).
+    let version = |rest: &str| -> String {
+        let info = parse_with_env(&as_role("postgres", rest), |_| None, Passwords::Look).unwrap();
+        let mut client = info
+            .connect()
+            .unwrap_or_else(|e| panic!("{}", e.describe()));
+        let row = client
+            .query_one(
+                "SELECT version FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+                &[],
+            )
+            .unwrap();
+        row.get(0)
+    };
+    assert_eq!(version("ssl_max_protocol_version=TLSv1.2"), "TLSv1.2");
+    assert_eq!(
+        version("ssl_min_protocol_version=TLSv1.3 sslsni=0"),
+        "TLSv1.3"
+    );
     // A Unix socket: no TLS, whatever sslmode says (psql connects there too).
     let socket = cluster.sock_dir().display().to_string();
     assert!(!connect(&to(&socket, "sslmode=verify-full"), &no_files).unwrap());

@@ -19,15 +19,24 @@
 //! [`split`] returns the settings pgdict applies itself ([`TAKEN_KEYWORDS`]) and, for the
 //! crate, the others as a `key='value'` string.
 
-/// The keywords [`split`] takes out: the servers (libpq pairs up its lists of hosts,
-/// addresses and ports otherwise than the crate), the password file, the kind of server
-/// sought, the TLS settings and the service.
-pub const TAKEN_KEYWORDS: [&str; 13] = [
+/// The keywords [`split`] takes out, which the crate does not know or knows otherwise than
+/// libpq: the servers (libpq pairs up its lists of hosts, addresses and ports otherwise), the
+/// password file, the kind of server sought, names and encodings, GSSAPI, the TLS settings
+/// and the service.
+pub const TAKEN_KEYWORDS: [&str; 21] = [
     "host",
     "hostaddr",
     "port",
     "passfile",
     "target_session_attrs",
+    "fallback_application_name",
+    "client_encoding",
+    "gssencmode",
+    "requiressl",
+    "sslcompression",
+    "sslsni",
+    "ssl_min_protocol_version",
+    "ssl_max_protocol_version",
     "sslmode",
     "sslrootcert",
     "sslcert",
@@ -59,6 +68,11 @@ pub fn split(conninfo: &str) -> Result<Split, String> {
     };
     let (taken, kept): (Vec<_>, Vec<_>) = all
         .into_iter()
+        // libpq's name for what the crate calls keepalives_retries.
+        .map(|(key, value)| match key.as_str() {
+            "keepalives_count" => ("keepalives_retries".to_string(), value),
+            _ => (key, value),
+        })
         .partition(|(key, _)| TAKEN_KEYWORDS.contains(&key.as_str()));
     let rest = kept
         .iter()

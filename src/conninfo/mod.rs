@@ -33,10 +33,17 @@
 //! | `sslcrl`          | `PGSSLCRL`           | `~/.postgresql/root.crl`, unless `sslcrldir` is given |
 //! | `sslcrldir`       | `PGSSLCRLDIR`        | none                                         |
 //!
+//! | `sslsni`, `ssl_min_protocol_version`, `ssl_max_protocol_version` | `PGSSLSNI`, `PGSSLMINPROTOCOLVERSION`, `PGSSLMAXPROTOCOLVERSION` | on, TLSv1.2, none |
+//!
 //! A `hostaddr` counts as a host. `target_session_attrs` (`PGTARGETSESSIONATTRS`) takes
-//! libpq's six values; a host whose server is not of that kind passes the turn on. A service
-//! that sets a keyword pgdict does not read (say `gssencmode`) is refused. What the TLS settings do, and where pgdict differs
-//! from libpq there: [`tls`].
+//! libpq's six values; a host whose server is not of that kind passes the turn on. Also read
+//! as libpq reads them: `requiressl=1` (`sslmode=require` unless `sslmode` is given),
+//! `keepalives_count` (the crate's `keepalives_retries`), `fallback_application_name`;
+//! `gssencmode` `disable` and `prefer` (pgdict, like a libpq built without GSSAPI, has no
+//! GSS encryption: `require` is refused); `client_encoding` only as UTF8 (or `auto`), which
+//! the crate always asks for; `sslcompression` is ignored, as libpq 14 and later ignore it. A
+//! service that sets a keyword pgdict does not read (say `requirepeer`) is refused. What the
+//! TLS settings do, and where pgdict differs from libpq there: [`tls`].
 //!
 //! # The password file
 //!
@@ -68,7 +75,7 @@ pub const DEFAULT_SOCKET_DIRS: [&str; 2] = ["/var/run/postgresql", "/tmp"];
 
 /// The keywords pgdict takes from a service file (see [`parse`]); a service that sets another
 /// is refused rather than half applied.
-const SERVICE_KEYWORDS: [&str; 18] = [
+const SERVICE_KEYWORDS: [&str; 26] = [
     "host",
     "hostaddr",
     "port",
@@ -87,6 +94,14 @@ const SERVICE_KEYWORDS: [&str; 18] = [
     "sslpassword",
     "sslcrl",
     "sslcrldir",
+    "sslsni",
+    "ssl_min_protocol_version",
+    "ssl_max_protocol_version",
+    "requiressl",
+    "sslcompression",
+    "gssencmode",
+    "client_encoding",
+    "fallback_application_name",
 ];
 
 /// A connection string read as libpq reads it: what the `postgres` crate connects with, and
@@ -228,9 +243,36 @@ pub fn parse_with_env(
     }
     // What pg_stat_activity shows a DBA: like psql's fallback_application_name, the program.
     if base.get_application_name().is_none() {
-        let given = setting("application_name", "PGAPPNAME").map(|(name, _)| name);
+        let given = setting("application_name", "PGAPPNAME")
+            // (No variable: libpq reads fallback_application_name from the string only.)
+            .or_else(|| setting("fallback_application_name", ""))
+            .map(|(name, _)| name);
         if let Some(name) = given.or_else(program_name) {
             base.application_name(&name);
+        }
+    }
+    // The crate always asks for UTF8, which is what pgdict reads text as.
+    if let Some((encoding, origin)) = setting("client_encoding", "PGCLIENTENCODING") {
+        let utf8 = ["utf8", "utf-8", "unicode", "auto"];
+        if !utf8.contains(&encoding.to_ascii_lowercase().as_str()) {
+            return Err(format!(
+                "{origin}={encoding}: pgdict reads rows as PostgreSQL sends them in UTF8, and \
+                 supports no other client_encoding"
+            ));
+        }
+    }
+    // pgdict has no GSSAPI, as a libpq built without it.
+    if let Some((mode, _)) = setting("gssencmode", "PGGSSENCMODE") {
+        match mode.as_str() {
+            "disable" | "prefer" => {}
+            "require" => {
+                return Err(
+                    "gssencmode value \"require\" invalid when GSSAPI support is not \
+                            compiled in (pgdict has none)"
+                        .into(),
+                )
+            }
+            _ => return Err(format!("invalid gssencmode value: \"{mode}\"")),
         }
     }
     // The service's TLS settings first, so that the string's, after them, win.
@@ -888,7 +930,7 @@ mod tests {
         std::fs::write(
             &file,
             "[reports]\nhost=db1\nport=6000\ndbname=reports\nsslmode=verify-full\n\
-             [bad]\nport=x\n[kerberos]\ngssencmode=require\n",
+             [bad]\nport=x\n[peer]\nrequirepeer=postgres\n",
         )
         .unwrap();
         let file = file.display().to_string();
@@ -916,9 +958,9 @@ mod tests {
             read_with_env("service=bad", &vars).unwrap_err(),
             "service \"bad\": port=x is not a port number (or a list of them)"
         );
-        assert!(read_with_env("service=kerberos", &vars)
+        assert!(read_with_env("service=peer", &vars)
             .unwrap_err()
-            .starts_with("service \"kerberos\" sets gssencmode, which pgdict does not"));
+            .starts_with("service \"peer\" sets requirepeer, which pgdict does not"));
         assert_eq!(
             read_with_env("service=nowhere", &vars).unwrap_err(),
             "definition of service \"nowhere\" not found"
@@ -956,6 +998,55 @@ mod tests {
             .per_host
             .iter()
             .all(|config| config.get_password() == Some(&b"x"[..])));
+    }
+
+    #[test]
+    fn libpq_keywords_the_crate_lacks_are_read() {
+        let info = read_with_env(
+            "host=db requiressl=1 sslsni=0 ssl_min_protocol_version=tlsv1.3 \
+             keepalives_count=4 fallback_application_name=nightly gssencmode=disable \
+             client_encoding=UTF8 sslcompression=0",
+            &[],
+        )
+        .unwrap();
+        assert_eq!(info.tls.mode, SslMode::Require);
+        assert!(!info.tls.sni);
+        assert_eq!(
+            info.tls.protocols,
+            (Some(openssl::ssl::SslVersion::TLS1_3), None)
+        );
+        assert_eq!(info.config.get_keepalives_retries(), Some(4));
+        assert_eq!(info.config.get_application_name(), Some("nightly"));
+        // The defaults: TLSv1.2 at least, SNI on.
+        let info = read_with_env("host=db", &[]).unwrap();
+        assert!(info.tls.sni);
+        assert_eq!(
+            info.tls.protocols,
+            (Some(openssl::ssl::SslVersion::TLS1_2), None)
+        );
+        for (conninfo, error) in [
+            (
+                "gssencmode=require",
+                "gssencmode value \"require\" invalid when GSSAPI support is not compiled in \
+                 (pgdict has none)",
+            ),
+            ("gssencmode=maybe", "invalid gssencmode value: \"maybe\""),
+            (
+                "ssl_max_protocol_version=TLSv2",
+                "invalid ssl_max_protocol_version value: \"TLSv2\"",
+            ),
+            (
+                "ssl_min_protocol_version=TLSv1.3 ssl_max_protocol_version=TLSv1.2",
+                "invalid SSL protocol version range",
+            ),
+            (
+                "client_encoding=LATIN1",
+                "client_encoding=LATIN1: pgdict reads rows as PostgreSQL sends them in UTF8, \
+                 and supports no other client_encoding",
+            ),
+        ] {
+            assert_eq!(read_with_env(conninfo, &[]).unwrap_err(), error);
+        }
     }
 
     #[test]

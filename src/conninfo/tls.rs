@@ -39,7 +39,7 @@ use std::sync::{Arc, Mutex};
 
 use openssl::nid::Nid;
 use openssl::pkey::PKey;
-use openssl::ssl::{SslConnector, SslFiletype, SslMethod, SslVerifyMode};
+use openssl::ssl::{SslConnector, SslFiletype, SslMethod, SslVerifyMode, SslVersion};
 use openssl::x509::store::{X509Lookup, X509StoreBuilder};
 use openssl::x509::verify::X509VerifyFlags;
 use openssl::x509::{X509Ref, X509VerifyResult, X509};
@@ -125,6 +125,11 @@ pub struct TlsSettings {
     pub crl_file: Option<PathBuf>,
     /// `sslcrldir`: a directory of revocation lists, named by hash (`openssl rehash`).
     pub crl_dir: Option<PathBuf>,
+    /// `sslsni`: whether the host name goes to the server in the handshake (SNI; never for an
+    /// IP address).
+    pub sni: bool,
+    /// `ssl_min_protocol_version` (libpq's default: TLSv1.2) and `ssl_max_protocol_version`.
+    pub protocols: (Option<SslVersion>, Option<SslVersion>),
 }
 
 /// Where a connector's host name check leaves libpq's message when the server's certificate
@@ -159,8 +164,48 @@ impl TlsSettings {
             |name: &str| env("HOME").map(|home| Path::new(&home).join(".postgresql").join(name));
         let mode = match setting("sslmode", "PGSSLMODE") {
             Some(mode) => mode.parse()?,
+            // The old way of asking for TLS, which libpq still reads.
+            None if setting("requiressl", "PGREQUIRESSL").as_deref() == Some("1") => {
+                SslMode::Require
+            }
             None => SslMode::Prefer,
         };
+        let version = |name: &str, variable: &str| -> Result<Option<SslVersion>, String> {
+            let Some(value) = setting(name, variable) else {
+                return Ok(None);
+            };
+            let versions = [
+                ("TLSv1", SslVersion::TLS1),
+                ("TLSv1.1", SslVersion::TLS1_1),
+                ("TLSv1.2", SslVersion::TLS1_2),
+                ("TLSv1.3", SslVersion::TLS1_3),
+            ];
+            match versions
+                .iter()
+                .position(|(n, _)| n.eq_ignore_ascii_case(&value))
+            {
+                Some(i) => Ok(Some(versions[i].1)),
+                None => Err(format!("invalid {name} value: \"{value}\"")),
+            }
+        };
+        let min = version("ssl_min_protocol_version", "PGSSLMINPROTOCOLVERSION")?
+            .or(Some(SslVersion::TLS1_2));
+        let max = version("ssl_max_protocol_version", "PGSSLMAXPROTOCOLVERSION")?;
+        let rank = |v: SslVersion| {
+            [
+                SslVersion::TLS1,
+                SslVersion::TLS1_1,
+                SslVersion::TLS1_2,
+                SslVersion::TLS1_3,
+            ]
+            .iter()
+            .position(|known| *known == v)
+        };
+        if let (Some(min), Some(max)) = (min, max) {
+            if rank(min) > rank(max) {
+                return Err("invalid SSL protocol version range".into());
+            }
+        }
         let file = |name: &str, variable: &str, default: &str| {
             setting(name, variable)
                 .map(PathBuf::from)
@@ -174,6 +219,8 @@ impl TlsSettings {
             key_password: keyword("sslpassword").filter(|value| !value.is_empty()),
             crl_file: setting("sslcrl", "PGSSLCRL").map(PathBuf::from),
             crl_dir: setting("sslcrldir", "PGSSLCRLDIR").map(PathBuf::from),
+            sni: setting("sslsni", "PGSSLSNI").as_deref() != Some("0"),
+            protocols: (min, max),
         };
         let settings = match settings.crl_file.is_none() && settings.crl_dir.is_none() {
             true => TlsSettings {
@@ -202,6 +249,11 @@ impl TlsSettings {
     pub fn connector(&self) -> Result<(MakeTlsConnector, NameMismatch), String> {
         let mut builder = SslConnector::builder(SslMethod::tls_client())
             .map_err(|e| format!("could not create SSL context: {e}"))?;
+        let (min, max) = self.protocols;
+        builder
+            .set_min_proto_version(min)
+            .and_then(|()| builder.set_max_proto_version(max))
+            .map_err(|e| format!("could not set the SSL protocol versions: {e}"))?;
         let check = self.load_roots(&mut builder)?;
         self.load_client_certificate(&mut builder)?;
         builder.set_verify(match check {
@@ -211,9 +263,11 @@ impl TlsSettings {
         let mismatch = Arc::new(Mutex::new(None));
         let mut connector = MakeTlsConnector::new(builder.build());
         let slot = mismatch.clone();
+        let sni = self.sni;
         connector.set_callback(move |connection, host| {
             // The host name is checked as libpq checks it, below, not by OpenSSL.
             connection.set_verify_hostname(false);
+            connection.set_use_server_name_indication(sni);
             if check == Check::ChainAndName {
                 let host = host.to_string();
                 let slot = slot.clone();
