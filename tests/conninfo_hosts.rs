@@ -9,6 +9,7 @@
 //!   words ("server is not in hot standby mode", "session is read-only") and a hint;
 //!   `prefer-standby` without a standby takes the primary; `read-write` refuses a primary whose
 //!   sessions are read-only (`default_transaction_read_only`);
+//! - `load_balance_hosts=random` (libpq 16) reaches both servers over 30 tries;
 //! - the PostgreSQL dictionary store opened through the string that lists the standby first,
 //!   with `read-write`, opens on the primary and can be written.
 
@@ -63,6 +64,13 @@ fn target_session_attrs_reaches_the_server_libpq_reaches() {
         let conninfo = format!("{primary_first} target_session_attrs={target}");
         assert_eq!(port_reached(&conninfo, &[]).unwrap(), expected, "{target}");
     }
+    // load_balance_hosts=random: the hosts in a random order (both reached in 30 tries; the
+    // chance of one only is 2^-29).
+    let random = format!("{standby_first} load_balance_hosts=random");
+    let reached: std::collections::BTreeSet<i32> = (0..30)
+        .map(|_| port_reached(&random, &[]).unwrap())
+        .collect();
+    assert_eq!(reached, [p, s].into_iter().collect());
     let from_env = [("PGTARGETSESSIONATTRS", "read-write")];
     assert_eq!(port_reached(&standby_first, &from_env).unwrap(), p);
 

@@ -36,7 +36,8 @@
 //! | `sslsni`, `ssl_min_protocol_version`, `ssl_max_protocol_version` | `PGSSLSNI`, `PGSSLMINPROTOCOLVERSION`, `PGSSLMAXPROTOCOLVERSION` | on, TLSv1.2, none |
 //!
 //! A `hostaddr` counts as a host. `target_session_attrs` (`PGTARGETSESSIONATTRS`) takes
-//! libpq's six values; a host whose server is not of that kind passes the turn on. Also read
+//! libpq's six values; a host whose server is not of that kind passes the turn on.
+//! `load_balance_hosts=random` (libpq 16) tries the hosts in a random order. Also read
 //! as libpq reads them: `requiressl=1` (`sslmode=require` unless `sslmode` is given),
 //! `keepalives_count` (the crate's `keepalives_retries`), `fallback_application_name`;
 //! `gssencmode` `disable` and `prefer` (pgdict, like a libpq built without GSSAPI, has no
@@ -506,9 +507,15 @@ impl ConnInfo {
             SessionTarget::PreferStandby => vec![SessionTarget::Standby, SessionTarget::Any],
             target => vec![target],
         };
+        // load_balance_hosts=random (libpq 16): the hosts in a random order.
+        let mut hosts: Vec<&Config> = self.per_host.iter().collect();
+        if self.config.get_load_balance_hosts() == postgres::config::LoadBalanceHosts::Random {
+            use rand::seq::SliceRandom;
+            hosts.shuffle(&mut rand::rng());
+        }
         let mut failures = Vec::new();
         'passes: for target in passes {
-            for config in &self.per_host {
+            for &config in &hosts {
                 let failure = match self.connect_to(config.clone()) {
                     Ok(mut client) => match target.mismatch(&mut client) {
                         Ok(None) => return Ok(client),
