@@ -74,36 +74,25 @@ pub use tls::{SslMode, TlsSettings};
 /// The Unix socket directories tried when neither the string nor `PGHOST` names a host.
 pub const DEFAULT_SOCKET_DIRS: [&str; 2] = ["/var/run/postgresql", "/tmp"];
 
-/// The keywords pgdict takes from a service file (see [`parse`]); a service that sets another
-/// is refused rather than half applied.
-const SERVICE_KEYWORDS: [&str; 26] = [
-    "host",
-    "hostaddr",
-    "port",
+/// The keywords a service file may set (see [`parse`]): those pgdict applies itself
+/// ([`keywords::TAKEN_KEYWORDS`], but `service`), and these, which it applies to the crate's
+/// configuration when the string leaves them unset. A service that sets another is refused
+/// rather than half applied.
+const SERVICE_KEYWORDS_FOR_THE_CRATE: [&str; 6] = [
     "dbname",
     "user",
     "password",
-    "passfile",
     "connect_timeout",
-    "target_session_attrs",
     "options",
     "application_name",
-    "sslmode",
-    "sslrootcert",
-    "sslcert",
-    "sslkey",
-    "sslpassword",
-    "sslcrl",
-    "sslcrldir",
-    "sslsni",
-    "ssl_min_protocol_version",
-    "ssl_max_protocol_version",
-    "requiressl",
-    "sslcompression",
-    "gssencmode",
-    "client_encoding",
-    "fallback_application_name",
 ];
+
+/// Whether a service file may set `keyword` (see [`SERVICE_KEYWORDS_FOR_THE_CRATE`]).
+fn service_may_set(keyword: &str) -> bool {
+    keyword != "service"
+        && (keywords::TAKEN_KEYWORDS.contains(&keyword)
+            || SERVICE_KEYWORDS_FOR_THE_CRATE.contains(&keyword))
+}
 
 /// A connection string read as libpq reads it: what the `postgres` crate connects with, and
 /// the TLS settings it does not know.
@@ -179,12 +168,11 @@ pub fn parse_with_env(
     };
     if let Some((keyword, _)) = service
         .iter()
-        .find(|(keyword, _)| !SERVICE_KEYWORDS.contains(&keyword.as_str()))
+        .find(|(keyword, _)| !service_may_set(keyword))
     {
         return Err(format!(
-            "service \"{}\" sets {keyword}, which pgdict does not support (it reads {})",
+            "service \"{}\" sets {keyword}, which pgdict does not support in a service",
             service_name.as_deref().unwrap_or_default(),
-            SERVICE_KEYWORDS.join(", ")
         ));
     }
     // A setting: the string's, else the service's, else the environment's; with where it
