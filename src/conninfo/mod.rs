@@ -177,14 +177,17 @@ pub fn parse_with_env(
     }
     // A setting: the string's, else the service's, else the environment's; with where it
     // came from, for messages.
+    let service_value = |keyword: &str| {
+        let found = service.iter().find(|(key, _)| key == keyword);
+        found.map(|(_, value)| value.clone())
+    };
     let setting = |keyword: &str, variable: &str| {
         if let Some(value) = taken(keyword) {
             return Some((value, keyword.to_string()));
         }
-        let from_service = service.iter().find(|(key, _)| key == keyword);
-        match from_service {
-            Some((_, value)) => Some((
-                value.clone(),
+        match service_value(keyword) {
+            Some(value) => Some((
+                value,
                 format!(
                     "service \"{}\": {keyword}",
                     service_name.as_deref().unwrap_or_default()
@@ -264,9 +267,16 @@ pub fn parse_with_env(
             _ => return Err(format!("invalid gssencmode value: \"{mode}\"")),
         }
     }
-    // The service's TLS settings first, so that the string's, after them, win.
-    let tls_keywords: Vec<(String, String)> = service.iter().chain(&split.taken).cloned().collect();
-    let tls = TlsSettings::new(&tls_keywords, &env)?;
+    // For TLS, an empty value counts as unset at every level.
+    let tls_setting = |keyword: &str, variable: &str| {
+        let non_empty = |value: &String| !value.is_empty();
+        taken(keyword)
+            .filter(non_empty)
+            .or_else(|| service_value(keyword).filter(non_empty))
+            .or_else(|| env(variable))
+    };
+    let home = env("HOME").map(std::path::PathBuf::from);
+    let tls = TlsSettings::new(&tls_setting, home.as_deref())?;
     base.ssl_mode(tls.mode.negotiation());
 
     // Without a password given, each host's from the password file, as libpq looks it up.

@@ -136,32 +136,27 @@ pub struct TlsSettings {
 /// was not issued for the host.
 pub type NameMismatch = Arc<Mutex<Option<String>>>;
 
+/// The TLS versions libpq names, oldest first.
+const TLS_VERSIONS: [(&str, SslVersion); 4] = [
+    ("TLSv1", SslVersion::TLS1),
+    ("TLSv1.1", SslVersion::TLS1_1),
+    ("TLSv1.2", SslVersion::TLS1_2),
+    ("TLSv1.3", SslVersion::TLS1_3),
+];
+
 /// `sslrootcert`'s value for the system's root certificates.
 const SYSTEM_ROOTS: &str = "system";
 
 impl TlsSettings {
-    /// The settings from a connection string's TLS keywords (as `keywords.rs` takes them out), else
-    /// the environment (`PGSSLMODE`, `PGSSLROOTCERT`, `PGSSLCERT`, `PGSSLKEY`), else libpq's
-    /// defaults in the home directory (`HOME`).
+    /// The settings that `setting` finds (a keyword's value and the environment variable that
+    /// stands in for it: the string's, else the service's, else the environment's, an empty
+    /// value counting as unset, as [`super::parse_with_env`] looks them up), else libpq's
+    /// defaults in the home directory `home`.
     pub fn new(
-        keywords: &[(String, String)],
-        env: &dyn Fn(&str) -> Option<String>,
+        setting: &dyn Fn(&str, &str) -> Option<String>,
+        home: Option<&Path>,
     ) -> Result<TlsSettings, String> {
-        let keyword = |name: &str| {
-            keywords
-                .iter()
-                .rev()
-                .find(|(key, _)| key == name)
-                .map(|(_, value)| value.clone())
-        };
-        // An empty value counts as unset, as in libpq.
-        let setting = |name: &str, variable: &str| {
-            keyword(name)
-                .filter(|value| !value.is_empty())
-                .or_else(|| env(variable))
-        };
-        let home_file =
-            |name: &str| env("HOME").map(|home| Path::new(&home).join(".postgresql").join(name));
+        let home_file = |name: &str| home.map(|home| home.join(".postgresql").join(name));
         let mode = match setting("sslmode", "PGSSLMODE") {
             Some(mode) => mode.parse()?,
             // The old way of asking for TLS, which libpq still reads.
@@ -170,42 +165,30 @@ impl TlsSettings {
             }
             None => SslMode::Prefer,
         };
-        let version = |name: &str, variable: &str| -> Result<Option<SslVersion>, String> {
+        // A version's place in TLS_VERSIONS, which orders them.
+        let version = |name: &str, variable: &str| -> Result<Option<usize>, String> {
             let Some(value) = setting(name, variable) else {
                 return Ok(None);
             };
-            let versions = [
-                ("TLSv1", SslVersion::TLS1),
-                ("TLSv1.1", SslVersion::TLS1_1),
-                ("TLSv1.2", SslVersion::TLS1_2),
-                ("TLSv1.3", SslVersion::TLS1_3),
-            ];
-            match versions
+            match TLS_VERSIONS
                 .iter()
-                .position(|(n, _)| n.eq_ignore_ascii_case(&value))
+                .position(|(known, _)| known.eq_ignore_ascii_case(&value))
             {
-                Some(i) => Ok(Some(versions[i].1)),
+                Some(at) => Ok(Some(at)),
                 None => Err(format!("invalid {name} value: \"{value}\"")),
             }
         };
-        let min = version("ssl_min_protocol_version", "PGSSLMINPROTOCOLVERSION")?
-            .or(Some(SslVersion::TLS1_2));
+        let min = version("ssl_min_protocol_version", "PGSSLMINPROTOCOLVERSION")?;
         let max = version("ssl_max_protocol_version", "PGSSLMAXPROTOCOLVERSION")?;
-        let rank = |v: SslVersion| {
-            [
-                SslVersion::TLS1,
-                SslVersion::TLS1_1,
-                SslVersion::TLS1_2,
-                SslVersion::TLS1_3,
-            ]
-            .iter()
-            .position(|known| *known == v)
-        };
-        if let (Some(min), Some(max)) = (min, max) {
-            if rank(min) > rank(max) {
-                return Err("invalid SSL protocol version range".into());
-            }
+        // libpq's default minimum: TLSv1.2.
+        let min = min.unwrap_or(2);
+        if max.is_some_and(|max| min > max) {
+            return Err("invalid SSL protocol version range".into());
         }
+        let protocols = (
+            Some(TLS_VERSIONS[min].1),
+            max.map(|max| TLS_VERSIONS[max].1),
+        );
         let file = |name: &str, variable: &str, default: &str| {
             setting(name, variable)
                 .map(PathBuf::from)
@@ -216,11 +199,12 @@ impl TlsSettings {
             root_cert: file("sslrootcert", "PGSSLROOTCERT", "root.crt"),
             client_cert: file("sslcert", "PGSSLCERT", "postgresql.crt"),
             client_key: file("sslkey", "PGSSLKEY", "postgresql.key"),
-            key_password: keyword("sslpassword").filter(|value| !value.is_empty()),
+            // (No variable: libpq reads sslpassword from the string only.)
+            key_password: setting("sslpassword", ""),
             crl_file: setting("sslcrl", "PGSSLCRL").map(PathBuf::from),
             crl_dir: setting("sslcrldir", "PGSSLCRLDIR").map(PathBuf::from),
             sni: setting("sslsni", "PGSSLSNI").as_deref() != Some("0"),
-            protocols: (min, max),
+            protocols,
         };
         let settings = match settings.crl_file.is_none() && settings.crl_dir.is_none() {
             true => TlsSettings {
@@ -698,63 +682,58 @@ mod tests {
 
     #[test]
     fn settings_come_from_the_string_then_the_environment_then_home() {
-        let env = |name: &str| match name {
-            "HOME" => Some("/home/u".to_string()),
-            "PGSSLMODE" => Some("require".to_string()),
-            "PGSSLCERT" => Some("/env/client.crt".to_string()),
-            _ => None,
+        let vars = [
+            ("HOME", "/home/u"),
+            ("PGSSLMODE", "require"),
+            ("PGSSLCERT", "/env/client.crt"),
+        ];
+        let settings = |conninfo: &str, vars: &[(&str, &str)]| {
+            let env = |name: &str| {
+                vars.iter()
+                    .find(|(key, _)| *key == name)
+                    .map(|(_, value)| value.to_string())
+            };
+            super::super::parse_with_env(conninfo, env, super::super::Passwords::Skip)
+                .map(|info| info.tls)
         };
-        let keywords = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
-            pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect()
-        };
-        let settings = TlsSettings::new(&[], &env).unwrap();
-        assert_eq!(settings.mode, SslMode::Require);
+        let tls = settings("host=db", &vars).unwrap();
+        assert_eq!(tls.mode, SslMode::Require);
         assert_eq!(
-            settings.root_cert.as_deref(),
+            tls.root_cert.as_deref(),
             Some(Path::new("/home/u/.postgresql/root.crt"))
         );
         assert_eq!(
-            settings.client_cert.as_deref(),
+            tls.client_cert.as_deref(),
             Some(Path::new("/env/client.crt"))
         );
         assert_eq!(
-            settings.client_key.as_deref(),
+            tls.client_key.as_deref(),
             Some(Path::new("/home/u/.postgresql/postgresql.key"))
         );
-        let given = keywords(&[
-            ("sslmode", "verify-ca"),
-            ("sslmode", "verify-full"),
-            ("sslrootcert", "/etc/ca.crt"),
-            ("sslpassword", "p"),
-        ]);
-        let settings = TlsSettings::new(&given, &env).unwrap();
-        assert_eq!(settings.mode, SslMode::VerifyFull);
+        let given = "host=db sslmode=verify-ca sslmode=verify-full sslrootcert=/etc/ca.crt \
+                     sslpassword=p";
+        let tls = settings(given, &vars).unwrap();
+        assert_eq!(tls.mode, SslMode::VerifyFull);
+        assert_eq!(tls.root_cert.as_deref(), Some(Path::new("/etc/ca.crt")));
+        assert_eq!(tls.key_password.as_deref(), Some("p"));
         assert_eq!(
-            settings.root_cert.as_deref(),
-            Some(Path::new("/etc/ca.crt"))
-        );
-        assert_eq!(settings.key_password.as_deref(), Some("p"));
-        assert_eq!(
-            settings.crl_file.as_deref(),
+            tls.crl_file.as_deref(),
             Some(Path::new("/home/u/.postgresql/root.crl"))
         );
         // A directory of revocation lists replaces the default file.
-        let settings = TlsSettings::new(&keywords(&[("sslcrldir", "/etc/crls")]), &env).unwrap();
-        assert_eq!(settings.crl_file, None);
-        assert_eq!(settings.crl_dir.as_deref(), Some(Path::new("/etc/crls")));
+        let tls = settings("host=db sslcrldir=/etc/crls", &vars).unwrap();
+        assert_eq!(tls.crl_file, None);
+        assert_eq!(tls.crl_dir.as_deref(), Some(Path::new("/etc/crls")));
         // No home: no default files.
-        let settings = TlsSettings::new(&[], &|_| None).unwrap();
-        assert_eq!(settings.mode, SslMode::Prefer);
-        assert_eq!(settings.root_cert, None);
+        let tls = settings("host=db", &[]).unwrap();
+        assert_eq!(tls.mode, SslMode::Prefer);
+        assert_eq!(tls.root_cert, None);
         assert_eq!(
-            TlsSettings::new(&keywords(&[("sslmode", "verify")]), &env).unwrap_err(),
+            settings("host=db sslmode=verify", &vars).unwrap_err(),
             "invalid sslmode value: \"verify\""
         );
         assert_eq!(
-            TlsSettings::new(&keywords(&[("sslrootcert", "system")]), &env).unwrap_err(),
+            settings("host=db sslrootcert=system", &vars).unwrap_err(),
             "weak sslmode \"require\" may not be used with sslrootcert=system (use \
              \"verify-full\")"
         );
