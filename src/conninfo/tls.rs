@@ -338,13 +338,11 @@ impl TlsSettings {
     fn load_revocation_lists(&self, store: &mut X509StoreBuilder) {
         // The openssl crate panics on a path with a NUL byte (none of ours has one: they come
         // from UTF-8 strings that cannot hold NUL) or that is not UTF-8.
-        let usable = |path: &&Path| path.to_str().is_some_and(|path| !path.contains('\0'));
-        let file = self.crl_file.as_deref().filter(usable);
-        let dir = self
-            .crl_dir
-            .as_deref()
-            .and_then(Path::to_str)
-            .filter(|d| !d.contains('\0'));
+        fn usable(path: Option<&Path>) -> Option<&str> {
+            path.and_then(Path::to_str).filter(|p| !p.contains('\0'))
+        }
+        let file = usable(self.crl_file.as_deref());
+        let dir = usable(self.crl_dir.as_deref());
         if file.is_none() && dir.is_none() {
             return;
         }
@@ -377,8 +375,15 @@ impl TlsSettings {
         match std::fs::metadata(cert) {
             Ok(_) => {}
             // No certificate: connect without one; the server may not ask for it.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            Err(e) if e.raw_os_error() == Some(20) => return Ok(()), // ENOTDIR, as ENOENT
+            // (ENOTDIR counts as ENOENT, as in libpq.)
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
+                return Ok(())
+            }
             Err(e) => {
                 return Err(format!(
                     "could not open certificate file \"{}\": {e}",

@@ -127,9 +127,10 @@ impl std::fmt::Debug for PgStore {
 }
 
 impl PgStore {
-    /// Connects (as libpq would: see [`crate::conninfo`]) with a libpq-style connection string or URL and opens the
-    /// store: on a primary, creates the schema if it is missing; on a standby, only checks
-    /// that it is there (it arrives by replication once the primary has it).
+    /// Connects with a libpq-style connection string or URL, as libpq would (see
+    /// [`crate::conninfo`]), and opens the store: on a primary, creates the schema if it is
+    /// missing; on a standby, only checks that it is there (it arrives by replication once the
+    /// primary has it).
     pub fn connect(conninfo: &str) -> Result<PgStore, StoreError> {
         let description = describe_conninfo(conninfo);
         let info = conninfo::parse(conninfo).map_err(|message| StoreError::Postgres {
