@@ -29,27 +29,14 @@
 mod support;
 
 use std::fs;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use pgdict::conninfo::{parse_with_env, ConnectError, Passwords};
+use support::cluster::openssl;
 use support::PgCluster;
-
-/// Runs the `openssl` command in `dir`.
-fn openssl(dir: &Path, args: &[&str]) {
-    let output = Command::new("openssl")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run openssl (Debian: apt-get install openssl)");
-    assert!(
-        output.status.success(),
-        "openssl {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
 
 /// A key and a certificate signing request for `subject`, then the certificate `ca` signs.
 fn signed_certificate(dir: &Path, name: &str, subject: &str) {
@@ -107,23 +94,6 @@ fn self_signed(dir: &Path, name: &str, subject: &str) {
     );
 }
 
-/// Copies `name.crt` and `name.key` into the data directory as the server's certificate and
-/// key, owned by the server's user, readable by nobody else.
-fn install_server_certificate(cluster: &PgCluster, certs: &Path, name: &str) {
-    let data = cluster.data_dir();
-    let owner = fs::metadata(data).unwrap();
-    for (from, to) in [
-        (format!("{name}.crt"), "server.crt"),
-        (format!("{name}.key"), "server.key"),
-        ("ca.crt".to_string(), "ca.crt"),
-    ] {
-        let path = data.join(to);
-        fs::copy(certs.join(from), &path).unwrap();
-        std::os::unix::fs::chown(&path, Some(owner.uid()), Some(owner.gid())).unwrap();
-        fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
-    }
-}
-
 /// The outcome of connecting: whether the session uses TLS, or the error.
 fn connect(conninfo: &str, vars: &[(&str, &str)]) -> Result<bool, ConnectError> {
     let info = parse_with_env(
@@ -172,7 +142,6 @@ fn tls_connections_check_certificates_as_libpq_does() {
         String::from_utf8_lossy(&version.stdout).contains("Version: 1 (0x0)"),
         "the server certificate should be X.509 v1, as `openssl x509 -req` makes it here"
     );
-    install_server_certificate(&cluster, certs, "server");
     let hba = cluster.data_dir().join("pg_hba.conf");
     let rules = fs::read_to_string(&hba).unwrap();
     fs::write(
@@ -189,27 +158,14 @@ fn tls_connections_check_certificates_as_libpq_does() {
         "CREATE ROLE cert_user LOGIN",
         "CREATE ROLE tls_only LOGIN",
         "CREATE ROLE plain_only LOGIN",
-        "ALTER SYSTEM SET ssl = on",
-        "ALTER SYSTEM SET ssl_ca_file = 'ca.crt'",
-        "SELECT pg_reload_conf()",
     ] {
         client.batch_execute(statement).unwrap();
     }
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while cluster
-        .client()
-        .query_one("SHOW ssl", &[])
-        .unwrap()
-        .get::<_, String>(0)
-        != "on"
-    {
-        assert!(
-            Instant::now() < deadline,
-            "ssl stayed off: {}",
-            cluster.server_log()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    cluster.serve_tls(
+        &certs.join("server.crt"),
+        &certs.join("server.key"),
+        Some(&certs.join("ca.crt")),
+    );
 
     // Several hosts are tried in turn, as libpq tries them; when none takes the session, the
     // error names each host's failure.
@@ -530,8 +486,11 @@ fn tls_connections_check_certificates_as_libpq_does() {
     // A self-signed server certificate, given as the root: OpenSSL (and so libpq) takes it,
     // though it is a CA certificate used as a server's.
     self_signed(certs, "selfsigned", "/CN=localhost");
-    install_server_certificate(&cluster, certs, "selfsigned");
-    client.batch_execute("SELECT pg_reload_conf()").unwrap();
+    cluster.serve_tls(
+        &certs.join("selfsigned.crt"),
+        &certs.join("selfsigned.key"),
+        Some(&certs.join("ca.crt")),
+    );
     let pinned = format!("sslmode=verify-full sslrootcert={}", path("selfsigned.crt"));
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {

@@ -190,6 +190,49 @@ impl PgCluster {
         })
     }
 
+    /// Serves TLS with `certificate` and `key` (copied into the data directory as
+    /// `server.crt` and `server.key`, owned by the server's user, readable by nobody else) and,
+    /// if given, `client_root` as the root that client certificates must be signed by
+    /// (`ssl_ca_file`); then reloads the configuration (pg_hba.conf too) and waits until a new
+    /// session sees `ssl` on. Called again, it swaps the certificate: the reload takes a
+    /// moment, which the caller waits out.
+    pub fn serve_tls(&self, certificate: &Path, key: &Path, client_root: Option<&Path>) {
+        use std::os::unix::fs::PermissionsExt;
+
+        let owner = fs::metadata(self.data_dir()).unwrap();
+        let mut files = vec![(certificate, "server.crt"), (key, "server.key")];
+        files.extend(client_root.map(|root| (root, "ca.crt")));
+        for (from, to) in files {
+            let path = self.data_dir().join(to);
+            fs::copy(from, &path).unwrap_or_else(|e| panic!("cannot copy {}: {e}", from.display()));
+            std::os::unix::fs::chown(&path, Some(owner.uid()), Some(owner.gid())).unwrap();
+            fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
+        }
+        let mut client = self.client();
+        // One statement each: ALTER SYSTEM refuses to run in a multi-statement transaction.
+        client.batch_execute("ALTER SYSTEM SET ssl = on").unwrap();
+        if client_root.is_some() {
+            client
+                .batch_execute("ALTER SYSTEM SET ssl_ca_file = 'ca.crt'")
+                .unwrap();
+        }
+        client.batch_execute("SELECT pg_reload_conf()").unwrap();
+        // The reload is a signal: wait until a new session sees it.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let ssl: String = self.client().query_one("SHOW ssl", &[]).unwrap().get(0);
+            if ssl == "on" {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "ssl stayed off: {}",
+                self.server_log()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// The TCP port the server listens on (on 127.0.0.1).
     pub fn port(&self) -> u16 {
         self.port
@@ -503,4 +546,19 @@ fn read_tail(path: &Path, max: usize) -> String {
         }
         Err(e) => format!("(no server log at {}: {e})", path.display()),
     }
+}
+
+/// Runs the `openssl` command in `dir` (it makes the certificates of the TLS tests), failing
+/// the test with its error output.
+pub fn openssl(dir: &Path, args: &[&str]) {
+    let output = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run openssl (Debian: apt-get install openssl)");
+    assert!(
+        output.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
 }

@@ -27,7 +27,7 @@ mod corpus;
 
 use corpus::corpus_rows;
 use std::fs;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
 
 use cluster::PgCluster;
@@ -462,64 +462,42 @@ fn postgres_column_source() {
     // `hostnossl ... reject` line for it) connects with the default sslmode (prefer), which
     // encrypts as libpq's does, and with sslmode=require; with sslmode=disable the server
     // refuses it. (It used to be refused whatever the sslmode: pgdict had no TLS.)
-    let data = cluster.data_dir();
-    let made = Command::new("openssl")
-        .args([
-            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-        ])
-        .args([
+    let certs = tempfile::tempdir().unwrap();
+    cluster::openssl(
+        certs.path(),
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
             "-subj",
             "/CN=localhost",
             "-keyout",
             "server.key",
             "-out",
             "server.crt",
-        ])
-        .current_dir(data)
-        .output()
-        .expect("run openssl (Debian: openssl)");
-    assert!(
-        made.status.success(),
-        "{}",
-        String::from_utf8_lossy(&made.stderr)
+        ],
     );
-    // The server's user must own its key, readable by nobody else.
-    let owner = fs::metadata(data).unwrap();
-    for file in ["server.key", "server.crt"] {
-        let path = data.join(file);
-        std::os::unix::fs::chown(&path, Some(owner.uid()), Some(owner.gid())).unwrap();
-        fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
-    }
     let rules = fs::read_to_string(&hba).unwrap();
     fs::write(
         &hba,
         format!("hostnossl all tls_only 127.0.0.1/32 reject\n{rules}"),
     )
     .unwrap();
-    // (One statement each: a multi-statement string is one transaction, and ALTER SYSTEM
-    // refuses to run in one.)
     for statement in [
         "CREATE ROLE tls_only LOGIN",
         "GRANT SELECT ON events TO tls_only",
-        "ALTER SYSTEM SET ssl = on",
-        "SELECT pg_reload_conf()",
     ] {
         client.batch_execute(statement).unwrap();
     }
-    // The reload is a signal: wait until a new session sees it.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    loop {
-        let ssl: String = cluster.client().query_one("SHOW ssl", &[]).unwrap().get(0);
-        if ssl == "on" {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "ssl stayed off: {}",
-            cluster.server_log()
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    cluster.serve_tls(
+        &certs.path().join("server.crt"),
+        &certs.path().join("server.key"),
+        None,
+    );
     let tls_only = format!(
         "host=127.0.0.1 port={} user=tls_only dbname=postgres",
         cluster.port()
