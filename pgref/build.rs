@@ -1,4 +1,5 @@
-//! Links PostgreSQL 15's `libpgcommon.a` statically, for its C pglz (`pg_lzcompress.o`).
+//! Links PostgreSQL 15's `libpgcommon.a` statically, for its C pglz (`pg_lzcompress.o`), and
+//! finds `libpq.so` (`pg_config --libdir`), for its connection-string parser.
 //!
 //! Where the archive comes from, first match wins:
 //!
@@ -63,7 +64,7 @@ fn main() {
     println!("cargo:rerun-if-env-changed={ENV_LIB_DIR}");
     println!("cargo:rerun-if-env-changed={ENV_PG_CONFIG}");
 
-    let (lib_dir, version) = locate().unwrap_or_else(|why| fail(&why));
+    let (lib_dir, version, libpq_dir) = locate().unwrap_or_else(|why| fail(&why));
     let archive = lib_dir.join(ARCHIVE);
     if !archive.is_file() {
         fail(&format!("{} does not exist", archive.display()));
@@ -92,6 +93,17 @@ fn main() {
             );
             println!("cargo:rustc-link-lib=static=pgcommon");
         }
+    }
+    // libpq.so, for `libpq::conninfo_parse` (`#[link(name = "pq")]`): where pg_config says,
+    // which on Debian is the system's library directory, searched anyway.
+    if let Some(dir) = libpq_dir {
+        if !dir.join("libpq.so").exists() {
+            fail(&format!(
+                "{} does not exist (Debian package libpq-dev, which {PACKAGE} depends on)",
+                dir.join("libpq.so").display()
+            ));
+        }
+        println!("cargo:rustc-link-search=native={}", dir.display());
     }
     println!("cargo:rustc-env=PGDICT_PGREF_PG_VERSION={version}");
     println!("cargo:rustc-env=PGDICT_PGREF_ARCHIVE={}", archive.display());
@@ -139,10 +151,15 @@ fn page_aligned_pglz(dir: &Path) -> Result<(), String> {
     tool("ar", &["crs", &aligned, PGLZ_MEMBER])
 }
 
-/// Returns the directory holding `libpgcommon.a` and the PostgreSQL version it belongs to.
-fn locate() -> Result<(PathBuf, String), String> {
+/// Returns the directory holding `libpgcommon.a`, the PostgreSQL version it belongs to, and
+/// the directory holding `libpq.so` (unknown when the archive's directory was given).
+fn locate() -> Result<(PathBuf, String, Option<PathBuf>), String> {
     if let Some(dir) = env::var_os(ENV_LIB_DIR).filter(|v| !v.is_empty()) {
-        return Ok((PathBuf::from(dir), format!("unknown (from {ENV_LIB_DIR})")));
+        return Ok((
+            PathBuf::from(dir),
+            format!("unknown (from {ENV_LIB_DIR})"),
+            None,
+        ));
     }
     let pg_config = match env::var_os(ENV_PG_CONFIG).filter(|v| !v.is_empty()) {
         Some(path) => PathBuf::from(path),
@@ -162,7 +179,12 @@ fn locate() -> Result<(PathBuf, String), String> {
         ));
     }
     let lib_dir = run(&pg_config, "--pkglibdir")?;
-    Ok((PathBuf::from(lib_dir), version))
+    let libpq_dir = run(&pg_config, "--libdir")?;
+    Ok((
+        PathBuf::from(lib_dir),
+        version,
+        Some(PathBuf::from(libpq_dir)),
+    ))
 }
 
 /// Runs `pg_config FLAG` and returns its trimmed standard output.

@@ -13,6 +13,8 @@
 //! | `pglz_maximum_compressed_size`     | [`maximum_compressed_size`]                 |
 //! | `PGLZ_strategy_default` / `_always`| [`strategy_default`], [`strategy_always`]   |
 //!
+//! and, from the system's `libpq.so`, libpq's connection-string parser ([`libpq`]).
+//!
 //! What the wrapper takes care of, so that callers (fuzzers included) cannot misuse the C:
 //!
 //! - **Compression is serialised.** `pglz_compress` keeps its history in file-static arrays
@@ -37,6 +39,8 @@
 //! let unpacked = pgdict_pgref::decompress(&packed, rows.len(), true).unwrap();
 //! assert_eq!(unpacked, rows);
 //! ```
+
+pub mod libpq;
 
 use std::cell::RefCell;
 use std::os::raw::c_char;

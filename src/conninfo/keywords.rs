@@ -16,14 +16,86 @@
 //!   `[]`), `/dbname`, and after `?` parameters `key=value` separated by `&`; every part is
 //!   percent-decoded, and `ssl=true` means `sslmode=require`.
 //!
+//! White space is C's `isspace` (vertical tab and form feed too). Each setting is stored as
+//! libpq's `conninfo_storeval` stores it: a keyword libpq does not know is an error (`invalid
+//! connection option "foo"`; in a URL's query, `invalid URI query parameter: "foo"`), and
+//! `requiressl` becomes `sslmode` where it stands (`require` for a value starting with `1`,
+//! else `prefer`), so a later `sslmode` overrides it and an earlier one does not. [`settings`]
+//! gives what libpq's `PQconninfoParse` gives (the differential test
+//! `tests/conninfo_libpq.rs` holds the two to the same settings and messages);
 //! [`split`] returns the settings pgdict applies itself ([`TAKEN_KEYWORDS`]) and, for the
 //! crate, the others as a `key='value'` string.
+
+/// libpq's connection keywords: PostgreSQL 15's, as its `PQconndefaults` lists them (the
+/// differential test checks the list against it). The string, a URL's query and a service
+/// file may set these; `requiressl`, which libpq still reads in a string, is not among them
+/// (it becomes `sslmode`, and a service file may not set it).
+pub const LIBPQ_KEYWORDS: [&str; 36] = [
+    "service",
+    "user",
+    "password",
+    "passfile",
+    "channel_binding",
+    "connect_timeout",
+    "dbname",
+    "host",
+    "hostaddr",
+    "port",
+    "client_encoding",
+    "options",
+    "application_name",
+    "fallback_application_name",
+    "keepalives",
+    "keepalives_idle",
+    "keepalives_interval",
+    "keepalives_count",
+    "tcp_user_timeout",
+    "sslmode",
+    "sslcompression",
+    "sslcert",
+    "sslkey",
+    "sslpassword",
+    "sslrootcert",
+    "sslcrl",
+    "sslcrldir",
+    "sslsni",
+    "requirepeer",
+    "ssl_min_protocol_version",
+    "ssl_max_protocol_version",
+    "gssencmode",
+    "krbsrvname",
+    "gsslib",
+    "replication",
+    "target_session_attrs",
+];
+
+/// Keywords of later libpq versions that pgdict reads too, in a string or URL:
+/// `load_balance_hosts` (libpq 16).
+pub const LATER_LIBPQ_KEYWORDS: [&str; 1] = ["load_balance_hosts"];
+
+/// libpq keywords that pgdict does not act on, with the reason given when a string sets one
+/// (libpq would act on them, so ignoring them would connect otherwise than psql).
+const UNSUPPORTED_KEYWORDS: [(&str, &str); 4] = [
+    (
+        "requirepeer",
+        "pgdict cannot check the operating-system user of the server's process",
+    ),
+    (
+        "krbsrvname",
+        "pgdict has no GSSAPI (Kerberos) authentication",
+    ),
+    ("gsslib", "pgdict has no GSSAPI (Kerberos) authentication"),
+    (
+        "replication",
+        "pgdict does not open replication connections",
+    ),
+];
 
 /// The keywords [`split`] takes out, which the crate does not know or knows otherwise than
 /// libpq: the servers (libpq pairs up its lists of hosts, addresses and ports otherwise), the
 /// password file, the kind of server sought, names and encodings, GSSAPI, the TLS settings
 /// and the service.
-pub const TAKEN_KEYWORDS: [&str; 21] = [
+pub const TAKEN_KEYWORDS: [&str; 20] = [
     "host",
     "hostaddr",
     "port",
@@ -32,7 +104,6 @@ pub const TAKEN_KEYWORDS: [&str; 21] = [
     "fallback_application_name",
     "client_encoding",
     "gssencmode",
-    "requiressl",
     "sslcompression",
     "sslsni",
     "ssl_min_protocol_version",
@@ -58,14 +129,30 @@ pub struct Split {
     pub taken: Vec<(String, String)>,
 }
 
-/// Splits `conninfo` (see the module documentation). The error is libpq's message for a string
-/// it cannot parse.
-pub fn split(conninfo: &str) -> Result<Split, String> {
-    let all = if conninfo.starts_with("postgresql://") || conninfo.starts_with("postgres://") {
-        url_pairs(conninfo)?
+/// The settings of `conninfo`, keyword and value (unquoted, unescaped, decoded), in the
+/// string's order, a keyword given twice appearing twice (the later wins): what libpq's
+/// `PQconninfoParse` stores (see the module documentation). The error is libpq's message for
+/// a string it cannot parse.
+pub fn settings(conninfo: &str) -> Result<Vec<(String, String)>, String> {
+    if conninfo.starts_with("postgresql://") || conninfo.starts_with("postgres://") {
+        url_pairs(conninfo)
     } else {
-        pairs(conninfo)?
-    };
+        pairs(conninfo)
+    }
+}
+
+/// Splits `conninfo` (see the module documentation). The error is libpq's message for a string
+/// it cannot parse, or names a keyword libpq knows and pgdict does not act on.
+pub fn split(conninfo: &str) -> Result<Split, String> {
+    let all = settings(conninfo)?;
+    if let Some((keyword, why)) = UNSUPPORTED_KEYWORDS
+        .iter()
+        .find(|(keyword, _)| all.iter().any(|(key, _)| key == keyword))
+    {
+        return Err(format!(
+            "connection option \"{keyword}\" is not supported: {why}"
+        ));
+    }
     let (taken, kept): (Vec<_>, Vec<_>) = all
         .into_iter()
         // libpq's name for what the crate calls keepalives_retries.
@@ -87,13 +174,41 @@ pub fn split(conninfo: &str) -> Result<Split, String> {
     Ok(Split { rest, taken })
 }
 
+/// White space as C's `isspace` sees it in the C locale: Rust's `is_ascii_whitespace` leaves
+/// out the vertical tab.
+fn is_space(byte: u8) -> bool {
+    matches!(byte, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r')
+}
+
+/// Adds a setting to `settings` as libpq's `conninfo_storeval` stores it: `requiressl` as
+/// `sslmode`, and an unknown keyword refused with the message `unknown` makes of it.
+fn store<V: AsRef<[u8]> + From<&'static str>>(
+    settings: &mut Vec<(String, V)>,
+    keyword: String,
+    value: V,
+    unknown: fn(&str) -> String,
+) -> Result<(), String> {
+    if keyword == "requiressl" {
+        let require = value.as_ref().first() == Some(&b'1');
+        let mode = if require { "require" } else { "prefer" };
+        settings.push(("sslmode".into(), mode.into()));
+    } else if LIBPQ_KEYWORDS.contains(&keyword.as_str())
+        || LATER_LIBPQ_KEYWORDS.contains(&keyword.as_str())
+    {
+        settings.push((keyword, value));
+    } else {
+        return Err(unknown(&keyword));
+    }
+    Ok(())
+}
+
 /// The `key=value` pairs of a string in that form, values unquoted and unescaped.
 fn pairs(conninfo: &str) -> Result<Vec<(String, String)>, String> {
     let bytes = conninfo.as_bytes();
     let mut pairs = Vec::new();
     let mut at = 0;
     let skip_space = |mut at: usize| {
-        while at < bytes.len() && bytes[at].is_ascii_whitespace() {
+        while at < bytes.len() && is_space(bytes[at]) {
             at += 1;
         }
         at
@@ -104,7 +219,7 @@ fn pairs(conninfo: &str) -> Result<Vec<(String, String)>, String> {
             return Ok(pairs);
         }
         let start = at;
-        while at < bytes.len() && bytes[at] != b'=' && !bytes[at].is_ascii_whitespace() {
+        while at < bytes.len() && bytes[at] != b'=' && !is_space(bytes[at]) {
             at += 1;
         }
         let key = conninfo[start..at].to_string();
@@ -141,7 +256,7 @@ fn pairs(conninfo: &str) -> Result<Vec<(String, String)>, String> {
                 }
             }
         } else {
-            while at < bytes.len() && !bytes[at].is_ascii_whitespace() {
+            while at < bytes.len() && !is_space(bytes[at]) {
                 if bytes[at] == b'\\' {
                     at += 1;
                     if at == bytes.len() {
@@ -153,12 +268,51 @@ fn pairs(conninfo: &str) -> Result<Vec<(String, String)>, String> {
             }
         }
         let value = String::from_utf8(value).expect("bytes of a str, split at ASCII bytes");
-        pairs.push((key, value));
+        store(&mut pairs, key, value, |key| {
+            format!("invalid connection option \"{key}\"")
+        })?;
     }
 }
 
-/// The settings of a URL, as libpq's `conninfo_uri_parse_options` reads them.
+/// The settings of a URL, as libpq's `conninfo_uri_parse_options` reads them. A value that is
+/// not UTF-8 once decoded is refused only after the whole URL has been read, so that a URL
+/// libpq refuses gets libpq's message.
 fn url_pairs(url: &str) -> Result<Vec<(String, String)>, String> {
+    decoded_url_pairs(url)?
+        .into_iter()
+        .map(|(keyword, value)| match String::from_utf8(value.bytes) {
+            Ok(text) => Ok((keyword, text)),
+            Err(_) => Err(format!(
+                "percent-encoded value is not UTF-8: \"{}\"",
+                value.source
+            )),
+        })
+        .collect()
+}
+
+/// A URL component, percent-decoded, and the component as written (for messages).
+struct Decoded {
+    bytes: Vec<u8>,
+    source: String,
+}
+
+impl From<&'static str> for Decoded {
+    fn from(text: &'static str) -> Decoded {
+        Decoded {
+            bytes: text.as_bytes().to_vec(),
+            source: text.to_string(),
+        }
+    }
+}
+
+impl AsRef<[u8]> for Decoded {
+    fn as_ref(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+/// [`url_pairs`], the values as decoded bytes.
+fn decoded_url_pairs(url: &str) -> Result<Vec<(String, Decoded)>, String> {
     let rest = url
         .strip_prefix("postgresql://")
         .or_else(|| url.strip_prefix("postgres://"))
@@ -252,26 +406,41 @@ fn url_pairs(url: &str) -> Result<Vec<(String, String)>, String> {
         }
         None => rest.strip_prefix('?'),
     };
-    for parameter in query.into_iter().flat_map(|query| query.split('&')) {
+    // As libpq's `conninfo_uri_parse_params`: parameters up to each `&`, where an empty query
+    // or a last `&` ends the list, and an empty parameter has no `=`.
+    let mut query = query.unwrap_or_default();
+    while !query.is_empty() {
+        let (parameter, after) = query.split_once('&').unwrap_or((query, ""));
+        query = after;
         let Some((key, value)) = parameter.split_once('=') else {
             return Err(format!(
                 "missing key/value separator \"=\" in URI query parameter: \"{parameter}\""
             ));
         };
-        let (key, value) = (decode(key)?, decode(value)?);
-        // libpq's nod to JDBC.
-        if key == "ssl" && value == "true" {
-            pairs.push(("sslmode".to_string(), "require".to_string()));
-        } else {
-            pairs.push((key, value));
+        if value.contains('=') {
+            return Err(format!(
+                "extra key/value separator \"=\" in URI query parameter: \"{key}\""
+            ));
         }
+        let (key, value) = (decode(key)?, decode(value)?);
+        // A keyword that is not UTF-8 is none of libpq's, and refused by name.
+        let key = String::from_utf8_lossy(&key.bytes).into_owned();
+        // libpq's nod to JDBC.
+        let (key, value) = if key == "ssl" && value.bytes == b"true" {
+            ("sslmode".to_string(), Decoded::from("require"))
+        } else {
+            (key, value)
+        };
+        store(&mut pairs, key, value, |key| {
+            format!("invalid URI query parameter: \"{key}\"")
+        })?;
     }
     Ok(pairs)
 }
 
 /// A percent-encoded URL component, decoded; libpq refuses `%00` and a `%` not followed by two
 /// hexadecimal digits.
-fn decode(component: &str) -> Result<String, String> {
+fn decode(component: &str) -> Result<Decoded, String> {
     let bytes = component.as_bytes();
     for (at, _) in component.match_indices('%') {
         let digits = bytes.get(at + 1..at + 3);
@@ -284,10 +453,10 @@ fn decode(component: &str) -> Result<String, String> {
             ));
         }
     }
-    percent_encoding::percent_decode_str(component)
-        .decode_utf8()
-        .map(|decoded| decoded.into_owned())
-        .map_err(|_| format!("percent-encoded value is not UTF-8: \"{component}\""))
+    Ok(Decoded {
+        bytes: percent_encoding::percent_decode_str(component).collect(),
+        source: component.to_string(),
+    })
 }
 
 #[cfg(test)]
@@ -398,6 +567,45 @@ mod tests {
     }
 
     #[test]
+    fn settings_are_stored_as_libpq_stores_them() {
+        // requiressl is sslmode where it stands: the later of the two wins.
+        assert_eq!(
+            split("requiressl=1 sslmode=disable").unwrap().taken,
+            pairs_of(&[("sslmode", "require"), ("sslmode", "disable")])
+        );
+        assert_eq!(
+            settings("sslmode=disable requiressl=1 requiressl=yes").unwrap(),
+            pairs_of(&[
+                ("sslmode", "disable"),
+                ("sslmode", "require"),
+                ("sslmode", "prefer")
+            ])
+        );
+        // C's white space: a vertical tab separates.
+        assert_eq!(
+            settings("host=db\x0bport=5433").unwrap(),
+            pairs_of(&[("host", "db"), ("port", "5433")])
+        );
+        // An empty query, or one ending in `&`, is no parameter.
+        for url in ["postgresql://db/app?", "postgresql://db/app?port=1&"] {
+            assert!(settings(url).is_ok(), "{url}");
+        }
+        // libpq 16's keyword is taken; libpq's crate-only synonym is not.
+        assert!(settings("load_balance_hosts=random").is_ok());
+        assert_eq!(
+            split("keepalives_retries=3").unwrap_err(),
+            "invalid connection option \"keepalives_retries\""
+        );
+        // Keywords libpq knows and pgdict does not act on: refused with the reason.
+        assert_eq!(
+            split("host=db requirepeer=postgres").unwrap_err(),
+            "connection option \"requirepeer\" is not supported: pgdict cannot check the \
+             operating-system user of the server's process"
+        );
+        assert!(settings("host=db requirepeer=postgres").is_ok());
+    }
+
+    #[test]
     fn malformed_strings_get_libpq_messages() {
         assert_eq!(
             split("host=db sslmode").unwrap_err(),
@@ -423,6 +631,27 @@ mod tests {
             split("postgresql://[::1/app").unwrap_err(),
             "end of string reached when looking for matching \"]\" in IPv6 host address in \
              URI: \"postgresql://[::1/app\""
+        );
+        assert_eq!(
+            split("host=db sslmode=require foo=1").unwrap_err(),
+            "invalid connection option \"foo\""
+        );
+        assert_eq!(
+            split("postgresql://db/app?foo=1").unwrap_err(),
+            "invalid URI query parameter: \"foo\""
+        );
+        assert_eq!(
+            split("postgresql://db/app?sslmode=a=b").unwrap_err(),
+            "extra key/value separator \"=\" in URI query parameter: \"sslmode\""
+        );
+        // A value that is not UTF-8 is refused after the rest was read: libpq's message first.
+        assert_eq!(
+            split("postgresql://db/app%ff?x").unwrap_err(),
+            "missing key/value separator \"=\" in URI query parameter: \"x\""
+        );
+        assert_eq!(
+            split("postgresql://db/app%ff").unwrap_err(),
+            "percent-encoded value is not UTF-8: \"app%ff\""
         );
         assert_eq!(
             split("postgresql://[]/app").unwrap_err(),

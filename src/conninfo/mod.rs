@@ -38,13 +38,16 @@
 //! A `hostaddr` counts as a host. `target_session_attrs` (`PGTARGETSESSIONATTRS`) takes
 //! libpq's six values; a host whose server is not of that kind passes the turn on.
 //! `load_balance_hosts=random` (libpq 16) tries the hosts in a random order. Also read
-//! as libpq reads them: `requiressl=1` (`sslmode=require` unless `sslmode` is given),
+//! as libpq reads them: `requiressl` (`sslmode=require` for `1`, else `prefer`, where it
+//! stands in the string; `PGREQUIRESSL=1` when no `sslmode` is set),
 //! `keepalives_count` (the crate's `keepalives_retries`), `fallback_application_name`;
 //! `gssencmode` `disable` and `prefer` (pgdict, like a libpq built without GSSAPI, has no
 //! GSS encryption: `require` is refused); `client_encoding` only as UTF8 (or `auto`), which
-//! the crate always asks for; `sslcompression` is ignored, as libpq 14 and later ignore it. A
-//! service that sets a keyword pgdict does not read (say `requirepeer`) is refused. What the
-//! TLS settings do, and where pgdict differs from libpq there: [`tls`].
+//! the crate always asks for; `sslcompression` is ignored, as libpq 14 and later ignore it.
+//! A keyword libpq does not know is refused with libpq's message; four that it knows and
+//! pgdict does not act on (`requirepeer`, `krbsrvname`, `gsslib`, `replication`) are refused
+//! with the reason, as is a service that sets a keyword pgdict does not read. What the TLS
+//! settings do, and where pgdict differs from libpq there: [`tls`].
 //!
 //! # The password file
 //!
@@ -63,12 +66,14 @@ mod password_file;
 mod service_file;
 pub mod tls;
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
 use postgres::config::Host;
 use postgres::Config;
 
+pub use keywords::{LATER_LIBPQ_KEYWORDS, LIBPQ_KEYWORDS};
 pub use tls::{SslMode, TlsSettings};
 
 /// The Unix socket directories tried when neither the string nor `PGHOST` names a host.
@@ -115,6 +120,15 @@ pub struct ConnInfo {
 /// for messages.
 pub fn parse(conninfo: &str) -> Result<ConnInfo, String> {
     parse_with_env(conninfo, process_env, Passwords::Look)
+}
+
+/// The settings `conninfo` (a `key=value` string or a URL) gives, keyword and value, as libpq's
+/// `PQconninfoParse` reports them: each keyword once, with the last value given; nothing from
+/// the environment, a service or the defaults. The error is libpq's message for a string it
+/// refuses. pgdict differs in two ways: it refuses a percent-encoded value that is not UTF-8,
+/// and it takes `load_balance_hosts`, as libpq 16 does.
+pub fn keyword_values(conninfo: &str) -> Result<BTreeMap<String, String>, String> {
+    Ok(keywords::settings(conninfo)?.into_iter().collect())
 }
 
 /// [`parse`] for naming the server in messages: it does not look in the password file (nor
@@ -1022,6 +1036,22 @@ mod tests {
         );
         assert_eq!(info.config.get_keepalives_retries(), Some(4));
         assert_eq!(info.config.get_application_name(), Some("nightly"));
+        // requiressl in the string is an sslmode there, over PGSSLMODE; PGREQUIRESSL counts
+        // (a value starting with 1) only when no sslmode is set.
+        let mode =
+            |conninfo: &str, vars: &[(&str, &str)]| read_with_env(conninfo, vars).unwrap().tls.mode;
+        assert_eq!(
+            mode("host=db requiressl=0", &[("PGSSLMODE", "require")]),
+            SslMode::Prefer
+        );
+        assert_eq!(mode("host=db", &[("PGREQUIRESSL", "1x")]), SslMode::Require);
+        assert_eq!(
+            mode(
+                "host=db",
+                &[("PGREQUIRESSL", "1"), ("PGSSLMODE", "disable")]
+            ),
+            SslMode::Disable
+        );
         // The defaults: TLSv1.2 at least, SNI on.
         let info = read_with_env("host=db", &[]).unwrap();
         assert!(info.tls.sni);

@@ -16,7 +16,8 @@
 //! Lines are trimmed; blank lines and `#` comments are skipped; `[name]` starts a group; in
 //! the group sought, each line is `keyword=value`, split at the first `=` and taken as it is
 //! (no quotes), the first of a keyword given twice counting. The group ends at the next `[`.
-//! A line without `=`, or an unknown keyword, is a syntax error; `service` is refused there.
+//! A line without `=`, or a keyword libpq does not know (`requiressl` among them: libpq reads
+//! it in a string only), is a syntax error; `service` is refused there.
 //! What the connection string sets wins over the service, and the service over the
 //! environment.
 
@@ -24,47 +25,6 @@ use std::path::{Path, PathBuf};
 
 /// Debian's libpq looks for the system's service file here (`pg_config --sysconfdir`).
 const SYSTEM_CONFIG_DIR: &str = "/etc/postgresql-common";
-
-/// libpq's connection keywords (PostgreSQL 15), the ones a service file may set.
-const LIBPQ_KEYWORDS: [&str; 37] = [
-    "host",
-    "hostaddr",
-    "port",
-    "dbname",
-    "user",
-    "password",
-    "passfile",
-    "channel_binding",
-    "connect_timeout",
-    "client_encoding",
-    "options",
-    "application_name",
-    "fallback_application_name",
-    "keepalives",
-    "keepalives_idle",
-    "keepalives_interval",
-    "keepalives_count",
-    "tcp_user_timeout",
-    "replication",
-    "gssencmode",
-    "sslmode",
-    "requiressl",
-    "sslcompression",
-    "sslcert",
-    "sslkey",
-    "sslpassword",
-    "sslrootcert",
-    "sslcrl",
-    "sslcrldir",
-    "sslsni",
-    "requirepeer",
-    "ssl_min_protocol_version",
-    "ssl_max_protocol_version",
-    "krbsrvname",
-    "gsslib",
-    "target_session_attrs",
-    "service",
-];
 
 /// The settings of service `name` (keyword, value, in the file's order), from the first file
 /// that defines it (see the module documentation); an error if none does, or if the group
@@ -129,7 +89,7 @@ fn group(text: &[u8], name: &str, file: &Path) -> Result<Option<Vec<(String, Str
         if keyword == "service" {
             return Err(error("nested service specifications not supported"));
         }
-        if !LIBPQ_KEYWORDS.contains(&keyword) {
+        if !super::keywords::LIBPQ_KEYWORDS.contains(&keyword) {
             return Err(error("syntax error"));
         }
         if !settings.iter().any(|(known, _)| known == keyword) {
@@ -181,6 +141,11 @@ mod tests {
         assert_eq!(
             error(b"[s]\n\nhots=db1\n"),
             "syntax error in service file \"/etc/x\", line 3"
+        );
+        // libpq reads requiressl in a string, not in a service file (psql: a syntax error).
+        assert_eq!(
+            error(b"[s]\nrequiressl=1\n"),
+            "syntax error in service file \"/etc/x\", line 2"
         );
         assert_eq!(
             error(b"[s]\nservice=t\n"),

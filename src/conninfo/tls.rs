@@ -159,8 +159,9 @@ impl TlsSettings {
         let home_file = |name: &str| home.map(|home| home.join(".postgresql").join(name));
         let mode = match setting("sslmode", "PGSSLMODE") {
             Some(mode) => mode.parse()?,
-            // The old way of asking for TLS, which libpq still reads.
-            None if setting("requiressl", "PGREQUIRESSL").as_deref() == Some("1") => {
+            // The old way of asking for TLS, which libpq still reads: a value starting with
+            // `1` (in a string, `requiressl` was read as `sslmode` already).
+            None if setting("requiressl", "PGREQUIRESSL").is_some_and(|v| v.starts_with('1')) => {
                 SslMode::Require
             }
             None => SslMode::Prefer,

@@ -1,0 +1,109 @@
+//! libpq's connection-string parser (`PQconninfoParse` in `fe-connect.c`), from the system's
+//! `libpq.so` (Debian package `libpq-dev`, which `postgresql-server-dev-15` pulls in): the
+//! oracle for pgdict's own reading of connection strings and URLs (`tests/conninfo_libpq.rs`).
+//!
+//! `PQconninfoParse` reads the string alone: no environment, no service file, no defaults.
+//! It is reentrant (each call works on its own copy of the option table), so no lock is
+//! needed.
+
+use std::ffi::{CStr, CString};
+use std::os::raw::{c_char, c_int, c_void};
+
+/// libpq's `PQconninfoOption` (`libpq-fe.h`).
+#[repr(C)]
+struct ConninfoOption {
+    keyword: *mut c_char,
+    envvar: *mut c_char,
+    compiled: *mut c_char,
+    val: *mut c_char,
+    label: *mut c_char,
+    dispchar: *mut c_char,
+    dispsize: c_int,
+}
+
+#[link(name = "pq")]
+unsafe extern "C" {
+    fn PQconninfoParse(conninfo: *const c_char, errmsg: *mut *mut c_char) -> *mut ConninfoOption;
+    fn PQconndefaults() -> *mut ConninfoOption;
+    fn PQconninfoFree(options: *mut ConninfoOption);
+    fn PQfreemem(ptr: *mut c_void);
+    fn PQlibVersion() -> c_int;
+}
+
+/// The version of the libpq linked, as `PQlibVersion` gives it: 150020 for 15.20.
+pub fn version() -> i32 {
+    // SAFETY: takes nothing and reads a constant.
+    unsafe { PQlibVersion() }
+}
+
+/// The settings libpq's `PQconninfoParse` reads from `conninfo`: each keyword that has a
+/// value, in libpq's order of keywords, with the value's bytes. The error is libpq's message,
+/// without its final line feed.
+///
+/// Panics if `conninfo` holds a NUL byte (C would see only the part before it) or if libpq
+/// runs out of memory.
+pub fn conninfo_parse(conninfo: &str) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let conninfo = CString::new(conninfo).expect("a connection string without NUL bytes");
+    let mut error: *mut c_char = std::ptr::null_mut();
+    // SAFETY: `conninfo` is NUL-terminated and outlives the call; `error` is a valid place for
+    // libpq to store a message pointer, which it allocates (freed below with PQfreemem).
+    let options = unsafe { PQconninfoParse(conninfo.as_ptr(), &mut error) };
+    if options.is_null() {
+        assert!(!error.is_null(), "PQconninfoParse failed without a message");
+        // SAFETY: libpq set `error` to a NUL-terminated string it allocated; it is read once,
+        // then freed with libpq's own deallocator.
+        let message = unsafe { CStr::from_ptr(error) }
+            .to_string_lossy()
+            .into_owned();
+        unsafe { PQfreemem(error.cast()) };
+        return Err(message.trim_end_matches('\n').to_string());
+    }
+    // SAFETY: a non-null result is an array terminated by an entry with a null keyword.
+    let settings = unsafe { read_options(options, true) };
+    // SAFETY: `options` came from PQconninfoParse and is freed once.
+    unsafe { PQconninfoFree(options) };
+    Ok(settings
+        .into_iter()
+        .filter_map(|(keyword, value)| value.map(|value| (keyword, value)))
+        .collect())
+}
+
+/// Every keyword libpq knows, in its order, as `PQconndefaults` lists them.
+pub fn keywords() -> Vec<String> {
+    // SAFETY: takes nothing; returns an allocated option array, or null when out of memory.
+    let options = unsafe { PQconndefaults() };
+    assert!(!options.is_null(), "PQconndefaults returned nothing");
+    // SAFETY: a non-null result is an array terminated by an entry with a null keyword.
+    let all = unsafe { read_options(options, false) };
+    // SAFETY: `options` came from PQconndefaults and is freed once.
+    unsafe { PQconninfoFree(options) };
+    all.into_iter().map(|(keyword, _)| keyword).collect()
+}
+
+/// The keywords of an option array (and their values, if `values`), copied out.
+///
+/// # Safety
+///
+/// `options` must point to a libpq option array, terminated by an entry whose keyword is null,
+/// whose strings are NUL-terminated.
+unsafe fn read_options(
+    mut options: *const ConninfoOption,
+    values: bool,
+) -> Vec<(String, Option<Vec<u8>>)> {
+    let mut all = Vec::new();
+    loop {
+        // SAFETY: the caller guarantees the array and its terminator; `options` never moves
+        // past the terminating entry.
+        let option = unsafe { &*options };
+        if option.keyword.is_null() {
+            return all;
+        }
+        // SAFETY: non-null keywords and values are NUL-terminated strings (the caller).
+        let keyword = unsafe { CStr::from_ptr(option.keyword) };
+        let value = (values && !option.val.is_null())
+            .then(|| unsafe { CStr::from_ptr(option.val) }.to_bytes().to_vec());
+        all.push((keyword.to_string_lossy().into_owned(), value));
+        // SAFETY: this entry was not the terminator, so the next one exists.
+        options = unsafe { options.add(1) };
+    }
+}
