@@ -31,7 +31,7 @@ use pgdict_fuzz::{
 const ROWS_PER_FILE: usize = 24;
 
 /// The targets, in the order their seeds are written.
-const TARGETS: [&str; 9] = [
+const TARGETS: [&str; 10] = [
     "pglz_decode",
     "pglz_decode_dict",
     "pglz_prefix",
@@ -41,6 +41,7 @@ const TARGETS: [&str; 9] = [
     "round_trip",
     "no_output_leak",
     "dict_file_parse",
+    "conninfo_parse",
 ];
 
 fn main() {
@@ -277,6 +278,17 @@ impl Seeds {
 
     /// Hand-made seeds for corners the rows do not reach.
     fn synthetic(&mut self) {
+        // Connection strings and URLs, each form with the parts libpq reads specially.
+        for conninfo in [
+            "host=db port=5433 dbname=app user=pgdict sslmode=verify-full",
+            "host = db1,/tmp hostaddr=,127.0.0.1 password='a b\\'c' options=-c\\ x=1",
+            "service=reports requiressl=1 sslrootcert=system target_session_attrs=standby",
+            "postgresql://me:p%40ss@db1:5433,[::1],%2Ftmp/app?sslmode=require&connect_timeout=5",
+            "postgres://db/app?ssl=true&application_name=a@b&load_balance_hosts=random",
+            "postgresql:///app?host=%2Fvar%2Frun%2Fpostgresql&port=",
+        ] {
+            self.add("conninfo_parse", conninfo.as_bytes().to_vec());
+        }
         // Dictionary files: each fixed dictionary, with no metadata and with all of it (known
         // keys, gains, parameters, a key this version does not know). Mode 0: as written.
         for (n, bytes) in fixed_dictionary_bytes().iter().enumerate() {

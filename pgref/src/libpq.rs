@@ -6,6 +6,7 @@
 //! It is reentrant (each call works on its own copy of the option table), so no lock is
 //! needed.
 
+use std::collections::BTreeMap;
 use std::ffi::{CStr, CString};
 use std::os::raw::{c_char, c_int, c_void};
 
@@ -66,6 +67,61 @@ pub fn conninfo_parse(conninfo: &str) -> Result<Vec<(String, Vec<u8>)>, String> 
         .into_iter()
         .filter_map(|(keyword, value)| value.map(|value| (keyword, value)))
         .collect())
+}
+
+/// Where another reader of connection strings may differ from libpq (see [`disagreement`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Allowed<'a> {
+    /// A reader of text may refuse a value that is not UTF-8 (libpq takes any byte but NUL),
+    /// with a message starting with this, where libpq took such a value.
+    pub not_utf8: &'a str,
+    /// Keywords of later libpq versions the reader takes, which this libpq refuses: a string
+    /// libpq refuses for one of them is not compared.
+    pub later_keywords: &'a [&'a str],
+}
+
+/// Whether `reading` (settings by keyword, or an error message), another parser's reading of
+/// `conninfo`, is libpq's: the same settings, or libpq's message word for word, but where
+/// `allowed` says. `None` if they agree, else what differs.
+pub fn disagreement(
+    conninfo: &str,
+    reading: &Result<BTreeMap<String, String>, String>,
+    allowed: Allowed,
+) -> Option<String> {
+    let theirs = conninfo_parse(conninfo);
+    match (&theirs, reading) {
+        (Ok(theirs), Ok(ours)) => {
+            let theirs: BTreeMap<&str, &[u8]> = theirs
+                .iter()
+                .map(|(keyword, value)| (keyword.as_str(), value.as_slice()))
+                .collect();
+            let ours: BTreeMap<&str, &[u8]> = ours
+                .iter()
+                .map(|(keyword, value)| (keyword.as_str(), value.as_bytes()))
+                .collect();
+            (ours != theirs).then(|| format!("settings: libpq {theirs:?}, other {ours:?}"))
+        }
+        (Err(theirs), Err(ours)) => {
+            (ours != theirs).then(|| format!("message: libpq {theirs:?}, other {ours:?}"))
+        }
+        (Err(theirs), _)
+            if allowed.later_keywords.iter().any(|keyword| {
+                *theirs == format!("invalid connection option \"{keyword}\"")
+                    || *theirs == format!("invalid URI query parameter: \"{keyword}\"")
+            }) =>
+        {
+            None
+        }
+        (Ok(settings), Err(ours))
+            if ours.starts_with(allowed.not_utf8)
+                && settings
+                    .iter()
+                    .any(|(_, value)| std::str::from_utf8(value).is_err()) =>
+        {
+            None
+        }
+        _ => Some(format!("libpq {theirs:?}, other {reading:?}")),
+    }
 }
 
 /// Every keyword libpq knows, in its order, as `PQconndefaults` lists them.

@@ -282,13 +282,14 @@ fn url_pairs(url: &str) -> Result<Vec<(String, String)>, String> {
         .into_iter()
         .map(|(keyword, value)| match String::from_utf8(value.bytes) {
             Ok(text) => Ok((keyword, text)),
-            Err(_) => Err(format!(
-                "percent-encoded value is not UTF-8: \"{}\"",
-                value.source
-            )),
+            Err(_) => Err(format!("{NOT_UTF8}: \"{}\"", value.source)),
         })
         .collect()
 }
+
+/// How the message starts when a URL's percent-encoded value is not UTF-8 (libpq takes any
+/// byte but NUL; pgdict reads settings as text).
+pub const NOT_UTF8: &str = "percent-encoded value is not UTF-8";
 
 /// A URL component, percent-decoded, and the component as written (for messages).
 struct Decoded {
@@ -356,10 +357,17 @@ fn decoded_url_pairs(url: &str) -> Result<Vec<(String, Decoded)>, String> {
             }
             let after = &inside[end + 1..];
             if !(after.is_empty() || after.starts_with([':', '/', '?', ','])) {
+                // libpq prints the byte: a character of several bytes shows as its first,
+                // which is not text (U+FFFD here, as a UTF-8 terminal shows it).
+                let byte = after.as_bytes()[0];
+                let shown = if byte.is_ascii() {
+                    byte as char
+                } else {
+                    '\u{FFFD}'
+                };
                 return Err(format!(
-                    "unexpected character \"{}\" at position {} in URI (expected \":\" or \
-                     \"/\"): \"{url}\"",
-                    after.chars().next().unwrap_or_default(),
+                    "unexpected character \"{shown}\" at position {} in URI (expected \":\" \
+                     or \"/\"): \"{url}\"",
                     url.len() - after.len() + 1
                 ));
             }

@@ -73,7 +73,7 @@ use std::time::Duration;
 use postgres::config::Host;
 use postgres::Config;
 
-pub use keywords::{LATER_LIBPQ_KEYWORDS, LIBPQ_KEYWORDS};
+pub use keywords::{LATER_LIBPQ_KEYWORDS, LIBPQ_KEYWORDS, NOT_UTF8};
 pub use tls::{SslMode, TlsSettings};
 
 /// The Unix socket directories tried when neither the string nor `PGHOST` names a host.
