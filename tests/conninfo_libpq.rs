@@ -102,6 +102,10 @@ fn strings_are_read_as_libpq_reads_them() {
         "postgresql://db:/app",
         "postgresql://db:5433:5434/app",
         "postgresql://db?host=other&port=1",
+        // libpq 15 stops at libpq 16's keyword: what pgdict finds after it is not compared.
+        "postgresql://db/app?load_balance_hosts=random&x",
+        // A value that is not UTF-8, replaced by a later one: libpq's is the later.
+        "postgresql://db/app?options=%e1&options=x",
         "postgresql://a b/c d?options=-c%20x%3D1",
         // Not URLs: the prefixes are case-sensitive, and need both slashes.
         "Postgresql://db",

@@ -130,7 +130,8 @@ pub struct Split {
 }
 
 /// The settings of `conninfo`, keyword and value (unquoted, unescaped, decoded), in the
-/// string's order, a keyword given twice appearing twice (the later wins): what libpq's
+/// string's order, a keyword given twice appearing twice (the later wins; a URL's appear once,
+/// with the last value): what libpq's
 /// `PQconninfoParse` stores (see the module documentation). The error is libpq's message for
 /// a string it cannot parse.
 pub fn settings(conninfo: &str) -> Result<Vec<(String, String)>, String> {
@@ -274,11 +275,18 @@ fn pairs(conninfo: &str) -> Result<Vec<(String, String)>, String> {
     }
 }
 
-/// The settings of a URL, as libpq's `conninfo_uri_parse_options` reads them. A value that is
-/// not UTF-8 once decoded is refused only after the whole URL has been read, so that a URL
-/// libpq refuses gets libpq's message.
+/// The settings of a URL, as libpq's `conninfo_uri_parse_options` reads them, each keyword
+/// once (its last value). A value that is not UTF-8 once decoded is refused only after the
+/// whole URL has been read, so that a URL libpq refuses gets libpq's message, and only if no
+/// later value replaced it.
 fn url_pairs(url: &str) -> Result<Vec<(String, String)>, String> {
-    decoded_url_pairs(url)?
+    let mut pairs = decoded_url_pairs(url)?;
+    // A keyword given again replaces its value, in libpq too: only the last value counts.
+    let mut seen = std::collections::HashSet::new();
+    pairs.reverse();
+    pairs.retain(|(keyword, _)| seen.insert(keyword.clone()));
+    pairs.reverse();
+    pairs
         .into_iter()
         .map(|(keyword, value)| match String::from_utf8(value.bytes) {
             Ok(text) => Ok((keyword, text)),
