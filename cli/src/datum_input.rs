@@ -1,9 +1,10 @@
-//! Reading a datum input (`decompress`, `inspect`) one datum at a time, in one of three
+//! Reading a datum input (`decompress`, `inspect`) one datum at a time, in one of four
 //! formats:
 //!
 //! ```text
 //!   datums    u32 little-endian length, then the datum; again   (what `pgdict compress` writes)
 //!   hex       lines of `\x0b616263` as psql prints a bytea, or bytea arrays `{"\\x0b61",NULL}`
+//!   escape    lines of `\013abc` as psql prints a bytea under `bytea_output = escape`
 //!   varlena   datums back to back, each as long as its own header says
 //! ```
 //!
@@ -11,6 +12,8 @@
 //! few batches of them, see `crate::in_order`). When neither `--format` nor the file name
 //! (`.datums`) says the format, it is told from the input's start, at most [`TEXT_WINDOW`]
 //! bytes of it ([`tell`]): hex if its first line holding `\x` and the lines before it are text;
+//! escape text if it is text whose first lines each decode to one datum, as long as its own
+//! header says;
 //! a datums file if each of its first records holds a datum exactly as long as the record, as
 //! the datum's own header says (what `pgdict compress` writes); otherwise a datums file, then
 //! varlenas back to back, whichever reads to the end. Standard input (or a pipe) is read only
@@ -234,10 +237,9 @@ impl Source {
                 let mut chunk = vec![0; READ_BUFFER];
                 // Telling reads the head's text from its start, so while the head may be all
                 // text it is asked only when a read may have settled it: one that brings the
-                // end of a line after a `\x`, or a control character (invalid UTF-8 alone waits
-                // for one), or the end. After a control character the text it reads stops
-                // there: it is asked after every read.
-                let mut literal_seen = false;
+                // end of a line (after a `\x`, or of escape text), or a control character
+                // (invalid UTF-8 alone waits for one), or the end. After a control character
+                // the text it reads stops there: it is asked after every read.
                 let mut control_seen = false;
                 loop {
                     let read = match rest.read(&mut chunk) {
@@ -245,11 +247,9 @@ impl Source {
                         read => read?,
                     };
                     let ended = read == 0;
-                    let new = head.len().saturating_sub(1);
                     head.extend_from_slice(&chunk[..read]);
-                    literal_seen |= head[new..].windows(2).any(|w| w == b"\\x");
                     control_seen |= chunk[..read].iter().any(|&b| is_control(b));
-                    let line_end = literal_seen && chunk[..read].contains(&b'\n');
+                    let line_end = chunk[..read].contains(&b'\n');
                     if ended || head.len() >= TEXT_WINDOW || line_end || control_seen {
                         if let Some(told) = tell(head, ended) {
                             return Ok(told);
@@ -395,6 +395,11 @@ fn format_hint(format: DatumFormatArg) -> &'static str {
             "give one datum per line as psql prints a bytea: \\x followed by an even number of \
              hex digits (`psql -At` prints nothing else)"
         }
+        DatumFormatArg::Escape => {
+            "give one datum per line as psql -At prints a bytea under bytea_output = escape: \
+             printable characters, \\\\ for a backslash, \\ and three octal digits for \
+             any other byte"
+        }
         DatumFormatArg::Varlena => {
             "varlenas back to back, each as long as its header says; for hex text use --format \
              hex"
@@ -412,6 +417,7 @@ fn detect(mut source: Source, origin: &str) -> anyhow::Result<(DatumFormatArg, S
         .with_context(|| format!("cannot read {origin}"))?;
     match told {
         Told::Hex => Ok((DatumFormatArg::Hex, source)),
+        Told::Escape => Ok((DatumFormatArg::Escape, source)),
         Told::DatumsFile => Ok((DatumFormatArg::Datums, source)),
         Told::Unknown => {
             let source = source.rereadable(origin, HELD_LIMIT)?;
@@ -427,6 +433,8 @@ fn detect(mut source: Source, origin: &str) -> anyhow::Result<(DatumFormatArg, S
 enum Told {
     /// Hex text: its first line holding `\x`, and the lines before it, are text.
     Hex,
+    /// Escape text: text whose first lines each decode to one datum ([`escape_lines_agree`]).
+    Escape,
     /// A datums file: each of its first records holds a datum exactly as long as the record
     /// ([`datum_records_agree`]).
     DatumsFile,
@@ -447,9 +455,18 @@ fn tell(start: &[u8], ended: bool) -> Option<Told> {
     let all_text = text.len() == window.len();
     match text.windows(2).position(|w| w == b"\\x") {
         Some(x) if text[x..].contains(&b'\n') || (all_text && settled) => return Some(Told::Hex),
-        // Text so far, with a literal on a line yet to end, or no literal yet.
-        _ if all_text && !settled => return None,
-        _ => {}
+        Some(_) => {}
+        // Text without a literal: escape text if its lines read as datums.
+        None if all_text => match escape_lines_agree(text, settled) {
+            Some(true) => return Some(Told::Escape),
+            _ if !settled => return None,
+            _ => {}
+        },
+        None => {}
+    }
+    // Text so far, with a literal on a line yet to end.
+    if all_text && !settled {
+        return None;
     }
     match datum_records_agree(window, settled)? {
         true => Some(Told::DatumsFile),
@@ -469,6 +486,39 @@ fn text_len(bytes: &[u8], ended: bool) -> usize {
         Ok(_) => controls,
         Err(e) if e.error_len().is_none() && controls == bytes.len() && !ended => controls,
         Err(e) => e.valid_up_to(),
+    }
+}
+
+/// Whether `text` begins as escape text: each of its first [`RECORDS_TO_TELL`] lines that are
+/// not empty (those of them complete, once the input is `settled`: at least one) decodes
+/// ([`escape_literal`]) to a datum whose own header says it is as long as the bytes. `None`
+/// while fewer lines are complete and more may come.
+fn escape_lines_agree(text: &[u8], settled: bool) -> Option<bool> {
+    let mut lines = text.split(|&b| b == b'\n').peekable();
+    let mut agreeing = 0;
+    while let Some(line) = lines.next() {
+        // The last piece is a line only at the end of the input.
+        let complete = lines.peek().is_some() || settled;
+        if !complete || agreeing == RECORDS_TO_TELL {
+            break;
+        }
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.is_empty() {
+            continue;
+        }
+        let agrees = escape_literal(line).is_ok_and(|bytes| {
+            datum::read_header(&bytes).is_ok_and(|header| header.total_len == bytes.len())
+        });
+        if !agrees {
+            return Some(false);
+        }
+        agreeing += 1;
+    }
+    match agreeing {
+        RECORDS_TO_TELL => Some(true),
+        _ if !settled => None,
+        0 => Some(false),
+        _ => Some(true),
     }
 }
 
@@ -531,7 +581,7 @@ fn detect_binary(source: &Source, origin: &str) -> anyhow::Result<DatumFormatArg
             root_message(&as_datums),
             root_message(&as_varlenas)
         ),
-        "say which it is with --format datums|hex|varlena",
+        "say which it is with --format datums|hex|escape|varlena",
     ))
 }
 
@@ -547,6 +597,7 @@ fn root_message(error: &anyhow::Error) -> String {
 enum Parser<R: BufRead> {
     Datums(datums_file::Reader<R>),
     Hex(HexLines<R>),
+    Escape(EscapeLines<R>),
     Varlena(Varlenas<R>),
 }
 
@@ -555,6 +606,7 @@ impl<R: BufRead> Parser<R> {
         match format {
             DatumFormatArg::Datums => Parser::Datums(datums_file::Reader::new(input, origin)),
             DatumFormatArg::Hex => Parser::Hex(HexLines::new(input)),
+            DatumFormatArg::Escape => Parser::Escape(EscapeLines::new(input)),
             DatumFormatArg::Varlena => Parser::Varlena(Varlenas::new(input)),
         }
     }
@@ -566,6 +618,7 @@ impl<R: BufRead> Parser<R> {
                 Ok(reader.read_datum()?.map(|bytes| Datum { bytes, position }))
             }
             Parser::Hex(lines) => lines.next_datum(),
+            Parser::Escape(lines) => lines.next_datum(),
             Parser::Varlena(varlenas) => varlenas.next_datum(),
         }
     }
@@ -575,6 +628,7 @@ impl<R: BufRead> Parser<R> {
         match self {
             Parser::Datums(reader) => reader.get_ref(),
             Parser::Hex(lines) => &lines.input,
+            Parser::Escape(lines) => &lines.input,
             Parser::Varlena(varlenas) => &varlenas.input,
         }
     }
@@ -584,6 +638,7 @@ impl<R: BufRead> Parser<R> {
         match self {
             Parser::Datums(reader) => reader.offset(),
             Parser::Hex(lines) => lines.offset,
+            Parser::Escape(lines) => lines.offset,
             Parser::Varlena(varlenas) => varlenas.offset,
         }
     }
@@ -865,6 +920,103 @@ fn bytea_array(field: &str) -> anyhow::Result<Vec<Vec<u8>>> {
     Ok(out)
 }
 
+/// The longest escape line read: a value at PostgreSQL's limit (1 GiB - 1) as psql prints it
+/// under `bytea_output = escape`, four characters a byte at most, and the line end.
+const MAX_ESCAPE_LINE_LEN: usize = 4 * datums_file::MAX_DATUM_LEN + 2;
+
+/// Escape text: each line one datum, as `psql -At` prints a bytea column under `bytea_output
+/// = escape` (PostgreSQL's `byteaout`). The line is the value exactly: nothing is trimmed, as
+/// a space is a byte of it; only the line end (`\n`, `\r\n`) goes. An empty line (psql's
+/// NULL, and no datum) is skipped.
+struct EscapeLines<R> {
+    input: R,
+    /// The longest line read ([`MAX_ESCAPE_LINE_LEN`]).
+    max_line_len: usize,
+    /// Number of the last line read (1-based).
+    line_number: usize,
+    /// Byte offset of the end of the last line read.
+    offset: u64,
+}
+
+impl<R: BufRead> EscapeLines<R> {
+    fn new(input: R) -> EscapeLines<R> {
+        EscapeLines {
+            input,
+            max_line_len: MAX_ESCAPE_LINE_LEN,
+            line_number: 0,
+            offset: 0,
+        }
+    }
+
+    fn next_datum(&mut self) -> anyhow::Result<Option<Datum>> {
+        loop {
+            let mut line = Vec::new();
+            // A longer line is refused, not buffered whole: no datum makes one.
+            let read = (&mut self.input)
+                .take(self.max_line_len as u64)
+                .read_until(b'\n', &mut line)
+                .with_context(|| format!("cannot read line {}", self.line_number + 1))?;
+            if read == 0 {
+                return Ok(None);
+            }
+            self.line_number += 1;
+            self.offset += read as u64;
+            let number = self.line_number;
+            if read == self.max_line_len
+                && line.last() != Some(&b'\n')
+                && !self.input.fill_buf()?.is_empty()
+            {
+                anyhow::bail!(
+                    "line {number} is over {} bytes, longer than a line holding a bytea of \
+                     PostgreSQL's largest value",
+                    self.max_line_len
+                );
+            }
+            let value = line.strip_suffix(b"\n").unwrap_or(&line);
+            let value = value.strip_suffix(b"\r").unwrap_or(value);
+            if value.is_empty() {
+                continue;
+            }
+            let bytes = escape_literal(value).map_err(|e| anyhow!("line {number}: {e}"))?;
+            return Ok(Some(Datum {
+                bytes,
+                position: Position::Line(number),
+            }));
+        }
+    }
+}
+
+/// The bytes of a bytea in escape text, as PostgreSQL's `byteain` reads it: `\\` is a
+/// backslash, `\` and three octal digits (the first 0-3) a byte, any other byte itself; any
+/// other backslash is PostgreSQL's error.
+fn escape_literal(text: &[u8]) -> anyhow::Result<Vec<u8>> {
+    let mut bytes = Vec::with_capacity(text.len());
+    let mut at = 0;
+    while at < text.len() {
+        match &text[at..] {
+            [b'\\', b'\\', ..] => {
+                bytes.push(b'\\');
+                at += 2;
+            }
+            [b'\\', high @ b'0'..=b'3', mid @ b'0'..=b'7', low @ b'0'..=b'7', ..] => {
+                bytes.push(((high - b'0') << 6) | ((mid - b'0') << 3) | (low - b'0'));
+                at += 4;
+            }
+            [b'\\', ..] => anyhow::bail!(
+                "invalid input syntax for type bytea (a backslash at character {} is followed \
+                 by neither a backslash nor three octal digits)",
+                at + 1
+            ),
+            [byte, ..] => {
+                bytes.push(*byte);
+                at += 1;
+            }
+            [] => unreachable!("at < text.len()"),
+        }
+    }
+    Ok(bytes)
+}
+
 /// `text` cut to `max` characters, with an ellipsis.
 fn shorten(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
@@ -1009,6 +1161,37 @@ mod tests {
         assert!(format!("{e:#}").contains("neither hex text"), "{e:#}");
         // An empty input reads as a datums file with no datums (the caller says so).
         assert_eq!(detect_bytes(b"").unwrap(), DatumFormatArg::Datums);
+    }
+
+    #[test]
+    fn escape_text_is_read_as_postgresql_reads_it() {
+        // byteaout's escape form of three short raw datums: "a"; "b\c", its backslash
+        // doubled; " x ", whose spaces are bytes of it (nothing is trimmed). A NULL (an empty
+        // line) is skipped, and a CRLF line end taken.
+        let text = b"\\005a\n\n\\011b\\\\c\r\n\\011 x \n";
+        assert_eq!(detect_bytes(text).unwrap(), DatumFormatArg::Escape);
+        let found = parse(DatumFormatArg::Escape, &text[..]).unwrap();
+        let bytes: Vec<&[u8]> = found.iter().map(|d| &d.bytes[..]).collect();
+        assert_eq!(bytes, [&b"\x05a"[..], b"\x09b\\c", b"\x09 x "]);
+        let lines: Vec<&Position> = found.iter().map(|d| &d.position).collect();
+        assert_eq!(
+            lines,
+            [&Position::Line(1), &Position::Line(3), &Position::Line(4)]
+        );
+        // byteain's rules: three octal digits, the first 0-3; a doubled backslash.
+        assert_eq!(escape_literal(b"\\377\\000\\\\").unwrap(), b"\xff\x00\\");
+        for bad in [&b"\\x05"[..], b"\\400", b"\\12", b"a\\"] {
+            let e = escape_literal(bad).unwrap_err().to_string();
+            assert!(e.starts_with("invalid input syntax for type bytea"), "{e}");
+        }
+        let e = parse(DatumFormatArg::Escape, &b"\\005a\n\\9\n"[..]).unwrap_err();
+        assert!(
+            format!("{e:#}").starts_with("line 2: invalid input"),
+            "{e:#}"
+        );
+        // Text whose lines are not datums is not escape text (nor any other format).
+        let e = detect_bytes(b"abc\ndef\n").unwrap_err();
+        assert!(format!("{e:#}").contains("neither hex text"), "{e:#}");
     }
 
     #[test]

@@ -193,8 +193,9 @@ pub struct DatumInput {
     pub input: PathBuf,
 
     /// How the input holds its datums. Without it: a .datums file is a datums file; otherwise
-    /// text up to a line with `\x` is hex, and records that each hold a datum of their length
-    /// (the first four) a datums file; else a datums file is tried, then varlenas back to back
+    /// text up to a line with `\x` is hex, text whose lines each hold one datum (the first
+    /// four) escape text, and records that each hold a datum of their length (the first four)
+    /// a datums file; else a datums file is tried, then varlenas back to back
     /// (standard input is then held in memory, up to 1 GiB; with --format it streams).
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub format: Option<DatumFormatArg>,
@@ -210,6 +211,9 @@ pub enum DatumFormatArg {
     /// output; headers and row counts are skipped), or a bytea array `{"\\x..",NULL}` as
     /// pageinspect's tuple_data_split prints it.
     Hex,
+    /// Escape text, one datum per line: a bytea as psql prints it under `bytea_output =
+    /// escape` (`\212\002\000...`, `\\` for a backslash), one column of `-At` output.
+    Escape,
     /// Binary varlenas back to back, each as long as its own header says.
     Varlena,
 }

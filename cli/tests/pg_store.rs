@@ -273,6 +273,59 @@ fn compress_and_compare_read_a_postgres_column() {
         );
     }
     assert!(!dir.join("e.datums").exists());
+
+    // Datums kept in a bytea column read back as the server prints them (psql prints what
+    // byteaout gives) under either bytea_output: hex, the default, and escape, each told by
+    // its look. lz4 without a dictionary: raw datums of both header sizes, and compressed.
+    let hex = stdout(&pgdict(
+        dir,
+        &[
+            "compress",
+            "--dict",
+            "none",
+            "--codec",
+            "lz4",
+            "--hex",
+            "-q",
+            rows_file.to_str().unwrap(),
+        ],
+    ));
+    client
+        .batch_execute("CREATE TABLE datums (id serial PRIMARY KEY, payload bytea)")
+        .unwrap();
+    for line in hex.lines() {
+        let digits = line.strip_prefix("\\x").unwrap();
+        let bytes: Vec<u8> = (0..digits.len())
+            .step_by(2)
+            .map(|at| u8::from_str_radix(&digits[at..at + 2], 16).unwrap())
+            .collect();
+        client
+            .execute("INSERT INTO datums (payload) VALUES ($1)", &[&bytes])
+            .unwrap();
+    }
+    for output in ["hex", "escape"] {
+        client
+            .batch_execute(&format!("SET bytea_output = {output}"))
+            .unwrap();
+        let printed: String = client
+            .query("SELECT payload::text FROM datums ORDER BY id", &[])
+            .unwrap()
+            .iter()
+            .map(|row| row.get::<_, String>(0) + "\n")
+            .collect();
+        std::fs::write(dir.join("printed.txt"), &printed).unwrap();
+        let back = stdout(&pgdict(dir, &["decompress", "printed.txt"]));
+        assert!(
+            back.lines().eq(lines.iter().copied()),
+            "bytea_output = {output}: the rows came back different"
+        );
+        let summary = stdout(&pgdict(dir, &["inspect", "printed.txt"]));
+        let summary = summary.lines().last().unwrap();
+        assert!(
+            summary.contains(&format!("datums of printed.txt ({output})")),
+            "{summary}"
+        );
+    }
 }
 
 #[test]

@@ -379,7 +379,8 @@ fn write_table(
     let verify = inspector.verify;
     let table = table_columns(verify);
     let (origin, format) = (datums.origin.clone(), datums.format);
-    let hex = format == DatumFormatArg::Hex;
+    // Text formats name a datum by its line.
+    let hex = matches!(format, DatumFormatArg::Hex | DatumFormatArg::Escape);
     let read_again = datums.is_regular_file().then(|| DatumInput {
         input: input.input.clone(),
         format: Some(format),
@@ -625,6 +626,7 @@ fn format_name(format: DatumFormatArg) -> &'static str {
     match format {
         DatumFormatArg::Datums => "datums file",
         DatumFormatArg::Hex => "hex",
+        DatumFormatArg::Escape => "escape",
         DatumFormatArg::Varlena => "varlenas",
     }
 }
