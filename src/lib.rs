@@ -2,7 +2,16 @@
 //!
 //! The library is organised by concept:
 //!
-//! - [`conninfo`]: PostgreSQL connection strings, with libpq's defaults (`pg-store` feature).
+// The feature's items are linked only where they are built (`cargo doc --no-default-features`).
+#![cfg_attr(
+    feature = "pg-store",
+    doc = "- [`conninfo`]: PostgreSQL connection strings, read as libpq reads them (`pg-store` \
+           feature)."
+)]
+#![cfg_attr(
+    not(feature = "pg-store"),
+    doc = "- `conninfo`: PostgreSQL connection strings (`pg-store` feature, off in this build)."
+)]
 //! - [`datum`]: the datum format (PostgreSQL's varlena headers, extended to name a dictionary).
 //! - [`dict`]: dictionary files and the stores that keep them (a directory, a PostgreSQL table).
 //! - [`measure`]: timing implementations side by side (interleaved rounds, medians).

@@ -6,9 +6,17 @@
 //! - [`file`](mod@file): the dictionary file format and [`Dictionary`], the immutable record
 //!   (id, codecs, creation time, training metadata, content, checksums) every store keeps.
 //! - [`DirStore`]: the default store, a directory of files (`dicts/`, or `$PGDICT_STORE`).
-//! - [`PgStore`] (feature `pg-store`, on by default): the same records in a PostgreSQL table,
-//!   so that physical standbys receive a dictionary, in WAL order, before any datum that uses
-//!   it.
+#![cfg_attr(
+    feature = "pg-store",
+    doc = "- [`PgStore`] (feature `pg-store`, on by default): the same records in a PostgreSQL \
+           table, so that physical standbys receive a dictionary, in WAL order, before any datum \
+           that uses it."
+)]
+#![cfg_attr(
+    not(feature = "pg-store"),
+    doc = "- `PgStore` (feature `pg-store`, off in this build): the same records in a PostgreSQL \
+           table."
+)]
 //! - [`sync()`]: copies dictionaries into a directory store from another directory store or
 //!   from a PostgreSQL store, refusing (and changing nothing) when one id holds different
 //!   content on the two sides; [`sync_with`] can also replace damaged files from the source.

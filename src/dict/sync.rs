@@ -1,7 +1,7 @@
 //! `sync`: bringing a store up to date from another store.
 //!
 //! [`sync()`] copies into a store (a [`Destination`]: usually a [`DirStore`], kept in step with
-//! a primary's [`crate::dict::PgStore`]; or a `PgStore` on a primary, to move dictionaries from
+//! a primary's `PgStore`; or a `PgStore` on a primary, to move dictionaries from
 //! a directory into PostgreSQL) every dictionary of the source that it lacks, and retires there
 //! what is retired in the source. It works in two phases, so that a refusal changes nothing:
 //!
