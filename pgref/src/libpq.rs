@@ -22,8 +22,23 @@ struct ConninfoOption {
     dispsize: c_int,
 }
 
+/// libpq's `PGconn`, only ever behind a pointer.
+#[repr(C)]
+struct PgConn {
+    _private: [u8; 0],
+}
+
+/// `CONNECTION_BAD` of libpq's `ConnStatusType`.
+const CONNECTION_BAD: c_int = 1;
+
 #[link(name = "pq")]
 unsafe extern "C" {
+    fn PQconnectStart(conninfo: *const c_char) -> *mut PgConn;
+    fn PQconninfo(conn: *mut PgConn) -> *mut ConninfoOption;
+    fn PQpass(conn: *const PgConn) -> *mut c_char;
+    fn PQstatus(conn: *const PgConn) -> c_int;
+    fn PQerrorMessage(conn: *const PgConn) -> *mut c_char;
+    fn PQfinish(conn: *mut PgConn);
     fn PQconninfoParse(conninfo: *const c_char, errmsg: *mut *mut c_char) -> *mut ConninfoOption;
     fn PQconndefaults() -> *mut ConninfoOption;
     fn PQconninfoFree(options: *mut ConninfoOption);
@@ -123,6 +138,74 @@ pub fn disagreement(
         }
         _ => Some(format!("libpq {theirs:?}, other {reading:?}")),
     }
+}
+
+/// What libpq made of a connection string once it set out to connect: the string, the
+/// service, the process's environment and libpq's defaults, as [`connect_start`] reads them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Setting {
+    /// libpq took the settings: each keyword with a value (`PQconninfo`), and the password
+    /// of the first host tried (`PQpass`: the string's, the environment's, or the password
+    /// file's).
+    Taken {
+        settings: BTreeMap<String, Vec<u8>>,
+        password: Vec<u8>,
+    },
+    /// libpq refused them, with this message (`PQerrorMessage`, without its line feed).
+    Refused(String),
+}
+
+/// What libpq makes of `conninfo` with the process's environment (its `PG*` variables, the
+/// service and password files they and the string name) when it sets out to connect:
+/// `PQconnectStart`, whose settings are read before the connection is abandoned with
+/// `PQfinish`. A failure to reach the server is not a refusal: the string should name hosts
+/// that fail at once (a Unix socket directory that does not exist, a closed local port).
+///
+/// libpq reads the environment with `getenv`: callers that change it must not run this on
+/// several threads at once.
+pub fn connect_start(conninfo: &str) -> Setting {
+    let conninfo = CString::new(conninfo).expect("a connection string without NUL bytes");
+    // SAFETY: `conninfo` is NUL-terminated and outlives the call; the connection it returns
+    // (null only when out of memory) is finished below, once.
+    let conn = unsafe { PQconnectStart(conninfo.as_ptr()) };
+    assert!(!conn.is_null(), "PQconnectStart returned nothing");
+    // SAFETY: `conn` is a live connection; the message and password strings it returns are
+    // NUL-terminated and owned by it, copied out before PQfinish.
+    let message = unsafe { CStr::from_ptr(PQerrorMessage(conn)) }
+        .to_string_lossy()
+        .trim_end_matches('\n')
+        .to_string();
+    let bad = unsafe { PQstatus(conn) } == CONNECTION_BAD;
+    // Options libpq refused end it before any connection is tried; a connection that failed
+    // says so in libpq's words (a host name that does not resolve, a server not reached).
+    let tried = ["connection to server", "could not translate host name"]
+        .iter()
+        .any(|words| message.contains(words));
+    let setting = if bad && !tried {
+        Setting::Refused(message)
+    } else {
+        let password = unsafe { PQpass(conn) };
+        let password = if password.is_null() {
+            Vec::new()
+        } else {
+            unsafe { CStr::from_ptr(password) }.to_bytes().to_vec()
+        };
+        // SAFETY: as in `conninfo_parse`: an option array, read and freed once.
+        let options = unsafe { PQconninfo(conn) };
+        assert!(!options.is_null(), "PQconninfo returned nothing");
+        let settings = unsafe { read_options(options, true) };
+        unsafe { PQconninfoFree(options) };
+        Setting::Taken {
+            settings: settings
+                .into_iter()
+                .filter_map(|(keyword, value)| value.map(|value| (keyword, value)))
+                .collect(),
+            password,
+        }
+    };
+    // SAFETY: `conn` came from PQconnectStart and is finished once.
+    unsafe { PQfinish(conn) };
+    setting
 }
 
 /// Every keyword libpq knows, in its order, as `PQconndefaults` lists them.

@@ -73,32 +73,32 @@ pub const LIBPQ_KEYWORDS: [&str; 36] = [
 /// `load_balance_hosts` (libpq 16).
 pub const LATER_LIBPQ_KEYWORDS: [&str; 1] = ["load_balance_hosts"];
 
-/// libpq keywords that pgdict does not act on, with the reason given when a string sets one
-/// (libpq would act on them, so ignoring them would connect otherwise than psql).
-const UNSUPPORTED_KEYWORDS: [(&str, &str); 4] = [
+/// libpq keywords that pgdict does not act on where libpq would, with the reason given when a
+/// string sets one (ignoring them would connect otherwise than psql).
+const UNSUPPORTED_KEYWORDS: [(&str, &str); 2] = [
     (
         "requirepeer",
         "pgdict cannot check the operating-system user of the server's process",
     ),
     (
-        "krbsrvname",
-        "pgdict has no GSSAPI (Kerberos) authentication",
-    ),
-    ("gsslib", "pgdict has no GSSAPI (Kerberos) authentication"),
-    (
         "replication",
         "pgdict does not open replication connections",
     ),
 ];
-
 /// The keywords [`split`] takes out, which the crate does not know or knows otherwise than
-/// libpq: the servers (libpq pairs up its lists of hosts, addresses and ports otherwise), the
-/// password file, the kind of server sought, names and encodings, GSSAPI, the TLS settings
-/// and the service.
-pub const TAKEN_KEYWORDS: [&str; 20] = [
+/// libpq: the servers (libpq pairs up its lists of hosts, addresses and ports otherwise) and the
+/// time to wait for one (the crate reads `connect_timeout=0` as unset), channel binding (which
+/// libpq also reads from the environment), the password file, the kind of server sought, names
+/// and encodings, GSSAPI (read and unused, as by a libpq without it), the TLS settings and the
+/// service.
+pub const TAKEN_KEYWORDS: [&str; 24] = [
     "host",
     "hostaddr",
     "port",
+    "connect_timeout",
+    "channel_binding",
+    "krbsrvname",
+    "gsslib",
     "passfile",
     "target_session_attrs",
     "fallback_application_name",
@@ -532,16 +532,14 @@ mod tests {
             "postgresql://u%40x:p:w@db:5433/app?sslmode=verify-ca&connect_timeout=5&sslrootcert=%2Fe%20c.crt",
         )
         .unwrap();
-        assert_eq!(
-            taken.rest,
-            "user='u@x' password='p:w' dbname='app' connect_timeout='5'"
-        );
+        assert_eq!(taken.rest, "user='u@x' password='p:w' dbname='app'");
         assert_eq!(
             taken.taken,
             pairs_of(&[
                 ("host", "db"),
                 ("port", "5433"),
                 ("sslmode", "verify-ca"),
+                ("connect_timeout", "5"),
                 ("sslrootcert", "/e c.crt")
             ])
         );

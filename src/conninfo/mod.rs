@@ -25,6 +25,7 @@
 //! | `target_session_attrs` | `PGTARGETSESSIONATTRS` | `any`                                |
 //! | `options`         | `PGOPTIONS`          | none                                         |
 //! | `application_name` | `PGAPPNAME`         | the program's name (`pgdict`, `pgdict-trainer`), as `psql` names itself |
+//! | `channel_binding` | `PGCHANNELBINDING`   | `prefer`                                     |
 //! | `sslmode`         | `PGSSLMODE`          | `prefer`                                     |
 //! | `sslrootcert`     | `PGSSLROOTCERT`      | `~/.postgresql/root.crt`                     |
 //! | `sslcert`         | `PGSSLCERT`          | `~/.postgresql/postgresql.crt`               |
@@ -44,9 +45,15 @@
 //! `gssencmode` `disable` and `prefer` (pgdict, like a libpq built without GSSAPI, has no
 //! GSS encryption: `require` is refused); `client_encoding` only as UTF8 (or `auto`), which
 //! the crate always asks for; `sslcompression` is ignored, as libpq 14 and later ignore it.
-//! A keyword libpq does not know is refused with libpq's message; four that it knows and
-//! pgdict does not act on (`requirepeer`, `krbsrvname`, `gsslib`, `replication`) are refused
-//! with the reason, as is a service that sets a keyword pgdict does not read. What the TLS
+//! `channel_binding` is read from `PGCHANNELBINDING` too. A keyword libpq does not know is
+//! refused with libpq's message; two that it knows and pgdict cannot act on are refused with
+//! the reason (`requirepeer`, and `PGREQUIREPEER`: the server process's user is not checked;
+//! `replication`), as is a service that sets a keyword pgdict does not read. `krbsrvname` and
+//! `gsslib` (`PGKRBSRVNAME`, `PGGSSLIB`) are read and unused, as by a libpq built without
+//! GSSAPI: they matter only to a server that asks for GSSAPI authentication, which pgdict
+//! cannot give (the crate refuses it, naming it). An empty value of a keyword whose values
+//! libpq checks against a list (`sslmode`, `gssencmode`, `target_session_attrs`,
+//! `channel_binding`) is libpq's error, in the string or the environment. What the TLS
 //! settings do, and where pgdict differs from libpq there: [`tls`].
 //!
 //! # The password file
@@ -83,14 +90,8 @@ pub const DEFAULT_SOCKET_DIRS: [&str; 2] = ["/var/run/postgresql", "/tmp"];
 /// ([`keywords::TAKEN_KEYWORDS`], but `service`), and these, which it applies to the crate's
 /// configuration when the string leaves them unset. A service that sets another is refused
 /// rather than half applied.
-const SERVICE_KEYWORDS_FOR_THE_CRATE: [&str; 6] = [
-    "dbname",
-    "user",
-    "password",
-    "connect_timeout",
-    "options",
-    "application_name",
-];
+const SERVICE_KEYWORDS_FOR_THE_CRATE: [&str; 5] =
+    ["dbname", "user", "password", "options", "application_name"];
 
 /// Whether a service file may set `keyword` (see [`SERVICE_KEYWORDS_FOR_THE_CRATE`]).
 fn service_may_set(keyword: &str) -> bool {
@@ -167,8 +168,10 @@ pub fn parse_with_env(
         .rest
         .parse()
         .map_err(|e: postgres::Error| crate::dict::describe_pg_error(&e))?;
-    // An empty variable counts as unset, as in libpq.
-    let env = |name: &str| env(name).filter(|value| !value.is_empty());
+    // An empty variable counts as unset: libpq takes its "" as the value, which for all but
+    // the keywords whose values it checks (below) means the same.
+    let raw_env = &env;
+    let env = |name: &str| raw_env(name).filter(|value| !value.is_empty());
     let taken = |keyword: &str| {
         let found = split.taken.iter().rev().find(|(key, _)| key == keyword);
         found.map(|(_, value)| value.clone())
@@ -210,6 +213,29 @@ pub fn parse_with_env(
             None => env(variable).map(|value| (value, variable.to_string())),
         }
     };
+    // libpq would check the server process's user; pgdict cannot (see keywords.rs).
+    if env("PGREQUIREPEER").is_some() {
+        return Err(
+            "PGREQUIREPEER is set, and pgdict cannot check the operating-system user \
+                    of the server's process"
+                .into(),
+        );
+    }
+    // A keyword whose values libpq checks against a list takes no empty value, wherever it is
+    // given (an empty variable too, which libpq reads as the value ""): libpq's error.
+    for (keyword, variable) in [
+        ("sslmode", "PGSSLMODE"),
+        ("gssencmode", "PGGSSENCMODE"),
+        ("target_session_attrs", "PGTARGETSESSIONATTRS"),
+        ("channel_binding", "PGCHANNELBINDING"),
+    ] {
+        let given = taken(keyword)
+            .or_else(|| service_value(keyword))
+            .or_else(|| raw_env(variable));
+        if given.as_deref() == Some("") {
+            return Err(format!("invalid {keyword} value: \"\""));
+        }
+    }
     let targets = targets(
         setting("host", "PGHOST").map(|(hosts, _)| hosts),
         setting("hostaddr", "PGHOSTADDR"),
@@ -230,16 +256,16 @@ pub fn parse_with_env(
             base.password(password);
         }
     }
-    if base.get_connect_timeout().is_none() {
-        if let Some((seconds, origin)) = setting("connect_timeout", "PGCONNECT_TIMEOUT") {
-            let seconds = seconds
-                .trim()
-                .parse::<u64>()
-                .map_err(|_| format!("{origin}={seconds} is not a number of seconds"))?;
-            // libpq: zero (or less) waits forever; under 2 s counts as 2.
-            if seconds > 0 {
-                base.connect_timeout(Duration::from_secs(seconds.max(2)));
-            }
+    // Read here, not by the crate: its `connect_timeout=0` (wait forever) reads as unset, which
+    // would let PGCONNECT_TIMEOUT in.
+    if let Some((seconds, origin)) = setting("connect_timeout", "PGCONNECT_TIMEOUT") {
+        let seconds = seconds
+            .trim()
+            .parse::<i64>()
+            .map_err(|_| format!("{origin}={seconds} is not a number of seconds"))?;
+        // libpq: zero or less waits forever; under 2 s counts as 2.
+        if seconds > 0 {
+            base.connect_timeout(Duration::from_secs(seconds.max(2) as u64));
         }
     }
     if base.get_options().is_none() {
@@ -248,14 +274,30 @@ pub fn parse_with_env(
         }
     }
     // What pg_stat_activity shows a DBA: like psql's fallback_application_name, the program.
-    if base.get_application_name().is_none() {
-        let given = setting("application_name", "PGAPPNAME")
-            // (No variable: libpq reads fallback_application_name from the string only.)
-            .or_else(|| setting("fallback_application_name", ""))
-            .map(|(name, _)| name);
-        if let Some(name) = given.or_else(program_name) {
-            base.application_name(&name);
-        }
+    // As libpq, an empty name (given so in the string, or by the service) names nothing, and
+    // the fallback applies.
+    let non_empty = |name: &String| !name.is_empty();
+    let named = match base.get_application_name() {
+        Some(name) => Some(name.to_string()),
+        None => setting("application_name", "PGAPPNAME").map(|(name, _)| name),
+    };
+    let name = named
+        .filter(non_empty)
+        // (No variable: libpq reads fallback_application_name from the string only.)
+        .or_else(|| setting("fallback_application_name", "").map(|(name, _)| name))
+        .filter(non_empty)
+        .or_else(program_name);
+    if let Some(name) = name {
+        base.application_name(&name);
+    }
+    if let Some((binding, _)) = setting("channel_binding", "PGCHANNELBINDING") {
+        use postgres::config::ChannelBinding;
+        base.channel_binding(match binding.as_str() {
+            "disable" => ChannelBinding::Disable,
+            "prefer" => ChannelBinding::Prefer,
+            "require" => ChannelBinding::Require,
+            _ => return Err(format!("invalid channel_binding value: \"{binding}\"")),
+        });
     }
     // The crate always asks for UTF8, which is what pgdict reads text as.
     if let Some((encoding, origin)) = setting("client_encoding", "PGCLIENTENCODING") {
@@ -281,7 +323,7 @@ pub fn parse_with_env(
             _ => return Err(format!("invalid gssencmode value: \"{mode}\"")),
         }
     }
-    // For TLS, an empty value counts as unset at every level.
+    // For the other TLS settings an empty value counts as unset at every level.
     let tls_setting = |keyword: &str, variable: &str| {
         let non_empty = |value: &String| !value.is_empty();
         taken(keyword)
@@ -293,8 +335,9 @@ pub fn parse_with_env(
     let tls = TlsSettings::new(&tls_setting, home.as_deref())?;
     base.ssl_mode(tls.mode.negotiation());
 
-    // Without a password given, each host's from the password file, as libpq looks it up.
-    let password_file = match (base.get_password(), passwords) {
+    // Without a password given (an empty one counts as none there, as in libpq), each host's
+    // from the password file, as libpq looks it up.
+    let password_file = match (base.get_password().filter(|p| !p.is_empty()), passwords) {
         (None, Passwords::Look) => {
             let passfile = setting("passfile", "PGPASSFILE").map(|(path, _)| path);
             password_file::read(passfile, &env)
@@ -1082,6 +1125,36 @@ mod tests {
         ] {
             assert_eq!(read_with_env(conninfo, &[]).unwrap_err(), error);
         }
+    }
+
+    #[test]
+    fn channel_binding_and_requirepeer_from_the_environment() {
+        use postgres::config::ChannelBinding;
+        let binding = |conninfo: &str, vars: &[(&str, &str)]| {
+            read_with_env(conninfo, vars)
+                .unwrap()
+                .config
+                .get_channel_binding()
+        };
+        assert_eq!(binding("host=db", &[]), ChannelBinding::Prefer);
+        let require = [("PGCHANNELBINDING", "require")];
+        assert_eq!(binding("host=db", &require), ChannelBinding::Require);
+        assert_eq!(
+            binding("host=db channel_binding=disable", &require),
+            ChannelBinding::Disable
+        );
+        assert_eq!(
+            with_env("host=db", &[("PGCHANNELBINDING", "maybe")]).unwrap_err(),
+            "invalid channel_binding value: \"maybe\""
+        );
+        assert_eq!(
+            with_env("host=db", &[("PGCHANNELBINDING", "")]).unwrap_err(),
+            "invalid channel_binding value: \"\""
+        );
+        let err = with_env("host=db", &[("PGREQUIREPEER", "postgres")]).unwrap_err();
+        assert!(err.starts_with("PGREQUIREPEER is set"), "{err}");
+        // GSSAPI's settings are read and unused, as by a libpq without GSSAPI.
+        assert!(read_with_env("host=db krbsrvname=pg gsslib=gssapi", &[]).is_ok());
     }
 
     #[test]

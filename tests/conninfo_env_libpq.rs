@@ -1,0 +1,377 @@
+//! pgdict's whole reading of a connection string (`pgdict::conninfo::parse_with_env`: the
+//! string, a service file, the `PG*` environment, the password file, libpq's defaults) against
+//! libpq's, as `PQconnectStart` sets out to connect (`pgdict_pgref::libpq::connect_start`):
+//! both take the same cases or both refuse them, and where both take them, the user, database,
+//! password, hosts, ports, options, application name, connect timeout, sslmode, certificate
+//! files and target_session_attrs agree.
+//!
+//! libpq reads the process's environment, so the cases run one after another in the one test
+//! of this file (a test binary of its own: no other test changes the environment meanwhile).
+//! The hosts named fail at once (Unix socket directories that do not exist, a closed local
+//! port): the servers are never reached. Where pgdict differs by design (no host given: it also
+//! finds a socket in `/tmp`) the case names a host.
+
+#![cfg(feature = "pg-store")]
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::time::Duration;
+
+use pgdict::conninfo::{parse_with_env, ConnInfo, Passwords, SessionTarget};
+use pgdict_pgref::libpq::{self, Setting};
+use postgres::config::Host;
+
+/// The settings libpq took, by keyword, as text.
+type Settings = BTreeMap<String, Vec<u8>>;
+
+fn text(settings: &Settings, keyword: &str) -> Option<String> {
+    settings
+        .get(keyword)
+        .map(|value| String::from_utf8_lossy(value).into_owned())
+}
+
+/// Sets the process's environment to `vars` (every other `PG*` variable removed; `HOME` as
+/// libpq 15 finds it, from the password database), then compares pgdict's reading of
+/// `conninfo` with libpq's.
+fn assert_read_as_libpq(conninfo: &str, vars: &[(&str, &str)]) {
+    for (name, _) in std::env::vars() {
+        if name.starts_with("PG") {
+            std::env::remove_var(name);
+        }
+    }
+    for (name, value) in vars {
+        std::env::set_var(name, value);
+    }
+    let case = format!("{conninfo:?} with {vars:?}");
+    let theirs = libpq::connect_start(conninfo);
+    let home = std::env::home_dir().map(|dir| dir.display().to_string());
+    let env = |name: &str| match name {
+        "HOME" => home.clone(),
+        _ => vars
+            .iter()
+            .find(|(key, _)| *key == name)
+            .map(|(_, value)| value.to_string()),
+    };
+    let ours = parse_with_env(conninfo, env, Passwords::Look);
+    match (theirs, ours) {
+        (Setting::Refused(_), Err(_)) => {}
+        (Setting::Taken { settings, password }, Ok(info)) => {
+            compare(&case, &settings, &password, &info)
+        }
+        (theirs, ours) => panic!("{case}: libpq {theirs:?}, pgdict {ours:?}"),
+    }
+}
+
+fn compare(case: &str, theirs: &Settings, password: &[u8], info: &ConnInfo) {
+    let config = &info.config;
+    let user = text(theirs, "user").expect("libpq always has a user");
+    if let Some(ours) = config.get_user() {
+        assert_eq!(ours, user, "{case}: user");
+    }
+    // libpq's default database is the user name; pgdict leaves that to the server.
+    let dbname = text(theirs, "dbname").expect("libpq always has a database");
+    assert_eq!(
+        config.get_dbname().unwrap_or(&user),
+        dbname,
+        "{case}: dbname"
+    );
+    assert_eq!(
+        config.get_password().unwrap_or_default(),
+        password,
+        "{case}: password"
+    );
+    // Hosts as given (an empty entry is the default socket directory, which pgdict chooses
+    // otherwise: not compared), and their ports (one for all, or one each; empty is 5432).
+    if let Some(hosts) = text(theirs, "host") {
+        let ours: Vec<String> = config
+            .get_hosts()
+            .iter()
+            .map(|host| match host {
+                Host::Tcp(name) => name.clone(),
+                Host::Unix(path) => path.display().to_string(),
+            })
+            .collect();
+        let given: Vec<&str> = hosts.split(',').collect();
+        assert_eq!(ours.len(), given.len(), "{case}: hosts {ours:?}");
+        for (ours, given) in ours.iter().zip(&given) {
+            if !given.is_empty() {
+                assert_eq!(ours, given, "{case}: host");
+            }
+        }
+    }
+    let ports = text(theirs, "port").unwrap_or_default();
+    let ports: Vec<u16> = ports
+        .split(',')
+        .map(|port| match port {
+            "" => 5432,
+            _ => port.trim().parse().expect("a port libpq took"),
+        })
+        .collect();
+    let hosts = config.get_ports().len();
+    let expected = if ports.len() == 1 {
+        vec![ports[0]; hosts]
+    } else {
+        ports
+    };
+    assert_eq!(config.get_ports(), expected, "{case}: ports");
+    // libpq's default is "" (none).
+    assert_eq!(
+        config.get_options().map(str::to_string),
+        text(theirs, "options").filter(|options| !options.is_empty()),
+        "{case}: options"
+    );
+    // libpq sends the name if it is not empty, else the fallback if that is not (else pgdict
+    // names the program, as psql's fallback does).
+    let named = |keyword| text(theirs, keyword).filter(|name| !name.is_empty());
+    if let Some(name) = named("application_name").or_else(|| named("fallback_application_name")) {
+        assert_eq!(
+            config.get_application_name(),
+            Some(name.as_str()),
+            "{case}: application_name"
+        );
+    }
+    // libpq: zero or less waits forever, under 2 s counts as 2.
+    let timeout = text(theirs, "connect_timeout")
+        .and_then(|seconds| seconds.trim().parse::<i64>().ok())
+        .filter(|&seconds| seconds > 0)
+        .map(|seconds| Duration::from_secs(seconds.max(2) as u64));
+    assert_eq!(
+        config.get_connect_timeout().copied(),
+        timeout,
+        "{case}: connect_timeout"
+    );
+    assert_eq!(
+        Some(info.tls.mode.name().to_string()),
+        text(theirs, "sslmode"),
+        "{case}: sslmode"
+    );
+    for (keyword, ours) in [
+        ("sslrootcert", &info.tls.root_cert),
+        ("sslcert", &info.tls.client_cert),
+        ("sslkey", &info.tls.client_key),
+    ] {
+        // An empty file name is libpq's default file, as an unset one.
+        if let Some(given) = text(theirs, keyword).filter(|name| !name.is_empty()) {
+            assert_eq!(
+                ours.as_deref(),
+                Some(Path::new(&given)),
+                "{case}: {keyword}"
+            );
+        }
+    }
+    assert_eq!(
+        Some(format!("{:?}", config.get_channel_binding()).to_lowercase()),
+        text(theirs, "channel_binding"),
+        "{case}: channel_binding"
+    );
+    let target: SessionTarget = text(theirs, "target_session_attrs")
+        .unwrap_or_else(|| "any".into())
+        .parse()
+        .unwrap();
+    assert_eq!(info.target, target, "{case}: target_session_attrs");
+}
+
+#[test]
+fn the_environment_service_and_password_files_are_read_as_libpq_reads_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        path.display().to_string()
+    };
+    let services = file(
+        "services.conf",
+        "[reports]\nhost=/nonexistent/svc\nport=7000\nuser=svc\ndbname=reports\n\
+         options=-c work_mem=64MB\n[other]\nport=7001\n",
+    );
+    let passwords = file(
+        "pgpass",
+        "# comment\n/nonexistent/a:5433:app:alice:secret-a\n\
+         /nonexistent/a:*:*:bob:secret\\:b\\\\\n*:*:reports:svc:from-wildcard\n\
+         127.0.0.1:1:*:carol:tcp-carol\nlocalhost:5432:*:dave:socket-dave\n",
+    );
+    let (services, passwords) = (services.as_str(), passwords.as_str());
+    let none: &[(&str, &str)] = &[];
+    let cases: &[(&str, &[(&str, &str)])] = &[
+        ("host=/nonexistent/a dbname=app user=u", none),
+        (
+            "host=/nonexistent/a",
+            &[
+                ("PGUSER", "u2"),
+                ("PGDATABASE", "d2"),
+                ("PGPORT", "5433"),
+                ("PGOPTIONS", "-c x=1"),
+                ("PGAPPNAME", "app"),
+                ("PGCONNECT_TIMEOUT", "1"),
+                ("PGSSLMODE", "disable"),
+                ("PGTARGETSESSIONATTRS", "read-write"),
+            ],
+        ),
+        (
+            "host=/nonexistent/a user=s port=6000 connect_timeout=0",
+            &[("PGUSER", "e"), ("PGPORT", "1"), ("PGCONNECT_TIMEOUT", "9")],
+        ),
+        ("dbname=x", &[("PGHOST", "/nonexistent/a,/nonexistent/b")]),
+        ("host=/nonexistent/a,/nonexistent/b port=5433,5434", none),
+        ("host=/nonexistent/a,/nonexistent/b port=5433", none),
+        (
+            "postgresql://u@%2Fnonexistent%2Fa:5433/db?application_name=x&sslmode=require",
+            none,
+        ),
+        ("postgresql://%2Fnonexistent%2Fa/db", &[("PGPORT", "5999")]),
+        (
+            "hostaddr=127.0.0.1 port=1 user=carol",
+            &[("PGPASSFILE", passwords)],
+        ),
+        (
+            "host=127.0.0.1 port=1 user=carol fallback_application_name=fb",
+            &[("PGPASSFILE", passwords)],
+        ),
+        // A service: under the string, over the environment.
+        (
+            "service=reports user=x",
+            &[("PGSERVICEFILE", services), ("PGPORT", "1")],
+        ),
+        (
+            "host=/nonexistent/a",
+            &[("PGSERVICEFILE", services), ("PGSERVICE", "other")],
+        ),
+        (
+            "service=missing host=/nonexistent/a",
+            &[("PGSERVICEFILE", services)],
+        ),
+        // The password file: per user, database and port, `*`, escapes, a comment.
+        (
+            "host=/nonexistent/a port=5433 dbname=app user=alice",
+            &[("PGPASSFILE", passwords)],
+        ),
+        (
+            "host=/nonexistent/a port=5433 dbname=other user=alice",
+            &[("PGPASSFILE", passwords)],
+        ),
+        (
+            "host=/nonexistent/a dbname=x user=bob",
+            &[("PGPASSFILE", passwords)],
+        ),
+        (
+            "service=reports",
+            &[("PGSERVICEFILE", services), ("PGPASSFILE", passwords)],
+        ),
+        (
+            "host=/nonexistent/a user=bob password=given",
+            &[("PGPASSFILE", passwords)],
+        ),
+        (
+            "host=/nonexistent/a user=bob",
+            &[("PGPASSFILE", passwords), ("PGPASSWORD", "from-env")],
+        ),
+        // sslmode, from requiressl in the string, PGREQUIRESSL, PGSSLMODE; certificate files.
+        (
+            "host=/nonexistent/a requiressl=0",
+            &[("PGSSLMODE", "require")],
+        ),
+        ("host=/nonexistent/a", &[("PGREQUIRESSL", "1")]),
+        (
+            "host=/nonexistent/a",
+            &[("PGREQUIRESSL", "1"), ("PGSSLMODE", "allow")],
+        ),
+        (
+            "host=/nonexistent/a sslmode=verify-ca sslcert=/c.crt",
+            &[("PGSSLROOTCERT", "/r.crt"), ("PGSSLKEY", "/k.key")],
+        ),
+        // Empty values in the string: set, or not?
+        (
+            "host=/nonexistent/a user= dbname= options= application_name=",
+            &[
+                ("PGUSER", "e"),
+                ("PGDATABASE", "ed"),
+                ("PGOPTIONS", "-c y=2"),
+                ("PGAPPNAME", "ea"),
+            ],
+        ),
+        (
+            "host=/nonexistent/a user=bob password=",
+            &[("PGPASSFILE", passwords), ("PGPASSWORD", "from-env")],
+        ),
+        (
+            "host=/nonexistent/a port= connect_timeout=",
+            &[("PGPORT", "5433"), ("PGCONNECT_TIMEOUT", "7")],
+        ),
+        ("host='' port=5433", &[("PGHOST", "/nonexistent/a")]),
+        ("host=/nonexistent/a,'' port=5433", none),
+        ("host=/nonexistent/a sslmode=", &[("PGSSLMODE", "require")]),
+        ("host=/nonexistent/a", &[("PGSSLMODE", "")]),
+        (
+            "host=/nonexistent/a",
+            &[
+                ("PGUSER", ""),
+                ("PGDATABASE", ""),
+                ("PGPORT", ""),
+                ("PGOPTIONS", ""),
+                ("PGAPPNAME", ""),
+                ("PGCONNECT_TIMEOUT", ""),
+                ("PGPASSWORD", ""),
+                ("PGSSLROOTCERT", ""),
+            ],
+        ),
+        ("host=/nonexistent/a", &[("PGTARGETSESSIONATTRS", "")]),
+        ("host=/nonexistent/a", &[("PGGSSENCMODE", "")]),
+        ("host=/nonexistent/a", &[("PGSSLMINPROTOCOLVERSION", "")]),
+        ("host=/nonexistent/a target_session_attrs=", none),
+        (
+            "host=/nonexistent/a connect_timeout=-5 keepalives=0",
+            &[("PGCONNECT_TIMEOUT", "9")],
+        ),
+        // Channel binding, from the string or PGCHANNELBINDING; GSSAPI's settings, unused.
+        ("host=/nonexistent/a", &[("PGCHANNELBINDING", "require")]),
+        (
+            "host=/nonexistent/a channel_binding=disable",
+            &[("PGCHANNELBINDING", "require")],
+        ),
+        (
+            "host=/nonexistent/a krbsrvname=pg gsslib=gssapi",
+            &[("PGKRBSRVNAME", "x"), ("PGGSSLIB", "gssapi")],
+        ),
+        ("host=/nonexistent/a", &[("PGCHANNELBINDING", "")]),
+        ("host=/nonexistent/a channel_binding=maybe", none),
+        // Refused by both.
+        ("host=/nonexistent/a", &[("PGPORT", "x")]),
+        ("host=/nonexistent/a sslmode=bogus", none),
+        ("host=/nonexistent/a target_session_attrs=bogus", none),
+        ("host=/nonexistent/a,/nonexistent/b port=1,2,3", none),
+    ];
+    for (conninfo, vars) in cases {
+        assert_read_as_libpq(conninfo, vars);
+    }
+    // The files were read: libpq found these passwords (and pgdict the same, above).
+    for (conninfo, vars, expected) in [
+        (
+            "host=/nonexistent/a port=5433 dbname=app user=alice",
+            [("PGPASSFILE", passwords)],
+            &b"secret-a"[..],
+        ),
+        (
+            "host=/nonexistent/a dbname=x user=bob",
+            [("PGPASSFILE", passwords)],
+            b"secret:b\\",
+        ),
+        ("service=reports", [("PGSERVICEFILE", services)], b""),
+    ] {
+        std::env::remove_var("PGPASSFILE");
+        std::env::remove_var("PGSERVICEFILE");
+        for (name, value) in vars {
+            std::env::set_var(name, value);
+        }
+        match libpq::connect_start(conninfo) {
+            Setting::Taken { password, settings } => {
+                assert_eq!(password, expected, "{conninfo}");
+                if conninfo.starts_with("service") {
+                    assert_eq!(text(&settings, "port").as_deref(), Some("7000"));
+                }
+            }
+            refused => panic!("{conninfo}: {refused:?}"),
+        }
+    }
+}
