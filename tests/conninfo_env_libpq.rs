@@ -192,7 +192,9 @@ fn the_environment_service_and_password_files_are_read_as_libpq_reads_them() {
          /nonexistent/a:*:*:bob:secret\\:b\\\\\n*:*:reports:svc:from-wildcard\n\
          127.0.0.1:1:*:carol:tcp-carol\nlocalhost:5432:*:dave:socket-dave\n",
     );
+    let bad_services = file("bad.conf", "[bad]\nrequiressl=1\n");
     let (services, passwords) = (services.as_str(), passwords.as_str());
+    let bad_services = bad_services.as_str();
     let none: &[(&str, &str)] = &[];
     let cases: &[(&str, &[(&str, &str)])] = &[
         ("host=/nonexistent/a dbname=app user=u", none),
@@ -336,7 +338,16 @@ fn the_environment_service_and_password_files_are_read_as_libpq_reads_them() {
         ),
         ("host=/nonexistent/a", &[("PGCHANNELBINDING", "")]),
         ("host=/nonexistent/a channel_binding=maybe", none),
+        // Host names beside addresses; an address from the environment.
+        ("host=localhost hostaddr=127.0.0.1 port=1", none),
+        ("host=localhost port=1", &[("PGHOSTADDR", "127.0.0.1")]),
+        (
+            "host=localhost,/nonexistent/a hostaddr=127.0.0.1, port=1,5432",
+            none,
+        ),
         // Refused by both.
+        ("service=bad", &[("PGSERVICEFILE", bad_services)]),
+        ("host=a,b hostaddr=127.0.0.1", none),
         ("host=/nonexistent/a", &[("PGPORT", "x")]),
         ("host=/nonexistent/a sslmode=bogus", none),
         ("host=/nonexistent/a target_session_attrs=bogus", none),

@@ -477,14 +477,16 @@ fn targets(
             })
             .collect::<Result<_, _>>()?,
     };
-    let addresses: Vec<std::net::IpAddr> = match &hostaddrs {
+    // An empty entry: no address for that host (its name is looked up), as in libpq.
+    let addresses: Vec<Option<std::net::IpAddr>> = match &hostaddrs {
         None => Vec::new(),
         Some((list, origin)) => list
             .split(',')
-            .map(|address| {
-                address.trim().parse().map_err(|_| {
+            .map(|address| match address.trim() {
+                "" => Ok(None),
+                address => address.parse().map(Some).map_err(|_| {
                     format!("{origin}={list} is not an IP address (or a list of them)")
-                })
+                }),
             })
             .collect::<Result<_, _>>()?,
     };
@@ -528,13 +530,19 @@ fn targets(
             .collect());
     }
     Ok((0..count)
-        .map(|i| Target {
-            host: names.get(i).map(|name| match *name {
-                "" => default_dirs(port(i))[0].to_string(),
-                name => name.to_string(),
-            }),
-            hostaddr: addresses.get(i).copied(),
-            port: port(i),
+        .map(|i| {
+            let hostaddr = addresses.get(i).copied().flatten();
+            // Neither a name nor an address: the default socket directory.
+            let host = match names.get(i).copied() {
+                Some("") | None if hostaddr.is_none() => Some(default_dirs(port(i))[0].into()),
+                Some("") | None => None,
+                Some(name) => Some(name.to_string()),
+            };
+            Target {
+                host,
+                hostaddr,
+                port: port(i),
+            }
         })
         .collect())
 }
