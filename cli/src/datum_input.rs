@@ -760,26 +760,12 @@ impl<R: BufRead> HexLines<R> {
 
     /// The next line, trimmed, and its number, or `None` at the end of the input.
     fn read_line(&mut self) -> anyhow::Result<Option<(usize, String)>> {
-        let mut line = Vec::new();
-        // A longer line is refused, not buffered whole: no datum makes one.
-        let read = (&mut self.input)
-            .take(self.max_line_len as u64)
-            .read_until(b'\n', &mut line)
-            .with_context(|| format!("cannot read line {}", self.line_number + 1))?;
-        if read == 0 {
+        let number = self.line_number + 1;
+        let Some(line) = read_bounded_line(&mut self.input, self.max_line_len, number)? else {
             return Ok(None);
-        }
-        let cut = read == self.max_line_len && line.last() != Some(&b'\n');
-        if cut && !self.input.fill_buf()?.is_empty() {
-            anyhow::bail!(
-                "line {} is over {} bytes, longer than a line holding a bytea of PostgreSQL's \
-                 largest value",
-                self.line_number + 1,
-                self.max_line_len
-            );
-        }
+        };
         let start = self.offset;
-        self.offset += read as u64;
+        self.offset += line.len() as u64;
         self.line_number += 1;
         let text = String::from_utf8(line).map_err(|e| {
             let at = start + e.utf8_error().valid_up_to() as u64;
@@ -849,6 +835,30 @@ impl<R: BufRead> HexLines<R> {
         }
         Ok(())
     }
+}
+
+/// Line `number` of `input`, its line end included, or `None` at the end of the input. A line
+/// over `max_len` bytes is refused, not buffered whole: no datum makes one.
+fn read_bounded_line(
+    input: &mut impl BufRead,
+    max_len: usize,
+    number: usize,
+) -> anyhow::Result<Option<Vec<u8>>> {
+    let mut line = Vec::new();
+    let read = (&mut *input)
+        .take(max_len as u64)
+        .read_until(b'\n', &mut line)
+        .with_context(|| format!("cannot read line {number}"))?;
+    if read == 0 {
+        return Ok(None);
+    }
+    if read == max_len && line.last() != Some(&b'\n') && !input.fill_buf()?.is_empty() {
+        anyhow::bail!(
+            "line {number} is over {max_len} bytes, longer than a line holding a bytea of \
+             PostgreSQL's largest value"
+        );
+    }
+    Ok(Some(line))
 }
 
 /// Whether a line has a field that is a datum (`\x...`) or a bytea array (`{...}`).
@@ -950,28 +960,12 @@ impl<R: BufRead> EscapeLines<R> {
 
     fn next_datum(&mut self) -> anyhow::Result<Option<Datum>> {
         loop {
-            let mut line = Vec::new();
-            // A longer line is refused, not buffered whole: no datum makes one.
-            let read = (&mut self.input)
-                .take(self.max_line_len as u64)
-                .read_until(b'\n', &mut line)
-                .with_context(|| format!("cannot read line {}", self.line_number + 1))?;
-            if read == 0 {
+            let number = self.line_number + 1;
+            let Some(line) = read_bounded_line(&mut self.input, self.max_line_len, number)? else {
                 return Ok(None);
-            }
-            self.line_number += 1;
-            self.offset += read as u64;
-            let number = self.line_number;
-            if read == self.max_line_len
-                && line.last() != Some(&b'\n')
-                && !self.input.fill_buf()?.is_empty()
-            {
-                anyhow::bail!(
-                    "line {number} is over {} bytes, longer than a line holding a bytea of \
-                     PostgreSQL's largest value",
-                    self.max_line_len
-                );
-            }
+            };
+            self.line_number = number;
+            self.offset += line.len() as u64;
             let value = line.strip_suffix(b"\n").unwrap_or(&line);
             let value = value.strip_suffix(b"\r").unwrap_or(value);
             if value.is_empty() {
