@@ -35,7 +35,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use pgdict::conninfo::{parse_with_env, ConnectError, Passwords};
-use support::cluster::openssl;
+use support::cluster::{openssl, self_signed};
 use support::PgCluster;
 
 /// A key and a certificate signing request for `subject`, then the certificate `ca` signs.
@@ -68,28 +68,6 @@ fn signed_certificate(dir: &Path, name: &str, subject: &str) {
             "2",
             "-out",
             &crt,
-        ],
-    );
-}
-
-/// A self-signed certificate (with `-x509`, OpenSSL makes it a CA certificate, v3).
-fn self_signed(dir: &Path, name: &str, subject: &str) {
-    openssl(
-        dir,
-        &[
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-days",
-            "2",
-            "-subj",
-            subject,
-            "-keyout",
-            &format!("{name}.key"),
-            "-out",
-            &format!("{name}.crt"),
         ],
     );
 }

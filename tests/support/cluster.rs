@@ -548,6 +548,29 @@ fn read_tail(path: &Path, max: usize) -> String {
     }
 }
 
+/// Makes a self-signed certificate for `subject` in `dir`, `{name}.crt` with its key
+/// `{name}.key` (with `-x509`, OpenSSL makes it a CA certificate, v3), valid for two days.
+pub fn self_signed(dir: &Path, name: &str, subject: &str) {
+    openssl(
+        dir,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            subject,
+            "-keyout",
+            &format!("{name}.key"),
+            "-out",
+            &format!("{name}.crt"),
+        ],
+    );
+}
+
 /// Runs the `openssl` command in `dir` (it makes the certificates of the TLS tests), failing
 /// the test with its error output.
 pub fn openssl(dir: &Path, args: &[&str]) {

@@ -463,24 +463,7 @@ fn postgres_column_source() {
     // encrypts as libpq's does, and with sslmode=require; with sslmode=disable the server
     // refuses it. (It used to be refused whatever the sslmode: pgdict had no TLS.)
     let certs = tempfile::tempdir().unwrap();
-    cluster::openssl(
-        certs.path(),
-        &[
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-days",
-            "1",
-            "-subj",
-            "/CN=localhost",
-            "-keyout",
-            "server.key",
-            "-out",
-            "server.crt",
-        ],
-    );
+    cluster::self_signed(certs.path(), "server", "/CN=localhost");
     let rules = fs::read_to_string(&hba).unwrap();
     fs::write(
         &hba,
