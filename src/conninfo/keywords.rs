@@ -73,18 +73,31 @@ pub const LIBPQ_KEYWORDS: [&str; 36] = [
 /// `load_balance_hosts` (libpq 16).
 pub const LATER_LIBPQ_KEYWORDS: [&str; 1] = ["load_balance_hosts"];
 
-/// libpq keywords that pgdict does not act on where libpq would, with the reason given when a
-/// string sets one (ignoring them would connect otherwise than psql).
-const UNSUPPORTED_KEYWORDS: [(&str, &str); 2] = [
+/// libpq keywords that pgdict does not act on where libpq would: the keyword, the environment
+/// variable libpq also reads it from, and the reason given when either is set (ignoring them
+/// would connect otherwise than psql).
+const UNSUPPORTED_KEYWORDS: [(&str, Option<&str>, &str); 2] = [
     (
         "requirepeer",
+        Some("PGREQUIREPEER"),
         "pgdict cannot check the operating-system user of the server's process",
     ),
     (
         "replication",
+        None,
         "pgdict does not open replication connections",
     ),
 ];
+
+/// Refuses the environment variables of [`UNSUPPORTED_KEYWORDS`] that `env` finds set.
+pub fn refuse_unsupported_variables(env: &dyn Fn(&str) -> Option<String>) -> Result<(), String> {
+    for (_, variable, why) in UNSUPPORTED_KEYWORDS {
+        if let Some(variable) = variable.filter(|variable| env(variable).is_some()) {
+            return Err(format!("{variable} is set, and {why}"));
+        }
+    }
+    Ok(())
+}
 /// The keywords [`split`] takes out, which the crate does not know or knows otherwise than
 /// libpq: the servers (libpq pairs up its lists of hosts, addresses and ports otherwise) and the
 /// time to wait for one (the crate reads `connect_timeout=0` as unset), channel binding (which
@@ -146,9 +159,9 @@ pub fn settings(conninfo: &str) -> Result<Vec<(String, String)>, String> {
 /// it cannot parse, or names a keyword libpq knows and pgdict does not act on.
 pub fn split(conninfo: &str) -> Result<Split, String> {
     let all = settings(conninfo)?;
-    if let Some((keyword, why)) = UNSUPPORTED_KEYWORDS
+    if let Some((keyword, _, why)) = UNSUPPORTED_KEYWORDS
         .iter()
-        .find(|(keyword, _)| all.iter().any(|(key, _)| key == keyword))
+        .find(|(keyword, _, _)| all.iter().any(|(key, _)| key == keyword))
     {
         return Err(format!(
             "connection option \"{keyword}\" is not supported: {why}"

@@ -170,14 +170,15 @@ pub fn parse_with_env(
         .map_err(|e: postgres::Error| crate::dict::describe_pg_error(&e))?;
     // An empty variable counts as unset: libpq takes its "" as the value, which for all but
     // the keywords whose values it checks (below) means the same.
+    let non_empty = |value: &String| !value.is_empty();
     let raw_env = &env;
-    let env = |name: &str| raw_env(name).filter(|value| !value.is_empty());
+    let env = |name: &str| raw_env(name).filter(non_empty);
     let taken = |keyword: &str| {
         let found = split.taken.iter().rev().find(|(key, _)| key == keyword);
         found.map(|(_, value)| value.clone())
     };
     let service_name = taken("service")
-        .filter(|name| !name.is_empty())
+        .filter(non_empty)
         .or_else(|| env("PGSERVICE"));
     let service = match &service_name {
         Some(name) => service_file::settings(name, &env)?,
@@ -213,14 +214,7 @@ pub fn parse_with_env(
             None => env(variable).map(|value| (value, variable.to_string())),
         }
     };
-    // libpq would check the server process's user; pgdict cannot (see keywords.rs).
-    if env("PGREQUIREPEER").is_some() {
-        return Err(
-            "PGREQUIREPEER is set, and pgdict cannot check the operating-system user \
-                    of the server's process"
-                .into(),
-        );
-    }
+    keywords::refuse_unsupported_variables(&env)?;
     // A keyword whose values libpq checks against a list takes no empty value, wherever it is
     // given (an empty variable too, which libpq reads as the value ""): libpq's error.
     for (keyword, variable) in [
@@ -276,7 +270,6 @@ pub fn parse_with_env(
     // What pg_stat_activity shows a DBA: like psql's fallback_application_name, the program.
     // As libpq, an empty name (given so in the string, or by the service) names nothing, and
     // the fallback applies.
-    let non_empty = |name: &String| !name.is_empty();
     let named = match base.get_application_name() {
         Some(name) => Some(name.to_string()),
         None => setting("application_name", "PGAPPNAME").map(|(name, _)| name),
@@ -325,7 +318,6 @@ pub fn parse_with_env(
     }
     // For the other TLS settings an empty value counts as unset at every level.
     let tls_setting = |keyword: &str, variable: &str| {
-        let non_empty = |value: &String| !value.is_empty();
         taken(keyword)
             .filter(non_empty)
             .or_else(|| service_value(keyword).filter(non_empty))
