@@ -74,14 +74,8 @@ pub fn conninfo_parse(conninfo: &str) -> Result<Vec<(String, Vec<u8>)>, String> 
         unsafe { PQfreemem(error.cast()) };
         return Err(message.trim_end_matches('\n').to_string());
     }
-    // SAFETY: a non-null result is an array terminated by an entry with a null keyword.
-    let settings = unsafe { read_options(options, true) };
-    // SAFETY: `options` came from PQconninfoParse and is freed once.
-    unsafe { PQconninfoFree(options) };
-    Ok(settings
-        .into_iter()
-        .filter_map(|(keyword, value)| value.map(|value| (keyword, value)))
-        .collect())
+    // SAFETY: a non-null result is an option array PQconninfoParse allocated, used only here.
+    Ok(unsafe { take_settings(options) }.collect())
 }
 
 /// Where another reader of connection strings may differ from libpq (see [`disagreement`]).
@@ -190,18 +184,9 @@ pub fn connect_start(conninfo: &str) -> Setting {
         } else {
             unsafe { CStr::from_ptr(password) }.to_bytes().to_vec()
         };
-        // SAFETY: as in `conninfo_parse`: an option array, read and freed once.
-        let options = unsafe { PQconninfo(conn) };
-        assert!(!options.is_null(), "PQconninfo returned nothing");
-        let settings = unsafe { read_options(options, true) };
-        unsafe { PQconninfoFree(options) };
-        Setting::Taken {
-            settings: settings
-                .into_iter()
-                .filter_map(|(keyword, value)| value.map(|value| (keyword, value)))
-                .collect(),
-            password,
-        }
+        // SAFETY: PQconninfo allocates an option array for the caller, used only here.
+        let settings = unsafe { take_settings(PQconninfo(conn)) }.collect();
+        Setting::Taken { settings, password }
     };
     // SAFETY: `conn` came from PQconnectStart and is finished once.
     unsafe { PQfinish(conn) };
@@ -210,40 +195,51 @@ pub fn connect_start(conninfo: &str) -> Setting {
 
 /// Every keyword libpq knows, in its order, as `PQconndefaults` lists them.
 pub fn keywords() -> Vec<String> {
-    // SAFETY: takes nothing; returns an allocated option array, or null when out of memory.
-    let options = unsafe { PQconndefaults() };
-    assert!(!options.is_null(), "PQconndefaults returned nothing");
-    // SAFETY: a non-null result is an array terminated by an entry with a null keyword.
-    let all = unsafe { read_options(options, false) };
-    // SAFETY: `options` came from PQconndefaults and is freed once.
-    unsafe { PQconninfoFree(options) };
+    // SAFETY: PQconndefaults takes nothing and allocates an option array (null when out of
+    // memory, which `take_options` refuses), used only here.
+    let all = unsafe { take_options(PQconndefaults()) };
     all.into_iter().map(|(keyword, _)| keyword).collect()
 }
 
-/// The keywords of an option array (and their values, if `values`), copied out.
+/// The keywords of an option array and their values, copied out; the array is freed.
 ///
 /// # Safety
 ///
-/// `options` must point to a libpq option array, terminated by an entry whose keyword is null,
-/// whose strings are NUL-terminated.
-unsafe fn read_options(
-    mut options: *const ConninfoOption,
-    values: bool,
-) -> Vec<(String, Option<Vec<u8>>)> {
+/// `options` must be an option array libpq allocated (`PQconninfoParse`, `PQconninfo`,
+/// `PQconndefaults`), not freed yet, terminated by an entry whose keyword is null, whose
+/// strings are NUL-terminated; it must not be used afterwards.
+unsafe fn take_options(options: *mut ConninfoOption) -> Vec<(String, Option<Vec<u8>>)> {
+    assert!(
+        !options.is_null(),
+        "libpq returned no option array (out of memory)"
+    );
     let mut all = Vec::new();
+    let mut entry = options.cast_const();
     loop {
-        // SAFETY: the caller guarantees the array and its terminator; `options` never moves
+        // SAFETY: the caller guarantees the array and its terminator; `entry` never moves
         // past the terminating entry.
-        let option = unsafe { &*options };
+        let option = unsafe { &*entry };
         if option.keyword.is_null() {
-            return all;
+            break;
         }
         // SAFETY: non-null keywords and values are NUL-terminated strings (the caller).
         let keyword = unsafe { CStr::from_ptr(option.keyword) };
-        let value = (values && !option.val.is_null())
+        let value = (!option.val.is_null())
             .then(|| unsafe { CStr::from_ptr(option.val) }.to_bytes().to_vec());
         all.push((keyword.to_string_lossy().into_owned(), value));
         // SAFETY: this entry was not the terminator, so the next one exists.
-        options = unsafe { options.add(1) };
+        entry = unsafe { entry.add(1) };
     }
+    // SAFETY: libpq allocated the array (the caller); it is freed once, here.
+    unsafe { PQconninfoFree(options) };
+    all
+}
+
+/// The settings of an option array that have a value ([`take_options`], whose safety
+/// requirements are the caller's).
+unsafe fn take_settings(options: *mut ConninfoOption) -> impl Iterator<Item = (String, Vec<u8>)> {
+    // SAFETY: passed on from the caller.
+    unsafe { take_options(options) }
+        .into_iter()
+        .filter_map(|(keyword, value)| value.map(|value| (keyword, value)))
 }
