@@ -514,6 +514,13 @@ fn escape_lines_agree(text: &[u8], settled: bool) -> Option<bool> {
         }
         agreeing += 1;
     }
+    told_by_records(agreeing, settled)
+}
+
+/// What `agreeing` records (or lines) that each hold one datum tell, once no record disagreed:
+/// a format if there are [`RECORDS_TO_TELL`] of them, or, once the input is `settled`, at
+/// least one; `None` while fewer are complete and more may come.
+fn told_by_records(agreeing: usize, settled: bool) -> Option<bool> {
     match agreeing {
         RECORDS_TO_TELL => Some(true),
         _ if !settled => None,
@@ -551,12 +558,7 @@ fn datum_records_agree(start: &[u8], settled: bool) -> Option<bool> {
         records += 1;
         rest = &after[len..];
     }
-    match records {
-        RECORDS_TO_TELL => Some(true),
-        _ if !settled => None,
-        0 => Some(false),
-        _ => Some(true),
-    }
+    told_by_records(records, settled)
 }
 
 /// Tells a datums file from varlenas back to back: whichever reads to the end.
