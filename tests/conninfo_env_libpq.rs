@@ -15,12 +15,19 @@
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::PathBuf;
+use std::sync::Mutex;
 use std::time::Duration;
 
+use openssl::ssl::SslVersion;
+use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
 use pgdict::conninfo::{parse_with_env, ConnInfo, Passwords, SessionTarget};
 use pgdict_pgref::libpq::{self, Setting};
 use postgres::config::Host;
+use proptest::prelude::*;
+
+/// libpq reads the process's environment: one case at a time sets it, in either test.
+static ENVIRONMENT: Mutex<()> = Mutex::new(());
 
 /// The settings libpq took, by keyword, as text.
 type Settings = BTreeMap<String, Vec<u8>>;
@@ -35,6 +42,9 @@ fn text(settings: &Settings, keyword: &str) -> Option<String> {
 /// libpq 15 finds it, from the password database), then compares pgdict's reading of
 /// `conninfo` with libpq's.
 fn assert_read_as_libpq(conninfo: &str, vars: &[(&str, &str)]) {
+    let _environment = ENVIRONMENT
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     for (name, _) in std::env::vars() {
         if name.starts_with("PG") {
             std::env::remove_var(name);
@@ -56,14 +66,70 @@ fn assert_read_as_libpq(conninfo: &str, vars: &[(&str, &str)]) {
     let ours = parse_with_env(conninfo, env, Passwords::Look);
     match (theirs, ours) {
         (Setting::Refused(_), Err(_)) => {}
-        (Setting::Taken { settings, password }, Ok(info)) => {
-            compare(&case, &settings, &password, &info)
+        (Setting::Taken { settings, .. }, ours) if refused_once_waiting(&settings) => {
+            assert!(ours.is_err(), "{case}: pgdict took it, psql refuses it")
         }
-        (theirs, ours) => panic!("{case}: libpq {theirs:?}, pgdict {ours:?}"),
+        (
+            Setting::Taken {
+                settings,
+                host,
+                port,
+                password,
+            },
+            Ok(info),
+        ) => {
+            compare(&case, &settings, &info);
+            compare_password(&case, (&host, &port), &password, &info);
+        }
+        (Setting::Refused(message), Ok(_)) => panic!("{case}: libpq refused it: {message}"),
+        (Setting::Taken { settings, .. }, Err(message)) => {
+            let settings: BTreeMap<&str, String> = settings
+                .iter()
+                .map(|(keyword, value)| (keyword.as_str(), String::from_utf8_lossy(value).into()))
+                .collect();
+            panic!("{case}: pgdict refused it ({message}), libpq took {settings:?}")
+        }
     }
 }
 
-fn compare(case: &str, theirs: &Settings, password: &[u8], info: &ConnInfo) {
+/// Whether libpq refuses what it took once it waits for the connection, as psql does:
+/// `connect_timeout` is read then, as an integer with white space around it allowed.
+fn refused_once_waiting(settings: &Settings) -> bool {
+    text(settings, "connect_timeout").is_some_and(|seconds| seconds.trim().parse::<i32>().is_err())
+}
+
+/// The password of the host libpq had reached (`at`: its host, or address, and port) is
+/// pgdict's for that host.
+fn compare_password(case: &str, at: (&[u8], &[u8]), password: &[u8], info: &ConnInfo) {
+    let host = String::from_utf8_lossy(at.0);
+    let port: u16 = match String::from_utf8_lossy(at.1).trim() {
+        "" => 5432,
+        port => port.parse().expect("a port libpq took"),
+    };
+    let names = |config: &postgres::Config| {
+        let names = config.get_hosts().iter().map(|host| match host {
+            Host::Tcp(name) => name.clone(),
+            Host::Unix(path) => path.display().to_string(),
+        });
+        let addresses = config
+            .get_hostaddrs()
+            .iter()
+            .map(|address| address.to_string());
+        names.chain(addresses).collect::<Vec<_>>()
+    };
+    let reached = info
+        .hosts()
+        .iter()
+        .find(|config| config.get_ports() == [port] && names(config).contains(&host.to_string()))
+        .unwrap_or_else(|| panic!("{case}: libpq stopped at {host}:{port}, which pgdict lacks"));
+    assert_eq!(
+        reached.get_password().unwrap_or_default(),
+        password,
+        "{case}: password of {host}:{port}"
+    );
+}
+
+fn compare(case: &str, theirs: &Settings, info: &ConnInfo) {
     let config = &info.config;
     let user = text(theirs, "user").expect("libpq always has a user");
     if let Some(ours) = config.get_user() {
@@ -76,14 +142,9 @@ fn compare(case: &str, theirs: &Settings, password: &[u8], info: &ConnInfo) {
         dbname,
         "{case}: dbname"
     );
-    assert_eq!(
-        config.get_password().unwrap_or_default(),
-        password,
-        "{case}: password"
-    );
-    // Hosts as given (an empty entry is the default socket directory, which pgdict chooses
-    // otherwise: not compared), and their ports (one for all, or one each; empty is 5432).
-    if let Some(hosts) = text(theirs, "host") {
+    // Hosts as given (none when empty; an empty entry is the default socket directory, which
+    // pgdict chooses otherwise: not compared), and their ports (one for all, or one each; empty is 5432).
+    if let Some(hosts) = text(theirs, "host").filter(|hosts| !hosts.is_empty()) {
         let ours: Vec<String> = config
             .get_hosts()
             .iter()
@@ -115,9 +176,13 @@ fn compare(case: &str, theirs: &Settings, password: &[u8], info: &ConnInfo) {
         ports
     };
     assert_eq!(config.get_ports(), expected, "{case}: ports");
-    // libpq's default is "" (none).
+    // libpq's default is "" (none); it sends none when empty, the crate sends "", which the
+    // server reads as none.
     assert_eq!(
-        config.get_options().map(str::to_string),
+        config
+            .get_options()
+            .filter(|options| !options.is_empty())
+            .map(str::to_string),
         text(theirs, "options").filter(|options| !options.is_empty()),
         "{case}: options"
     );
@@ -146,20 +211,40 @@ fn compare(case: &str, theirs: &Settings, password: &[u8], info: &ConnInfo) {
         text(theirs, "sslmode"),
         "{case}: sslmode"
     );
-    for (keyword, ours) in [
-        ("sslrootcert", &info.tls.root_cert),
-        ("sslcert", &info.tls.client_cert),
-        ("sslkey", &info.tls.client_key),
+    let home = std::env::home_dir().expect("a home directory");
+    for (keyword, ours, default) in [
+        ("sslrootcert", &info.tls.root_cert, "root.crt"),
+        ("sslcert", &info.tls.client_cert, "postgresql.crt"),
+        ("sslkey", &info.tls.client_key, "postgresql.key"),
     ] {
         // An empty file name is libpq's default file, as an unset one.
-        if let Some(given) = text(theirs, keyword).filter(|name| !name.is_empty()) {
-            assert_eq!(
-                ours.as_deref(),
-                Some(Path::new(&given)),
-                "{case}: {keyword}"
-            );
-        }
+        let expected = match text(theirs, keyword).filter(|name| !name.is_empty()) {
+            Some(given) => PathBuf::from(given),
+            None => home.join(".postgresql").join(default),
+        };
+        assert_eq!(
+            ours.as_deref(),
+            Some(expected.as_path()),
+            "{case}: {keyword}"
+        );
     }
+    // TLS versions: empty is no bound (OpenSSL's), unset no maximum.
+    let version = |keyword| match text(theirs, keyword).as_deref() {
+        None | Some("") => None,
+        Some(name) => Some(match name.to_ascii_lowercase().as_str() {
+            "tlsv1" => SslVersion::TLS1,
+            "tlsv1.1" => SslVersion::TLS1_1,
+            "tlsv1.2" => SslVersion::TLS1_2,
+            "tlsv1.3" => SslVersion::TLS1_3,
+            _ => panic!("{case}: libpq took {keyword}={name}"),
+        }),
+    };
+    let (min, max) = info.tls.protocols;
+    assert_eq!(min, version("ssl_min_protocol_version"), "{case}: minimum");
+    assert_eq!(max, version("ssl_max_protocol_version"), "{case}: maximum");
+    // libpq sends the server's name when sslsni starts with `1`.
+    let sni = text(theirs, "sslsni").is_some_and(|sni| sni.starts_with('1'));
+    assert_eq!(info.tls.sni, sni, "{case}: sslsni");
     assert_eq!(
         Some(format!("{:?}", config.get_channel_binding()).to_lowercase()),
         text(theirs, "channel_binding"),
@@ -172,8 +257,17 @@ fn compare(case: &str, theirs: &Settings, password: &[u8], info: &ConnInfo) {
     assert_eq!(info.target, target, "{case}: target_session_attrs");
 }
 
-#[test]
-fn the_environment_service_and_password_files_are_read_as_libpq_reads_them() {
+/// The service and password files the cases name, in a directory that lasts as long as this.
+struct Files {
+    _dir: tempfile::TempDir,
+    services: String,
+    /// A directory holding a system service file (`PGSYSCONFDIR`).
+    system: String,
+    passwords: String,
+    bad_services: String,
+}
+
+fn files() -> Files {
     let dir = tempfile::tempdir().unwrap();
     let file = |name: &str, text: &str| {
         let path = dir.path().join(name);
@@ -181,20 +275,36 @@ fn the_environment_service_and_password_files_are_read_as_libpq_reads_them() {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
         path.display().to_string()
     };
-    let services = file(
-        "services.conf",
-        "[reports]\nhost=/nonexistent/svc\nport=7000\nuser=svc\ndbname=reports\n\
-         options=-c work_mem=64MB\n[other]\nport=7001\n",
-    );
-    let passwords = file(
-        "pgpass",
-        "# comment\n/nonexistent/a:5433:app:alice:secret-a\n\
-         /nonexistent/a:*:*:bob:secret\\:b\\\\\n*:*:reports:svc:from-wildcard\n\
-         127.0.0.1:1:*:carol:tcp-carol\nlocalhost:5432:*:dave:socket-dave\n",
-    );
-    let bad_services = file("bad.conf", "[bad]\nrequiressl=1\n");
-    let (services, passwords) = (services.as_str(), passwords.as_str());
-    let bad_services = bad_services.as_str();
+    Files {
+        services: file(
+            "services.conf",
+            "[reports]\nhost=/nonexistent/svc\nport=7000\nuser=svc\ndbname=reports\n\
+             options=-c work_mem=64MB\n[other]\nport=7001\n",
+        ),
+        passwords: file(
+            "pgpass",
+            "# comment\n/nonexistent/a:5433:app:alice:secret-a\n\
+             /nonexistent/a:*:*:bob:secret\\:b\\\\\n*:*:reports:svc:from-wildcard\n\
+             127.0.0.1:1:*:carol:tcp-carol\nlocalhost:5432:*:dave:socket-dave\n",
+        ),
+        bad_services: file("bad.conf", "[bad]\nrequiressl=1\n"),
+        system: {
+            std::fs::create_dir(dir.path().join("system")).unwrap();
+            file(
+                "system/pg_service.conf",
+                "[system]\nport=7002\nuser=sys\n[reports]\nport=7003\n",
+            );
+            dir.path().join("system").display().to_string()
+        },
+        _dir: dir,
+    }
+}
+
+#[test]
+fn the_environment_service_and_password_files_are_read_as_libpq_reads_them() {
+    let files = files();
+    let (services, passwords) = (files.services.as_str(), files.passwords.as_str());
+    let bad_services = files.bad_services.as_str();
     let none: &[(&str, &str)] = &[];
     let cases: &[(&str, &[(&str, &str)])] = &[
         ("host=/nonexistent/a dbname=app user=u", none),
@@ -297,8 +407,10 @@ fn the_environment_service_and_password_files_are_read_as_libpq_reads_them() {
             "host=/nonexistent/a user=bob password=",
             &[("PGPASSFILE", passwords), ("PGPASSWORD", "from-env")],
         ),
-        // (An empty connect_timeout is libpq's error only when it waits for the connection,
-        // which PQconnectStart does not: pgdict refuses it, as psql does. Not compared.)
+        // An empty connect_timeout is libpq's error only once it waits for the connection,
+        // which PQconnectStart does not: pgdict refuses it, as psql does.
+        ("host=/nonexistent/a connect_timeout=''", none),
+        ("host=/nonexistent/a", &[("PGCONNECT_TIMEOUT", "")]),
         ("host=/nonexistent/a port=''", &[("PGPORT", "5433")]),
         // White space after `=` is skipped: this port is "connect_timeout=", refused by both.
         ("host=/nonexistent/a port= connect_timeout=", none),
@@ -314,7 +426,6 @@ fn the_environment_service_and_password_files_are_read_as_libpq_reads_them() {
                 ("PGPORT", ""),
                 ("PGOPTIONS", ""),
                 ("PGAPPNAME", ""),
-                ("PGCONNECT_TIMEOUT", ""),
                 ("PGPASSWORD", ""),
                 ("PGSSLROOTCERT", ""),
             ],
@@ -371,13 +482,18 @@ fn the_environment_service_and_password_files_are_read_as_libpq_reads_them() {
         ),
         ("service=reports", [("PGSERVICEFILE", services)], b""),
     ] {
+        let _environment = ENVIRONMENT
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         std::env::remove_var("PGPASSFILE");
         std::env::remove_var("PGSERVICEFILE");
         for (name, value) in vars {
             std::env::set_var(name, value);
         }
         match libpq::connect_start(conninfo) {
-            Setting::Taken { password, settings } => {
+            Setting::Taken {
+                password, settings, ..
+            } => {
                 assert_eq!(password, expected, "{conninfo}");
                 if conninfo.starts_with("service") {
                     assert_eq!(text(&settings, "port").as_deref(), Some("7000"));
@@ -386,4 +502,196 @@ fn the_environment_service_and_password_files_are_read_as_libpq_reads_them() {
             refused => panic!("{conninfo}: {refused:?}"),
         }
     }
+}
+
+/// Settings for generated strings, each with values libpq reads specially (empty, out of
+/// range, lists, the other forms of a number). `@services`, `@passwords` and `@system` stand
+/// for the files of [`files`]. Left out, as differences by design: `gssencmode=require`
+/// (pgdict has no GSSAPI), `client_encoding` other than UTF-8 (pgdict reads text as UTF-8)
+/// and `requirepeer`; a host named nowhere (see the test).
+const KEYWORDS: &[(&str, &[&str])] = &[
+    (
+        "host",
+        &[
+            "/nonexistent/a",
+            "''",
+            "/nonexistent/a,/nonexistent/b",
+            "127.0.0.1",
+            "localhost",
+            "/nonexistent/a,''",
+        ],
+    ),
+    ("hostaddr", &["''", "127.0.0.1", "127.0.0.1,", "::1"]),
+    ("port", &["5433", "''", "1", "5433,5434", "x", "' 5433'"]),
+    ("user", &["''", "alice", "bob", "carol", "svc"]),
+    ("dbname", &["''", "app", "reports"]),
+    ("password", &["''", "given"]),
+    ("passfile", &["@passwords", "''", "/nonexistent/pgpass"]),
+    ("service", &["reports", "other", "system", "''", "missing"]),
+    ("options", &["''", "'-c y=2'"]),
+    ("application_name", &["''", "named"]),
+    ("fallback_application_name", &["''", "fb"]),
+    (
+        "connect_timeout",
+        &["0", "3", "-1", "' 4'", "''", "x", "4x"],
+    ),
+    (
+        "sslmode",
+        &[
+            "''",
+            "disable",
+            "allow",
+            "prefer",
+            "require",
+            "verify-ca",
+            "x",
+        ],
+    ),
+    ("requiressl", &["0", "1", "''", "x"]),
+    (
+        "target_session_attrs",
+        &["''", "any", "read-write", "standby", "prefer-standby", "x"],
+    ),
+    ("channel_binding", &["''", "disable", "require", "x"]),
+    ("gssencmode", &["''", "disable", "prefer"]),
+    ("sslrootcert", &["''", "/s.crt"]),
+    ("sslkey", &["''", "/s.key"]),
+    ("ssl_min_protocol_version", &["''", "TLSv1.3", "tlsv1", "x"]),
+    ("ssl_max_protocol_version", &["''", "TLSv1.2", "TLSv1.1"]),
+    ("sslsni", &["''", "0", "1", "x", "10"]),
+    ("client_encoding", &["''", "UTF8", "auto"]),
+];
+
+/// The `PG*` variables of generated environments, as [`KEYWORDS`] (an empty variable is set,
+/// to "", which libpq reads as the value "").
+const VARIABLES: &[(&str, &[&str])] = &[
+    (
+        "PGHOST",
+        &[
+            "",
+            "/nonexistent/b",
+            "/nonexistent/a,/nonexistent/b",
+            "127.0.0.1",
+        ],
+    ),
+    ("PGHOSTADDR", &["", "127.0.0.1", "x"]),
+    ("PGPORT", &["", "5433", "1", " 5433", "5433,5434", "x", "0"]),
+    ("PGUSER", &["", "alice", "bob", "carol"]),
+    ("PGDATABASE", &["", "app", "reports"]),
+    ("PGPASSWORD", &["", "from-env"]),
+    ("PGPASSFILE", &["@passwords", "", "/nonexistent/pgpass"]),
+    ("PGSERVICE", &["", "reports", "other", "system", "missing"]),
+    ("PGSYSCONFDIR", &["@system", "", "/nonexistent"]),
+    ("PGSERVICEFILE", &["@services", "", "/nonexistent/services"]),
+    ("PGOPTIONS", &["", "-c x=1"]),
+    ("PGAPPNAME", &["", "app"]),
+    ("PGCONNECT_TIMEOUT", &["", "0", "1", "9", "-3", " 5", "x"]),
+    (
+        "PGSSLMODE",
+        &[
+            "",
+            "disable",
+            "allow",
+            "prefer",
+            "require",
+            "verify-full",
+            "x",
+        ],
+    ),
+    ("PGREQUIRESSL", &["", "0", "1", "10", "x"]),
+    (
+        "PGTARGETSESSIONATTRS",
+        &["", "any", "read-only", "primary", "standby", "x"],
+    ),
+    (
+        "PGCHANNELBINDING",
+        &["", "disable", "prefer", "require", "x"],
+    ),
+    ("PGGSSENCMODE", &["", "disable", "prefer", "x"]),
+    ("PGSSLROOTCERT", &["", "/r.crt"]),
+    ("PGSSLCERT", &["", "/c.crt"]),
+    ("PGSSLKEY", &["", "/k.key"]),
+    ("PGSSLMINPROTOCOLVERSION", &["", "TLSv1.2", "x"]),
+    ("PGSSLMAXPROTOCOLVERSION", &["", "TLSv1.2", "TLSv1"]),
+    ("PGSSLSNI", &["", "0", "1"]),
+    ("PGKRBSRVNAME", &["", "pg"]),
+    ("PGCLIENTENCODING", &["", "UTF8", "auto"]),
+    ("PGREQUIREPEER", &[""]),
+];
+
+#[test]
+fn generated_strings_and_environments_are_read_as_libpq_reads_them() {
+    use proptest::test_runner::{Config, TestRunner};
+    let files = files();
+    let resolve = |value: &'static str| match value {
+        "@services" => files.services.clone(),
+        "@passwords" => files.passwords.clone(),
+        "@system" => files.system.clone(),
+        value => value.to_string(),
+    };
+    let pairs = |table: &'static [(&'static str, &'static [&'static str])]| {
+        let all: Vec<(&str, &str)> = table
+            .iter()
+            .flat_map(|(name, values)| values.iter().map(move |value| (*name, *value)))
+            .collect();
+        all
+    };
+    let settings = prop::collection::vec(prop::sample::select(pairs(KEYWORDS)), 0..7);
+    let variables = prop::collection::vec(prop::sample::select(pairs(VARIABLES)), 0..7);
+    let cases = std::env::var("PROPTEST_CASES").map_or(20_000, |n| n.parse().unwrap());
+    let mut runner = TestRunner::new(Config {
+        failure_persistence: None,
+        ..Config::with_cases(cases)
+    });
+    runner
+        .run(
+            &(settings, variables, any::<bool>()),
+            |(settings, variables, url)| {
+                let mut settings: Vec<(&str, String)> = settings
+                    .iter()
+                    .map(|(keyword, value)| (*keyword, resolve(value)))
+                    .collect();
+                let mut vars: Vec<(&str, String)> = Vec::new();
+                for (name, value) in variables {
+                    // One value per variable: the last one generated.
+                    vars.retain(|(set, _)| *set != name);
+                    vars.push((name, resolve(value)));
+                }
+                // A host given, in the string (empty too) or the environment: with none at all,
+                // pgdict also tries `/tmp`, by design.
+                let host_in_string = settings.iter().any(|(keyword, _)| *keyword == "host");
+                let host_in_env = vars
+                    .iter()
+                    .any(|(name, value)| *name == "PGHOST" && !value.is_empty());
+                if !host_in_string && !host_in_env {
+                    settings.insert(0, ("host", "/nonexistent/a".into()));
+                }
+                let conninfo = match url {
+                    false => settings
+                        .iter()
+                        .map(|(keyword, value)| format!("{keyword}={value}"))
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    // The same settings in a URL's query: unquoted, every other byte encoded.
+                    true => {
+                        let query: Vec<String> = settings
+                            .iter()
+                            .map(|(keyword, value)| {
+                                let value = value.trim_matches('\'');
+                                let value = utf8_percent_encode(value, NON_ALPHANUMERIC);
+                                format!("{keyword}={value}")
+                            })
+                            .collect();
+                        format!("postgresql://?{}", query.join("&"))
+                    }
+                };
+                let vars: Vec<(&str, &str)> = vars
+                    .iter()
+                    .map(|(name, value)| (*name, value.as_str()))
+                    .collect();
+                assert_read_as_libpq(&conninfo, &vars);
+                Ok(())
+            },
+        )
+        .unwrap();
 }

@@ -36,6 +36,8 @@ unsafe extern "C" {
     fn PQconnectStart(conninfo: *const c_char) -> *mut PgConn;
     fn PQconninfo(conn: *mut PgConn) -> *mut ConninfoOption;
     fn PQpass(conn: *const PgConn) -> *mut c_char;
+    fn PQhost(conn: *const PgConn) -> *mut c_char;
+    fn PQport(conn: *const PgConn) -> *mut c_char;
     fn PQstatus(conn: *const PgConn) -> c_int;
     fn PQerrorMessage(conn: *const PgConn) -> *mut c_char;
     fn PQfinish(conn: *mut PgConn);
@@ -138,11 +140,14 @@ pub fn disagreement(
 /// service, the process's environment and libpq's defaults, as [`connect_start`] reads them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Setting {
-    /// libpq took the settings: each keyword with a value (`PQconninfo`), and the password
-    /// of the first host tried (`PQpass`: the string's, the environment's, or the password
-    /// file's).
+    /// libpq took the settings: each keyword with a value (`PQconninfo`); the host and port
+    /// it had reached when it stopped (`PQhost`, `PQport`: the last of the hosts when each
+    /// failed at once), and that host's password (`PQpass`: the string's, the environment's,
+    /// or the password file's).
     Taken {
         settings: BTreeMap<String, Vec<u8>>,
+        host: Vec<u8>,
+        port: Vec<u8>,
         password: Vec<u8>,
     },
     /// libpq refused them, with this message (`PQerrorMessage`, without its line feed).
@@ -163,8 +168,8 @@ pub fn connect_start(conninfo: &str) -> Setting {
     // (null only when out of memory) is finished below, once.
     let conn = unsafe { PQconnectStart(conninfo.as_ptr()) };
     assert!(!conn.is_null(), "PQconnectStart returned nothing");
-    // SAFETY: `conn` is a live connection; the message and password strings it returns are
-    // NUL-terminated and owned by it, copied out before PQfinish.
+    // SAFETY: `conn` is a live connection; the message it returns is NUL-terminated and
+    // owned by it, copied out before PQfinish.
     let message = unsafe { CStr::from_ptr(PQerrorMessage(conn)) }
         .to_string_lossy()
         .trim_end_matches('\n')
@@ -178,15 +183,24 @@ pub fn connect_start(conninfo: &str) -> Setting {
     let setting = if bad && !tried {
         Setting::Refused(message)
     } else {
-        let password = unsafe { PQpass(conn) };
-        let password = if password.is_null() {
-            Vec::new()
-        } else {
-            unsafe { CStr::from_ptr(password) }.to_bytes().to_vec()
+        // A string the connection owns (null: none), copied out before PQfinish.
+        let owned = |text: *mut c_char| match text.is_null() {
+            true => Vec::new(),
+            // SAFETY: a non-null string libpq returned for the live `conn`: NUL-terminated.
+            false => unsafe { CStr::from_ptr(text) }.to_bytes().to_vec(),
         };
+        // SAFETY (these three): `conn` is live.
+        let password = owned(unsafe { PQpass(conn) });
+        let host = owned(unsafe { PQhost(conn) });
+        let port = owned(unsafe { PQport(conn) });
         // SAFETY: PQconninfo allocates an option array for the caller, used only here.
         let settings = unsafe { take_settings(PQconninfo(conn)) }.collect();
-        Setting::Taken { settings, password }
+        Setting::Taken {
+            settings,
+            host,
+            port,
+            password,
+        }
     };
     // SAFETY: `conn` came from PQconnectStart and is finished once.
     unsafe { PQfinish(conn) };

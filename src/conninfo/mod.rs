@@ -15,7 +15,7 @@
 //! | setting           | from the environment | else                                         |
 //! |-------------------|----------------------|----------------------------------------------|
 //! | `hostaddr`        | `PGHOSTADDR`         | none                                         |
-//! | `host`            | `PGHOST` (a comma-separated list; a path is a Unix socket directory; an empty entry, in the string too, is the default below) | the Unix socket in `/var/run/postgresql` (where Debian's and Red Hat's PostgreSQL put it), or in `/tmp` (PostgreSQL's own default): those of the two that hold the port's socket, else both, tried in that order |
+//! | `host`            | `PGHOST` (a comma-separated list; a path is a Unix socket directory; an empty entry, in the string too, is the first of the default directories) | the Unix socket in `/var/run/postgresql` (where Debian's and Red Hat's PostgreSQL put it), or in `/tmp` (PostgreSQL's own default): those of the two that hold the port's socket, else both, tried in that order |
 //! | `port`            | `PGPORT`             | 5432                                         |
 //! | `user`            | `PGUSER`             | the operating-system user (the crate's default) |
 //! | `dbname`          | `PGDATABASE`         | the user name (the server's default)          |
@@ -33,8 +33,9 @@
 //! | `sslpassword`     |                      | none                                         |
 //! | `sslcrl`          | `PGSSLCRL`           | `~/.postgresql/root.crl`, unless `sslcrldir` is given |
 //! | `sslcrldir`       | `PGSSLCRLDIR`        | none                                         |
-//!
-//! | `sslsni`, `ssl_min_protocol_version`, `ssl_max_protocol_version` | `PGSSLSNI`, `PGSSLMINPROTOCOLVERSION`, `PGSSLMAXPROTOCOLVERSION` | on, TLSv1.2, none |
+//! | `sslsni`          | `PGSSLSNI`           | `1`: the server's name is sent (for a value starting with `1`) |
+//! | `ssl_min_protocol_version` | `PGSSLMINPROTOCOLVERSION` | `TLSv1.2`                    |
+//! | `ssl_max_protocol_version` | `PGSSLMAXPROTOCOLVERSION` | none                         |
 //!
 //! A `hostaddr` counts as a host. `target_session_attrs` (`PGTARGETSESSIONATTRS`) takes
 //! libpq's six values; a host whose server is not of that kind passes the turn on.
@@ -51,10 +52,20 @@
 //! `replication`), as is a service that sets a keyword pgdict does not read. `krbsrvname` and
 //! `gsslib` (`PGKRBSRVNAME`, `PGGSSLIB`) are read and unused, as by a libpq built without
 //! GSSAPI: they matter only to a server that asks for GSSAPI authentication, which pgdict
-//! cannot give (the crate refuses it, naming it). An empty value of a keyword whose values
-//! libpq checks against a list (`sslmode`, `gssencmode`, `target_session_attrs`,
-//! `channel_binding`) is libpq's error, in the string or the environment. What the TLS
-//! settings do, and where pgdict differs from libpq there: [`tls`].
+//! cannot give (the crate refuses it, naming it). What the TLS settings do, and where pgdict
+//! differs from libpq there: [`tls`].
+//!
+//! An empty value is a value, as in libpq, wherever it is given (the string, the service, or
+//! a variable set to ""): the sources after it are not read, and it means what libpq makes
+//! of it. For `host`, the first of the default directories (one, as libpq tries one); for
+//! `hostaddr`, `options` and `client_encoding`, none; `port`, 5432; `user`, the
+//! operating-system user; `dbname`, the user; `password`, none (the password file is read);
+//! `passfile` and the certificate files, their defaults; `application_name`, the fallback;
+//! the protocol versions, no bound (OpenSSL's); `sslsni`, off; `service`, a service of that
+//! name (found nowhere: an error). It is an error for `connect_timeout`, as in psql, and for
+//! a keyword whose values libpq checks against a list (`sslmode`, `gssencmode`,
+//! `target_session_attrs`, `channel_binding`), libpq's. The variables that are not settings
+//! (`HOME`, `PGREQUIREPEER`) count as unset when empty.
 //!
 //! # The password file
 //!
@@ -168,18 +179,18 @@ pub fn parse_with_env(
         .rest
         .parse()
         .map_err(|e: postgres::Error| crate::dict::describe_pg_error(&e))?;
-    // An empty variable counts as unset: libpq takes its "" as the value, which for all but
-    // the keywords whose values it checks (below) means the same.
+    // A variable set to "" gives the value "", as in libpq: what an empty value means is
+    // each keyword's (the default for most, the first socket directory for `host`, an error
+    // for those checked against a list), whether the string, a service or the environment
+    // gave it. Only the variables that are not settings count empty as unset.
     let non_empty = |value: &String| !value.is_empty();
-    let raw_env = &env;
-    let env = |name: &str| raw_env(name).filter(non_empty);
+    let set_env = |name: &str| env(name).filter(non_empty);
     let taken = |keyword: &str| {
         let found = split.taken.iter().rev().find(|(key, _)| key == keyword);
         found.map(|(_, value)| value.clone())
     };
-    let service_name = taken("service")
-        .filter(non_empty)
-        .or_else(|| env("PGSERVICE"));
+    // An empty service name is looked up too (and is found nowhere), as libpq does.
+    let service_name = taken("service").or_else(|| env("PGSERVICE"));
     let service = match &service_name {
         Some(name) => service_file::settings(name, &env)?,
         None => Vec::new(),
@@ -214,7 +225,7 @@ pub fn parse_with_env(
             None => env(variable).map(|value| (value, variable.to_string())),
         }
     };
-    keywords::refuse_unsupported_variables(&env)?;
+    keywords::refuse_unsupported_variables(&set_env)?;
     // A keyword whose values libpq checks against a list takes no empty value, wherever it is
     // given (an empty variable too, which libpq reads as the value ""): libpq's error.
     for (keyword, variable) in [
@@ -223,16 +234,14 @@ pub fn parse_with_env(
         ("target_session_attrs", "PGTARGETSESSIONATTRS"),
         ("channel_binding", "PGCHANNELBINDING"),
     ] {
-        let given = taken(keyword)
-            .or_else(|| service_value(keyword))
-            .or_else(|| raw_env(variable));
-        if given.as_deref() == Some("") {
+        if setting(keyword, variable).is_some_and(|(value, _)| value.is_empty()) {
             return Err(format!("invalid {keyword} value: \"\""));
         }
     }
+    // An empty hostaddr (from wherever it came) names none, as in libpq.
     let targets = targets(
         setting("host", "PGHOST").map(|(hosts, _)| hosts),
-        setting("hostaddr", "PGHOSTADDR"),
+        setting("hostaddr", "PGHOSTADDR").filter(|(list, _)| non_empty(list)),
         setting("port", "PGPORT"),
     )?;
     if base.get_user().is_none() {
@@ -244,6 +253,21 @@ pub fn parse_with_env(
         if let Some((dbname, _)) = setting("dbname", "PGDATABASE") {
             base.dbname(&dbname);
         }
+    }
+    // libpq: an empty user name found anywhere is the operating-system user's (the variable
+    // is not consulted then), and an empty database name is the user's.
+    let os_user = || {
+        whoami::username().map_err(|e| format!("could not look up the operating-system user: {e}"))
+    };
+    if base.get_user() == Some("") {
+        base.user(&os_user()?);
+    }
+    if base.get_dbname() == Some("") {
+        let user = match base.get_user() {
+            Some(user) => user.to_string(),
+            None => os_user()?,
+        };
+        base.dbname(&user);
     }
     if base.get_password().is_none() {
         if let Some((password, _)) = setting("password", "PGPASSWORD") {
@@ -292,8 +316,11 @@ pub fn parse_with_env(
             _ => return Err(format!("invalid channel_binding value: \"{binding}\"")),
         });
     }
-    // The crate always asks for UTF8, which is what pgdict reads text as.
-    if let Some((encoding, origin)) = setting("client_encoding", "PGCLIENTENCODING") {
+    // The crate always asks for UTF8, which is what pgdict reads text as. (Empty asks for
+    // nothing in libpq: the server's default.)
+    let encoding =
+        setting("client_encoding", "PGCLIENTENCODING").filter(|(value, _)| non_empty(value));
+    if let Some((encoding, origin)) = encoding {
         let utf8 = ["utf8", "utf-8", "unicode", "auto"];
         if !utf8.contains(&encoding.to_ascii_lowercase().as_str()) {
             return Err(format!(
@@ -316,14 +343,9 @@ pub fn parse_with_env(
             _ => return Err(format!("invalid gssencmode value: \"{mode}\"")),
         }
     }
-    // For the other TLS settings an empty value counts as unset at every level.
-    let tls_setting = |keyword: &str, variable: &str| {
-        taken(keyword)
-            .filter(non_empty)
-            .or_else(|| service_value(keyword).filter(non_empty))
-            .or_else(|| env(variable))
-    };
-    let home = env("HOME").map(std::path::PathBuf::from);
+    let tls_setting =
+        |keyword: &str, variable: &str| setting(keyword, variable).map(|(value, _)| value);
+    let home = set_env("HOME").map(std::path::PathBuf::from);
     let tls = TlsSettings::new(&tls_setting, home.as_deref())?;
     base.ssl_mode(tls.mode.negotiation());
 
@@ -332,7 +354,7 @@ pub fn parse_with_env(
     let password_file = match (base.get_password().filter(|p| !p.is_empty()), passwords) {
         (None, Passwords::Look) => {
             let passfile = setting("passfile", "PGPASSFILE").map(|(path, _)| path);
-            password_file::read(passfile, &env)
+            password_file::read(passfile, &set_env)
         }
         _ => None,
     };
@@ -343,7 +365,7 @@ pub fn parse_with_env(
             target.add_to(&mut config);
             if let Some(password) = password_file
                 .as_deref()
-                .and_then(|file| password_file::password_for(file, &config))
+                .and_then(|file| password_file::password_for(file, &config, &target.port_text))
             {
                 config.password(password);
             }
@@ -434,6 +456,9 @@ struct Target {
     host: Option<String>,
     hostaddr: Option<std::net::IpAddr>,
     port: u16,
+    /// The port as given (white space around the number kept), which libpq matches against
+    /// the password file's as text; empty, 5432.
+    port_text: String,
 }
 
 impl Target {
@@ -457,15 +482,22 @@ fn targets(
     hostaddrs: Option<(String, String)>,
     ports: Option<(String, String)>,
 ) -> Result<Vec<Target>, String> {
-    let ports: Vec<u16> = match &ports {
-        None => vec![5432],
+    // Each port as a number and as given; an empty entry is 5432.
+    let default_port = || (5432, "5432".to_string());
+    let ports: Vec<(u16, String)> = match &ports {
+        None => vec![default_port()],
         Some((list, origin)) => list
             .split(',')
-            .map(|port| match port.trim() {
-                "" => Ok(5432),
-                port => port.parse::<u16>().ok().filter(|&p| p != 0).ok_or_else(|| {
-                    format!("{origin}={list} is not a port number (or a list of them)")
-                }),
+            .map(|text| match text.trim() {
+                "" => Ok(default_port()),
+                port => port
+                    .parse::<u16>()
+                    .ok()
+                    .filter(|&p| p != 0)
+                    .map(|port| (port, text.to_string()))
+                    .ok_or_else(|| {
+                        format!("{origin}={list} is not a port number (or a list of them)")
+                    }),
             })
             .collect::<Result<_, _>>()?,
     };
@@ -482,9 +514,11 @@ fn targets(
             })
             .collect::<Result<_, _>>()?,
     };
-    let names: Vec<&str> = match &hosts {
+    // An empty host (`host=''`) names none, as in libpq; it still keeps the environment and
+    // a service from naming one.
+    let names: Vec<&str> = match hosts.as_deref() {
+        Some("") | None => Vec::new(),
         Some(list) => list.split(',').map(str::trim).collect(),
-        None => Vec::new(),
     };
     if !names.is_empty() && !addresses.is_empty() && names.len() != addresses.len() {
         return Err(format!(
@@ -500,7 +534,7 @@ fn targets(
             ports.len()
         ));
     }
-    let port = |i: usize| ports.get(i).copied().unwrap_or(ports[0]);
+    let port = |i: usize| ports.get(i).unwrap_or(&ports[0]);
     // The default socket directories: those that hold the port's socket (so that messages
     // name the server connected to), else both (so that the error says where it looked).
     let default_dirs = |port: u16| {
@@ -512,12 +546,18 @@ fn targets(
         }
     };
     if names.is_empty() && addresses.is_empty() {
-        return Ok(default_dirs(port(0))
+        // Given empty: the first of them, as the one libpq tries.
+        let dirs = match hosts {
+            Some(_) => default_dirs(port(0).0)[..1].to_vec(),
+            None => default_dirs(port(0).0),
+        };
+        return Ok(dirs
             .into_iter()
             .map(|dir| Target {
                 host: Some(dir.to_string()),
                 hostaddr: None,
-                port: port(0),
+                port: port(0).0,
+                port_text: port(0).1.clone(),
             })
             .collect());
     }
@@ -526,14 +566,15 @@ fn targets(
             let hostaddr = addresses.get(i).copied().flatten();
             // Neither a name nor an address: the default socket directory.
             let host = match names.get(i).copied() {
-                Some("") | None if hostaddr.is_none() => Some(default_dirs(port(i))[0].into()),
+                Some("") | None if hostaddr.is_none() => Some(default_dirs(port(i).0)[0].into()),
                 Some("") | None => None,
                 Some(name) => Some(name.to_string()),
             };
             Target {
                 host,
                 hostaddr,
-                port: port(i),
+                port: port(i).0,
+                port_text: port(i).1.clone(),
             }
         })
         .collect())
@@ -546,6 +587,12 @@ fn program_name() -> Option<String> {
 }
 
 impl ConnInfo {
+    /// One configuration a host (a host name or socket directory, or an address, and its
+    /// port), in the order they are tried, each with its own password.
+    pub fn hosts(&self) -> &[Config] {
+        &self.per_host
+    }
+
     /// The servers connected to, for messages (see [`servers`]).
     pub fn servers(&self) -> String {
         servers(&self.config)
@@ -841,9 +888,12 @@ mod tests {
             "/var/run/postgresql/.s.PGSQL.9, /tmp/.s.PGSQL.9"
         );
         assert_eq!(config.get_dbname(), Some("app"));
-        // The URL form too, and an empty PGHOST counts as unset.
-        let config = with_env("postgresql:///app?port=9", &[("PGHOST", "")]).unwrap();
+        // The URL form too; an empty PGHOST, as `host=''`, is the first of them only (as
+        // libpq tries its one).
+        let config = with_env("postgresql:///app?port=9", &[]).unwrap();
         assert_eq!(config.get_hosts().len(), 2);
+        let config = with_env("postgresql:///app?port=9", &[("PGHOST", "")]).unwrap();
+        assert_eq!(servers(&config), "/var/run/postgresql/.s.PGSQL.9");
         // An empty host in a list, in either form, is the default socket.
         let config = with_env("host=,db2 port=9", &[]).unwrap();
         assert_eq!(servers(&config), "/var/run/postgresql/.s.PGSQL.9, db2:9");
@@ -1155,6 +1205,45 @@ mod tests {
         assert!(err.starts_with("PGREQUIREPEER is set"), "{err}");
         // GSSAPI's settings are read and unused, as by a libpq without GSSAPI.
         assert!(read_with_env("host=db krbsrvname=pg gsslib=gssapi", &[]).is_ok());
+    }
+
+    #[test]
+    fn an_empty_value_means_what_it_means_to_libpq() {
+        let os_user = whoami::username().unwrap();
+        // The string's empty value is a value: the variable is not read, and the user is the
+        // operating system's, the database the user's.
+        let config = with_env("host=db user='' dbname=''", &[("PGUSER", "e")]).unwrap();
+        assert_eq!(config.get_user(), Some(os_user.as_str()));
+        assert_eq!(config.get_dbname(), Some(os_user.as_str()));
+        let config = with_env("host=db user=u dbname=''", &[("PGDATABASE", "d")]).unwrap();
+        assert_eq!(config.get_dbname(), Some("u"));
+        // No address; no service (found nowhere); no client encoding (the server's).
+        let config = with_env("host=a,b hostaddr=''", &[]).unwrap();
+        assert_eq!(servers(&config), "a:5432, b:5432");
+        assert_eq!(
+            with_env("host=db", &[("PGSERVICE", "")]).unwrap_err(),
+            "definition of service \"\" not found"
+        );
+        assert!(with_env("host=db client_encoding=''", &[]).is_ok());
+        // An empty connect_timeout is psql's error, as any that is not a number.
+        assert_eq!(
+            with_env("host=db", &[("PGCONNECT_TIMEOUT", "")]).unwrap_err(),
+            "PGCONNECT_TIMEOUT= is not a number of seconds"
+        );
+        // TLS: a file's default, over the variable; no protocol bound; no server name.
+        let tls =
+            |conninfo: &str, vars: &[(&str, &str)]| read_with_env(conninfo, vars).unwrap().tls;
+        let vars = [("PGSSLROOTCERT", "/r.crt"), ("HOME", "/home/u")];
+        let settings = tls("host=db sslrootcert=''", &vars);
+        let default = std::path::PathBuf::from("/home/u/.postgresql/root.crt");
+        assert_eq!(settings.root_cert, Some(default));
+        let settings = tls("host=db", &[("PGSSLMINPROTOCOLVERSION", "")]);
+        assert_eq!(settings.protocols, (None, None));
+        assert!(tls("host=db", &[]).sni);
+        for sni in ["", "0", "x"] {
+            assert!(!tls("host=db", &[("PGSSLSNI", sni)]).sni, "{sni:?}");
+        }
+        assert!(tls("host=db sslsni=10", &[]).sni);
     }
 
     #[test]

@@ -8,14 +8,15 @@ use postgres::Config;
 
 use super::DEFAULT_SOCKET_DIRS;
 
-/// The bytes of the password file (`passfile`, given as the connection's `passfile=`, else
-/// `PGPASSFILE`, else `~/.pgpass`; see "The password file" in the module documentation of
-/// [`super`]), if there is a file libpq would read; a file others may read is ignored with a
-/// warning on standard error, as libpq ignores it.
+/// The bytes of the password file (`passfile`, the connection's `passfile` setting, from its
+/// string, service or `PGPASSFILE`; unset or empty, `~/.pgpass` in the home directory that
+/// `env("HOME")` names; see "The password file" in the module documentation of [`super`]),
+/// if there is a file libpq would read; a file others may read is ignored with a warning on
+/// standard error, as libpq ignores it.
 pub fn read(passfile: Option<String>, env: &dyn Fn(&str) -> Option<String>) -> Option<Vec<u8>> {
     use std::os::unix::fs::PermissionsExt;
 
-    let path = match passfile.or_else(|| env("PGPASSFILE")) {
+    let path = match passfile.filter(|path| !path.is_empty()) {
         Some(path) => std::path::PathBuf::from(path),
         None => Path::new(&env("HOME")?).join(".pgpass"),
     };
@@ -38,8 +39,9 @@ pub fn read(passfile: Option<String>, env: &dyn Fn(&str) -> Option<String>) -> O
     std::fs::read(&path).ok()
 }
 
-/// The password `file` holds for `config`'s first host, port, database and user.
-pub fn password_for(file: &[u8], config: &Config) -> Option<String> {
+/// The password `file` holds for `config`'s first host, database and user, and `port` (as
+/// given: libpq matches the text).
+pub fn password_for(file: &[u8], config: &Config, port: &str) -> Option<String> {
     let host = match config.get_hosts().first() {
         Some(Host::Tcp(name)) => name.clone(),
         Some(Host::Unix(dir)) if DEFAULT_SOCKET_DIRS.iter().any(|d| dir == Path::new(d)) => {
@@ -48,18 +50,12 @@ pub fn password_for(file: &[u8], config: &Config) -> Option<String> {
         Some(Host::Unix(dir)) => dir.to_str()?.to_string(),
         None => config.get_hostaddrs().first()?.to_string(),
     };
-    let port = config
-        .get_ports()
-        .first()
-        .copied()
-        .unwrap_or(5432)
-        .to_string();
     let user = match config.get_user() {
         Some(user) => user.to_string(),
         None => whoami::username().ok()?,
     };
     let dbname = config.get_dbname().unwrap_or(&user).to_string();
-    password_in(file, [&host, &port, &dbname, &user])
+    password_in(file, [&host, port, &dbname, &user])
 }
 
 /// The password of the first line of a password file whose fields match `wanted` (host, port,

@@ -2,9 +2,10 @@
 //! PostgreSQL's `fe-connect.c`) read them.
 //!
 //! A service is named by `service=` in the connection string, else by `PGSERVICE`. It is
-//! looked for in the user's file (`PGSERVICEFILE`, else `~/.pg_service.conf`, if it exists),
-//! then in the system's (`PGSYSCONFDIR/pg_service.conf`, else Debian's
-//! `/etc/postgresql-common/pg_service.conf`). A file holds groups:
+//! looked for in the user's file (`PGSERVICEFILE`, which must open: else libpq's error
+//! `service file "..." not found`; unset, `~/.pg_service.conf` if it exists), then in the
+//! system's (`PGSYSCONFDIR/pg_service.conf`, else Debian's
+//! `/etc/postgresql-common/pg_service.conf`, if it exists). A file holds groups:
 //!
 //! ```text
 //! # a comment
@@ -33,16 +34,23 @@ pub fn settings(
     name: &str,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Vec<(String, String)>, String> {
+    // The file PGSERVICEFILE names must open (even when it is empty, as libpq's fopen of "");
+    // the default files are skipped when they do not exist.
     let user_file = match env("PGSERVICEFILE") {
-        Some(file) => Some(PathBuf::from(file)),
-        None => env("HOME").map(|home| Path::new(&home).join(".pg_service.conf")),
+        Some(file) => Some((PathBuf::from(file), true)),
+        None => env("HOME").map(|home| (Path::new(&home).join(".pg_service.conf"), false)),
     };
     let system_dir = env("PGSYSCONFDIR").unwrap_or_else(|| SYSTEM_CONFIG_DIR.into());
-    let system_file = Path::new(&system_dir).join("pg_service.conf");
-    for file in user_file.iter().chain([&system_file]) {
-        // libpq skips a file it cannot stat.
-        let Ok(text) = std::fs::read(file) else {
+    let system_file = (Path::new(&system_dir).join("pg_service.conf"), false);
+    for (file, must_open) in user_file.iter().chain([&system_file]) {
+        if !must_open && !file.exists() {
             continue;
+        }
+        let text = match std::fs::read(file) {
+            Ok(text) => text,
+            // A directory opens in C, and reads as no lines.
+            Err(_) if file.is_dir() => Vec::new(),
+            Err(_) => return Err(format!("service file \"{}\" not found", file.display())),
         };
         if let Some(settings) = group(&text, name, file)? {
             return Ok(settings);
@@ -173,6 +181,29 @@ mod tests {
         assert_eq!(
             port("c").unwrap_err(),
             "definition of service \"c\" not found"
+        );
+        // A PGSERVICEFILE that does not open is libpq's error, even when empty; a system
+        // directory without the file is passed over.
+        let missing = dir.path().join("missing.conf").display().to_string();
+        for named in [missing.as_str(), ""] {
+            let env = |name: &str| match name {
+                "PGSERVICEFILE" => Some(named.to_string()),
+                "PGSYSCONFDIR" => Some(system.clone()),
+                _ => None,
+            };
+            assert_eq!(
+                settings("b", &env).unwrap_err(),
+                format!("service file \"{named}\" not found")
+            );
+        }
+        let env = |name: &str| match name {
+            "PGSERVICEFILE" => Some(user.clone()),
+            "PGSYSCONFDIR" => Some(String::new()),
+            _ => None,
+        };
+        assert_eq!(
+            settings("b", &env).unwrap_err(),
+            "definition of service \"b\" not found"
         );
     }
 }

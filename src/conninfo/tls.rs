@@ -128,7 +128,8 @@ pub struct TlsSettings {
     /// `sslsni`: whether the host name goes to the server in the handshake (SNI; never for an
     /// IP address).
     pub sni: bool,
-    /// `ssl_min_protocol_version` (libpq's default: TLSv1.2) and `ssl_max_protocol_version`.
+    /// `ssl_min_protocol_version` (libpq's default: TLSv1.2) and `ssl_max_protocol_version`;
+    /// none (given empty) leaves the bound to OpenSSL.
     pub protocols: (Option<SslVersion>, Option<SslVersion>),
 }
 
@@ -149,9 +150,10 @@ const SYSTEM_ROOTS: &str = "system";
 
 impl TlsSettings {
     /// The settings that `setting` finds (a keyword's value and the environment variable that
-    /// stands in for it: the string's, else the service's, else the environment's, an empty
-    /// value counting as unset, as [`super::parse_with_env`] looks them up), else libpq's
-    /// defaults in the home directory `home`.
+    /// stands in for it: the string's, else the service's, else the environment's, as
+    /// [`super::parse_with_env`] looks them up), else libpq's defaults in the home directory
+    /// `home`. An empty value means what it means to libpq: a file's default, no protocol
+    /// bound, no server name indication.
     pub fn new(
         setting: &dyn Fn(&str, &str) -> Option<String>,
         home: Option<&Path>,
@@ -166,32 +168,38 @@ impl TlsSettings {
             }
             None => SslMode::Prefer,
         };
-        // A version's place in TLS_VERSIONS, which orders them.
-        let version = |name: &str, variable: &str| -> Result<Option<usize>, String> {
+        // A version's place in TLS_VERSIONS, which orders them; given empty, none.
+        let version = |name: &str, variable: &str| -> Result<Option<Option<usize>>, String> {
             let Some(value) = setting(name, variable) else {
                 return Ok(None);
             };
+            if value.is_empty() {
+                return Ok(Some(None));
+            }
             match TLS_VERSIONS
                 .iter()
                 .position(|(known, _)| known.eq_ignore_ascii_case(&value))
             {
-                Some(at) => Ok(Some(at)),
+                Some(at) => Ok(Some(Some(at))),
                 None => Err(format!("invalid {name} value: \"{value}\"")),
             }
         };
         let min = version("ssl_min_protocol_version", "PGSSLMINPROTOCOLVERSION")?;
-        let max = version("ssl_max_protocol_version", "PGSSLMAXPROTOCOLVERSION")?;
+        let max = version("ssl_max_protocol_version", "PGSSLMAXPROTOCOLVERSION")?.flatten();
         // libpq's default minimum: TLSv1.2.
-        let min = min.unwrap_or(2);
-        if max.is_some_and(|max| min > max) {
-            return Err("invalid SSL protocol version range".into());
+        let min = min.unwrap_or(Some(2));
+        if let (Some(min), Some(max)) = (min, max) {
+            if min > max {
+                return Err("invalid SSL protocol version range".into());
+            }
         }
         let protocols = (
-            Some(TLS_VERSIONS[min].1),
+            min.map(|min| TLS_VERSIONS[min].1),
             max.map(|max| TLS_VERSIONS[max].1),
         );
+        let given = |name: &str, variable: &str| setting(name, variable).filter(|v| !v.is_empty());
         let file = |name: &str, variable: &str, default: &str| {
-            setting(name, variable)
+            given(name, variable)
                 .map(PathBuf::from)
                 .or_else(|| home_file(default))
         };
@@ -201,10 +209,11 @@ impl TlsSettings {
             client_cert: file("sslcert", "PGSSLCERT", "postgresql.crt"),
             client_key: file("sslkey", "PGSSLKEY", "postgresql.key"),
             // (No variable: libpq reads sslpassword from the string only.)
-            key_password: setting("sslpassword", ""),
-            crl_file: setting("sslcrl", "PGSSLCRL").map(PathBuf::from),
-            crl_dir: setting("sslcrldir", "PGSSLCRLDIR").map(PathBuf::from),
-            sni: setting("sslsni", "PGSSLSNI").as_deref() != Some("0"),
+            key_password: given("sslpassword", ""),
+            crl_file: given("sslcrl", "PGSSLCRL").map(PathBuf::from),
+            crl_dir: given("sslcrldir", "PGSSLCRLDIR").map(PathBuf::from),
+            // libpq sends the name when the value starts with `1` (its default).
+            sni: setting("sslsni", "PGSSLSNI").is_none_or(|sni| sni.starts_with('1')),
             protocols,
         };
         let settings = match settings.crl_file.is_none() && settings.crl_dir.is_none() {
