@@ -15,7 +15,7 @@
 //! | setting           | from the environment | else                                         |
 //! |-------------------|----------------------|----------------------------------------------|
 //! | `hostaddr`        | `PGHOSTADDR`         | none                                         |
-//! | `host`            | `PGHOST` (a comma-separated list; a path is a Unix socket directory; an empty entry, in the string too, is the first of the default directories) | the Unix socket in `/var/run/postgresql` (where Debian's and Red Hat's PostgreSQL put it), or in `/tmp` (PostgreSQL's own default): those of the two that hold the port's socket, else both, tried in that order |
+//! | `host`            | `PGHOST` (a comma-separated list, each entry as given, white space too; a path is a Unix socket directory; an empty entry, in the string too, is the first of the default directories) | the Unix socket in `/var/run/postgresql` (where Debian's and Red Hat's PostgreSQL put it), or in `/tmp` (PostgreSQL's own default): those of the two that hold the port's socket, else both, tried in that order |
 //! | `port`            | `PGPORT`             | 5432                                         |
 //! | `user`            | `PGUSER`             | the operating-system user (the crate's default) |
 //! | `dbname`          | `PGDATABASE`         | the user name (the server's default)          |
@@ -506,7 +506,7 @@ fn targets(
         None => Vec::new(),
         Some((list, origin)) => list
             .split(',')
-            .map(|address| match address.trim() {
+            .map(|address| match address {
                 "" => Ok(None),
                 address => address.parse().map(Some).map_err(|_| {
                     format!("{origin}={list} is not an IP address (or a list of them)")
@@ -518,7 +518,7 @@ fn targets(
     // a service from naming one.
     let names: Vec<&str> = match hosts.as_deref() {
         Some("") | None => Vec::new(),
-        Some(list) => list.split(',').map(str::trim).collect(),
+        Some(list) => list.split(',').collect(),
     };
     if !names.is_empty() && !addresses.is_empty() && names.len() != addresses.len() {
         return Err(format!(
@@ -1244,6 +1244,17 @@ mod tests {
             assert!(!tls("host=db", &[("PGSSLSNI", sni)]).sni, "{sni:?}");
         }
         assert!(tls("host=db sslsni=10", &[]).sni);
+    }
+
+    #[test]
+    fn hosts_and_addresses_are_taken_as_given() {
+        // libpq trims neither: " db2" is a name to look up (and " /tmp" no directory).
+        let config = with_env("host='db1, db2, /tmp'", &[]).unwrap();
+        assert_eq!(servers(&config), "db1:5432,  db2:5432,  /tmp:5432");
+        assert_eq!(
+            with_env("host=db hostaddr=' 127.0.0.1'", &[]).unwrap_err(),
+            "hostaddr= 127.0.0.1 is not an IP address (or a list of them)"
+        );
     }
 
     #[test]
