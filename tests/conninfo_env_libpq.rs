@@ -2,14 +2,21 @@
 //! string, a service file, the `PG*` environment, the password file, libpq's defaults) against
 //! libpq's, as `PQconnectStart` sets out to connect (`pgdict_pgref::libpq::connect_start`):
 //! both take the same cases or both refuse them, and where both take them, the user, database,
-//! password, hosts, ports, options, application name, connect timeout, sslmode, certificate
-//! files and target_session_attrs agree.
+//! each host's name, address and port, options, application name, connect timeout, sslmode,
+//! certificate files, TLS versions, server name indication, channel binding and
+//! target_session_attrs agree, and so does the password of the host libpq stopped at. A table
+//! of cases, then generated ones (`PROPTEST_CASES`, 20,000 by default).
 //!
-//! libpq reads the process's environment, so the cases run one after another in the one test
-//! of this file (a test binary of its own: no other test changes the environment meanwhile).
-//! The hosts named fail at once (Unix socket directories that do not exist, a closed local
-//! port): the servers are never reached. Where pgdict differs by design (no host given: it also
-//! finds a socket in `/tmp`) the case names a host.
+//! Differences by design, each allowed where it shows: with no host named anywhere, pgdict
+//! also tries the socket in `/tmp` (the cases name a host); a host list entry whose address
+//! or port cannot be used is refused by pgdict, where libpq notes it and goes on to the next
+//! host; a `connect_timeout` that is not a number is refused by pgdict as by psql, which
+//! `PQconnectStart` does not check.
+//!
+//! libpq reads the process's environment, so the cases run one at a time (a lock), in a test
+//! binary of their own (no other test changes the environment meanwhile). The hosts named
+//! fail at once (Unix socket directories that do not exist, a closed local port): the
+//! servers are never reached.
 
 #![cfg(feature = "pg-store")]
 
@@ -21,7 +28,7 @@ use std::time::Duration;
 
 use openssl::ssl::SslVersion;
 use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
-use pgdict::conninfo::{parse_with_env, ConnInfo, Passwords, SessionTarget};
+use pgdict::conninfo::{numeric_address, parse_with_env, ConnInfo, Passwords, SessionTarget};
 use pgdict_pgref::libpq::{self, Setting};
 use postgres::config::Host;
 use proptest::prelude::*;
@@ -81,6 +88,8 @@ fn assert_read_as_libpq(conninfo: &str, vars: &[(&str, &str)]) {
             compare(&case, &settings, &info);
             compare_password(&case, (&host, &port), &password, &info);
         }
+        (Setting::Taken { settings, .. }, Err(message))
+            if skipped_by_libpq(&settings, &message) => {}
         (Setting::Refused(message), Ok(_)) => panic!("{case}: libpq refused it: {message}"),
         (Setting::Taken { settings, .. }, Err(message)) => {
             let settings: BTreeMap<&str, String> = settings
@@ -90,6 +99,18 @@ fn assert_read_as_libpq(conninfo: &str, vars: &[(&str, &str)]) {
             panic!("{case}: pgdict refused it ({message}), libpq took {settings:?}")
         }
     }
+}
+
+/// The one difference by design: pgdict refuses an entry of a list of hosts that cannot be
+/// connected to as given (an address that does not read, a port out of range), where libpq,
+/// reaching it, notes the error and goes on to the next host. (With one host, both refuse.)
+fn skipped_by_libpq(settings: &Settings, message: &str) -> bool {
+    let entries = |keyword| text(settings, keyword).filter(|list| !list.is_empty());
+    let hosts = entries("hostaddr")
+        .or_else(|| entries("host"))
+        .map_or(1, |list| list.split(',').count());
+    let per_host = ["is not an IP address", "is not a port number"];
+    hosts > 1 && per_host.iter().any(|words| message.contains(words))
 }
 
 /// Whether libpq refuses what it took once it waits for the connection, as psql does:
@@ -117,10 +138,15 @@ fn compare_password(case: &str, at: (&[u8], &[u8]), password: &[u8], info: &Conn
             .map(|address| address.to_string());
         names.chain(addresses).collect::<Vec<_>>()
     };
+    // An address as pgdict prints it (`127.1` is 127.0.0.1).
+    let host = match numeric_address(&host) {
+        Some(address) => address.to_string(),
+        None => host.to_string(),
+    };
     let reached = info
         .hosts()
         .iter()
-        .find(|config| config.get_ports() == [port] && names(config).contains(&host.to_string()))
+        .find(|config| config.get_ports() == [port] && names(config).contains(&host))
         .unwrap_or_else(|| panic!("{case}: libpq stopped at {host}:{port}, which pgdict lacks"));
     assert_eq!(
         reached.get_password().unwrap_or_default(),
@@ -142,10 +168,25 @@ fn compare(case: &str, theirs: &Settings, info: &ConnInfo) {
         dbname,
         "{case}: dbname"
     );
-    // Hosts as given (none when empty; an empty entry is the default socket directory, which
-    // pgdict chooses otherwise: not compared), and their ports (one for all, or one each; empty is 5432).
-    if let Some(hosts) = text(theirs, "host").filter(|hosts| !hosts.is_empty()) {
-        let ours: Vec<String> = config
+    // One host each entry of `hostaddr`, else of `host` (else one): its name as given (an
+    // empty entry is the default socket directory, which pgdict chooses otherwise: not
+    // compared; beside an address, none), its address, and its port (one for all, or one
+    // each; empty is 5432).
+    let entries = |keyword| {
+        let list = text(theirs, keyword).unwrap_or_default();
+        (!list.is_empty()).then(|| list.split(',').map(str::to_string).collect::<Vec<_>>())
+    };
+    let (names, addresses) = (entries("host"), entries("hostaddr"));
+    let count = addresses.as_ref().or(names.as_ref()).map_or(1, Vec::len);
+    let ports = entries("port").unwrap_or_else(|| vec![String::new()]);
+    let hosts = info.hosts();
+    assert_eq!(hosts.len(), count, "{case}: hosts {hosts:?}");
+    for (i, host) in hosts.iter().enumerate() {
+        let entry = |list: &Option<Vec<String>>| {
+            let entry = list.as_ref().and_then(|list| list.get(i).cloned());
+            entry.filter(|entry| !entry.is_empty())
+        };
+        let ours: Vec<String> = host
             .get_hosts()
             .iter()
             .map(|host| match host {
@@ -153,29 +194,27 @@ fn compare(case: &str, theirs: &Settings, info: &ConnInfo) {
                 Host::Unix(path) => path.display().to_string(),
             })
             .collect();
-        let given: Vec<&str> = hosts.split(',').collect();
-        assert_eq!(ours.len(), given.len(), "{case}: hosts {ours:?}");
-        for (ours, given) in ours.iter().zip(&given) {
-            if !given.is_empty() {
-                assert_eq!(ours, given, "{case}: host");
-            }
+        match entry(&names) {
+            Some(name) => assert_eq!(ours, [name], "{case}: host {i}"),
+            None if entry(&addresses).is_some() => assert!(ours.is_empty(), "{case}: host {i}"),
+            None => {}
         }
-    }
-    let ports = text(theirs, "port").unwrap_or_default();
-    let ports: Vec<u16> = ports
-        .split(',')
-        .map(|port| match port {
+        let address = entry(&addresses).map(|text| numeric_address(&text).expect("an address"));
+        assert_eq!(
+            host.get_hostaddrs(),
+            Vec::from_iter(address),
+            "{case}: address {i}"
+        );
+        let port = match ports.len() {
+            1 => &ports[0],
+            _ => &ports[i],
+        };
+        let port = match port.trim() {
             "" => 5432,
-            _ => port.trim().parse().expect("a port libpq took"),
-        })
-        .collect();
-    let hosts = config.get_ports().len();
-    let expected = if ports.len() == 1 {
-        vec![ports[0]; hosts]
-    } else {
-        ports
-    };
-    assert_eq!(config.get_ports(), expected, "{case}: ports");
+            port => port.parse().expect("a port libpq took"),
+        };
+        assert_eq!(host.get_ports(), [port], "{case}: port {i}");
+    }
     // libpq's default is "" (none); it sends none when empty, the crate sends "", which the
     // server reads as none.
     assert_eq!(
@@ -457,6 +496,24 @@ fn the_environment_service_and_password_files_are_read_as_libpq_reads_them() {
             "host=localhost,/nonexistent/a hostaddr=127.0.0.1, port=1,5432",
             none,
         ),
+        // Addresses in the forms getaddrinfo takes (inet_aton's), and some it refuses.
+        (
+            "hostaddr=127.1 port=1 user=carol",
+            &[("PGPASSFILE", passwords)],
+        ),
+        (
+            "hostaddr=0x7f000001,0177.0.0.01,0,10.1.2,4294967295 port=1",
+            none,
+        ),
+        ("hostaddr=::ffff:1.2.3.4 port=1", none),
+        ("hostaddr=4294967296 port=1", none),
+        ("hostaddr=256.1 port=1", none),
+        ("hostaddr=1.2.65536 port=1", none),
+        ("hostaddr=08 port=1", none),
+        ("hostaddr=0x port=1", none),
+        ("hostaddr=0x+1 port=1", none),
+        ("hostaddr=1..2 port=1", none),
+        ("hostaddr='1 ' port=1", none),
         // Refused by both.
         ("service=bad", &[("PGSERVICEFILE", bad_services)]),
         ("host=a,b hostaddr=127.0.0.1", none),
@@ -505,7 +562,7 @@ fn the_environment_service_and_password_files_are_read_as_libpq_reads_them() {
 }
 
 /// Settings for generated strings, each with values libpq reads specially (empty, out of
-/// range, lists, the other forms of a number). `@services`, `@passwords` and `@system` stand
+/// range, lists, the other forms of a number), unquoted (the test quotes them). `@services`, `@passwords` and `@system` stand
 /// for the files of [`files`]. Left out, as differences by design: `gssencmode=require`
 /// (pgdict has no GSSAPI), `client_encoding` other than UTF-8 (pgdict reads text as UTF-8)
 /// and `requirepeer`; a host named nowhere (see the test).
@@ -514,36 +571,33 @@ const KEYWORDS: &[(&str, &[&str])] = &[
         "host",
         &[
             "/nonexistent/a",
-            "''",
+            "",
             "/nonexistent/a,/nonexistent/b",
             "127.0.0.1",
             "localhost",
-            "/nonexistent/a,''",
-            "'/nonexistent/a, /nonexistent/b'",
-            "' 127.0.0.1'",
+            "/nonexistent/a,",
+            "/nonexistent/a, /nonexistent/b",
+            " 127.0.0.1",
         ],
     ),
     (
         "hostaddr",
-        &["''", "127.0.0.1", "127.0.0.1,", "::1", "' 127.0.0.1'"],
+        &["", "127.0.0.1", "127.0.0.1,", "::1", " 127.0.0.1"],
     ),
-    ("port", &["5433", "''", "1", "5433,5434", "x", "' 5433'"]),
-    ("user", &["''", "alice", "bob", "carol", "svc"]),
-    ("dbname", &["''", "app", "reports"]),
-    ("password", &["''", "given"]),
-    ("passfile", &["@passwords", "''", "/nonexistent/pgpass"]),
-    ("service", &["reports", "other", "system", "''", "missing"]),
-    ("options", &["''", "'-c y=2'"]),
-    ("application_name", &["''", "named"]),
-    ("fallback_application_name", &["''", "fb"]),
-    (
-        "connect_timeout",
-        &["0", "3", "-1", "' 4'", "''", "x", "4x"],
-    ),
+    ("port", &["5433", "", "1", "5433,5434", "x", " 5433"]),
+    ("user", &["", "alice", "bob", "carol", "svc"]),
+    ("dbname", &["", "app", "reports"]),
+    ("password", &["", "given"]),
+    ("passfile", &["@passwords", "", "/nonexistent/pgpass"]),
+    ("service", &["reports", "other", "system", "", "missing"]),
+    ("options", &["", "-c y=2"]),
+    ("application_name", &["", "named"]),
+    ("fallback_application_name", &["", "fb"]),
+    ("connect_timeout", &["0", "3", "-1", " 4", "", "x", "4x"]),
     (
         "sslmode",
         &[
-            "''",
+            "",
             "disable",
             "allow",
             "prefer",
@@ -552,19 +606,19 @@ const KEYWORDS: &[(&str, &[&str])] = &[
             "x",
         ],
     ),
-    ("requiressl", &["0", "1", "''", "x"]),
+    ("requiressl", &["0", "1", "", "x"]),
     (
         "target_session_attrs",
-        &["''", "any", "read-write", "standby", "prefer-standby", "x"],
+        &["", "any", "read-write", "standby", "prefer-standby", "x"],
     ),
-    ("channel_binding", &["''", "disable", "require", "x"]),
-    ("gssencmode", &["''", "disable", "prefer"]),
-    ("sslrootcert", &["''", "/s.crt"]),
-    ("sslkey", &["''", "/s.key"]),
-    ("ssl_min_protocol_version", &["''", "TLSv1.3", "tlsv1", "x"]),
-    ("ssl_max_protocol_version", &["''", "TLSv1.2", "TLSv1.1"]),
-    ("sslsni", &["''", "0", "1", "x", "10"]),
-    ("client_encoding", &["''", "UTF8", "auto"]),
+    ("channel_binding", &["", "disable", "require", "x"]),
+    ("gssencmode", &["", "disable", "prefer"]),
+    ("sslrootcert", &["", "/s.crt"]),
+    ("sslkey", &["", "/s.key"]),
+    ("ssl_min_protocol_version", &["", "TLSv1.3", "tlsv1", "x"]),
+    ("ssl_max_protocol_version", &["", "TLSv1.2", "TLSv1.1"]),
+    ("sslsni", &["", "0", "1", "x", "10"]),
+    ("client_encoding", &["", "UTF8", "auto"]),
 ];
 
 /// The `PG*` variables of generated environments, as [`KEYWORDS`] (an empty variable is set,
@@ -624,11 +678,42 @@ const VARIABLES: &[(&str, &[&str])] = &[
     ("PGREQUIREPEER", &[""]),
 ];
 
+/// Settings and variables whose values are generated (by these patterns), besides those of
+/// [`KEYWORDS`] and [`VARIABLES`].
+const GENERATED: &[(&str, &str)] = &[
+    ("port", "[0-9 ,x]{0,8}"),
+    ("connect_timeout", "[0-9 +x-]{0,4}"),
+    ("requiressl", "[01x ]{0,2}"),
+    ("sslsni", "[01x ]{0,2}"),
+    ("user", "[a-z '\\\\=]{0,5}"),
+    ("application_name", "[a-z '=]{0,5}"),
+    ("hostaddr", "[0-9.,:]{0,10}"),
+    ("options", "[a-z =\\-]{0,6}"),
+    ("PGPORT", "[0-9 ,x]{0,8}"),
+    ("PGCONNECT_TIMEOUT", "[0-9 +x-]{0,4}"),
+    ("PGREQUIRESSL", "[01x ]{0,2}"),
+    ("PGSSLSNI", "[01x ]{0,2}"),
+    ("PGUSER", "[a-z ']{0,4}"),
+];
+
+/// `value` as a connection string's value: bare when it can be, else quoted, `\` escaping
+/// `'` and `\`.
+fn quoted(value: &str) -> String {
+    let bare = !value.is_empty()
+        && !value
+            .chars()
+            .any(|c| c.is_ascii_whitespace() || c == '\'' || c == '\\');
+    match bare {
+        true => value.to_string(),
+        false => format!("'{}'", value.replace('\\', "\\\\").replace('\'', "\\'")),
+    }
+}
+
 #[test]
 fn generated_strings_and_environments_are_read_as_libpq_reads_them() {
     use proptest::test_runner::{Config, TestRunner};
     let files = files();
-    let resolve = |value: &'static str| match value {
+    let resolve = |value: &str| match value {
         "@services" => files.services.clone(),
         "@passwords" => files.passwords.clone(),
         "@system" => files.system.clone(),
@@ -641,8 +726,21 @@ fn generated_strings_and_environments_are_read_as_libpq_reads_them() {
             .collect();
         all
     };
-    let settings = prop::collection::vec(prop::sample::select(pairs(KEYWORDS)), 0..7);
-    let variables = prop::collection::vec(prop::sample::select(pairs(VARIABLES)), 0..7);
+    // A setting or variable from the pools, else one whose value is generated.
+    let generated = |variables: bool| {
+        let patterns = GENERATED
+            .iter()
+            .filter(move |(name, _)| name.starts_with("PG") == variables)
+            .map(|(name, pattern)| (Just(*name), *pattern).boxed());
+        prop::strategy::Union::new(patterns)
+    };
+    let any_of = |pools: &'static [(&'static str, &'static [&'static str])], variables: bool| {
+        let pooled =
+            prop::sample::select(pairs(pools)).prop_map(|(name, value)| (name, value.to_string()));
+        prop_oneof![3 => pooled, 1 => generated(variables)]
+    };
+    let settings = prop::collection::vec(any_of(KEYWORDS, false), 0..7);
+    let variables = prop::collection::vec(any_of(VARIABLES, true), 0..7);
     let cases = std::env::var("PROPTEST_CASES").map_or(20_000, |n| n.parse().unwrap());
     let mut runner = TestRunner::new(Config {
         failure_persistence: None,
@@ -656,6 +754,9 @@ fn generated_strings_and_environments_are_read_as_libpq_reads_them() {
                     .iter()
                     .map(|(keyword, value)| (*keyword, resolve(value)))
                     .collect();
+                let variables = variables
+                    .iter()
+                    .map(|(name, value)| (*name, value.as_str()));
                 let mut vars: Vec<(&str, String)> = Vec::new();
                 for (name, value) in variables {
                     // One value per variable: the last one generated.
@@ -674,15 +775,15 @@ fn generated_strings_and_environments_are_read_as_libpq_reads_them() {
                 let conninfo = match url {
                     false => settings
                         .iter()
-                        .map(|(keyword, value)| format!("{keyword}={value}"))
+                        .map(|(keyword, value)| format!("{keyword}={}", quoted(value)))
                         .collect::<Vec<_>>()
                         .join(" "),
-                    // The same settings in a URL's query: unquoted, every other byte encoded.
+                    // The same settings in a URL's query, every byte but letters and digits
+                    // encoded.
                     true => {
                         let query: Vec<String> = settings
                             .iter()
                             .map(|(keyword, value)| {
-                                let value = value.trim_matches('\'');
                                 let value = utf8_percent_encode(value, NON_ALPHANUMERIC);
                                 format!("{keyword}={value}")
                             })

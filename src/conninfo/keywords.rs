@@ -188,6 +188,14 @@ pub fn split(conninfo: &str) -> Result<Split, String> {
     Ok(Split { rest, taken })
 }
 
+/// An integer setting (`port`, `connect_timeout`) as libpq's `parse_int_param` reads it: an
+/// `int`, white space around it allowed (`strtol` skips it before, libpq after).
+pub(super) fn integer(text: &str) -> Option<i32> {
+    text.trim_matches(|c: char| c.is_ascii() && is_space(c as u8))
+        .parse()
+        .ok()
+}
+
 /// White space as C's `isspace` sees it in the C locale: Rust's `is_ascii_whitespace` leaves
 /// out the vertical tab.
 fn is_space(byte: u8) -> bool {

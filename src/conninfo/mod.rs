@@ -14,7 +14,7 @@
 //!
 //! | setting           | from the environment | else                                         |
 //! |-------------------|----------------------|----------------------------------------------|
-//! | `hostaddr`        | `PGHOSTADDR`         | none                                         |
+//! | `hostaddr`        | `PGHOSTADDR` (a list; each an address in any form `getaddrinfo` reads, `127.1` too: [`numeric_address`]) | none |
 //! | `host`            | `PGHOST` (a comma-separated list, each entry as given, white space too; a path is a Unix socket directory; an empty entry, in the string too, is the first of the default directories) | the Unix socket in `/var/run/postgresql` (where Debian's and Red Hat's PostgreSQL put it), or in `/tmp` (PostgreSQL's own default): those of the two that hold the port's socket, else both, tried in that order |
 //! | `port`            | `PGPORT`             | 5432                                         |
 //! | `user`            | `PGUSER`             | the operating-system user (the crate's default) |
@@ -277,10 +277,8 @@ pub fn parse_with_env(
     // Read here, not by the crate: its `connect_timeout=0` (wait forever) reads as unset, which
     // would let PGCONNECT_TIMEOUT in.
     if let Some((seconds, origin)) = setting("connect_timeout", "PGCONNECT_TIMEOUT") {
-        let seconds = seconds
-            .trim()
-            .parse::<i64>()
-            .map_err(|_| format!("{origin}={seconds} is not a number of seconds"))?;
+        let seconds = keywords::integer(&seconds)
+            .ok_or_else(|| format!("{origin}={seconds} is not a number of seconds"))?;
         // libpq: zero or less waits forever; under 2 s counts as 2.
         if seconds > 0 {
             base.connect_timeout(Duration::from_secs(seconds.max(2) as u64));
@@ -365,7 +363,7 @@ pub fn parse_with_env(
             target.add_to(&mut config);
             if let Some(password) = password_file
                 .as_deref()
-                .and_then(|file| password_file::password_for(file, &config, &target.port_text))
+                .and_then(|file| password_file::password_for(file, &config, target))
             {
                 config.password(password);
             }
@@ -455,6 +453,9 @@ impl SessionTarget {
 struct Target {
     host: Option<String>,
     hostaddr: Option<std::net::IpAddr>,
+    /// The address as given (`127.1`), which libpq looks up in the password file when no host
+    /// name comes with it.
+    address_text: Option<String>,
     port: u16,
     /// The port as given (white space around the number kept), which libpq matches against
     /// the password file's as text; empty, 5432.
@@ -488,12 +489,11 @@ fn targets(
         None => vec![default_port()],
         Some((list, origin)) => list
             .split(',')
-            .map(|text| match text.trim() {
+            .map(|text| match text {
                 "" => Ok(default_port()),
-                port => port
-                    .parse::<u16>()
-                    .ok()
-                    .filter(|&p| p != 0)
+                _ => keywords::integer(text)
+                    .and_then(|port| u16::try_from(port).ok())
+                    .filter(|&port| port != 0)
                     .map(|port| (port, text.to_string()))
                     .ok_or_else(|| {
                         format!("{origin}={list} is not a port number (or a list of them)")
@@ -502,15 +502,18 @@ fn targets(
             .collect::<Result<_, _>>()?,
     };
     // An empty entry: no address for that host (its name is looked up), as in libpq.
-    let addresses: Vec<Option<std::net::IpAddr>> = match &hostaddrs {
+    let addresses: Vec<Option<(std::net::IpAddr, &str)>> = match &hostaddrs {
         None => Vec::new(),
         Some((list, origin)) => list
             .split(',')
-            .map(|address| match address {
+            .map(|text| match text {
                 "" => Ok(None),
-                address => address.parse().map(Some).map_err(|_| {
-                    format!("{origin}={list} is not an IP address (or a list of them)")
-                }),
+                _ => match numeric_address(text) {
+                    Some(address) => Ok(Some((address, text))),
+                    None => Err(format!(
+                        "{origin}={list} is not an IP address (or a list of them)"
+                    )),
+                },
             })
             .collect::<Result<_, _>>()?,
     };
@@ -556,6 +559,7 @@ fn targets(
             .map(|dir| Target {
                 host: Some(dir.to_string()),
                 hostaddr: None,
+                address_text: None,
                 port: port(0).0,
                 port_text: port(0).1.clone(),
             })
@@ -563,7 +567,10 @@ fn targets(
     }
     Ok((0..count)
         .map(|i| {
-            let hostaddr = addresses.get(i).copied().flatten();
+            let (hostaddr, address_text) = match addresses.get(i).copied().flatten() {
+                Some((address, text)) => (Some(address), Some(text.to_string())),
+                None => (None, None),
+            };
             // Neither a name nor an address: the default socket directory.
             let host = match names.get(i).copied() {
                 Some("") | None if hostaddr.is_none() => Some(default_dirs(port(i).0)[0].into()),
@@ -573,11 +580,48 @@ fn targets(
             Target {
                 host,
                 hostaddr,
+                address_text,
                 port: port(i).0,
                 port_text: port(i).1.clone(),
             }
         })
         .collect())
+}
+
+/// A `hostaddr` entry as libpq reads it, through `getaddrinfo` with `AI_NUMERICHOST`: an IPv6
+/// address, or an IPv4 address in any form C's `inet_aton` takes (`127.0.0.1`, `127.1`,
+/// `0x7f000001`, `0177.0.0.1`: one to four numbers separated by dots, each decimal, octal
+/// after a `0` or hexadecimal after `0x`, the last filling the bytes that remain), nothing
+/// after it. (An IPv6 scope, `fe80::1%eth0`, is not taken: the crate has no place for it.)
+pub fn numeric_address(text: &str) -> Option<std::net::IpAddr> {
+    if text.contains(':') {
+        return text.parse().ok();
+    }
+    // A number as C's strtoul reads it with base 0, each digit checked (from_str_radix would
+    // also take a sign).
+    let number = |part: &str| -> Option<u32> {
+        let (digits, radix) = match part.strip_prefix("0x").or(part.strip_prefix("0X")) {
+            Some(hex) => (hex, 16),
+            None if part.len() > 1 && part.starts_with('0') => (&part[1..], 8),
+            None => (part, 10),
+        };
+        let valid = !digits.is_empty() && digits.chars().all(|c| c.is_digit(radix));
+        valid.then(|| u32::from_str_radix(digits, radix).ok())?
+    };
+    let numbers: Vec<u32> = text.split('.').map(number).collect::<Option<_>>()?;
+    let (last, leading) = numbers.split_last()?;
+    if leading.len() > 3 || leading.iter().any(|&byte| byte > 0xff) {
+        return None;
+    }
+    let last_bits = 32 - 8 * leading.len() as u32;
+    if last_bits < 32 && *last >> last_bits != 0 {
+        return None;
+    }
+    let leading = leading
+        .iter()
+        .enumerate()
+        .fold(0, |value, (i, &byte)| value | byte << (24 - 8 * i));
+    Some(std::net::Ipv4Addr::from(leading | last).into())
 }
 
 /// The running program's file name (`pgdict`, `pgdict-trainer`).
@@ -1244,6 +1288,37 @@ mod tests {
             assert!(!tls("host=db", &[("PGSSLSNI", sni)]).sni, "{sni:?}");
         }
         assert!(tls("host=db sslsni=10", &[]).sni);
+    }
+
+    #[test]
+    fn addresses_are_read_as_inet_aton_reads_them() {
+        for (text, address) in [
+            ("127.0.0.1", Some("127.0.0.1")),
+            ("127.1", Some("127.0.0.1")),
+            ("10.1.2", Some("10.1.0.2")),
+            ("0", Some("0.0.0.0")),
+            ("0x7f000001", Some("127.0.0.1")),
+            ("0177.0.0.01", Some("127.0.0.1")),
+            ("4294967295", Some("255.255.255.255")),
+            ("::1", Some("::1")),
+            ("::ffff:1.2.3.4", Some("::ffff:1.2.3.4")),
+            ("4294967296", None),
+            ("256.1", None),
+            ("1.2.3.4.5", None),
+            ("1.2.65536", None),
+            ("08", None),
+            ("0x", None),
+            ("0x+1", None),
+            ("+1", None),
+            ("1..2", None),
+            ("1.", None),
+            (" 1", None),
+            ("1 ", None),
+            ("fe80::1%eth0", None),
+        ] {
+            let read = numeric_address(text).map(|address| address.to_string());
+            assert_eq!(read.as_deref(), address, "{text:?}");
+        }
     }
 
     #[test]

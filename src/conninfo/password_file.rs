@@ -6,7 +6,7 @@ use std::path::Path;
 use postgres::config::Host;
 use postgres::Config;
 
-use super::DEFAULT_SOCKET_DIRS;
+use super::{Target, DEFAULT_SOCKET_DIRS};
 
 /// The bytes of the password file (`passfile`, the connection's `passfile` setting, from its
 /// string, service or `PGPASSFILE`; unset or empty, `~/.pgpass` in the home directory that
@@ -39,17 +39,18 @@ pub fn read(passfile: Option<String>, env: &dyn Fn(&str) -> Option<String>) -> O
     std::fs::read(&path).ok()
 }
 
-/// The password `file` holds for `config`'s first host, database and user, and `port` (as
-/// given: libpq matches the text).
-pub fn password_for(file: &[u8], config: &Config, port: &str) -> Option<String> {
+/// The password `file` holds for the database and user of `config`, and for `target`'s host
+/// (its address as given, when it names no host) and port (as given: libpq matches the text).
+pub(super) fn password_for(file: &[u8], config: &Config, target: &Target) -> Option<String> {
     let host = match config.get_hosts().first() {
         Some(Host::Tcp(name)) => name.clone(),
         Some(Host::Unix(dir)) if DEFAULT_SOCKET_DIRS.iter().any(|d| dir == Path::new(d)) => {
             "localhost".into()
         }
         Some(Host::Unix(dir)) => dir.to_str()?.to_string(),
-        None => config.get_hostaddrs().first()?.to_string(),
+        None => target.address_text.clone()?,
     };
+    let port = &target.port_text;
     let user = match config.get_user() {
         Some(user) => user.to_string(),
         None => whoami::username().ok()?,
