@@ -73,7 +73,9 @@
 //! `hostname:port:database:username:password`, where `*`
 //! matches anything, `\` escapes a `:` or a `\`, and lines starting with `#` are comments.
 //! The first line that matches gives the password, as in libpq's `passwordFromFile`: a Unix
-//! socket in a default directory (above) matches `localhost`, the port defaults to 5432, the
+//! socket in a default directory matches `localhost` (whichever pgdict chose when no host is
+//! named; named, `/var/run/postgresql`, Debian's libpq's, while a named `/tmp` matches
+//! `/tmp`), a host, an address and a port match as given, the port defaults to 5432, the
 //! user to the operating-system user and the database to the user. As in libpq, each host is
 //! looked up on its own (and [`ConnInfo::connect`] tries the hosts one by one). A file that is
 //! not a plain file, or that its group or others may read (permissions other than u=rw), is
@@ -452,6 +454,9 @@ impl SessionTarget {
 /// address to connect to, the name for TLS), and a port.
 struct Target {
     host: Option<String>,
+    /// Whether `host` is a default socket directory (none was named), which libpq looks up
+    /// in the password file as `localhost`.
+    default_socket: bool,
     hostaddr: Option<std::net::IpAddr>,
     /// The address as given (`127.1`), which libpq looks up in the password file when no host
     /// name comes with it.
@@ -558,6 +563,7 @@ fn targets(
             .into_iter()
             .map(|dir| Target {
                 host: Some(dir.to_string()),
+                default_socket: true,
                 hostaddr: None,
                 address_text: None,
                 port: port(0).0,
@@ -572,13 +578,16 @@ fn targets(
                 None => (None, None),
             };
             // Neither a name nor an address: the default socket directory.
-            let host = match names.get(i).copied() {
-                Some("") | None if hostaddr.is_none() => Some(default_dirs(port(i).0)[0].into()),
-                Some("") | None => None,
-                Some(name) => Some(name.to_string()),
+            let (host, default_socket) = match names.get(i).copied() {
+                Some("") | None if hostaddr.is_none() => {
+                    (Some(default_dirs(port(i).0)[0].into()), true)
+                }
+                Some("") | None => (None, false),
+                Some(name) => (Some(name.to_string()), false),
             };
             Target {
                 host,
+                default_socket,
                 hostaddr,
                 address_text,
                 port: port(i).0,
@@ -1029,6 +1038,13 @@ mod tests {
         // The default socket directories are `localhost` to the file.
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
         assert_eq!(password(&vars), Some(b"secret".to_vec()));
+        // Named, only Debian's libpq's (`/tmp` is `/tmp`).
+        let named = |host: &str| {
+            let config = with_env(&format!("host={host} dbname=app"), &vars).unwrap();
+            config.get_password().map(<[u8]>::to_vec)
+        };
+        assert_eq!(named("/var/run/postgresql"), Some(b"secret".to_vec()));
+        assert_eq!(named("/tmp"), None);
         // PGPASSWORD and the string come first.
         let with_password = [vars[0], vars[1], ("PGPASSWORD", "env")];
         assert_eq!(password(&with_password), Some(b"env".to_vec()));

@@ -42,11 +42,12 @@ pub fn read(passfile: Option<String>, env: &dyn Fn(&str) -> Option<String>) -> O
 /// The password `file` holds for the database and user of `config`, and for `target`'s host
 /// (its address as given, when it names no host) and port (as given: libpq matches the text).
 pub(super) fn password_for(file: &[u8], config: &Config, target: &Target) -> Option<String> {
+    // A default socket directory is `localhost`: the one pgdict chose (none was named), or the
+    // one Debian's libpq was built with, named.
     let host = match config.get_hosts().first() {
         Some(Host::Tcp(name)) => name.clone(),
-        Some(Host::Unix(dir)) if DEFAULT_SOCKET_DIRS.iter().any(|d| dir == Path::new(d)) => {
-            "localhost".into()
-        }
+        Some(Host::Unix(_)) if target.default_socket => "localhost".into(),
+        Some(Host::Unix(dir)) if dir == Path::new(DEFAULT_SOCKET_DIRS[0]) => "localhost".into(),
         Some(Host::Unix(dir)) => dir.to_str()?.to_string(),
         None => target.address_text.clone()?,
     };
