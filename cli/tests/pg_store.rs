@@ -290,19 +290,37 @@ fn compress_and_compare_read_a_postgres_column() {
             rows_file.to_str().unwrap(),
         ],
     ));
+    // Loaded as the README says, `\copy datums (payload) FROM 'rows.hex' (FORMAT csv)`:
+    // psql sends the file through COPY FROM STDIN, as here; each hex line is a bytea literal
+    // to CSV (text COPY would read its `\x` as an escape of its own).
     client
         .batch_execute("CREATE TABLE datums (id serial PRIMARY KEY, payload bytea)")
         .unwrap();
-    for line in hex.lines() {
-        let digits = line.strip_prefix("\\x").unwrap();
-        let bytes: Vec<u8> = (0..digits.len())
-            .step_by(2)
-            .map(|at| u8::from_str_radix(&digits[at..at + 2], 16).unwrap())
-            .collect();
-        client
-            .execute("INSERT INTO datums (payload) VALUES ($1)", &[&bytes])
-            .unwrap();
-    }
+    let mut copy = client
+        .copy_in("COPY datums (payload) FROM STDIN (FORMAT csv)")
+        .unwrap();
+    std::io::Write::write_all(&mut copy, hex.as_bytes()).unwrap();
+    assert_eq!(copy.finish().unwrap(), lines.len() as u64);
+    let stored: Vec<Vec<u8>> = client
+        .query("SELECT payload FROM datums ORDER BY id", &[])
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    let written: Vec<Vec<u8>> = hex
+        .lines()
+        .map(|line| {
+            let digits = line.strip_prefix("\\x").unwrap();
+            (0..digits.len())
+                .step_by(2)
+                .map(|at| u8::from_str_radix(&digits[at..at + 2], 16).unwrap())
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        stored, written,
+        "the table holds other bytes than pgdict wrote"
+    );
     for output in ["hex", "escape"] {
         client
             .batch_execute(&format!("SET bytea_output = {output}"))
