@@ -1,17 +1,19 @@
-//! Reading a datum input (`decompress`, `inspect`) one datum at a time, in one of four
+//! Reading a datum input (`decompress`, `inspect`) one datum at a time, in one of five
 //! formats:
 //!
 //! ```text
 //!   datums    u32 little-endian length, then the datum; again   (what `pgdict compress` writes)
 //!   hex       lines of `\x0b616263` as psql prints a bytea, or bytea arrays `{"\\x0b61",NULL}`
 //!   escape    lines of `\013abc` as psql prints a bytea under `bytea_output = escape`
+//!   copy      PostgreSQL's binary COPY of one bytea column (`crate::copy_binary`)
 //!   varlena   datums back to back, each as long as its own header says
 //! ```
 //!
 //! The input streams through: this reader holds one datum at a time (`decompress` then holds a
 //! few batches of them, see `crate::in_order`). When neither `--format` nor the file name
 //! (`.datums`) says the format, it is told from the input's start, at most [`TEXT_WINDOW`]
-//! bytes of it ([`tell`]): hex if its first line holding `\x` and the lines before it are text;
+//! bytes of it ([`tell`]): binary COPY if it starts with COPY's signature; hex if its first
+//! line holding `\x` and the lines before it are text;
 //! escape text if it is text whose first lines each decode to one datum, as long as its own
 //! header says;
 //! a datums file if each of its first records holds a datum exactly as long as the record, as
@@ -32,6 +34,7 @@ use anyhow::{anyhow, Context};
 use pgdict::datum;
 use pgdict_trainer::source::{self, datums_file};
 
+use crate::copy_binary;
 use crate::fail::{user_error, HintExt};
 use crate::in_order::ItemReader;
 use crate::{DatumFormatArg, DatumInput};
@@ -404,6 +407,10 @@ fn format_hint(format: DatumFormatArg) -> &'static str {
             "varlenas back to back, each as long as its header says; for hex text use --format \
              hex"
         }
+        DatumFormatArg::Copy => {
+            "give PostgreSQL's binary COPY of one bytea column, as COPY (SELECT payload FROM t) \
+             TO STDOUT (FORMAT binary) writes it"
+        }
     }
 }
 
@@ -416,6 +423,7 @@ fn detect(mut source: Source, origin: &str) -> anyhow::Result<(DatumFormatArg, S
         .tell()
         .with_context(|| format!("cannot read {origin}"))?;
     match told {
+        Told::Copy => Ok((DatumFormatArg::Copy, source)),
         Told::Hex => Ok((DatumFormatArg::Hex, source)),
         Told::Escape => Ok((DatumFormatArg::Escape, source)),
         Told::DatumsFile => Ok((DatumFormatArg::Datums, source)),
@@ -431,6 +439,8 @@ fn detect(mut source: Source, origin: &str) -> anyhow::Result<(DatumFormatArg, S
 /// What the start of an input tells of its format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Told {
+    /// PostgreSQL's binary COPY: it starts with the signature.
+    Copy,
     /// Hex text: its first line holding `\x`, and the lines before it, are text.
     Hex,
     /// Escape text: text whose first lines each decode to one datum ([`escape_lines_agree`]).
@@ -449,6 +459,13 @@ enum Told {
 /// line's `\n`, or the end of the input or of the window); what follows is the hex reader's
 /// to judge, which names the line.
 fn tell(start: &[u8], ended: bool) -> Option<Told> {
+    if start.starts_with(copy_binary::SIGNATURE) {
+        return Some(Told::Copy);
+    }
+    // The signature's first bytes, so far.
+    if !ended && !start.is_empty() && copy_binary::SIGNATURE.starts_with(start) {
+        return None;
+    }
     let window = &start[..start.len().min(TEXT_WINDOW)];
     let settled = ended || start.len() >= TEXT_WINDOW;
     let text = &window[..text_len(window, ended)];
@@ -583,7 +600,7 @@ fn detect_binary(source: &Source, origin: &str) -> anyhow::Result<DatumFormatArg
             root_message(&as_datums),
             root_message(&as_varlenas)
         ),
-        "say which it is with --format datums|hex|escape|varlena",
+        "say which it is with --format datums|hex|escape|copy|varlena",
     ))
 }
 
@@ -601,6 +618,7 @@ enum Parser<R: BufRead> {
     Hex(HexLines<R>),
     Escape(EscapeLines<R>),
     Varlena(Varlenas<R>),
+    Copy(copy_binary::Reader<R>),
 }
 
 impl<R: BufRead> Parser<R> {
@@ -610,6 +628,7 @@ impl<R: BufRead> Parser<R> {
             DatumFormatArg::Hex => Parser::Hex(HexLines::new(input)),
             DatumFormatArg::Escape => Parser::Escape(EscapeLines::new(input)),
             DatumFormatArg::Varlena => Parser::Varlena(Varlenas::new(input)),
+            DatumFormatArg::Copy => Parser::Copy(copy_binary::Reader::new(input)),
         }
     }
 
@@ -622,6 +641,10 @@ impl<R: BufRead> Parser<R> {
             Parser::Hex(lines) => lines.next_datum(),
             Parser::Escape(lines) => lines.next_datum(),
             Parser::Varlena(varlenas) => varlenas.next_datum(),
+            Parser::Copy(reader) => Ok(reader.next_value()?.map(|(bytes, at)| Datum {
+                bytes,
+                position: Position::Byte(at),
+            })),
         }
     }
 
@@ -632,6 +655,7 @@ impl<R: BufRead> Parser<R> {
             Parser::Hex(lines) => &lines.input,
             Parser::Escape(lines) => &lines.input,
             Parser::Varlena(varlenas) => &varlenas.input,
+            Parser::Copy(reader) => &reader.input,
         }
     }
 
@@ -642,6 +666,7 @@ impl<R: BufRead> Parser<R> {
             Parser::Hex(lines) => lines.offset,
             Parser::Escape(lines) => lines.offset,
             Parser::Varlena(varlenas) => varlenas.offset,
+            Parser::Copy(reader) => reader.offset,
         }
     }
 }
@@ -1039,6 +1064,21 @@ mod tests {
 
     fn detect_bytes(bytes: &[u8]) -> anyhow::Result<DatumFormatArg> {
         detect(Source::Memory(bytes.to_vec()), "t").map(|(format, _)| format)
+    }
+
+    #[test]
+    fn binary_copy_is_told_by_its_signature() {
+        let mut copy = Vec::new();
+        copy_binary::Writer::write_header(&mut copy).unwrap();
+        copy_binary::Writer::write_tuple(&mut copy, b"\x07abc").unwrap();
+        copy_binary::Writer::write_trailer(&mut copy).unwrap();
+        assert_eq!(detect_bytes(&copy).unwrap(), DatumFormatArg::Copy);
+        let found = parse(DatumFormatArg::Copy, &copy[..]).unwrap();
+        assert_eq!(found[0].bytes, b"\x07abc");
+        assert_eq!(found[0].position, Position::Byte(25));
+        // Its first bytes wait for more; cut short, they are something else.
+        assert_eq!(tell(&copy[..5], false), None);
+        assert_ne!(tell(&copy[..5], true), Some(Told::Copy));
     }
 
     fn hex(text: &str) -> Vec<Vec<u8>> {

@@ -6,6 +6,7 @@
 //! ([`fail`]).
 
 mod cmd;
+mod copy_binary;
 mod corpus;
 mod datum_input;
 mod fail;
@@ -193,7 +194,8 @@ pub struct DatumInput {
     pub input: PathBuf,
 
     /// How the input holds its datums. Without it: a .datums file is a datums file; otherwise
-    /// text up to a line with `\x` is hex, text whose lines each hold one datum (the first
+    /// an input starting with COPY's signature is binary COPY, text up to a line with `\x` is
+    /// hex, text whose lines each hold one datum (the first
     /// four) escape text, and records that each hold a datum of their length (the first four)
     /// a datums file; else a datums file is tried, then varlenas back to back
     /// (standard input is then held in memory, up to 1 GiB; with --format it streams).
@@ -216,6 +218,9 @@ pub enum DatumFormatArg {
     Escape,
     /// Binary varlenas back to back, each as long as its own header says.
     Varlena,
+    /// PostgreSQL's binary COPY of one bytea column, as `COPY (SELECT payload FROM t) TO
+    /// STDOUT (FORMAT binary)` writes it (NULLs are skipped); told by its signature.
+    Copy,
 }
 
 /// A codec.
@@ -321,12 +326,14 @@ impl BuilderArg {
 /// 4-byte header.
 ///
 /// Output: a datums file (u32 little-endian length, then the datum, per row), or with --hex
-/// one `\x...` line per datum, ready to paste into SQL as a bytea literal.
+/// one `\x...` line per datum, ready to paste into SQL as a bytea literal, or with --copy
+/// PostgreSQL's binary COPY of one bytea column.
 ///
 /// Examples:
 ///
 ///   pgdict compress rows.jsonl -o rows.datums
 ///   pgdict compress --codec lz4 --dict 2 rows.txt --hex | head -3
+///   pgdict compress rows.txt --copy | psql -c 'COPY t (payload) FROM STDIN (FORMAT binary)'
 ///   pgdict compress --pg-source 'dbname=app' --table events --column payload -o e.datums
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
@@ -352,6 +359,11 @@ struct CompressArgs {
     #[arg(long)]
     hex: bool,
 
+    /// Write PostgreSQL's binary COPY format of one bytea column instead of a datums file, to
+    /// load with `COPY t (payload) FROM STDIN (FORMAT binary)`.
+    #[arg(long, conflicts_with = "hex")]
+    copy: bool,
+
     /// Print no summary on standard error.
     #[arg(short, long)]
     quiet: bool,
@@ -363,9 +375,10 @@ struct CompressArgs {
 
 /// Decompress datums back to rows
 ///
-/// Reads what `pgdict compress` writes (a datums file, or hex lines), and datums copied out of
-/// PostgreSQL (psql's `\x...` output of a bytea holding a datum, or pageinspect's raw
-/// varlenas). Dictionaries are looked up in the store by the id in each datum's header.
+/// Reads what `pgdict compress` writes (a datums file, hex lines, binary COPY), and datums
+/// copied out of PostgreSQL (psql's `\x...` output of a bytea holding a datum, a binary COPY
+/// of the column, or pageinspect's raw varlenas). Dictionaries are looked up in the store by
+/// the id in each datum's header.
 ///
 /// Examples:
 ///
@@ -414,8 +427,8 @@ pub enum RowOutFormat {
 /// Show each datum's header: form, PostgreSQL method, codec, dictionary id, raw and stored size
 ///
 /// Reads datums files, hex lines as psql prints a bytea (`\x0b616263`, aligned or `psql -At`
-/// output), bytea arrays as pageinspect's `tuple_data_split` prints them, and binary varlenas
-/// back to back. Every datum is checked as a reader checks it; an invalid one is marked, and
+/// output), bytea arrays as pageinspect's `tuple_data_split` prints them, a binary COPY of a
+/// bytea column, and binary varlenas back to back. Every datum is checked as a reader checks it; an invalid one is marked, and
 /// the exit status is then 3.
 ///
 /// To look at what PostgreSQL itself stored, with pageinspect:

@@ -165,7 +165,7 @@ fn binary_rows_round_trip_and_binary_noise_is_no_datums() {
             "neither hex text",
             "nor a datums file",
             "nor varlenas back to back",
-            "--format datums|hex|escape|varlena",
+            "--format datums|hex|escape|copy|varlena",
         ],
     );
 }

@@ -321,6 +321,56 @@ fn compress_and_compare_read_a_postgres_column() {
         stored, written,
         "the table holds other bytes than pgdict wrote"
     );
+    // The same datums through binary COPY, both ways: loaded from `compress --copy`, and
+    // copied out of the table for `decompress` and `inspect`.
+    let copy = pgdict(
+        dir,
+        &[
+            "compress",
+            "--dict",
+            "none",
+            "--codec",
+            "lz4",
+            "--copy",
+            "-q",
+            rows_file.to_str().unwrap(),
+        ],
+    )
+    .stdout;
+    client
+        .batch_execute("CREATE TABLE copied (id serial PRIMARY KEY, payload bytea)")
+        .unwrap();
+    let mut copy_in = client
+        .copy_in("COPY copied (payload) FROM STDIN (FORMAT binary)")
+        .unwrap();
+    std::io::Write::write_all(&mut copy_in, &copy).unwrap();
+    assert_eq!(copy_in.finish().unwrap(), lines.len() as u64);
+    let copied: Vec<Vec<u8>> = client
+        .query("SELECT payload FROM copied ORDER BY id", &[])
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    assert_eq!(copied, written, "binary COPY stored other bytes");
+    let mut copy_out = Vec::new();
+    std::io::Read::read_to_end(
+        &mut client
+            .copy_out("COPY (SELECT payload FROM datums ORDER BY id) TO STDOUT (FORMAT binary)")
+            .unwrap(),
+        &mut copy_out,
+    )
+    .unwrap();
+    std::fs::write(dir.join("out.copy"), &copy_out).unwrap();
+    let back = stdout(&pgdict(dir, &["decompress", "out.copy"]));
+    assert!(
+        back.lines().eq(lines.iter().copied()),
+        "binary COPY: the rows came back different"
+    );
+    let summary = stdout(&pgdict(dir, &["inspect", "out.copy"]));
+    assert!(
+        summary.lines().last().unwrap().contains("(binary COPY)"),
+        "{summary}"
+    );
     for output in ["hex", "escape"] {
         client
             .batch_execute(&format!("SET bytea_output = {output}"))

@@ -12,6 +12,7 @@ use pgdict::datum::{Codec, DatumEncoder, PreparedDictionary};
 use pgdict_trainer::progress::{Bars, InputProgress, Phase, Progress};
 use pgdict_trainer::source::{self, datums_file, SourceSpec};
 
+use crate::copy_binary;
 use crate::fail::{user_error, HintExt};
 use crate::in_order::{self, Batch, ItemReader, ResultWriter};
 use crate::output::{write_hex_line, Output};
@@ -57,17 +58,22 @@ pub fn run(store_args: &StoreArgs, args: &CompressArgs) -> anyhow::Result<u8> {
     print_note(&rows);
     // `-o NAME.hex` asks for hex lines as plainly as --hex does: a binary datums file under
     // that name would mislead whoever opens it.
-    let hex = args.hex
-        || args
-            .output
-            .as_deref()
-            .is_some_and(|path| path.extension().is_some_and(|ext| ext == "hex"));
-    let mut out = Output::open(args.output.as_deref(), !hex, "write hex lines with --hex")?;
+    let named_hex = args
+        .output
+        .as_deref()
+        .is_some_and(|path| path.extension().is_some_and(|ext| ext == "hex"));
+    let form = match (args.copy, args.hex || named_hex) {
+        (true, _) => OutForm::Copy,
+        (false, true) => OutForm::Hex,
+        (false, false) => OutForm::DatumsFile,
+    };
+    let binary = form != OutForm::Hex;
+    let mut out = Output::open(args.output.as_deref(), binary, "write hex lines with --hex")?;
     // An error drops `out` unfinished: its file is left as it was (see crate::output).
     let progress = Bars::new(args.quiet || out.is_terminal());
     let dict = dict.as_ref().map(|(_, prepared)| &**prepared);
     let jobs = args.jobs.map_or_else(crate::default_jobs, usize::from);
-    let counts = compress(rows, codec, dict, hex, &mut out, &progress, jobs)
+    let counts = compress(rows, codec, dict, form, &mut out, &progress, jobs)
         .with_context(|| format!("cannot compress the rows of {what}"))?;
     if counts.rows == 0 {
         const FILE_HINT: &str =
@@ -79,6 +85,10 @@ pub fn run(store_args: &StoreArgs, args: &CompressArgs) -> anyhow::Result<u8> {
             _ => FILE_HINT,
         };
         return Err(user_error(format!("{what} holds no rows"), hint));
+    }
+    if form == OutForm::Copy {
+        copy_binary::Writer::write_trailer(&mut out)
+            .with_context(|| format!("cannot write to {}", out.name()))?;
     }
     out.finish()?;
     if !args.quiet {
@@ -103,6 +113,18 @@ pub fn run(store_args: &StoreArgs, args: &CompressArgs) -> anyhow::Result<u8> {
         );
     }
     Ok(0)
+}
+
+/// How the datums are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum OutForm {
+    /// Length-prefixed records (`pgdict_trainer::source::datums_file`).
+    DatumsFile,
+    /// One `\x...` line each.
+    Hex,
+    /// PostgreSQL's binary COPY of one bytea column (`crate::copy_binary`): the header before
+    /// the first datum, the trailer after the last.
+    Copy,
 }
 
 /// What the datums became, summed.
@@ -143,7 +165,7 @@ fn compress(
     rows: source::Rows,
     codec: Codec,
     dict: Option<&PreparedDictionary>,
-    hex: bool,
+    form: OutForm,
     out: &mut Output,
     progress: &dyn Progress,
     jobs: usize,
@@ -153,10 +175,11 @@ fn compress(
     let mut writer = DatumWriter {
         out,
         counts: Counts::default(),
+        copy_header: form == OutForm::Copy,
     };
     let new_worker = || {
         let mut encoder = DatumEncoder::new();
-        move |batch| compress_batch(&mut encoder, batch, codec, dict, hex)
+        move |batch| compress_batch(&mut encoder, batch, codec, dict, form)
     };
     in_order::run(jobs, new_worker, &mut reader, &mut writer)?;
     let RowReader { rows, step } = reader;
@@ -192,10 +215,18 @@ impl ItemReader for RowReader<'_> {
 struct DatumWriter<'a> {
     out: &'a mut Output,
     counts: Counts,
+    /// Whether the binary COPY header is still to be written: with the first datum, so that
+    /// an input without rows writes nothing.
+    copy_header: bool,
 }
 
 impl ResultWriter<Compressed> for DatumWriter<'_> {
     fn write(&mut self, compressed: Compressed) -> anyhow::Result<()> {
+        if self.copy_header && compressed.counts.rows > 0 {
+            self.copy_header = false;
+            copy_binary::Writer::write_header(self.out)
+                .with_context(|| format!("cannot write to {}", self.out.name()))?;
+        }
         self.out
             .write_all(&compressed.bytes)
             .with_context(|| format!("cannot write to {}", self.out.name()))?;
@@ -210,14 +241,14 @@ impl ResultWriter<Compressed> for DatumWriter<'_> {
     }
 }
 
-/// A batch's datums, as datums file records or hex lines, up to the first row that cannot be
-/// compressed.
+/// A batch's datums, as datums file records, hex lines or COPY tuples, up to the first row
+/// that cannot be compressed.
 fn compress_batch(
     encoder: &mut DatumEncoder,
     batch: Batch<Vec<u8>>,
     codec: Codec,
     dict: Option<&PreparedDictionary>,
-    hex: bool,
+    form: OutForm,
 ) -> Compressed {
     let mut bytes = Vec::with_capacity(batch.bytes() + batch.items.len() * 4);
     let mut counts = Counts::default();
@@ -225,10 +256,10 @@ fn compress_batch(
     let mut compress_row = |row: &[u8], bytes: &mut Vec<u8>| -> anyhow::Result<()> {
         datum.clear();
         let header = encoder.encode_into(row, codec, dict, &mut datum)?;
-        if hex {
-            write_hex_line(bytes, &datum)?;
-        } else {
-            datums_file::Writer::new(bytes).write_datum(&datum)?;
+        match form {
+            OutForm::DatumsFile => datums_file::Writer::new(bytes).write_datum(&datum)?,
+            OutForm::Hex => write_hex_line(bytes, &datum)?,
+            OutForm::Copy => copy_binary::Writer::write_tuple(bytes, &datum)?,
         }
         counts.rows += 1;
         counts.raw_bytes += row.len() as u64;

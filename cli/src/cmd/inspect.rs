@@ -628,6 +628,7 @@ fn format_name(format: DatumFormatArg) -> &'static str {
         DatumFormatArg::Hex => "hex",
         DatumFormatArg::Escape => "escape",
         DatumFormatArg::Varlena => "varlenas",
+        DatumFormatArg::Copy => "binary COPY",
     }
 }
 
