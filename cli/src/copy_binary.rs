@@ -13,7 +13,8 @@
 //!   trailer     i16 -1     (PostgreSQL also takes the input ending after a whole tuple)
 //! ```
 //!
-//! [`Writer`] writes datums as tuples; [`Reader`] reads tuples back as datums, skipping NULLs.
+//! [`write_header`], [`write_tuple`] and [`write_trailer`] write datums as tuples; [`Reader`]
+//! reads tuples back as datums, skipping NULLs.
 //! Each refuses what it cannot account for (a tuple of several columns, a truncated value),
 //! naming the tuple and the byte, and a value's length is checked against PostgreSQL's limit
 //! before it is read, which grows its buffer as bytes arrive: a damaged length cannot make it
@@ -30,31 +31,26 @@ pub const SIGNATURE: &[u8; 11] = b"PGCOPY\n\xff\r\n\0";
 /// The flag that says each tuple carries an OID (PostgreSQL 11 and older, `WITH OIDS`).
 const OIDS: u32 = 1 << 16;
 
-/// Writes the header, each datum as a tuple of one field, and the trailer.
-pub struct Writer;
+/// Writes the header: the signature, no flags, no header extension.
+pub fn write_header(out: &mut impl Write) -> io::Result<()> {
+    out.write_all(SIGNATURE)?;
+    out.write_all(&0u32.to_be_bytes())?;
+    out.write_all(&0u32.to_be_bytes())
+}
 
-impl Writer {
-    /// The signature, no flags, no header extension.
-    pub fn write_header(out: &mut impl Write) -> io::Result<()> {
-        out.write_all(SIGNATURE)?;
-        out.write_all(&0u32.to_be_bytes())?;
-        out.write_all(&0u32.to_be_bytes())
-    }
+/// Writes one tuple: one field, `datum`.
+pub fn write_tuple(out: &mut Vec<u8>, datum: &[u8]) -> io::Result<()> {
+    let len = i32::try_from(datum.len())
+        .map_err(|_| io::Error::other("a datum too long for one COPY field"))?;
+    out.extend_from_slice(&1i16.to_be_bytes());
+    out.extend_from_slice(&len.to_be_bytes());
+    out.extend_from_slice(datum);
+    Ok(())
+}
 
-    /// One tuple: one field, `datum`.
-    pub fn write_tuple(out: &mut Vec<u8>, datum: &[u8]) -> io::Result<()> {
-        let len = i32::try_from(datum.len())
-            .map_err(|_| io::Error::other("a datum too long for one COPY field"))?;
-        out.extend_from_slice(&1i16.to_be_bytes());
-        out.extend_from_slice(&len.to_be_bytes());
-        out.extend_from_slice(datum);
-        Ok(())
-    }
-
-    /// The end of the tuples.
-    pub fn write_trailer(out: &mut impl Write) -> io::Result<()> {
-        out.write_all(&(-1i16).to_be_bytes())
-    }
+/// Writes the trailer, which ends the tuples.
+pub fn write_trailer(out: &mut impl Write) -> io::Result<()> {
+    out.write_all(&(-1i16).to_be_bytes())
 }
 
 /// Reads the values of a binary COPY stream of one column, in order, skipping NULLs.
@@ -209,14 +205,14 @@ mod tests {
 
     fn copy_of(values: &[Option<&[u8]>]) -> Vec<u8> {
         let mut out = Vec::new();
-        Writer::write_header(&mut out).unwrap();
+        write_header(&mut out).unwrap();
         for value in values {
             match value {
-                Some(value) => Writer::write_tuple(&mut out, value).unwrap(),
+                Some(value) => write_tuple(&mut out, value).unwrap(),
                 None => out.extend_from_slice(&[0, 1, 0xff, 0xff, 0xff, 0xff]),
             }
         }
-        Writer::write_trailer(&mut out).unwrap();
+        write_trailer(&mut out).unwrap();
         out
     }
 

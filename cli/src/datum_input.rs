@@ -1069,9 +1069,9 @@ mod tests {
     #[test]
     fn binary_copy_is_told_by_its_signature() {
         let mut copy = Vec::new();
-        copy_binary::Writer::write_header(&mut copy).unwrap();
-        copy_binary::Writer::write_tuple(&mut copy, b"\x07abc").unwrap();
-        copy_binary::Writer::write_trailer(&mut copy).unwrap();
+        copy_binary::write_header(&mut copy).unwrap();
+        copy_binary::write_tuple(&mut copy, b"\x07abc").unwrap();
+        copy_binary::write_trailer(&mut copy).unwrap();
         assert_eq!(detect_bytes(&copy).unwrap(), DatumFormatArg::Copy);
         let found = parse(DatumFormatArg::Copy, &copy[..]).unwrap();
         assert_eq!(found[0].bytes, b"\x07abc");

@@ -87,7 +87,7 @@ pub fn run(store_args: &StoreArgs, args: &CompressArgs) -> anyhow::Result<u8> {
         return Err(user_error(format!("{what} holds no rows"), hint));
     }
     if form == OutForm::Copy {
-        copy_binary::Writer::write_trailer(&mut out)
+        copy_binary::write_trailer(&mut out)
             .with_context(|| format!("cannot write to {}", out.name()))?;
     }
     out.finish()?;
@@ -224,7 +224,7 @@ impl ResultWriter<Compressed> for DatumWriter<'_> {
     fn write(&mut self, compressed: Compressed) -> anyhow::Result<()> {
         if self.copy_header && compressed.counts.rows > 0 {
             self.copy_header = false;
-            copy_binary::Writer::write_header(self.out)
+            copy_binary::write_header(self.out)
                 .with_context(|| format!("cannot write to {}", self.out.name()))?;
         }
         self.out
@@ -259,7 +259,7 @@ fn compress_batch(
         match form {
             OutForm::DatumsFile => datums_file::Writer::new(bytes).write_datum(&datum)?,
             OutForm::Hex => write_hex_line(bytes, &datum)?,
-            OutForm::Copy => copy_binary::Writer::write_tuple(bytes, &datum)?,
+            OutForm::Copy => copy_binary::write_tuple(bytes, &datum)?,
         }
         counts.rows += 1;
         counts.raw_bytes += row.len() as u64;
