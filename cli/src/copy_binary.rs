@@ -103,6 +103,13 @@ impl<R: Read> Reader<R> {
                 break;
             }
             self.tuples += 1;
+            if count == 0 {
+                bail!(
+                    "COPY tuple {} (byte {at}) has no columns: the end `pgdict compress` writes \
+                     when it stops on an error (the tuples before it are not all of the rows)",
+                    self.tuples
+                );
+            }
             if count != 1 {
                 bail!(
                     "COPY tuple {} (byte {at}) has {count} columns, where pgdict reads one",

@@ -62,6 +62,34 @@ fn empty_input_is_an_error_and_writes_nothing() {
 }
 
 #[test]
+fn a_stream_stopped_by_an_error_ends_so_that_no_reader_takes_it() {
+    let dir = Dir::new();
+    dir.write("bad.jsonl", "{\"a\": 1}\n{\"a\": 2}\n{bad\n{\"a\": 4}\n");
+    for (form, mark, refused) in [
+        (
+            "--copy",
+            &b"\0\0"[..],
+            "has no columns: the end `pgdict compress` writes",
+        ),
+        (
+            "--hex",
+            b"the datums before this line are not all of the rows\n",
+            "line 3",
+        ),
+        ("--quiet", b"\xff\xff\xff\xff", "record 3 at byte"),
+    ] {
+        let run = dir
+            .run(&["compress", "bad.jsonl", "--dict", "none", form])
+            .fails(1, &["bad.jsonl:3: not a JSON value"]);
+        assert!(run.stdout.ends_with(mark), "{form}: {:?}", run.stdout());
+        // The two rows before the error, and then the reader's error.
+        dir.write("out", &run.stdout);
+        let read = dir.run(&["decompress", "out"]).fails(1, &[refused]);
+        assert_eq!(read.stdout(), "{\"a\": 1}\n{\"a\": 2}\n", "{form}");
+    }
+}
+
+#[test]
 fn the_input_is_never_the_output() {
     let dir = Dir::new();
     let rows = "{\"a\": 1}\n{\"a\": 2}\n";

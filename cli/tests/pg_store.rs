@@ -352,6 +352,25 @@ fn compress_and_compare_read_a_postgres_column() {
         .map(|row| row.get(0))
         .collect();
     assert_eq!(copied, written, "binary COPY stored other bytes");
+    // A compress that stops on an error ends its stream so that COPY refuses it: nothing of
+    // it is loaded (PostgreSQL would commit the whole tuples before a plain end).
+    std::fs::write(dir.join("bad.jsonl"), "{\"a\": 1}\n{bad\n").unwrap();
+    let broken = run(dir, &["compress", "bad.jsonl", "--dict", "none", "--copy"]);
+    assert_eq!(broken.status.code(), Some(1));
+    let mut copy_in = client
+        .copy_in("COPY copied (payload) FROM STDIN (FORMAT binary)")
+        .unwrap();
+    std::io::Write::write_all(&mut copy_in, &broken.stdout).unwrap();
+    let refused = copy_in.finish().unwrap_err();
+    assert!(
+        format!("{refused:?}").contains("row field count is 0, expected 1"),
+        "{refused:?}"
+    );
+    let count: i64 = client
+        .query_one("SELECT count(*) FROM copied", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(count, lines.len() as i64);
     let mut copy_out = Vec::new();
     std::io::Read::read_to_end(
         &mut client

@@ -73,8 +73,13 @@ pub fn run(store_args: &StoreArgs, args: &CompressArgs) -> anyhow::Result<u8> {
     let progress = Bars::new(args.quiet || out.is_terminal());
     let dict = dict.as_ref().map(|(_, prepared)| &**prepared);
     let jobs = args.jobs.map_or_else(crate::default_jobs, usize::from);
-    let counts = compress(rows, codec, dict, form, &mut out, &progress, jobs)
-        .with_context(|| format!("cannot compress the rows of {what}"))?;
+    let counts = match compress(rows, codec, dict, form, &mut out, &progress, jobs) {
+        Ok(counts) => counts,
+        Err(e) => {
+            write_broken_end(&mut out, form);
+            return Err(e.context(format!("cannot compress the rows of {what}")));
+        }
+    };
     if counts.rows == 0 {
         const FILE_HINT: &str =
             "give a file with at least one row (an empty line is no row); nothing was written";
@@ -125,6 +130,25 @@ enum OutForm {
     /// PostgreSQL's binary COPY of one bytea column (`crate::copy_binary`): the header before
     /// the first datum, the trailer after the last.
     Copy,
+}
+
+/// Ends an output that an error stopped half way with a mark that no reader of the form takes,
+/// so that what reads a stream (a pipe into `psql -c "COPY ... FROM STDIN"`, `pgdict
+/// decompress -`) fails too, rather than taking the rows before the error for all of them:
+/// PostgreSQL's COPY would otherwise commit them, as it takes binary COPY data that ends after
+/// a whole tuple, and CSV that ends after a whole line. A file given with `-o` is not written
+/// at all then (see `crate::output`).
+fn write_broken_end(out: &mut Output, form: OutForm) {
+    let mark: &[u8] = match form {
+        // A record longer than any datum may be.
+        OutForm::DatumsFile => &[0xff; 4],
+        // Not hex: the bytea input function refuses it.
+        OutForm::Hex => b"\\x-- pgdict stopped on an error: the datums before this line are not all of the rows\n",
+        // A tuple of no columns, where COPY expects one.
+        OutForm::Copy => &[0, 0],
+    };
+    // The error being reported says what went wrong; failing to write this adds nothing.
+    let _ = out.write_all(mark).and_then(|()| out.flush());
 }
 
 /// What the datums became, summed.
