@@ -23,7 +23,7 @@
 use std::io::{self, Read, Write};
 
 use anyhow::{bail, Context};
-use pgdict_trainer::source::datums_file::MAX_DATUM_LEN;
+use pgdict_trainer::source::datums_file::{self, MAX_DATUM_LEN};
 
 /// The first bytes of every binary COPY stream.
 pub const SIGNATURE: &[u8; 11] = b"PGCOPY\n\xff\r\n\0";
@@ -192,15 +192,8 @@ impl<R: Read> Reader<R> {
 
     /// Fills `buf` as far as the input goes; the number of bytes read.
     fn read_up_to(&mut self, buf: &mut [u8]) -> anyhow::Result<usize> {
-        let mut filled = 0;
-        while filled < buf.len() {
-            match self.input.read(&mut buf[filled..]) {
-                Ok(0) => break,
-                Ok(read) => filled += read,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e).context("cannot read the COPY data"),
-            }
-        }
+        let filled =
+            datums_file::read_up_to(&mut self.input, buf).context("cannot read the COPY data")?;
         self.offset += filled as u64;
         Ok(filled)
     }

@@ -379,17 +379,23 @@ fn compress_and_compare_read_a_postgres_column() {
         &mut copy_out,
     )
     .unwrap();
-    std::fs::write(dir.join("out.copy"), &copy_out).unwrap();
-    let back = stdout(&pgdict(dir, &["decompress", "out.copy"]));
-    assert!(
-        back.lines().eq(lines.iter().copied()),
-        "binary COPY: the rows came back different"
-    );
-    let summary = stdout(&pgdict(dir, &["inspect", "out.copy"]));
-    assert!(
-        summary.lines().last().unwrap().contains("(binary COPY)"),
-        "{summary}"
-    );
+    // What the server gave, in a file: `decompress` gives the rows back, and `inspect` tells
+    // its format.
+    let reads_back = |file: &str, bytes: &[u8], format: &str| {
+        std::fs::write(dir.join(file), bytes).unwrap();
+        let back = stdout(&pgdict(dir, &["decompress", file]));
+        assert!(
+            back.lines().eq(lines.iter().copied()),
+            "{format}: the rows came back different"
+        );
+        let summary = stdout(&pgdict(dir, &["inspect", file]));
+        let summary = summary.lines().last().unwrap();
+        assert!(
+            summary.contains(&format!("datums of {file} ({format})")),
+            "{summary}"
+        );
+    };
+    reads_back("out.copy", &copy_out, "binary COPY");
     for output in ["hex", "escape"] {
         client
             .batch_execute(&format!("SET bytea_output = {output}"))
@@ -400,18 +406,7 @@ fn compress_and_compare_read_a_postgres_column() {
             .iter()
             .map(|row| row.get::<_, String>(0) + "\n")
             .collect();
-        std::fs::write(dir.join("printed.txt"), &printed).unwrap();
-        let back = stdout(&pgdict(dir, &["decompress", "printed.txt"]));
-        assert!(
-            back.lines().eq(lines.iter().copied()),
-            "bytea_output = {output}: the rows came back different"
-        );
-        let summary = stdout(&pgdict(dir, &["inspect", "printed.txt"]));
-        let summary = summary.lines().last().unwrap();
-        assert!(
-            summary.contains(&format!("datums of printed.txt ({output})")),
-            "{summary}"
-        );
+        reads_back("printed.txt", printed.as_bytes(), output);
     }
 }
 

@@ -154,16 +154,7 @@ impl<R: Read> Reader<R> {
 
     /// Reads until `buf` is full or the input ends; returns how many bytes were read.
     fn fill(&mut self, buf: &mut [u8]) -> Result<usize, DatumsFileError> {
-        let mut got = 0;
-        while got < buf.len() {
-            match self.inner.read(&mut buf[got..]) {
-                Ok(0) => break,
-                Ok(n) => got += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(source) => return Err(self.io(source)),
-            }
-        }
-        Ok(got)
+        read_up_to(&mut self.inner, buf).map_err(|source| self.io(source))
     }
 
     /// The number of the record being read, from 1, for errors.
@@ -202,6 +193,21 @@ impl<R: Read> Iterator for Reader<R> {
         let datum = self.read_datum();
         super::end_after_error(&mut self.done, datum)
     }
+}
+
+/// Reads `input` until `buf` is full or the input ends (a read a signal interrupted is tried
+/// again); returns how many bytes were read.
+pub fn read_up_to(input: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match input.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
 }
 
 /// Writes datums as records (see the module documentation).
