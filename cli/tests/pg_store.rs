@@ -277,36 +277,19 @@ fn compress_and_compare_read_a_postgres_column() {
     // Datums kept in a bytea column read back as the server prints them (psql prints what
     // byteaout gives) under either bytea_output: hex, the default, and escape, each told by
     // its look. lz4 without a dictionary: raw datums of both header sizes, and compressed.
-    let hex = stdout(&pgdict(
-        dir,
-        &[
-            "compress",
-            "--dict",
-            "none",
-            "--codec",
-            "lz4",
-            "--hex",
-            "-q",
-            rows_file.to_str().unwrap(),
-        ],
-    ));
+    let rows = rows_file.to_str().unwrap();
+    let compressed = |form: &str| {
+        let args = [
+            "compress", "--dict", "none", "--codec", "lz4", form, "-q", rows,
+        ];
+        pgdict(dir, &args).stdout
+    };
+    let hex = String::from_utf8(compressed("--hex")).unwrap();
     // Loaded as the README says, `\copy datums (payload) FROM 'rows.hex' (FORMAT csv)`:
     // psql sends the file through COPY FROM STDIN, as here; each hex line is a bytea literal
     // to CSV (text COPY would read its `\x` as an escape of its own).
-    client
-        .batch_execute("CREATE TABLE datums (id serial PRIMARY KEY, payload bytea)")
-        .unwrap();
-    let mut copy = client
-        .copy_in("COPY datums (payload) FROM STDIN (FORMAT csv)")
-        .unwrap();
-    std::io::Write::write_all(&mut copy, hex.as_bytes()).unwrap();
-    assert_eq!(copy.finish().unwrap(), lines.len() as u64);
-    let stored: Vec<Vec<u8>> = client
-        .query("SELECT payload FROM datums ORDER BY id", &[])
-        .unwrap()
-        .iter()
-        .map(|row| row.get(0))
-        .collect();
+    let stored = copy_into_new_table(&mut client, "datums", "csv", hex.as_bytes());
+    assert_eq!(stored.len(), lines.len());
     let written: Vec<Vec<u8>> = hex
         .lines()
         .map(|line| {
@@ -323,34 +306,8 @@ fn compress_and_compare_read_a_postgres_column() {
     );
     // The same datums through binary COPY, both ways: loaded from `compress --copy`, and
     // copied out of the table for `decompress` and `inspect`.
-    let copy = pgdict(
-        dir,
-        &[
-            "compress",
-            "--dict",
-            "none",
-            "--codec",
-            "lz4",
-            "--copy",
-            "-q",
-            rows_file.to_str().unwrap(),
-        ],
-    )
-    .stdout;
-    client
-        .batch_execute("CREATE TABLE copied (id serial PRIMARY KEY, payload bytea)")
-        .unwrap();
-    let mut copy_in = client
-        .copy_in("COPY copied (payload) FROM STDIN (FORMAT binary)")
-        .unwrap();
-    std::io::Write::write_all(&mut copy_in, &copy).unwrap();
-    assert_eq!(copy_in.finish().unwrap(), lines.len() as u64);
-    let copied: Vec<Vec<u8>> = client
-        .query("SELECT payload FROM copied ORDER BY id", &[])
-        .unwrap()
-        .iter()
-        .map(|row| row.get(0))
-        .collect();
+    let copy = compressed("--copy");
+    let copied = copy_into_new_table(&mut client, "copied", "binary", &copy);
     assert_eq!(copied, written, "binary COPY stored other bytes");
     // A compress that stops on an error ends its stream so that COPY refuses it: nothing of
     // it is loaded (PostgreSQL would commit the whole tuples before a plain end).
@@ -408,6 +365,34 @@ fn compress_and_compare_read_a_postgres_column() {
             .collect();
         reads_back("printed.txt", printed.as_bytes(), output);
     }
+}
+
+/// Loads `data` into a new table `table (id serial, payload bytea)` with `COPY table (payload)
+/// FROM STDIN (FORMAT format)`, as psql sends a file, and gives the payloads back in order.
+fn copy_into_new_table(
+    client: &mut postgres::Client,
+    table: &str,
+    format: &str,
+    data: &[u8],
+) -> Vec<Vec<u8>> {
+    client
+        .batch_execute(&format!(
+            "CREATE TABLE {table} (id serial PRIMARY KEY, payload bytea)"
+        ))
+        .unwrap();
+    let mut copy = client
+        .copy_in(&format!(
+            "COPY {table} (payload) FROM STDIN (FORMAT {format})"
+        ))
+        .unwrap();
+    std::io::Write::write_all(&mut copy, data).unwrap();
+    copy.finish().unwrap();
+    client
+        .query(&format!("SELECT payload FROM {table} ORDER BY id"), &[])
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect()
 }
 
 #[test]
