@@ -136,7 +136,7 @@ fn compress_writes_the_same_datums_on_any_number_of_threads() {
         .fails(2, &["--jobs"]);
 
     // A row that cannot be read (invalid JSON at row 9,000) ends the output after the 8,999
-    // rows before it, on any number of threads.
+    // rows before it, on any number of threads, with a line no reader takes.
     let events = fs::read(corpus("events.jsonl")).unwrap();
     let mut lines: Vec<&[u8]> = events
         .split(|&b| b == b'\n')
@@ -153,7 +153,13 @@ fn compress_writes_the_same_datums_on_any_number_of_threads() {
         let run = dir
             .run(&["compress", "bad.jsonl", "--hex", "--jobs", jobs])
             .fails(1, &["bad.jsonl", "9000"]);
-        assert_eq!(run.stdout().lines().count(), 8999, "--jobs {jobs}");
+        let stdout = run.stdout();
+        let (datums, last) = stdout.trim_end().rsplit_once('\n').unwrap();
+        assert_eq!(datums.lines().count(), 8999, "--jobs {jobs}");
+        assert!(
+            last.starts_with("\\x-- pgdict stopped on an error"),
+            "{last}"
+        );
     }
 }
 
