@@ -1045,6 +1045,9 @@ mod tests {
         };
         assert_eq!(named("/var/run/postgresql"), Some(b"secret".to_vec()));
         assert_eq!(named("/tmp"), None);
+        // The port as given: ' 5432' is no line's 5432 (libpq compares the text).
+        assert_eq!(named("'' port=' 5432'"), None);
+        assert_eq!(named("'' port=5432"), Some(b"secret".to_vec()));
         // PGPASSWORD and the string come first.
         let with_password = [vars[0], vars[1], ("PGPASSWORD", "env")];
         assert_eq!(password(&with_password), Some(b"env".to_vec()));
@@ -1352,6 +1355,13 @@ mod tests {
     fn bad_values_are_named() {
         let err = with_env("", &[("PGPORT", "54x")]).unwrap_err();
         assert_eq!(err, "PGPORT=54x is not a port number (or a list of them)");
+        // An integer as libpq reads one: white space around it, but not only white space.
+        assert_eq!(
+            with_env("port=' 5433 '", &[]).unwrap().get_ports(),
+            [5433, 5433]
+        );
+        let err = with_env("", &[("PGPORT", " ")]).unwrap_err();
+        assert_eq!(err, "PGPORT=  is not a port number (or a list of them)");
         let err = with_env("", &[("PGCONNECT_TIMEOUT", "soon")]).unwrap_err();
         assert_eq!(err, "PGCONNECT_TIMEOUT=soon is not a number of seconds");
         assert!(with_env("port=x", &[]).is_err());
