@@ -360,7 +360,8 @@ struct CompressArgs {
     hex: bool,
 
     /// Write PostgreSQL's binary COPY format of one bytea column instead of a datums file, to
-    /// load with `COPY t (payload) FROM STDIN (FORMAT binary)`.
+    /// load with `COPY t (payload) FROM STDIN (FORMAT binary)`. Implied when `-o`'s file name
+    /// ends in `.copy`.
     #[arg(long, conflicts_with = "hex")]
     copy: bool,
 

@@ -228,7 +228,7 @@ fn a_count_of_one_is_singular() {
 }
 
 #[test]
-fn compress_decompress_round_trip_as_datums_file_and_as_hex() {
+fn compress_decompress_round_trip_as_datums_file_hex_and_copy() {
     let dir = Dir::new();
     dir.demo_store();
     let rows = corpus_arg("app_logs.txt");
@@ -266,6 +266,17 @@ fn compress_decompress_round_trip_as_datums_file_and_as_hex() {
     dir.run(&["compress", "--codec", "lz4", "-q", &rows, "-o", "logs.hex"])
         .ok();
     assert_eq!(fs::read(dir.path("logs.hex")).unwrap(), hex.stdout);
+
+    // Binary COPY, through standard input both ways; a `.copy` file name asks for it.
+    let copy = dir
+        .run_with_stdin(&["compress", "--codec", "lz4", "--copy", "-q"], &original)
+        .ok();
+    assert!(copy.stdout.starts_with(b"PGCOPY\n\xff\r\n\0"));
+    let back = dir.run_with_stdin(&["decompress"], &copy.stdout).ok();
+    assert_eq!(back.stdout, original);
+    dir.run(&["compress", "--codec", "lz4", "-q", &rows, "-o", "logs.copy"])
+        .ok();
+    assert_eq!(fs::read(dir.path("logs.copy")).unwrap(), copy.stdout);
 
     // Prefixes, as substr() reads them.
     let prefix = dir

@@ -56,16 +56,18 @@ pub fn run(store_args: &StoreArgs, args: &CompressArgs) -> anyhow::Result<u8> {
     let rows = source::open(&spec).with_context(|| format!("cannot read the rows of {what}"))?;
     // Worth saying even with --quiet: it is about what was compressed.
     print_note(&rows);
-    // `-o NAME.hex` asks for hex lines as plainly as --hex does: a binary datums file under
-    // that name would mislead whoever opens it.
-    let named_hex = args
-        .output
-        .as_deref()
-        .is_some_and(|path| path.extension().is_some_and(|ext| ext == "hex"));
-    let form = match (args.copy, args.hex || named_hex) {
+    // `-o NAME.hex` asks for hex lines as plainly as --hex does, and `-o NAME.copy` for binary
+    // COPY as --copy does: a datums file under either name would mislead whoever opens it.
+    let named = |extension: &str| {
+        let output = args.output.as_deref();
+        output.is_some_and(|path| path.extension().is_some_and(|ext| ext == extension))
+    };
+    let form = match (args.copy, args.hex) {
         (true, _) => OutForm::Copy,
         (false, true) => OutForm::Hex,
-        (false, false) => OutForm::DatumsFile,
+        _ if named("copy") => OutForm::Copy,
+        _ if named("hex") => OutForm::Hex,
+        _ => OutForm::DatumsFile,
     };
     let binary = form != OutForm::Hex;
     let mut out = Output::open(args.output.as_deref(), binary, "write hex lines with --hex")?;
