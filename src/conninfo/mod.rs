@@ -228,18 +228,13 @@ pub fn parse_with_env(
         }
     };
     keywords::refuse_unsupported_variables(&set_env)?;
-    // A keyword whose values libpq checks against a list takes no empty value, wherever it is
-    // given (an empty variable too, which libpq reads as the value ""): libpq's error.
-    for (keyword, variable) in [
-        ("sslmode", "PGSSLMODE"),
-        ("gssencmode", "PGGSSENCMODE"),
-        ("target_session_attrs", "PGTARGETSESSIONATTRS"),
-        ("channel_binding", "PGCHANNELBINDING"),
-    ] {
-        if setting(keyword, variable).is_some_and(|(value, _)| value.is_empty()) {
-            return Err(format!("invalid {keyword} value: \"\""));
-        }
-    }
+    // (A keyword whose values libpq checks against a list, this one, `sslmode`, `gssencmode`
+    // and `channel_binding`, refuses an empty value as any other it does not know: libpq's
+    // `invalid ... value: ""`, from wherever it came.)
+    let target = match setting("target_session_attrs", "PGTARGETSESSIONATTRS") {
+        Some((value, _)) => value.parse()?,
+        None => SessionTarget::Any,
+    };
     // An empty hostaddr (from wherever it came) names none, as in libpq.
     let targets = targets(
         setting("host", "PGHOST").map(|(hosts, _)| hosts),
@@ -379,10 +374,6 @@ pub fn parse_with_env(
     if let Some(password) = per_host.first().and_then(Config::get_password) {
         config.password(password);
     }
-    let target = match setting("target_session_attrs", "PGTARGETSESSIONATTRS") {
-        Some((value, _)) => value.parse()?,
-        None => SessionTarget::Any,
-    };
     Ok(ConnInfo {
         config,
         tls,
@@ -1288,6 +1279,20 @@ mod tests {
             "definition of service \"\" not found"
         );
         assert!(with_env("host=db client_encoding=''", &[]).is_ok());
+        // A keyword whose values libpq checks against a list refuses an empty one.
+        for (keyword, variable) in [
+            ("sslmode", "PGSSLMODE"),
+            ("gssencmode", "PGGSSENCMODE"),
+            ("target_session_attrs", "PGTARGETSESSIONATTRS"),
+            ("channel_binding", "PGCHANNELBINDING"),
+        ] {
+            let refused = format!("invalid {keyword} value: \"\"");
+            assert_eq!(
+                with_env(&format!("host=db {keyword}=''"), &[]).unwrap_err(),
+                refused
+            );
+            assert_eq!(with_env("host=db", &[(variable, "")]).unwrap_err(), refused);
+        }
         // An empty connect_timeout is psql's error, as any that is not a number.
         assert_eq!(
             with_env("host=db", &[("PGCONNECT_TIMEOUT", "")]).unwrap_err(),
