@@ -448,10 +448,9 @@ struct Target {
     /// Whether `host` is a default socket directory (none was named), which libpq looks up
     /// in the password file as `localhost`.
     default_socket: bool,
-    hostaddr: Option<std::net::IpAddr>,
-    /// The address as given (`127.1`), which libpq looks up in the password file when no host
-    /// name comes with it.
-    address_text: Option<String>,
+    /// The address, and the address as given (`127.1`), which libpq looks up in the password
+    /// file when no host name comes with it.
+    hostaddr: Option<(std::net::IpAddr, String)>,
     port: u16,
     /// The port as given (white space around the number kept), which libpq matches against
     /// the password file's as text; empty, 5432.
@@ -463,7 +462,7 @@ impl Target {
         if let Some(host) = &self.host {
             config.host(host);
         }
-        if let Some(address) = self.hostaddr {
+        if let Some((address, _)) = self.hostaddr {
             config.hostaddr(address);
         }
         config.port(self.port);
@@ -498,14 +497,14 @@ fn targets(
             .collect::<Result<_, _>>()?,
     };
     // An empty entry: no address for that host (its name is looked up), as in libpq.
-    let addresses: Vec<Option<(std::net::IpAddr, &str)>> = match &hostaddrs {
+    let addresses: Vec<Option<(std::net::IpAddr, String)>> = match &hostaddrs {
         None => Vec::new(),
         Some((list, origin)) => list
             .split(',')
             .map(|text| match text {
                 "" => Ok(None),
                 _ => match numeric_address(text) {
-                    Some(address) => Ok(Some((address, text))),
+                    Some(address) => Ok(Some((address, text.to_string()))),
                     None => Err(format!(
                         "{origin}={list} is not an IP address (or a list of them)"
                     )),
@@ -556,7 +555,6 @@ fn targets(
                 host: Some(dir.to_string()),
                 default_socket: true,
                 hostaddr: None,
-                address_text: None,
                 port: port(0).0,
                 port_text: port(0).1.clone(),
             })
@@ -564,10 +562,7 @@ fn targets(
     }
     Ok((0..count)
         .map(|i| {
-            let (hostaddr, address_text) = match addresses.get(i).copied().flatten() {
-                Some((address, text)) => (Some(address), Some(text.to_string())),
-                None => (None, None),
-            };
+            let hostaddr = addresses.get(i).cloned().flatten();
             // Neither a name nor an address: the default socket directory.
             let (host, default_socket) = match names.get(i).copied() {
                 Some("") | None if hostaddr.is_none() => {
@@ -580,7 +575,6 @@ fn targets(
                 host,
                 default_socket,
                 hostaddr,
-                address_text,
                 port: port(i).0,
                 port_text: port(i).1.clone(),
             }

@@ -49,7 +49,7 @@ pub(super) fn password_for(file: &[u8], config: &Config, target: &Target) -> Opt
         Some(Host::Unix(_)) if target.default_socket => "localhost".into(),
         Some(Host::Unix(dir)) if dir == Path::new(DEFAULT_SOCKET_DIRS[0]) => "localhost".into(),
         Some(Host::Unix(dir)) => dir.to_str()?.to_string(),
-        None => target.address_text.clone()?,
+        None => target.hostaddr.as_ref()?.1.clone(),
     };
     let port = &target.port_text;
     let user = match config.get_user() {
