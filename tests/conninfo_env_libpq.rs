@@ -119,24 +119,31 @@ fn refused_once_waiting(settings: &Settings) -> bool {
     text(settings, "connect_timeout").is_some_and(|seconds| seconds.trim().parse::<i32>().is_err())
 }
 
+/// The host names of a configuration, as text (a socket directory as its path).
+fn host_names(config: &postgres::Config) -> Vec<String> {
+    let names = config.get_hosts().iter().map(|host| match host {
+        Host::Tcp(name) => name.clone(),
+        Host::Unix(path) => path.display().to_string(),
+    });
+    names.collect()
+}
+
+/// A port as libpq gives it (white space around it allowed; empty is 5432).
+fn libpq_port(text: &str) -> u16 {
+    match text.trim() {
+        "" => 5432,
+        port => port.parse().expect("a port libpq took"),
+    }
+}
+
 /// The password of the host libpq had reached (`at`: its host, or address, and port) is
 /// pgdict's for that host.
 fn compare_password(case: &str, at: (&[u8], &[u8]), password: &[u8], info: &ConnInfo) {
     let host = String::from_utf8_lossy(at.0);
-    let port: u16 = match String::from_utf8_lossy(at.1).trim() {
-        "" => 5432,
-        port => port.parse().expect("a port libpq took"),
-    };
+    let port = libpq_port(&String::from_utf8_lossy(at.1));
     let names = |config: &postgres::Config| {
-        let names = config.get_hosts().iter().map(|host| match host {
-            Host::Tcp(name) => name.clone(),
-            Host::Unix(path) => path.display().to_string(),
-        });
-        let addresses = config
-            .get_hostaddrs()
-            .iter()
-            .map(|address| address.to_string());
-        names.chain(addresses).collect::<Vec<_>>()
+        let addresses = config.get_hostaddrs().iter().map(|a| a.to_string());
+        [host_names(config), addresses.collect()].concat()
     };
     // An address as pgdict prints it (`127.1` is 127.0.0.1).
     let host = match numeric_address(&host) {
@@ -186,14 +193,7 @@ fn compare(case: &str, theirs: &Settings, info: &ConnInfo) {
             let entry = list.as_ref().and_then(|list| list.get(i).cloned());
             entry.filter(|entry| !entry.is_empty())
         };
-        let ours: Vec<String> = host
-            .get_hosts()
-            .iter()
-            .map(|host| match host {
-                Host::Tcp(name) => name.clone(),
-                Host::Unix(path) => path.display().to_string(),
-            })
-            .collect();
+        let ours = host_names(host);
         match entry(&names) {
             Some(name) => assert_eq!(ours, [name], "{case}: host {i}"),
             None if entry(&addresses).is_some() => assert!(ours.is_empty(), "{case}: host {i}"),
@@ -209,11 +209,7 @@ fn compare(case: &str, theirs: &Settings, info: &ConnInfo) {
             1 => &ports[0],
             _ => &ports[i],
         };
-        let port = match port.trim() {
-            "" => 5432,
-            port => port.parse().expect("a port libpq took"),
-        };
-        assert_eq!(host.get_ports(), [port], "{case}: port {i}");
+        assert_eq!(host.get_ports(), [libpq_port(port)], "{case}: port {i}");
     }
     // libpq's default is "" (none); it sends none when empty, the crate sends "", which the
     // server reads as none.

@@ -98,6 +98,7 @@ pub fn refuse_unsupported_variables(env: &dyn Fn(&str) -> Option<String>) -> Res
     }
     Ok(())
 }
+
 /// The keywords [`split`] takes out, which the crate does not know or knows otherwise than
 /// libpq: the servers (libpq pairs up its lists of hosts, addresses and ports otherwise) and the
 /// time to wait for one (the crate reads `connect_timeout=0` as unset), channel binding (which
