@@ -201,7 +201,7 @@ fn compress(
     let mut writer = DatumWriter {
         out,
         counts: Counts::default(),
-        copy_header: form == OutForm::Copy,
+        form,
     };
     let new_worker = || {
         let mut encoder = DatumEncoder::new();
@@ -241,15 +241,14 @@ impl ItemReader for RowReader<'_> {
 struct DatumWriter<'a> {
     out: &'a mut Output,
     counts: Counts,
-    /// Whether the binary COPY header is still to be written: with the first datum, so that
-    /// an input without rows writes nothing.
-    copy_header: bool,
+    /// The datums' form: binary COPY writes its header with the first datum, so that an input
+    /// without rows writes nothing.
+    form: OutForm,
 }
 
 impl ResultWriter<Compressed> for DatumWriter<'_> {
     fn write(&mut self, compressed: Compressed) -> anyhow::Result<()> {
-        if self.copy_header && compressed.counts.rows > 0 {
-            self.copy_header = false;
+        if self.form == OutForm::Copy && self.counts.rows == 0 && compressed.counts.rows > 0 {
             copy_binary::write_header(self.out)
                 .with_context(|| format!("cannot write to {}", self.out.name()))?;
         }
