@@ -618,7 +618,7 @@ enum Parser<R: BufRead> {
     Hex(HexLines<R>),
     Escape(EscapeLines<R>),
     Varlena(Varlenas<R>),
-    Copy(copy_binary::Reader<R>),
+    Copy(copy_binary::BinaryReader<R>),
 }
 
 impl<R: BufRead> Parser<R> {
@@ -628,7 +628,7 @@ impl<R: BufRead> Parser<R> {
             DatumFormatArg::Hex => Parser::Hex(HexLines::new(input)),
             DatumFormatArg::Escape => Parser::Escape(EscapeLines::new(input)),
             DatumFormatArg::Varlena => Parser::Varlena(Varlenas::new(input)),
-            DatumFormatArg::Copy => Parser::Copy(copy_binary::Reader::new(input)),
+            DatumFormatArg::Copy => Parser::Copy(copy_binary::BinaryReader::new(input, None)),
         }
     }
 

@@ -22,6 +22,8 @@ use pgdict_trainer::source::SourceError;
 
 /// Exit status of an error.
 pub const STATUS_ERROR: u8 = 1;
+/// Exit status of a usage error: flags that do not go together (clap's own errors exit 2 too).
+pub const STATUS_USAGE: u8 = 2;
 /// Exit status of `dict sync` refusing because the stores diverged.
 pub const STATUS_CONFLICT: u8 = 4;
 
@@ -57,6 +59,23 @@ pub fn user_error(title: impl Into<String>, hint: impl Into<String>) -> anyhow::
     anyhow::Error::msg(title.into()).context(Hint(hint.into()))
 }
 
+/// Flags that do not go together, which clap cannot tell: exits 2, as clap's errors do.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// A [`UsageError`] with its hint.
+pub fn usage_error(title: impl Into<String>, hint: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(UsageError(title.into())).context(Hint(hint.into()))
+}
+
 /// Whether the error is (or was caused by) a write to a closed pipe, also one that
 /// `serde_json::to_writer` met (its error holds the I/O error, which its `source` skips).
 pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
@@ -82,6 +101,9 @@ pub fn report(error: &anyhow::Error) -> u8 {
         )
     }) {
         return STATUS_CONFLICT;
+    }
+    if error.chain().any(|cause| cause.is::<UsageError>()) {
+        return STATUS_USAGE;
     }
     STATUS_ERROR
 }

@@ -32,7 +32,7 @@ Exit status:
   0  success, also when the reader of the output goes away early (`pgdict inspect x | head`)
   1  error: nothing more was done; the message says what failed and what to do next
      (inspect --verify: a dictionary the datums name could not be had, so they were not checked)
-  2  usage: an unknown flag or a bad value; nothing was done
+  2  usage: an unknown flag, a bad value, flags that do not go together; nothing was done
   3  inspect: every datum was read, but some are invalid (each is marked in the output)
   4  dict sync: the two stores hold different dictionaries under one id; nothing was changed
 
@@ -60,7 +60,8 @@ Environment:
 ///   pgdict dict list                     the store's dictionaries
 ///
 /// ROWS is a file of lines, JSON Lines (.jsonl), a length-prefixed datums file (.datums), a
-/// CSV column (--csv-column), a directory (one datum per file), or `-` for standard input.
+/// CSV column (--csv-column), COPY ... TO output (.copy, text or binary), a directory (one
+/// datum per file), or `-` for standard input.
 #[derive(Debug, Parser)]
 #[command(
     name = "pgdict",
@@ -124,7 +125,8 @@ pub struct RowInput {
     pub input: PathBuf,
 
     /// How the input holds its rows. Without it: from the file name (.jsonl and .ndjson are
-    /// JSON Lines, .datums a datums file), else lines; `csv` when --csv-column is given.
+    /// JSON Lines, .datums a datums file, .copy COPY data), else lines; `csv` when
+    /// --csv-column is given, `copy` when --copy-column is.
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub format: Option<RowFormatArg>,
 
@@ -148,6 +150,12 @@ pub struct RowInput {
     )]
     pub csv_delimiter: u8,
 
+    /// The column of COPY data (--format copy) whose values are the rows: a 0-based index, or
+    /// the name the first line gives it (text COPY ... TO with HEADER). Without it the data
+    /// must have one column.
+    #[arg(long, value_name = "INDEX|NAME")]
+    pub copy_column: Option<String>,
+
     /// Read the rows from a PostgreSQL table column instead of ROWS: a libpq-style connection
     /// string ('host=... port=... user=... dbname=...') or a postgresql:// URL, read as psql
     /// reads it (a service, PGHOST, PGPORT, PGUSER, ~/.pgpass, TLS settings; see --pg-store).
@@ -158,7 +166,7 @@ pub struct RowInput {
         long,
         value_name = "CONNINFO",
         requires_all = ["table", "column"],
-        conflicts_with_all = ["input", "format", "csv_column"]
+        conflicts_with_all = ["input", "format", "csv_column", "copy_column"]
     )]
     pub pg_source: Option<String>,
 
@@ -184,6 +192,9 @@ pub enum RowFormatArg {
     Datums,
     /// One column of a CSV file (--csv-column).
     Csv,
+    /// What COPY ... TO writes, in the text format or (FORMAT binary): one column, or the one
+    /// --copy-column names. NULLs and empty values are skipped.
+    Copy,
 }
 
 /// Where datums come from (`decompress`, `inspect`).
@@ -399,9 +410,11 @@ struct DecompressArgs {
 
     /// How to write the rows: `lines` (one per line; fails on a row with a line feed), `jsonl`
     /// (a row that is a JSON value other than a string as it is, any other row as a JSON
-    /// string), or `datums` (length-prefixed, any bytes). Each is what `--format` reads back.
-    /// Default: from the name of `-o`'s file as `--format` reads names (.jsonl/.ndjson: jsonl,
-    /// .datums: datums), else lines.
+    /// string), `datums` (length-prefixed, any bytes), or `copy` (binary COPY of one column,
+    /// any bytes: COPY t (body) FROM STDIN (FORMAT binary) loads it into a text or bytea
+    /// column). Each is what `--format` reads back. Default: from the name of `-o`'s file as
+    /// `--format` reads names (.jsonl/.ndjson: jsonl, .datums: datums, .copy: copy), else
+    /// lines.
     #[arg(long, value_enum, value_name = "FORMAT")]
     out_format: Option<RowOutFormat>,
 
@@ -423,6 +436,8 @@ pub enum RowOutFormat {
     Jsonl,
     /// Length-prefixed records.
     Datums,
+    /// PostgreSQL's binary COPY of one column.
+    Copy,
 }
 
 /// Show each datum's header: form, PostgreSQL method, codec, dictionary id, raw and stored size

@@ -1,15 +1,16 @@
 //! Reading a row input (`compress`, `compare`) through the trainer's sources: a file of
-//! lines, JSON Lines, a datums file, a CSV column, a directory, standard input, or a
-//! PostgreSQL column.
+//! lines, JSON Lines, a datums file, a CSV column, COPY data, a directory, standard input, or
+//! a PostgreSQL column.
 
 use std::io::IsTerminal;
 
 use anyhow::Context;
+use clap::ValueEnum;
 use pgdict_trainer::progress::{InputProgress, Phase, Progress};
 use pgdict_trainer::sample::{Limits, Sampler};
 use pgdict_trainer::source::{self, CsvColumn, CsvOptions, Format, PgSource, SourceSpec};
 
-use crate::fail::user_error;
+use crate::fail::usage_error;
 use crate::text::{counted, thousands};
 use crate::{RowFormatArg, RowInput};
 
@@ -27,7 +28,27 @@ pub fn row_source(input: &RowInput, rows_wanted: Option<u64>) -> anyhow::Result<
             seed: 0,
         }));
     }
+    let copy_column = input.copy_column.as_deref().map(CsvColumn::parse);
+    if let (Some(_), Some(other)) = (&copy_column, input.format) {
+        if other != RowFormatArg::Copy {
+            return Err(usage_error(
+                format!(
+                    "--copy-column reads COPY data, but --format says {}",
+                    name(other)
+                ),
+                "drop --format (or say --format copy)",
+            ));
+        }
+    }
     let format = match (input.format, &input.csv_column) {
+        (Some(RowFormatArg::Copy), None) => Some(Format::Copy(copy_column)),
+        (None, None) if copy_column.is_some() => Some(Format::Copy(copy_column)),
+        (None, Some(_)) if copy_column.is_some() => {
+            return Err(usage_error(
+                "--csv-column and --copy-column name columns of different formats",
+                "give the one for the input's format",
+            ))
+        }
         (None, None) => None,
         (Some(RowFormatArg::Lines), None) => Some(Format::Lines),
         (Some(RowFormatArg::Jsonl), None) => Some(Format::JsonLines),
@@ -39,14 +60,14 @@ pub fn row_source(input: &RowInput, rows_wanted: Option<u64>) -> anyhow::Result<
             Some(Format::Csv(options))
         }
         (Some(RowFormatArg::Csv), None) => {
-            return Err(user_error(
+            return Err(usage_error(
                 "--format csv needs a column",
                 "name it with --csv-column NAME (from the header line) or a 0-based index",
             ))
         }
         (Some(other), Some(_)) => {
-            return Err(user_error(
-                format!("--csv-column reads CSV, but --format says {other:?}"),
+            return Err(usage_error(
+                format!("--csv-column reads CSV, but --format says {}", name(other)),
                 "drop --format (or say --format csv)",
             ))
         }
@@ -56,6 +77,13 @@ pub fn row_source(input: &RowInput, rows_wanted: Option<u64>) -> anyhow::Result<
         note_terminal_stdin("rows");
     }
     Ok(spec)
+}
+
+/// A format's name, as `--format` spells it.
+fn name(format: RowFormatArg) -> String {
+    format
+        .to_possible_value()
+        .map_or_else(String::new, |value| value.get_name().to_string())
 }
 
 /// Says so when standard input, about to be read, is a terminal: a command run without its

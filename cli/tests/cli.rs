@@ -421,6 +421,25 @@ fn a_csv_column_with_another_delimiter_is_read_as_the_trainer_reads_it() {
     .fails(1, &["no CSV column \"body\""]);
     dir.run(&["compress", "rows.tsv", "--csv-delimiter", "ab"])
         .fails(2, &["\"ab\" is not one byte"]);
+    // A column flag for another format than --format's is a usage error.
+    for (flags, message) in [
+        (
+            &["--csv-column", "body", "--format", "lines"][..],
+            "--csv-column reads CSV, but --format says lines",
+        ),
+        (
+            &["--copy-column", "1", "--format", "csv"],
+            "--copy-column reads COPY data, but --format says csv",
+        ),
+        (
+            &["--copy-column", "1", "--csv-column", "1"],
+            "--csv-column and --copy-column name columns of different formats",
+        ),
+        (&["--format", "csv"], "--format csv needs a column"),
+    ] {
+        dir.run(&[&["compress", "rows.tsv", "--dict", "none"], flags].concat())
+            .fails(2, &[message]);
+    }
 }
 
 #[test]

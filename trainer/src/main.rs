@@ -49,6 +49,8 @@ SOURCES:
   rows.jsonl             JSON Lines: a JSON string is its decoded text, other values the line
   rows.datums            length-prefixed: u32 little-endian length, then the bytes (binary ok)
   rows.csv --csv-column body      one CSV column, by header name or 0-based index
+  rows.copy              what COPY (SELECT body FROM t) TO STDOUT writes, text or
+                         (FORMAT binary); of several columns --copy-column picks one
   DIR/                   one datum per regular file, in file-name order
   -                      standard input (--format says how it holds datums; lines by default)
   --pg-source 'host=db user=app dbname=app' --table events --column payload
@@ -80,7 +82,8 @@ struct Args {
     source: Option<PathBuf>,
 
     /// How SOURCE holds datums. Default: from the file name (.jsonl/.ndjson: jsonl,
-    /// .datums: datums, else lines); csv when --csv-column is given.
+    /// .datums: datums, .copy: copy, else lines); csv when --csv-column is given, copy when
+    /// --copy-column is.
     #[arg(long, value_enum, value_name = "FORMAT")]
     format: Option<FormatArg>,
 
@@ -100,6 +103,12 @@ struct Args {
         value_parser = source::parse_csv_delimiter
     )]
     csv_delimiter: u8,
+
+    /// The column of COPY data (--format copy) that holds the datums: a 0-based index, or the
+    /// name the first line gives it (text COPY ... TO with HEADER). Without it the data must
+    /// have one column.
+    #[arg(long, value_name = "INDEX|NAME")]
+    copy_column: Option<String>,
 
     /// Sample a PostgreSQL table column instead of SOURCE: a libpq-style connection string
     /// ('host=... port=... user=... dbname=...') or a postgresql:// URL, read as psql reads
@@ -204,6 +213,8 @@ enum FormatArg {
     Datums,
     /// One CSV column (--csv-column).
     Csv,
+    /// PostgreSQL's COPY ... TO output, text or binary (one column, or --copy-column).
+    Copy,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -361,8 +372,11 @@ fn source_spec(args: &Args) -> Result<SourceSpec, Failure> {
             })
         })
     };
+    let copy_column = args.copy_column.as_deref().map(CsvColumn::parse);
     let format = match args.format {
+        None if copy_column.is_some() => Some(Format::Copy(copy_column)),
         None => csv(),
+        Some(FormatArg::Copy) => Some(Format::Copy(copy_column)),
         Some(FormatArg::Lines) => Some(Format::Lines),
         Some(FormatArg::Jsonl) => Some(Format::JsonLines),
         Some(FormatArg::Datums) => Some(Format::Datums),
@@ -374,6 +388,9 @@ fn source_spec(args: &Args) -> Result<SourceSpec, Failure> {
     };
     if args.csv_column.is_some() && !matches!(format, Some(Format::Csv(_))) {
         return Err(usage("--csv-column is only for --format csv".into()));
+    }
+    if args.copy_column.is_some() && !matches!(format, Some(Format::Copy(_))) {
+        return Err(usage("--copy-column is only for --format copy".into()));
     }
     Ok(SourceSpec::from_arg(path, format))
 }

@@ -430,6 +430,64 @@ fn bad_csv_names_the_line_and_a_good_column_trains() {
     );
 }
 
+/// COPY's text format, as `COPY t (id, payload) TO STDOUT` writes it: a tab between fields,
+/// a tab, line feed or backslash in a value escaped.
+fn copy_text(rows: &[Vec<u8>]) -> Vec<u8> {
+    let mut copy = b"id\tpayload\n".to_vec();
+    for (i, row) in rows.iter().enumerate() {
+        copy.extend_from_slice(format!("{i}\t").as_bytes());
+        for &byte in row {
+            match byte {
+                b'\\' => copy.extend_from_slice(b"\\\\"),
+                b'\t' => copy.extend_from_slice(b"\\t"),
+                b'\n' => copy.extend_from_slice(b"\\n"),
+                b'\r' => copy.extend_from_slice(b"\\r"),
+                other => copy.push(other),
+            }
+        }
+        copy.push(b'\n');
+    }
+    copy
+}
+
+#[test]
+fn copy_data_trains_by_column_and_bad_copy_names_the_line() {
+    let work = Work::new();
+    work.file("rows.copy", &copy_text(&json_rows(300)));
+    // The first line is the HEADER when a column is named.
+    let output = work.run(&["--quiet", "--copy-column", "payload", "rows.copy"]);
+    assert_exit(&output, 0);
+    assert_eq!(stdout(&output), "1\n");
+    // Two columns, and none named: which one?
+    let output = work.run(&["--dry-run", "rows.copy"]);
+    assert_exit(&output, 1);
+    assert_eq!(
+        stderr(&output).lines().next().unwrap(),
+        "pgdict-trainer: error: rows.copy:1: bad COPY data: 2 fields (tab-separated), where one \
+         is read (say which)"
+    );
+    assert!(
+        stderr(&output).contains("--copy-column picks one"),
+        "{}",
+        stderr(&output)
+    );
+    work.file("bad.copy", b"1\ta\n2\tb\tc\n");
+    let output = work.run(&["--dry-run", "--copy-column", "1", "bad.copy"]);
+    assert_exit(&output, 1);
+    assert_eq!(
+        stderr(&output).lines().next().unwrap(),
+        "pgdict-trainer: error: bad.copy:2: bad COPY data: 3 fields, where the lines before have 2"
+    );
+    // --copy-column is for COPY data only.
+    let output = work.run(&["--copy-column", "1", "--format", "lines", "rows.copy"]);
+    assert_exit(&output, 2);
+    assert!(
+        stderr(&output).contains("--copy-column is only for --format copy"),
+        "{}",
+        stderr(&output)
+    );
+}
+
 #[test]
 fn unreachable_database_names_host_and_port() {
     let work = Work::new();

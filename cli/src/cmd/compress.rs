@@ -146,8 +146,7 @@ fn write_broken_end(out: &mut Output, form: OutForm) {
         OutForm::DatumsFile => &[0xff; 4],
         // Not hex: the bytea input function refuses it.
         OutForm::Hex => b"\\x-- pgdict stopped on an error: the datums before this line are not all of the rows\n",
-        // A tuple of no columns, where COPY expects one.
-        OutForm::Copy => &[0, 0],
+        OutForm::Copy => copy_binary::BROKEN_END,
     };
     // The error being reported says what went wrong; failing to write this adds nothing.
     let _ = out.write_all(mark).and_then(|()| out.flush());

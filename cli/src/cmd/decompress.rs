@@ -13,6 +13,7 @@ use pgdict::rows::json_line_row;
 use pgdict_trainer::progress::{Bars, InputProgress, Phase};
 use pgdict_trainer::source::{datums_file, Format};
 
+use crate::copy_binary;
 use crate::datum_input::{Datum, Datums};
 use crate::fail::user_error;
 use crate::in_order::{self, Batch, ItemReader, ResultWriter};
@@ -30,11 +31,12 @@ pub fn run(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> 
         Some(path) => match Format::from_path(path) {
             Format::JsonLines => RowOutFormat::Jsonl,
             Format::Datums => RowOutFormat::Datums,
+            Format::Copy(_) => RowOutFormat::Copy,
             Format::Lines | Format::Csv(_) => RowOutFormat::Lines,
         },
         None => RowOutFormat::Lines,
     });
-    let binary = out_format == RowOutFormat::Datums;
+    let binary = matches!(out_format, RowOutFormat::Datums | RowOutFormat::Copy);
     let mut out = Output::open(
         args.output.as_deref(),
         binary,
@@ -54,12 +56,30 @@ pub fn run(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> 
     };
     let jobs = args.jobs.map_or_else(crate::default_jobs, usize::from);
     let mut reader = DatumReader { datums, step };
-    in_order::run(
+    let copy = out_format == RowOutFormat::Copy;
+    let written = in_order::run(
         jobs,
         new_worker,
         &mut reader,
-        &mut RowWriter { out: &mut out },
-    )?;
+        &mut RowWriter {
+            out: &mut out,
+            copy_header: copy,
+        },
+    );
+    if let Err(error) = written {
+        if copy {
+            // So that a COPY reading a pipe fails, rather than loading the rows before the
+            // error (`-o FILE` is not written at all then: see crate::output).
+            let _ = out
+                .write_all(copy_binary::BROKEN_END)
+                .and_then(|()| out.flush());
+        }
+        return Err(error);
+    }
+    if copy {
+        copy_binary::write_trailer(&mut out)
+            .with_context(|| format!("cannot write to {}", out.name()))?;
+    }
     let DatumReader { datums, step } = reader;
     let decoded = step.items();
     step.end(|| datums.bytes_read(), &counted(decoded, "datum"));
@@ -90,11 +110,18 @@ impl ItemReader for DatumReader<'_> {
 /// Writes each batch's rows.
 struct RowWriter<'a> {
     out: &'a mut Output,
+    /// Whether binary COPY's header is still to be written, before the first row.
+    copy_header: bool,
 }
 
 impl ResultWriter<Decoded> for RowWriter<'_> {
     /// Writes a batch's rows, then returns the error that ended the batch, if one did.
     fn write(&mut self, decoded: Decoded) -> anyhow::Result<()> {
+        if self.copy_header && !decoded.rows.is_empty() {
+            copy_binary::write_header(self.out)
+                .with_context(|| format!("cannot write to {}", self.out.name()))?;
+            self.copy_header = false;
+        }
         self.out
             .write_all(&decoded.rows)
             .with_context(|| format!("cannot write to {}", self.out.name()))?;
@@ -183,6 +210,7 @@ impl ToRows<'_> {
                 datums_file::Writer::new(rows).write_datum(value)?;
                 Ok(())
             }
+            RowOutFormat::Copy => Ok(copy_binary::write_tuple(rows, value)?),
         }
         .with_context(|| format!("cannot write the row of {}", at()))
     }

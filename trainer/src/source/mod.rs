@@ -11,6 +11,7 @@
 //! | JSON Lines | a JSON string: its decoded text; any other value: the line as it is (compact JSON text, as in the shared corpus); empty lines are skipped | [`Format::JsonLines`] |
 //! | datums file | one record: u32 little-endian length, then the bytes ([`datums_file`]); binary datums welcome | [`Format::Datums`] |
 //! | CSV column | one field of each record (unquoted), chosen by header name or 0-based index; empty fields are skipped | [`Format::Csv`] |
+//! | COPY data | one field of each row of `COPY ... TO` output, text or binary ([`copy`]), chosen by 0-based index (or a name in a text format `HEADER`); NULLs and empty values are skipped | [`Format::Copy`] |
 //! | directory | one regular file each, whole, in file-name order (subdirectories are not entered) | [`SourceSpec::Dir`] |
 //! | standard input | as the format says | [`SourceSpec::Stdin`] |
 //! | PostgreSQL column | one non-NULL value: `bytea` as its bytes, any other type as its text output in the database's encoding | [`SourceSpec::Postgres`] |
@@ -33,6 +34,7 @@
 //! stores and compresses it, and a SQL_ASCII database may hold bytes that are not UTF-8 at
 //! all.
 
+pub mod copy;
 pub mod datums_file;
 
 use std::cell::Cell;
@@ -60,15 +62,20 @@ pub enum Format {
     Datums,
     /// One column of a CSV file.
     Csv(CsvOptions),
+    /// One column of PostgreSQL's COPY output, text or binary ([`copy`]); `None`: the data
+    /// must have one column.
+    Copy(Option<CsvColumn>),
 }
 
 impl Format {
     /// The format a file name implies: `.jsonl`/`.ndjson` JSON Lines, `.datums` a datums file,
-    /// anything else lines. (CSV needs a column, so it is never guessed.)
+    /// `.copy` COPY data of one column, anything else lines. (CSV needs a column, so it is
+    /// never guessed.)
     pub fn from_path(path: &Path) -> Format {
         match path.extension().and_then(|e| e.to_str()) {
             Some("jsonl" | "ndjson") => Format::JsonLines,
             Some("datums") => Format::Datums,
+            Some("copy") => Format::Copy(None),
             _ => Format::Lines,
         }
     }
@@ -80,6 +87,7 @@ impl Format {
             Format::JsonLines => "jsonl",
             Format::Datums => "datums",
             Format::Csv(_) => "csv",
+            Format::Copy(_) => "copy",
         }
     }
 }
@@ -115,7 +123,7 @@ impl CsvOptions {
     }
 }
 
-/// A CSV column, by header name or 0-based index.
+/// A CSV or COPY column, by header name or 0-based index.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CsvColumn {
     /// The column whose header is this name.
@@ -201,6 +209,7 @@ impl SourceSpec {
     pub fn describe(&self) -> String {
         let format = |format: &Format| match format {
             Format::Csv(csv) => format!("csv column {}", csv.column),
+            Format::Copy(Some(column)) => format!("copy column {column}"),
             other => other.name().to_string(),
         };
         match self {
@@ -251,15 +260,25 @@ pub enum SourceError {
         /// What the CSV reader said.
         message: String,
     },
-    /// The CSV column asked for is not there.
-    #[error("{origin}: no CSV column {column}: {reason}")]
-    NoCsvColumn {
+    /// The CSV or COPY column asked for is not there.
+    #[error("{origin}: no {format} column {column}: {reason}")]
+    NoColumn {
         /// The file.
         origin: String,
+        /// "CSV" or "COPY".
+        format: &'static str,
         /// The column asked for.
         column: CsvColumn,
         /// Why (the header's names, the record's width).
         reason: String,
+    },
+    /// COPY data that is not what `COPY ... TO` writes ([`copy`]).
+    #[error("{origin}: bad COPY data: {message}")]
+    BadCopy {
+        /// The file (and line, for the text format).
+        origin: String,
+        /// What is wrong, and where (the tuple and byte, for the binary format).
+        message: String,
     },
     /// A line or file longer than any value PostgreSQL can store: refused once that much has
     /// been read, never buffered whole.
@@ -331,8 +350,16 @@ impl SourceError {
                 "the input must be CSV as COPY ... (FORMAT csv) writes it: a field with the \
                  delimiter, a quote or a line break in quotes, a quote inside one doubled"
             }
-            SourceError::NoCsvColumn { .. } => {
+            SourceError::NoColumn { format: "COPY", .. } => {
+                "check --copy-column (a 0-based index, or a name the first line of text COPY \
+                 data gives as its HEADER)"
+            }
+            SourceError::NoColumn { .. } => {
                 "check --csv-column (a header name or a 0-based index) and --csv-no-header"
+            }
+            SourceError::BadCopy { .. } => {
+                "the input must be what COPY ... TO writes, in the text format (a tab between \
+                 fields) or (FORMAT binary); of several columns, --copy-column picks one"
             }
             SourceError::DatumsFile(_) => {
                 "a datums file is what `pgdict compress` writes; for text use --format lines or \
@@ -617,6 +644,7 @@ fn from_buffered<R: BufRead + 'static>(
             datums_file::Reader::new(buffered, origin).map(|r| r.map_err(SourceError::from)),
         ),
         Format::Csv(options) => Box::new(CsvRows::new(buffered, options, origin)?),
+        Format::Copy(column) => copy::rows(buffered, column.as_ref(), origin)?,
     })
 }
 
@@ -748,7 +776,8 @@ impl<R: Read> CsvRows<R> {
             CsvColumn::Index(index) => *index,
             CsvColumn::Name(name) => {
                 if !options.has_header {
-                    return Err(SourceError::NoCsvColumn {
+                    return Err(SourceError::NoColumn {
+                        format: "CSV",
                         origin,
                         column: options.column.clone(),
                         reason: "the file has no header to name columns (give an index)".into(),
@@ -762,7 +791,8 @@ impl<R: Read> CsvRows<R> {
                             .iter()
                             .map(|h| String::from_utf8_lossy(h).into_owned())
                             .collect();
-                        return Err(SourceError::NoCsvColumn {
+                        return Err(SourceError::NoColumn {
+                            format: "CSV",
                             origin,
                             column: options.column.clone(),
                             reason: format!("the header has {}", names.join(", ")),
@@ -802,7 +832,8 @@ impl<R: Read> CsvRows<R> {
             }
             let Some(field) = self.record.get(self.index) else {
                 let line = self.record.position().map_or(0, |p| p.line());
-                return Err(SourceError::NoCsvColumn {
+                return Err(SourceError::NoColumn {
+                    format: "CSV",
                     origin: format!("{}:{line}", self.origin),
                     column: self.column.clone(),
                     reason: format!("the record has {} fields", self.record.len()),

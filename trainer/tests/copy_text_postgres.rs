@@ -1,0 +1,172 @@
+//! The COPY source's text format against PostgreSQL 15's own `COPY ... FROM` (the cluster
+//! harness of the workspace's tests, `tests/support/cluster.rs`): generated lines of two
+//! fields, built from the escapes and bytes the format treats specially, are loaded by the
+//! server and read by pgdict. Whatever the server loads, pgdict must read as the same values
+//! (NULLs and empty values aside, which a source skips). What the server refuses, pgdict may
+//! read or refuse. It refuses less, as its module documentation says, and in a run that
+//! printed the inputs only the server refused, these were all: a NUL byte (`\0`, which a
+//! database refuses in text), `\.` at the very end of the data without a line end, line ends
+//! of both kinds in one input (or a `\` and a carriage return before a line feed, in an input
+//! whose lines end in `\r\n`), and lines of three fields, which the two-column table refuses.
+//!
+//! The database is SQL_ASCII and the COPY says `ENCODING 'SQL_ASCII'`, so that any byte but
+//! NUL is a value's byte, as the source reads them.
+
+#[allow(dead_code)] // this test uses only part of the harness
+#[path = "../../tests/support/cluster.rs"]
+mod cluster;
+
+use std::io::Write;
+
+use cluster::PgCluster;
+use pgdict_trainer::source::{self, CsvColumn, Format, SourceSpec};
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+
+/// What a field is made of: plain bytes, every escape (well and badly formed), the delimiter
+/// and line ends escaped and not, and the end-of-data marker.
+const TOKENS: &[&[u8]] = &[
+    b"a",
+    b"Z",
+    b" ",
+    b"0",
+    b"7",
+    b"8",
+    b"f",
+    b"g",
+    b"N",
+    b".",
+    b"\xc3\xa9",
+    b"\xff",
+    b"\\",
+    b"\\\\",
+    b"\\t",
+    b"\\n",
+    b"\\r",
+    b"\\b",
+    b"\\f",
+    b"\\v",
+    b"\\x",
+    b"\\x4",
+    b"\\x4g",
+    b"\\xG",
+    b"\\xff",
+    b"\\0",
+    b"\\1",
+    b"\\12",
+    b"\\123",
+    b"\\777",
+    b"\\8",
+    b"\\q",
+    b"\\.",
+    b"\\N",
+    b"\\\t",
+    b"\\\n",
+    b"\\\r",
+    b"\t",
+];
+
+/// Cases generated; each is one COPY of one to four lines.
+const CASES: usize = 2000;
+
+/// One generated input: lines of (mostly) two fields.
+fn generate(rng: &mut StdRng) -> Vec<u8> {
+    let line_end: &[u8] = if rng.random_range(0..4) == 0 {
+        b"\r\n"
+    } else {
+        b"\n"
+    };
+    let mut input = Vec::new();
+    let lines = rng.random_range(1..=4);
+    for line in 0..lines {
+        for field in 0..2 {
+            if field == 1 {
+                input.push(b'\t');
+            }
+            if rng.random_range(0..8) == 0 {
+                input.extend_from_slice(b"\\N");
+                continue;
+            }
+            for _ in 0..rng.random_range(0..6) {
+                // Plain bytes are the likelier, so that many lines load.
+                let token = if rng.random_range(0..3) == 0 {
+                    TOKENS[rng.random_range(0..TOKENS.len())]
+                } else {
+                    TOKENS[rng.random_range(0..12)]
+                };
+                input.extend_from_slice(token);
+            }
+        }
+        if line + 1 < lines || rng.random_range(0..8) != 0 {
+            input.extend_from_slice(line_end);
+        }
+    }
+    input
+}
+
+/// The values of column `index` as pgdict's COPY source reads `input`.
+fn read_column(input: &[u8], index: usize) -> Result<Vec<Vec<u8>>, String> {
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    file.write_all(input).unwrap();
+    let spec = SourceSpec::File {
+        path: file.path().to_path_buf(),
+        format: Format::Copy(Some(CsvColumn::Index(index))),
+    };
+    source::open(&spec)
+        .and_then(|rows| rows.collect())
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn what_copy_from_loads_reads_as_the_same_values() {
+    let cluster = PgCluster::start();
+    cluster
+        .client()
+        .batch_execute(
+            "CREATE DATABASE bytes TEMPLATE template0 ENCODING 'SQL_ASCII' LC_COLLATE 'C' \
+             LC_CTYPE 'C'",
+        )
+        .unwrap();
+    let conninfo = format!("{} dbname=bytes", cluster.connection_string());
+    let mut client = postgres::Client::connect(&conninfo, postgres::NoTls).unwrap();
+    client
+        .batch_execute("CREATE TABLE t (n serial, a text, b text)")
+        .unwrap();
+    let mut rng = StdRng::seed_from_u64(15);
+    let mut loaded = 0;
+    for case in 0..CASES {
+        let input = generate(&mut rng);
+        let mut copy = client
+            .copy_in("COPY t (a, b) FROM STDIN (ENCODING 'SQL_ASCII')")
+            .unwrap();
+        copy.write_all(&input).unwrap();
+        if copy.finish().is_err() {
+            continue; // Refused by the server: pgdict may read it or refuse it.
+        }
+        loaded += 1;
+        let rows = client
+            .query(
+                "SELECT convert_to(a, 'SQL_ASCII'), convert_to(b, 'SQL_ASCII') FROM t ORDER BY n",
+                &[],
+            )
+            .unwrap();
+        client.batch_execute("TRUNCATE t").unwrap();
+        for index in 0..2 {
+            let expected: Vec<Vec<u8>> = rows
+                .iter()
+                .filter_map(|row| row.get::<_, Option<Vec<u8>>>(index))
+                .filter(|value| !value.is_empty())
+                .collect();
+            let read = read_column(&input, index);
+            assert!(
+                read.as_ref() == Ok(&expected),
+                "case {case}, column {index}: input {:?}\nPostgreSQL loaded {expected:?}\n\
+                 pgdict read {read:?}",
+                String::from_utf8_lossy(&input),
+            );
+        }
+    }
+    // Enough of the cases load for the comparison to mean something (about half do).
+    assert!(loaded > CASES / 4, "only {loaded} of {CASES} cases loaded");
+    eprintln!("{loaded} of {CASES} generated inputs loaded and read the same");
+}
