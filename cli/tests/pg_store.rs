@@ -3,17 +3,22 @@
 //! PostgreSQL store, datums compressed with it decode with a directory store synced from it,
 //! and a retirement in the table reaches the directory store; that directory store synced
 //! into another database's store (`dict sync --from DIR --pg-store ...`) decodes them too;
-//! `compress` and `compare` read their rows from a table column; a store on a hot standby
-//! reads, and refuses writes.
+//! `compress` and `compare` read their rows from a table column; `compress` reads what `COPY
+//! ... TO` writes (text and binary, one column or several), and `decompress`'s binary COPY
+//! loads back with `COPY ... FROM`; a store on a hot standby reads, and refuses writes.
 
 #[allow(dead_code)] // this test uses only part of the harness
 #[path = "../../tests/support/cluster.rs"]
 mod cluster;
 
+#[path = "../../trainer/tests/corpus/mod.rs"]
+mod corpus;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
 use cluster::PgCluster;
+use corpus::corpus_rows;
 
 /// Runs pgdict in `dir`, with no store named by the environment.
 fn run(dir: &Path, args: &[&str]) -> Output {
@@ -417,9 +422,7 @@ fn copy_into_new_column(
 /// (`-o back.copy`), and loaded with `COPY ... FROM`, the table must hold what the column held.
 #[test]
 fn compress_reads_what_copy_to_writes_and_decompress_writes_what_copy_from_loads() {
-    let fortunes =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/rows/text_fortunes.jsonl");
-    let fortunes: Vec<String> = std::fs::read_to_string(&fortunes)
+    let fortunes: Vec<String> = std::fs::read_to_string(corpus_rows("text_fortunes.jsonl"))
         .unwrap()
         .lines()
         .take(300)
