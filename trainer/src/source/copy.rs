@@ -57,7 +57,7 @@
 use std::io::{self, BufRead, Cursor, Read};
 
 use super::datums_file::{self, MAX_DATUM_LEN};
-use super::{end_after_error, CsvColumn, RowIter, SourceError, MAX_LINE_LEN};
+use super::{read_line_into, until_error, CsvColumn, ReadRow, RowIter, SourceError};
 
 /// The first bytes of every binary COPY stream.
 pub const SIGNATURE: &[u8; 11] = b"PGCOPY\n\xff\r\n\0";
@@ -340,35 +340,40 @@ pub(super) fn rows<R: BufRead + 'static>(
                 })
             }
         };
-        let mut reader = BinaryReader::new(input, column);
-        let mut done = false;
-        return Ok(Box::new(std::iter::from_fn(move || {
-            if done {
-                return None;
-            }
-            let row = loop {
-                match reader.next_value() {
-                    Ok(Some((value, _))) if value.is_empty() => continue,
-                    Ok(Some((value, _))) => break Ok(Some(value)),
-                    Ok(None) => break Ok(None),
-                    Err(CopyError::Io(source)) => {
-                        break Err(SourceError::Io {
-                            origin: origin.clone(),
-                            source,
-                        })
-                    }
-                    Err(CopyError::Format(message)) => {
-                        break Err(SourceError::BadCopy {
-                            origin: origin.clone(),
-                            message,
-                        })
-                    }
-                }
-            };
-            end_after_error(&mut done, row)
-        })));
+        return Ok(until_error(BinaryRows {
+            reader: BinaryReader::new(input, column),
+            origin,
+        }));
     }
-    Ok(Box::new(TextRows::new(input, column.cloned(), origin)?))
+    Ok(until_error(TextRows::new(input, column.cloned(), origin)?))
+}
+
+/// One column of binary COPY data, as rows.
+struct BinaryRows<R> {
+    reader: BinaryReader<R>,
+    origin: String,
+}
+
+impl<R: Read> ReadRow for BinaryRows<R> {
+    fn next_row(&mut self) -> Result<Option<Vec<u8>>, SourceError> {
+        loop {
+            let error = match self.reader.next_value() {
+                Ok(Some((value, _))) if value.is_empty() => continue, // No row.
+                Ok(value) => return Ok(value.map(|(value, _)| value)),
+                Err(error) => error,
+            };
+            return Err(match error {
+                CopyError::Io(source) => SourceError::Io {
+                    origin: self.origin.clone(),
+                    source,
+                },
+                CopyError::Format(message) => SourceError::BadCopy {
+                    origin: self.origin.clone(),
+                    message,
+                },
+            });
+        }
+    }
 }
 
 /// One column of COPY text data, a line at a time.
@@ -387,7 +392,6 @@ struct TextRows<R> {
     buf: Vec<u8>,
     /// Whether the end-of-data marker was read.
     ended: bool,
-    done: bool,
 }
 
 impl<R: BufRead> TextRows<R> {
@@ -401,7 +405,6 @@ impl<R: BufRead> TextRows<R> {
             line: 0,
             buf: Vec::new(),
             ended: false,
-            done: false,
         };
         match rows.column.clone() {
             Some(CsvColumn::Index(index)) => rows.index = index,
@@ -457,30 +460,16 @@ impl<R: BufRead> TextRows<R> {
         }
         let first = self.line + 1;
         loop {
-            let room = (MAX_LINE_LEN - self.buf.len()) as u64;
-            let n = (&mut self.input)
-                .take(room)
-                .read_until(b'\n', &mut self.buf)
-                .map_err(|source| SourceError::Io {
-                    origin: format!("{}:{}", self.origin, self.line + 1),
-                    source,
-                })?;
-            if n == 0 {
+            let read = read_line_into(&mut self.input, &mut self.buf, &self.origin, self.line + 1)?;
+            if read == 0 {
                 if self.buf.is_empty() {
                     return Ok(None);
                 }
-                break; // The data ends without a line feed.
+                break; // The data ends after a `\` and a line feed.
             }
             self.line += 1;
             if self.buf.last() != Some(&b'\n') {
-                if self.buf.len() == MAX_LINE_LEN {
-                    return Err(SourceError::TooLong {
-                        origin: format!("{}:{first}", self.origin),
-                        what: "the line".into(),
-                        max: datums_file::MAX_DATUM_LEN,
-                    });
-                }
-                break;
+                break; // The data ends without a line feed.
             }
             if escaped(&self.buf[..self.buf.len() - 1]) {
                 continue; // `\` and a line feed: a line feed in the data.
@@ -506,7 +495,9 @@ impl<R: BufRead> TextRows<R> {
         }
         Ok(Some(first))
     }
+}
 
+impl<R: BufRead> ReadRow for TextRows<R> {
     fn next_row(&mut self) -> Result<Option<Vec<u8>>, SourceError> {
         while let Some(line) = self.read_line()? {
             let fields =
@@ -543,18 +534,6 @@ impl<R: BufRead> TextRows<R> {
             }
         }
         Ok(None)
-    }
-}
-
-impl<R: BufRead> Iterator for TextRows<R> {
-    type Item = Result<Vec<u8>, SourceError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        let row = self.next_row();
-        end_after_error(&mut self.done, row)
     }
 }
 

@@ -638,12 +638,12 @@ fn from_buffered<R: BufRead + 'static>(
     origin: String,
 ) -> Result<RowIter, SourceError> {
     Ok(match format {
-        Format::Lines => Box::new(LineRows::new(buffered, origin, RowFormat::Lines)),
-        Format::JsonLines => Box::new(LineRows::new(buffered, origin, RowFormat::JsonLines)),
+        Format::Lines => until_error(LineRows::new(buffered, origin, RowFormat::Lines)),
+        Format::JsonLines => until_error(LineRows::new(buffered, origin, RowFormat::JsonLines)),
         Format::Datums => Box::new(
             datums_file::Reader::new(buffered, origin).map(|r| r.map_err(SourceError::from)),
         ),
-        Format::Csv(options) => Box::new(CsvRows::new(buffered, options, origin)?),
+        Format::Csv(options) => until_error(CsvRows::new(buffered, options, origin)?),
         Format::Copy(column) => copy::rows(buffered, column.as_ref(), origin)?,
     })
 }
@@ -672,7 +672,6 @@ struct LineRows<R> {
     format: RowFormat,
     line: u64,
     buf: Vec<u8>,
-    done: bool,
 }
 
 impl<R: BufRead> LineRows<R> {
@@ -683,33 +682,18 @@ impl<R: BufRead> LineRows<R> {
             format,
             line: 0,
             buf: Vec::new(),
-            done: false,
         }
     }
+}
 
+impl<R: BufRead> ReadRow for LineRows<R> {
     fn next_row(&mut self) -> Result<Option<Vec<u8>>, SourceError> {
         loop {
             self.buf.clear();
-            // At most one value's limit plus its line end: a longer line is refused, not
-            // buffered whole.
-            let n = (&mut self.reader)
-                .take(MAX_LINE_LEN as u64)
-                .read_until(b'\n', &mut self.buf)
-                .map_err(|source| SourceError::Io {
-                    origin: format!("{}:{}", self.origin, self.line + 1),
-                    source,
-                })?;
-            if n == 0 {
+            if read_line_into(&mut self.reader, &mut self.buf, &self.origin, self.line + 1)? == 0 {
                 return Ok(None);
             }
             self.line += 1;
-            if n == MAX_LINE_LEN && self.buf.last() != Some(&b'\n') {
-                return Err(SourceError::TooLong {
-                    origin: format!("{}:{}", self.origin, self.line),
-                    what: "the line".into(),
-                    max: datums_file::MAX_DATUM_LEN,
-                });
-            }
             let mut line = &self.buf[..];
             if self.line == 1 && self.format == RowFormat::JsonLines {
                 // Not part of the first value (see pgdict::rows).
@@ -732,6 +716,34 @@ impl<R: BufRead> LineRows<R> {
     }
 }
 
+/// Appends to `buf` the input through its next line feed (or to its end): the bytes read, 0 at
+/// the end of the input. `buf` grows to [`MAX_LINE_LEN`] at the most, one value's limit plus
+/// its line end: a longer line is refused ([`SourceError::TooLong`], naming `origin` and
+/// `line`), not buffered whole.
+fn read_line_into(
+    reader: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    origin: &str,
+    line: u64,
+) -> Result<usize, SourceError> {
+    let room = MAX_LINE_LEN.saturating_sub(buf.len()) as u64;
+    let read = reader
+        .take(room)
+        .read_until(b'\n', buf)
+        .map_err(|source| SourceError::Io {
+            origin: format!("{origin}:{line}"),
+            source,
+        })?;
+    if buf.len() == MAX_LINE_LEN && buf.last() != Some(&b'\n') {
+        return Err(SourceError::TooLong {
+            origin: format!("{origin}:{line}"),
+            what: "the line".into(),
+            max: datums_file::MAX_DATUM_LEN,
+        });
+    }
+    Ok(read)
+}
+
 /// One step of a row iterator that stops for good at the end or after its first error (a
 /// source cannot be trusted past a read or parse error): `done` records that it has stopped.
 pub(crate) fn end_after_error<E>(
@@ -743,16 +755,22 @@ pub(crate) fn end_after_error<E>(
     item
 }
 
-impl<R: BufRead> Iterator for LineRows<R> {
-    type Item = Result<Vec<u8>, SourceError>;
+/// A file format's reader: the next row, `None` at the end of the input.
+trait ReadRow {
+    fn next_row(&mut self) -> Result<Option<Vec<u8>>, SourceError>;
+}
 
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
+/// The rows of `reader`, as an iterator that ends at the end of the input or after the first
+/// error ([`end_after_error`]).
+fn until_error<T: ReadRow + 'static>(mut reader: T) -> RowIter {
+    let mut done = false;
+    Box::new(std::iter::from_fn(move || {
+        if done {
             return None;
         }
-        let row = self.next_row();
-        end_after_error(&mut self.done, row)
-    }
+        let row = reader.next_row();
+        end_after_error(&mut done, row)
+    }))
 }
 
 /// One column of a CSV file.
@@ -762,7 +780,6 @@ struct CsvRows<R> {
     column: CsvColumn,
     index: usize,
     record: csv::ByteRecord,
-    done: bool,
 }
 
 impl<R: Read> CsvRows<R> {
@@ -807,10 +824,11 @@ impl<R: Read> CsvRows<R> {
             column: options.column.clone(),
             index,
             record: csv::ByteRecord::new(),
-            done: false,
         })
     }
+}
 
+impl<R: Read> ReadRow for CsvRows<R> {
     fn next_row(&mut self) -> Result<Option<Vec<u8>>, SourceError> {
         loop {
             let more = self
@@ -843,18 +861,6 @@ impl<R: Read> CsvRows<R> {
                 return Ok(Some(field.to_vec()));
             }
         }
-    }
-}
-
-impl<R: Read> Iterator for CsvRows<R> {
-    type Item = Result<Vec<u8>, SourceError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        let row = self.next_row();
-        end_after_error(&mut self.done, row)
     }
 }
 
