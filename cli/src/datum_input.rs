@@ -3,7 +3,8 @@
 //!
 //! ```text
 //!   datums    u32 little-endian length, then the datum; again   (what `pgdict compress` writes)
-//!   hex       lines of `\x0b616263` as psql prints a bytea, or bytea arrays `{"\\x0b61",NULL}`
+//!   hex       lines of `\x0b616263` as psql prints a bytea (`\\x0b616263` as COPY's text
+//!             format writes it), or bytea arrays `{"\\x0b61",NULL}`
 //!   escape    lines of `\013abc` as psql prints a bytea under `bytea_output = escape`
 //!   copy      PostgreSQL's binary COPY of one bytea column (`crate::copy_binary`)
 //!   varlena   datums back to back, each as long as its own header says
@@ -754,8 +755,9 @@ fn read_some(input: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
 /// `\x` and two digits a byte, with room for a few other columns and the line end.
 const MAX_HEX_LINE_LEN: usize = 2 * datums_file::MAX_DATUM_LEN + 4096;
 
-/// Hex text: each line holds datums as psql prints a bytea (`\x0b616263`), or a bytea array as
-/// pageinspect's `tuple_data_split` prints one (`{"\\x0b616263",NULL}`). psql's decorations
+/// Hex text: each line holds datums as psql prints a bytea (`\x0b616263`) or COPY's text
+/// format writes one (`\\x0b616263`, and `\N` for a NULL, which is no datum), or a bytea array
+/// as pageinspect's `tuple_data_split` prints one (`{"\\x0b616263",NULL}`). psql's decorations
 /// (a header line over a line of dashes, `(3 rows)`, `-[ RECORD 1 ]-`) are skipped, and in
 /// rows of several columns (`1 | \x0b61`) every field that is a bytea is a datum.
 struct HexLines<R> {
@@ -814,6 +816,7 @@ impl<R: BufRead> HexLines<R> {
                 return Ok(None);
             };
             if line.is_empty()
+                || line == "\\N"
                 || is_rule(&line)
                 || is_row_count(&line)
                 || line.starts_with("-[ RECORD")
@@ -846,9 +849,9 @@ impl<R: BufRead> HexLines<R> {
         }
         let position = || Position::Line(number);
         for field in line.split('|').map(str::trim) {
-            if field.starts_with("\\x") {
+            if let Some(literal) = hex_field(field) {
                 self.queue.push_back(Datum {
-                    bytes: hex_literal(field)?,
+                    bytes: hex_literal(literal)?,
                     position: position(),
                 });
             } else if field.starts_with('{') {
@@ -892,7 +895,18 @@ fn read_bounded_line(
 fn holds_datums(line: &str) -> bool {
     line.split('|')
         .map(str::trim)
-        .any(|field| field.starts_with("\\x") || field.starts_with('{'))
+        .any(|field| hex_field(field).is_some() || field.starts_with('{'))
+}
+
+/// The `\x...` literal a field holds: the field, or with COPY's text format its backslash
+/// doubled (`\\x...`: what `COPY t (payload) TO STDOUT` and psql's `\copy` write; hex digits
+/// need no other escape).
+fn hex_field(field: &str) -> Option<&str> {
+    let literal = field
+        .strip_prefix('\\')
+        .filter(|f| f.starts_with("\\x"))
+        .unwrap_or(field);
+    literal.starts_with("\\x").then_some(literal)
 }
 
 /// psql's rule under a header line: `----+-----`.
@@ -1155,6 +1169,16 @@ mod tests {
         assert_eq!(hex(array), [b"\x0babc".to_vec(), vec![0x05, 0xff]]);
         let crlf = " \\x0b616263\r\n\\x05ff";
         assert_eq!(hex(crlf), [b"\x0babc".to_vec(), vec![0x05, 0xff]]);
+        // COPY's text format: the backslash doubled, `\N` a NULL (no datum); told as hex.
+        let copy_text = "\\N\n\\\\x0b616263\n\\N\n\\\\x05ff\n";
+        assert_eq!(hex(copy_text), [b"\x0babc".to_vec(), vec![0x05, 0xff]]);
+        assert_eq!(
+            detect_bytes(copy_text.as_bytes()).unwrap(),
+            DatumFormatArg::Hex
+        );
+        // Three backslashes are no literal.
+        let e = parse(DatumFormatArg::Hex, &b"\\\\\\x05ff\n"[..]).unwrap_err();
+        assert!(format!("{e:#}").contains("not a hex datum"), "{e:#}");
     }
 
     #[test]

@@ -221,8 +221,9 @@ pub enum DatumFormatArg {
     /// then the datum.
     Datums,
     /// Hex text, one datum per line: `\x0b616263` as psql prints a bytea (aligned or `-At`
-    /// output; headers and row counts are skipped), or a bytea array `{"\\x..",NULL}` as
-    /// pageinspect's tuple_data_split prints it.
+    /// output; headers and row counts are skipped), `\\x0b616263` as COPY's text format
+    /// writes it (psql's \copy; `\N`, a NULL, is skipped), or a bytea array `{"\\x..",NULL}`
+    /// as pageinspect's tuple_data_split prints it.
     Hex,
     /// Escape text, one datum per line: a bytea as psql prints it under `bytea_output =
     /// escape` (`\212\002\000...`, `\\` for a backslash), one column of `-At` output.
@@ -443,8 +444,8 @@ pub enum RowOutFormat {
 /// Show each datum's header: form, PostgreSQL method, codec, dictionary id, raw and stored size
 ///
 /// Reads datums files, hex lines as psql prints a bytea (`\x0b616263`, aligned or `psql -At`
-/// output), bytea arrays as pageinspect's `tuple_data_split` prints them, a binary COPY of a
-/// bytea column, and binary varlenas back to back. Every datum is checked as a reader checks it; an invalid one is marked, and
+/// output) or COPY's text format writes it (`\\x0b616263`), bytea arrays as pageinspect's
+/// `tuple_data_split` prints them, a binary COPY of a bytea column, and binary varlenas back to back. Every datum is checked as a reader checks it; an invalid one is marked, and
 /// the exit status is then 3.
 ///
 /// To look at what PostgreSQL itself stored, with pageinspect:

@@ -358,6 +358,21 @@ fn compress_and_compare_read_a_postgres_column() {
         );
     };
     reads_back("out.copy", &copy_out, "binary COPY");
+    // COPY's text format, psql's `\copy ... TO` (each literal's backslash doubled, `\N` for a
+    // NULL, which is no datum), is read as hex.
+    let mut copy_text = Vec::new();
+    std::io::Read::read_to_end(
+        &mut client
+            .copy_out(
+                "COPY (SELECT payload FROM (SELECT id, payload FROM datums UNION ALL \
+                 SELECT 0, NULL) d ORDER BY id) TO STDOUT",
+            )
+            .unwrap(),
+        &mut copy_text,
+    )
+    .unwrap();
+    assert!(copy_text.starts_with(b"\\N\n\\\\x"), "{copy_text:?}");
+    reads_back("out.txt", &copy_text, "hex");
     for output in ["hex", "escape"] {
         client
             .batch_execute(&format!("SET bytea_output = {output}"))
