@@ -26,12 +26,13 @@ use pgdict_fuzz::{
     fixed_dictionaries, fixed_dictionary_bytes, Choice, DatumInput, Plain, RoundTrip, WithDict,
     MAX_LZ4_DICT_LEN, MAX_PGLZ_DICT_LEN,
 };
+use pgdict_trainer::source::copy::{self, SIGNATURE};
 
 /// Rows taken from each row file, spread over the file.
 const ROWS_PER_FILE: usize = 24;
 
 /// The targets, in the order their seeds are written.
-const TARGETS: [&str; 10] = [
+const TARGETS: [&str; 11] = [
     "pglz_decode",
     "pglz_decode_dict",
     "pglz_prefix",
@@ -42,6 +43,7 @@ const TARGETS: [&str; 10] = [
     "no_output_leak",
     "dict_file_parse",
     "conninfo_parse",
+    "row_sources",
 ];
 
 fn main() {
@@ -83,6 +85,8 @@ fn main() {
             let history: Vec<u8> = rows[i.saturating_sub(40)..i].concat();
             seeds.row(&rows[i], &history, n);
         }
+        let sampled: Vec<&[u8]> = rows.iter().step_by(step).map(Vec::as_slice).collect();
+        seeds.row_files(&sampled[..sampled.len().min(8)]);
     }
     seeds.synthetic();
 
@@ -124,12 +128,52 @@ impl Seeds {
         self.by_target[index].push(input);
     }
 
+    /// row_sources seeds: `rows` in each file format, after the mode byte that picks it (see
+    /// `fuzz_targets/row_sources.rs`).
+    fn row_files(&mut self, rows: &[&[u8]]) {
+        let mut lines = vec![0];
+        let mut datums = vec![2];
+        let mut csv = b"\x03a,b\n".to_vec();
+        let mut copy_one = vec![5];
+        let mut copy_two = vec![6];
+        let mut copy_header = b"\x07a\tb\n".to_vec();
+        let mut binary = [6].iter().chain(SIGNATURE).copied().collect::<Vec<u8>>();
+        binary.extend_from_slice(&[0; 8]);
+        for (n, row) in rows.iter().enumerate() {
+            if !row.contains(&b'\n') {
+                lines.extend_from_slice(row);
+                lines.push(b'\n');
+            }
+            datums.extend_from_slice(&(row.len() as u32).to_le_bytes());
+            datums.extend_from_slice(row);
+            let quoted = String::from_utf8_lossy(row).replace('"', "\"\"");
+            csv.extend_from_slice(format!("{n},\"{quoted}\"\n").as_bytes());
+            copy::escape_text(row, &mut copy_one);
+            copy_one.push(b'\n');
+            for copy in [&mut copy_two, &mut copy_header] {
+                copy.extend_from_slice(format!("{n}\t").as_bytes());
+                copy::escape_text(row, copy);
+                copy.push(b'\n');
+            }
+            let id = n.to_string();
+            binary.extend_from_slice(&2i16.to_be_bytes());
+            for field in [id.as_bytes(), row] {
+                binary.extend_from_slice(&(field.len() as i32).to_be_bytes());
+                binary.extend_from_slice(field);
+            }
+        }
+        binary.extend_from_slice(&(-1i16).to_be_bytes());
+        for input in [lines, datums, csv, copy_one, copy_two, copy_header, binary] {
+            self.add("row_sources", input);
+        }
+    }
+
     /// Seeds from one row; `history` is the rows before it, `n` varies the choices.
     fn row(&mut self, row: &[u8], history: &[u8], n: usize) {
         let raw_len = row.len();
         let prefix_len = (n * 37) % (raw_len + 1);
         let tail = |max: usize| &history[history.len().saturating_sub(max)..];
-        let pglz_dict = tail(if n % 3 == 0 { MAX_PGLZ_DICT_LEN } else { 4095 });
+        let pglz_dict = tail(if n.is_multiple_of(3) { MAX_PGLZ_DICT_LEN } else { 4095 });
 
         // pglz, no dictionary: PostgreSQL's strategies.
         if let Some(payload) = self
@@ -180,7 +224,7 @@ impl Seeds {
         }
 
         // lz4 with a dictionary (sometimes over its 64 KiB reach).
-        let lz4_dict = tail(if n % 4 == 0 { MAX_LZ4_DICT_LEN } else { 8000 });
+        let lz4_dict = tail(if n.is_multiple_of(4) { MAX_LZ4_DICT_LEN } else { 8000 });
         let payload = self
             .lz4
             .compress_with_dict(row, &Lz4Dictionary::new(lz4_dict))

@@ -436,15 +436,7 @@ fn copy_text(rows: &[Vec<u8>]) -> Vec<u8> {
     let mut copy = b"id\tpayload\n".to_vec();
     for (i, row) in rows.iter().enumerate() {
         copy.extend_from_slice(format!("{i}\t").as_bytes());
-        for &byte in row {
-            match byte {
-                b'\\' => copy.extend_from_slice(b"\\\\"),
-                b'\t' => copy.extend_from_slice(b"\\t"),
-                b'\n' => copy.extend_from_slice(b"\\n"),
-                b'\r' => copy.extend_from_slice(b"\\r"),
-                other => copy.push(other),
-            }
-        }
+        pgdict_trainer::source::copy::escape_text(row, &mut copy);
         copy.push(b'\n');
     }
     copy

@@ -584,6 +584,28 @@ fn escaped(text: &[u8]) -> bool {
     text.iter().rev().take_while(|&&b| b == b'\\').count() % 2 == 1
 }
 
+/// Appends `value` to `out` as `COPY ... TO` writes a field in the text format: a backslash
+/// before each backslash and tab (the delimiter), and `\b \f \n \r \t \v` for those bytes;
+/// every other byte as it is. [`unescape`] reads it back.
+pub fn escape_text(value: &[u8], out: &mut Vec<u8>) {
+    for &byte in value {
+        let escaped = match byte {
+            b'\\' => b'\\',
+            0x08 => b'b',
+            0x0c => b'f',
+            b'\n' => b'n',
+            b'\r' => b'r',
+            b'\t' => b't',
+            0x0b => b'v',
+            _ => {
+                out.push(byte);
+                continue;
+            }
+        };
+        out.extend_from_slice(&[b'\\', escaped]);
+    }
+}
+
 /// A text field's value, escapes decoded (see the module documentation); `None` for NULL.
 pub fn unescape(field: &[u8]) -> Option<Vec<u8>> {
     if field == b"\\N" {
@@ -907,15 +929,7 @@ mod tests {
         ) {
             let mut input = Vec::new();
             for value in &values {
-                for &byte in value {
-                    match byte {
-                        b'\\' => input.extend_from_slice(b"\\\\"),
-                        b'\n' => input.extend_from_slice(b"\\n"),
-                        b'\r' => input.extend_from_slice(b"\\r"),
-                        b'\t' => input.extend_from_slice(b"\\t"),
-                        other => input.push(other),
-                    }
-                }
+                escape_text(value, &mut input);
                 input.push(b'\n');
             }
             let read: Vec<Vec<u8>> = rows(Cursor::new(input), None, "in".into())

@@ -603,6 +603,21 @@ pub fn open(spec: &SourceSpec) -> Result<Rows, SourceError> {
     }
 }
 
+/// The rows `reader` holds in `format`, read as they are asked for; `origin` names it in
+/// errors. For callers with a reader of their own (the sources above open files, standard
+/// input, a directory or a server); it reports no input length.
+pub fn read_rows<R: BufRead + 'static>(
+    reader: R,
+    format: &Format,
+    origin: impl Into<String>,
+) -> Result<Rows, SourceError> {
+    Ok(Rows::from_rows(from_buffered(
+        reader,
+        format,
+        origin.into(),
+    )?))
+}
+
 /// The rows of a stream (standard input, a named pipe), whose reads may wait for input that
 /// has not come: [`Rows::may_wait`] tells when.
 fn stream_rows(stream: File, format: &Format, origin: String) -> Result<Rows, SourceError> {
