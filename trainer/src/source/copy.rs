@@ -76,7 +76,8 @@ pub enum CopyError {
     Format(String),
 }
 
-fn bad(message: impl Into<String>) -> CopyError {
+/// A [`CopyError::Format`].
+fn malformed(message: impl Into<String>) -> CopyError {
     CopyError::Format(message.into())
 }
 
@@ -127,7 +128,7 @@ impl<R: Read> BinaryReader<R> {
                 }
                 2 => {}
                 _ => {
-                    return Err(bad(format!(
+                    return Err(malformed(format!(
                         "the COPY data ends inside a field count at byte {at}"
                     )))
                 }
@@ -137,7 +138,7 @@ impl<R: Read> BinaryReader<R> {
                 self.ended = true;
                 let mut more = [0u8; 1];
                 if self.read_up_to(&mut more)? != 0 {
-                    return Err(bad(format!(
+                    return Err(malformed(format!(
                         "the COPY data goes on after its trailer (byte {})",
                         at + 2
                     )));
@@ -163,20 +164,20 @@ impl<R: Read> BinaryReader<R> {
     fn wanted_field(&mut self, count: i16, at: u64) -> Result<usize, CopyError> {
         let tuple = self.tuples;
         if count == 0 {
-            return Err(bad(format!(
+            return Err(malformed(format!(
                 "COPY tuple {tuple} (byte {at}) has no columns: the end `pgdict compress` writes \
                  when it stops on an error (the tuples before it are not all of the rows)"
             )));
         }
         if count < 0 {
-            return Err(bad(format!(
+            return Err(malformed(format!(
                 "COPY tuple {tuple} (byte {at}) gives a field count of {count} (-1, the \
                  trailer, is the only one below 0)"
             )));
         }
         match self.fields {
             Some(fields) if fields != count => {
-                return Err(bad(format!(
+                return Err(malformed(format!(
                     "COPY tuple {tuple} (byte {at}) has {count} columns, where the tuples \
                      before have {fields}"
                 )))
@@ -184,12 +185,12 @@ impl<R: Read> BinaryReader<R> {
             _ => self.fields = Some(count),
         }
         match self.column {
-            None if count != 1 => Err(bad(format!(
+            None if count != 1 => Err(malformed(format!(
                 "COPY tuple {tuple} (byte {at}) has {count} columns, where one is read (say \
                  which)"
             ))),
             None => Ok(0),
-            Some(column) if column >= count as usize => Err(bad(format!(
+            Some(column) if column >= count as usize => Err(malformed(format!(
                 "COPY tuple {tuple} (byte {at}) has {count} columns: there is no column #{column} \
                  (columns count from 0)"
             ))),
@@ -208,13 +209,13 @@ impl<R: Read> BinaryReader<R> {
         let len = match usize::try_from(len) {
             Ok(len) if len <= MAX_DATUM_LEN => len,
             Ok(_) => {
-                return Err(bad(format!(
+                return Err(malformed(format!(
                     "COPY tuple {tuple} (byte {at}) gives a value a length of {len} bytes, over \
                      PostgreSQL's limit of {MAX_DATUM_LEN}"
                 )))
             }
             Err(_) => {
-                return Err(bad(format!(
+                return Err(malformed(format!(
                     "COPY tuple {tuple} (byte {at}) gives a value a length of {len} (-1, NULL, \
                      is the only one below 0)"
                 )))
@@ -234,7 +235,7 @@ impl<R: Read> BinaryReader<R> {
         };
         self.offset += got;
         if got < len as u64 {
-            return Err(bad(format!(
+            return Err(malformed(format!(
                 "COPY tuple {tuple} (byte {at}) says a value is {len} bytes long, but only {got} \
                  bytes are left"
             )));
@@ -246,26 +247,26 @@ impl<R: Read> BinaryReader<R> {
         let mut signature = [0u8; 11];
         let read = self.read_up_to(&mut signature)?;
         if signature[..read] != SIGNATURE[..read] || read < SIGNATURE.len() {
-            return Err(bad(
+            return Err(malformed(
                 "the input does not start with the binary COPY signature PGCOPY\\n\\377\\r\\n\\0",
             ));
         }
         let flags = u32::from_be_bytes(self.read_exact_at::<4>("header flags")?);
         if flags & OIDS != 0 {
-            return Err(bad(
+            return Err(malformed(
                 "the COPY data carries OIDs (WITH OIDS, PostgreSQL 11 and older): copy the \
                  columns alone",
             ));
         }
         if flags >> 16 != 0 {
-            return Err(bad(format!(
+            return Err(malformed(format!(
                 "the COPY header has critical flags {flags:#010x} that no PostgreSQL release \
                  writes (bits 17-31)"
             )));
         }
         let extension = u32::from_be_bytes(self.read_exact_at::<4>("header extension length")?);
         if extension > i32::MAX as u32 {
-            return Err(bad(format!(
+            return Err(malformed(format!(
                 "the COPY header gives its extension a length of {} (below 0)",
                 extension as i32
             )));
@@ -277,7 +278,7 @@ impl<R: Read> BinaryReader<R> {
         .map_err(CopyError::Io)?;
         self.offset += skipped;
         if skipped < u64::from(extension) {
-            return Err(bad(format!(
+            return Err(malformed(format!(
                 "the COPY header extension of {extension} bytes is cut short"
             )));
         }
@@ -289,7 +290,7 @@ impl<R: Read> BinaryReader<R> {
         let at = self.offset;
         let mut bytes = [0u8; N];
         if self.read_up_to(&mut bytes)? < N {
-            return Err(bad(format!(
+            return Err(malformed(format!(
                 "the COPY data ends inside the {what} at byte {at}"
             )));
         }
@@ -330,11 +331,11 @@ pub(super) fn rows<R: BufRead + 'static>(
         let column = match column {
             None => None,
             Some(CsvColumn::Index(index)) => Some(*index),
-            Some(CsvColumn::Name(_)) => {
+            Some(name @ CsvColumn::Name(_)) => {
                 return Err(SourceError::NoColumn {
                     format: "COPY",
                     origin,
-                    column: column.cloned().unwrap_or(CsvColumn::Index(0)),
+                    column: name.clone(),
                     reason: "binary COPY data does not name its columns (give a 0-based index)"
                         .into(),
                 })
@@ -357,21 +358,18 @@ struct BinaryRows<R> {
 impl<R: Read> ReadRow for BinaryRows<R> {
     fn next_row(&mut self) -> Result<Option<Vec<u8>>, SourceError> {
         loop {
-            let error = match self.reader.next_value() {
-                Ok(Some((value, _))) if value.is_empty() => continue, // No row.
+            match self.reader.next_value() {
+                Ok(Some((value, _))) if value.is_empty() => {} // An empty value is no row.
                 Ok(value) => return Ok(value.map(|(value, _)| value)),
-                Err(error) => error,
-            };
-            return Err(match error {
-                CopyError::Io(source) => SourceError::Io {
-                    origin: self.origin.clone(),
-                    source,
-                },
-                CopyError::Format(message) => SourceError::BadCopy {
-                    origin: self.origin.clone(),
-                    message,
-                },
-            });
+                Err(CopyError::Io(source)) => {
+                    let origin = self.origin.clone();
+                    return Err(SourceError::Io { origin, source });
+                }
+                Err(CopyError::Format(message)) => {
+                    let origin = self.origin.clone();
+                    return Err(SourceError::BadCopy { origin, message });
+                }
+            }
         }
     }
 }
