@@ -759,7 +759,8 @@ const MAX_HEX_LINE_LEN: usize = 2 * datums_file::MAX_DATUM_LEN + 4096;
 /// format writes one (`\\x0b616263`, and `\N` for a NULL, which is no datum), or a bytea array
 /// as pageinspect's `tuple_data_split` prints one (`{"\\x0b616263",NULL}`). psql's decorations
 /// (a header line over a line of dashes, `(3 rows)`, `-[ RECORD 1 ]-`) are skipped, and in
-/// rows of several columns (`1 | \x0b61`) every field that is a bytea is a datum.
+/// rows of several columns (`1 | \x0b61`, or COPY's `1<tab>\\x0b61`) every field that is a
+/// bytea is a datum.
 struct HexLines<R> {
     input: R,
     /// The longest line read ([`MAX_HEX_LINE_LEN`]; tests make it shorter).
@@ -816,7 +817,6 @@ impl<R: BufRead> HexLines<R> {
                 return Ok(None);
             };
             if line.is_empty()
-                || line == "\\N"
                 || is_rule(&line)
                 || is_row_count(&line)
                 || line.starts_with("-[ RECORD")
@@ -839,7 +839,7 @@ impl<R: BufRead> HexLines<R> {
         }
     }
 
-    /// Queues the datums of one line (`number`), its fields split at `|`.
+    /// Queues the datums of one line (`number`), its fields split at `|` or a tab.
     fn parse_line(&mut self, line: &str, number: usize) -> anyhow::Result<()> {
         if !holds_datums(line) {
             anyhow::bail!(
@@ -848,7 +848,7 @@ impl<R: BufRead> HexLines<R> {
             );
         }
         let position = || Position::Line(number);
-        for field in line.split('|').map(str::trim) {
+        for field in line.split(FIELD_SEPARATORS).map(str::trim) {
             if let Some(literal) = hex_field(field) {
                 self.queue.push_back(Datum {
                     bytes: hex_literal(literal)?,
@@ -891,12 +891,21 @@ fn read_bounded_line(
     Ok(Some(line))
 }
 
-/// Whether a line has a field that is a datum (`\x...`) or a bytea array (`{...}`).
+/// What separates the fields of a hex line: psql's `|` (aligned, or `-A`), and the tab of
+/// COPY's text format (`COPY t TO STDOUT`, all of a table's columns) and of `psql -At -F'\t'`.
+/// Neither is in a hex literal.
+const FIELD_SEPARATORS: [char; 2] = ['|', '\t'];
+
+/// Whether a line has a field that is a datum (`\x...`), a bytea array (`{...}`) or COPY's
+/// NULL (`\N`).
 fn holds_datums(line: &str) -> bool {
-    line.split('|')
+    line.split(FIELD_SEPARATORS)
         .map(str::trim)
-        .any(|field| hex_field(field).is_some() || field.starts_with('{'))
+        .any(|field| hex_field(field).is_some() || field.starts_with('{') || field == COPY_NULL)
 }
+
+/// A NULL in COPY's text format: a field of a datum line that holds no datum.
+const COPY_NULL: &str = "\\N";
 
 /// The `\x...` literal a field holds: the field, or with COPY's text format its backslash
 /// doubled (`\\x...`: what `COPY t (payload) TO STDOUT` and psql's `\copy` write; hex digits
@@ -1176,6 +1185,9 @@ mod tests {
             detect_bytes(copy_text.as_bytes()).unwrap(),
             DatumFormatArg::Hex
         );
+        // All of a table's columns, tab-separated; a NULL payload is no datum.
+        let table = "1\t\\\\x0b616263\tnote\n2\t\\N\tnote\n3\t\\\\x05ff\t\\N\n";
+        assert_eq!(hex(table), [b"\x0babc".to_vec(), vec![0x05, 0xff]]);
         // Three backslashes are no literal.
         let e = parse(DatumFormatArg::Hex, &b"\\\\\\x05ff\n"[..]).unwrap_err();
         assert!(format!("{e:#}").contains("not a hex datum"), "{e:#}");

@@ -223,7 +223,8 @@ pub enum DatumFormatArg {
     /// Hex text, one datum per line: `\x0b616263` as psql prints a bytea (aligned or `-At`
     /// output; headers and row counts are skipped), `\\x0b616263` as COPY's text format
     /// writes it (psql's \copy; `\N`, a NULL, is skipped), or a bytea array `{"\\x..",NULL}`
-    /// as pageinspect's tuple_data_split prints it.
+    /// as pageinspect's tuple_data_split prints it. In a line of several fields (`|` or a tab
+    /// between them), each bytea is a datum.
     Hex,
     /// Escape text, one datum per line: a bytea as psql prints it under `bytea_output =
     /// escape` (`\212\002\000...`, `\\` for a backslash), one column of `-At` output.

@@ -359,7 +359,8 @@ fn compress_and_compare_read_a_postgres_column() {
     };
     reads_back("out.copy", &copy_out, "binary COPY");
     // COPY's text format, psql's `\copy ... TO` (each literal's backslash doubled, `\N` for a
-    // NULL, which is no datum), is read as hex.
+    // NULL, which is no datum), is read as hex. (No ORDER BY for a whole table: the rows of a
+    // table written once come out in the order they went in.)
     let mut copy_text = Vec::new();
     std::io::Read::read_to_end(
         &mut client
@@ -373,6 +374,15 @@ fn compress_and_compare_read_a_postgres_column() {
     .unwrap();
     assert!(copy_text.starts_with(b"\\N\n\\\\x"), "{copy_text:?}");
     reads_back("out.txt", &copy_text, "hex");
+    // ... and a whole table (id, payload), tab-separated.
+    let mut whole_table = Vec::new();
+    std::io::Read::read_to_end(
+        &mut client.copy_out("COPY datums TO STDOUT").unwrap(),
+        &mut whole_table,
+    )
+    .unwrap();
+    assert!(whole_table.starts_with(b"1\t\\\\x"), "{whole_table:?}");
+    reads_back("table.txt", &whole_table, "hex");
     for output in ["hex", "escape"] {
         client
             .batch_execute(&format!("SET bytea_output = {output}"))
