@@ -10,6 +10,7 @@ mod common;
 mod small_fs;
 
 use std::fs::{self, File};
+use std::io::{Seek, SeekFrom, Write};
 use std::process::Stdio;
 
 use common::{corpus_arg, DemoStore, Dir, Run};
@@ -142,6 +143,27 @@ fn huge_rows_and_huge_claims_are_refused_before_allocating() {
             1,
             &["huge.txt:1: the line is over PostgreSQL's limit of 1073741823 bytes"],
         );
+    assert_output_untouched(&dir, "out.datums", &before);
+    // COPY text whose line goes on past the limit through a `\` and a line feed (which make
+    // the line feed part of the value) right where the limit falls: refused, not taken for
+    // the end of the line.
+    let limit = (1u64 << 30) + 1; // The value limit and a line end.
+    let mut huge = File::create(dir.path("huge.copy")).unwrap();
+    huge.seek(SeekFrom::Start(limit - 2)).unwrap();
+    huge.write_all(b"\\\nmore of the same value\n").unwrap();
+    drop(huge);
+    dir.run(&[
+        "compress",
+        "huge.copy",
+        "--dict",
+        "none",
+        "-o",
+        "out.datums",
+    ])
+    .fails(
+        1,
+        &["huge.copy:2: the line is over PostgreSQL's limit of 1073741823 bytes"],
+    );
     assert_output_untouched(&dir, "out.datums", &before);
     // A datums file record claiming 4 GiB.
     dir.write("claims.datums", [0xff, 0xff, 0xff, 0xff, b'x']);

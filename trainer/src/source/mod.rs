@@ -741,7 +741,14 @@ fn read_line_into(
     origin: &str,
     line: u64,
 ) -> Result<usize, SourceError> {
-    let room = MAX_LINE_LEN.saturating_sub(buf.len()) as u64;
+    let too_long = || SourceError::TooLong {
+        origin: format!("{origin}:{line}"),
+        what: "the line".into(),
+        max: datums_file::MAX_DATUM_LEN,
+    };
+    // A line that goes on (COPY's escaped line feed) once `buf` is full is too long as well.
+    let room = MAX_LINE_LEN.checked_sub(buf.len()).filter(|&room| room > 0);
+    let room = room.ok_or_else(too_long)? as u64;
     let read = reader
         .take(room)
         .read_until(b'\n', buf)
@@ -750,11 +757,7 @@ fn read_line_into(
             source,
         })?;
     if buf.len() == MAX_LINE_LEN && buf.last() != Some(&b'\n') {
-        return Err(SourceError::TooLong {
-            origin: format!("{origin}:{line}"),
-            what: "the line".into(),
-            max: datums_file::MAX_DATUM_LEN,
-        });
+        return Err(too_long());
     }
     Ok(read)
 }
