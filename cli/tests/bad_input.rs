@@ -70,7 +70,7 @@ fn a_stream_stopped_by_an_error_ends_so_that_no_reader_takes_it() {
         (
             "--copy",
             &b"\0\0"[..],
-            "has no columns: the end `pgdict compress` writes",
+            "has no columns: the end pgdict writes when it stops on an error",
         ),
         (
             "--hex",
@@ -88,6 +88,24 @@ fn a_stream_stopped_by_an_error_ends_so_that_no_reader_takes_it() {
         let read = dir.run(&["decompress", "out"]).fails(1, &[refused]);
         assert_eq!(read.stdout(), "{\"a\": 1}\n{\"a\": 2}\n", "{form}");
     }
+    // decompress writing rows as binary COPY ends the same way: the two rows, then a tuple of
+    // no columns, which COPY ... FROM refuses, and so does pgdict reading them as rows.
+    let read = dir
+        .run(&["decompress", "out", "--out-format", "copy"])
+        .fails(1, &["record 3 at byte"]);
+    assert!(
+        read.stdout.starts_with(b"PGCOPY\n\xff\r\n\0"),
+        "{:?}",
+        read.stdout
+    );
+    assert!(read.stdout.ends_with(b"\0\0"), "{:?}", read.stdout);
+    dir.write("rows.copy", &read.stdout);
+    dir.run(&["compress", "rows.copy", "--dict", "none", "-o", "x.datums"])
+        .fails(
+            1,
+            &["COPY tuple 3", "has no columns: the end pgdict writes"],
+        );
+    assert!(!dir.path("x.datums").exists());
 }
 
 #[test]

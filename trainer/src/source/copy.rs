@@ -165,8 +165,8 @@ impl<R: Read> BinaryReader<R> {
         let tuple = self.tuples;
         if count == 0 {
             return Err(malformed(format!(
-                "COPY tuple {tuple} (byte {at}) has no columns: the end `pgdict compress` writes \
-                 when it stops on an error (the tuples before it are not all of the rows)"
+                "COPY tuple {tuple} (byte {at}) has no columns: the end pgdict writes when it \
+                 stops on an error (`compress`, `decompress`) (the tuples before it are not all of the rows)"
             )));
         }
         if count < 0 {
