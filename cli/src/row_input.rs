@@ -8,7 +8,7 @@ use anyhow::Context;
 use clap::ValueEnum;
 use pgdict_trainer::progress::{InputProgress, Phase, Progress};
 use pgdict_trainer::sample::{Limits, Sampler};
-use pgdict_trainer::source::{self, CsvColumn, CsvOptions, Format, PgSource, SourceSpec};
+use pgdict_trainer::source::{self, Column, CsvOptions, Format, PgSource, SourceSpec};
 
 use crate::fail::usage_error;
 use crate::text::{counted, thousands};
@@ -28,7 +28,7 @@ pub fn row_source(input: &RowInput, rows_wanted: Option<u64>) -> anyhow::Result<
             seed: 0,
         }));
     }
-    let copy_column = input.copy_column.as_deref().map(CsvColumn::parse);
+    let copy_column = input.copy_column.as_deref().map(Column::parse);
     if let (Some(_), Some(other)) = (&copy_column, input.format) {
         if other != RowFormatArg::Copy {
             return Err(usage_error(
@@ -54,7 +54,7 @@ pub fn row_source(input: &RowInput, rows_wanted: Option<u64>) -> anyhow::Result<
         (Some(RowFormatArg::Jsonl), None) => Some(Format::JsonLines),
         (Some(RowFormatArg::Datums), None) => Some(Format::Datums),
         (Some(RowFormatArg::Csv) | None, Some(column)) => {
-            let mut options = CsvOptions::new(CsvColumn::parse(column));
+            let mut options = CsvOptions::new(Column::parse(column));
             options.has_header = !input.csv_no_header;
             options.delimiter = input.csv_delimiter;
             Some(Format::Csv(options))

@@ -173,7 +173,11 @@ impl Seeds {
         let raw_len = row.len();
         let prefix_len = (n * 37) % (raw_len + 1);
         let tail = |max: usize| &history[history.len().saturating_sub(max)..];
-        let pglz_dict = tail(if n.is_multiple_of(3) { MAX_PGLZ_DICT_LEN } else { 4095 });
+        let pglz_dict = tail(if n.is_multiple_of(3) {
+            MAX_PGLZ_DICT_LEN
+        } else {
+            4095
+        });
 
         // pglz, no dictionary: PostgreSQL's strategies.
         if let Some(payload) = self
@@ -224,7 +228,11 @@ impl Seeds {
         }
 
         // lz4 with a dictionary (sometimes over its 64 KiB reach).
-        let lz4_dict = tail(if n.is_multiple_of(4) { MAX_LZ4_DICT_LEN } else { 8000 });
+        let lz4_dict = tail(if n.is_multiple_of(4) {
+            MAX_LZ4_DICT_LEN
+        } else {
+            8000
+        });
         let payload = self
             .lz4
             .compress_with_dict(row, &Lz4Dictionary::new(lz4_dict))

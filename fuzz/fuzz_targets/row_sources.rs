@@ -16,7 +16,7 @@ use std::io::Cursor;
 use libfuzzer_sys::fuzz_target;
 use pgdict_trainer::source::copy::{self, SIGNATURE};
 use pgdict_trainer::source::datums_file::MAX_DATUM_LEN;
-use pgdict_trainer::source::{read_rows, CsvColumn, CsvOptions, Format};
+use pgdict_trainer::source::{read_rows, Column, CsvOptions, Format};
 
 /// How many formats the mode byte picks from.
 const FORMATS: u8 = 8;
@@ -34,11 +34,11 @@ fn format(mode: u8) -> Format {
         0 => Format::Lines,
         1 => Format::JsonLines,
         2 => Format::Datums,
-        3 => csv(CsvColumn::Name("b".into()), true, b','),
-        4 => csv(CsvColumn::Index(1), false, b'\t'),
+        3 => csv(Column::Name("b".into()), true, b','),
+        4 => csv(Column::Index(1), false, b'\t'),
         5 => Format::Copy(None),
-        6 => Format::Copy(Some(CsvColumn::Index(1))),
-        _ => Format::Copy(Some(CsvColumn::Name("b".into()))),
+        6 => Format::Copy(Some(Column::Index(1))),
+        _ => Format::Copy(Some(Column::Name("b".into()))),
     }
 }
 

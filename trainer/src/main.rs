@@ -14,9 +14,7 @@ use pgdict::datum::Codec;
 use pgdict::dict::file::MAX_CONTENT_LEN;
 use pgdict::dict::{DirStore, PgStore};
 use pgdict_trainer::progress::{counted, thousands, Bars};
-use pgdict_trainer::source::{
-    self, CsvColumn, CsvOptions, Format, PageSample, PgSource, SourceSpec,
-};
+use pgdict_trainer::source::{self, Column, CsvOptions, Format, PageSample, PgSource, SourceSpec};
 use pgdict_trainer::{
     evaluation_json, sample_source, store, train_split, Builder, Method, SampleOptions,
     StoreTarget, TrainError, TrainOptions, Trained,
@@ -366,13 +364,13 @@ fn source_spec(args: &Args) -> Result<SourceSpec, Failure> {
     let csv = || {
         args.csv_column.as_ref().map(|column| {
             Format::Csv(CsvOptions {
-                column: CsvColumn::parse(column),
+                column: Column::parse(column),
                 has_header: !args.csv_no_header,
                 delimiter: args.csv_delimiter,
             })
         })
     };
-    let copy_column = args.copy_column.as_deref().map(CsvColumn::parse);
+    let copy_column = args.copy_column.as_deref().map(Column::parse);
     let format = match args.format {
         None if copy_column.is_some() => Some(Format::Copy(copy_column)),
         None => csv(),

@@ -19,7 +19,7 @@ mod cluster;
 use std::io::Write;
 
 use cluster::PgCluster;
-use pgdict_trainer::source::{self, CsvColumn, Format, SourceSpec};
+use pgdict_trainer::source::{self, Column, Format, SourceSpec};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
@@ -110,7 +110,7 @@ fn read_column(input: &[u8], index: usize) -> Result<Vec<Vec<u8>>, String> {
     file.write_all(input).unwrap();
     let spec = SourceSpec::File {
         path: file.path().to_path_buf(),
-        format: Format::Copy(Some(CsvColumn::Index(index))),
+        format: Format::Copy(Some(Column::Index(index))),
     };
     source::open(&spec)
         .and_then(|rows| rows.collect())

@@ -20,7 +20,7 @@
 //! ```
 //!
 //! PostgreSQL 15's `HEADER` option writes the column names as a first line: a column named by
-//! its name ([`CsvColumn::Name`]) takes the first line as that header. Every line must have as
+//! its name ([`Column::Name`]) takes the first line as that header. Every line must have as
 //! many fields as the first. A carriage return that no backslash escapes, other than at the
 //! end of a line, is refused.
 //!
@@ -57,7 +57,7 @@
 use std::io::{self, BufRead, Cursor, Read};
 
 use super::datums_file::{self, MAX_DATUM_LEN};
-use super::{read_line_into, until_error, CsvColumn, ReadRow, RowIter, SourceError};
+use super::{read_line_into, until_error, Column, ReadRow, RowIter, SourceError};
 
 /// The first bytes of every binary COPY stream.
 pub const SIGNATURE: &[u8; 11] = b"PGCOPY\n\xff\r\n\0";
@@ -309,7 +309,7 @@ impl<R: Read> BinaryReader<R> {
 /// values of one column, `None` for the only one.
 pub(super) fn rows<R: BufRead + 'static>(
     mut input: R,
-    column: Option<&CsvColumn>,
+    column: Option<&Column>,
     origin: String,
 ) -> Result<RowIter, SourceError> {
     // Only as many bytes as tell the formats apart: text whose first bytes are not the
@@ -330,8 +330,8 @@ pub(super) fn rows<R: BufRead + 'static>(
     if binary {
         let column = match column {
             None => None,
-            Some(CsvColumn::Index(index)) => Some(*index),
-            Some(name @ CsvColumn::Name(_)) => {
+            Some(Column::Index(index)) => Some(*index),
+            Some(name @ Column::Name(_)) => {
                 return Err(SourceError::NoColumn {
                     format: "COPY",
                     origin,
@@ -379,7 +379,7 @@ struct TextRows<R> {
     input: R,
     origin: String,
     /// The column asked for, for messages.
-    column: Option<CsvColumn>,
+    column: Option<Column>,
     /// Its index in a line.
     index: usize,
     /// The field count of the first line, which every line must have.
@@ -393,7 +393,7 @@ struct TextRows<R> {
 }
 
 impl<R: BufRead> TextRows<R> {
-    fn new(input: R, column: Option<CsvColumn>, origin: String) -> Result<Self, SourceError> {
+    fn new(input: R, column: Option<Column>, origin: String) -> Result<Self, SourceError> {
         let mut rows = TextRows {
             input,
             origin,
@@ -405,12 +405,12 @@ impl<R: BufRead> TextRows<R> {
             ended: false,
         };
         match rows.column.clone() {
-            Some(CsvColumn::Index(index)) => rows.index = index,
-            Some(CsvColumn::Name(name)) => {
+            Some(Column::Index(index)) => rows.index = index,
+            Some(Column::Name(name)) => {
                 let no_column = |origin: &str, reason: String| SourceError::NoColumn {
                     format: "COPY",
                     origin: origin.to_string(),
-                    column: CsvColumn::Name(name.clone()),
+                    column: Column::Name(name.clone()),
                     reason,
                 };
                 let Some(first) = rows.read_line()? else {
@@ -668,7 +668,7 @@ pub fn unescape(field: &[u8]) -> Option<Vec<u8>> {
 mod tests {
     use super::*;
 
-    fn text_rows(input: &str, column: Option<CsvColumn>) -> Result<Vec<Vec<u8>>, SourceError> {
+    fn text_rows(input: &str, column: Option<Column>) -> Result<Vec<Vec<u8>>, SourceError> {
         rows(
             Cursor::new(input.as_bytes().to_vec()),
             column.as_ref(),
@@ -732,13 +732,13 @@ mod tests {
     #[test]
     fn a_text_column_is_chosen_by_index_or_header_name() {
         let input = "1\tfirst\\tbody\tx\n2\t\\N\ty\n3\tthird\tz\n";
-        let index = Some(CsvColumn::Index(1));
+        let index = Some(Column::Index(1));
         assert_eq!(
             strings(text_rows(input, index).unwrap()),
             ["first\tbody", "third"]
         );
         let header = format!("id\tbody\\\\text\tk\n{input}");
-        let name = Some(CsvColumn::Name("body\\text".into()));
+        let name = Some(Column::Name("body\\text".into()));
         assert_eq!(
             strings(text_rows(&header, name).unwrap()),
             ["first\tbody", "third"]
@@ -747,19 +747,18 @@ mod tests {
 
     #[test]
     fn text_that_is_not_copy_data_is_refused_naming_the_line() {
-        let error = |input: &str, column: Option<CsvColumn>| {
-            text_rows(input, column).unwrap_err().to_string()
-        };
+        let error =
+            |input: &str, column: Option<Column>| text_rows(input, column).unwrap_err().to_string();
         assert_eq!(
             error("a\tb\n", None),
             "in:1: bad COPY data: 2 fields (tab-separated), where one is read (say which)"
         );
         assert_eq!(
-            error("a\tb\nc\n", Some(CsvColumn::Index(0))),
+            error("a\tb\nc\n", Some(Column::Index(0))),
             "in:2: bad COPY data: 1 fields, where the lines before have 2"
         );
         assert_eq!(
-            error("a\tb\n", Some(CsvColumn::Index(2))),
+            error("a\tb\n", Some(Column::Index(2))),
             "in:1: no COPY column #2: the line has 2 fields"
         );
         assert_eq!(
@@ -768,7 +767,7 @@ mod tests {
              (COPY writes it as \\r)"
         );
         assert_eq!(
-            error("id\tbody\n", Some(CsvColumn::Name("text".into()))),
+            error("id\tbody\n", Some(Column::Name("text".into()))),
             "in:1: no COPY column \"text\": the first line, read as COPY's HEADER, has id, body"
         );
         assert_eq!(
@@ -858,14 +857,14 @@ mod tests {
         assert_eq!(column(2), ["x", "y"]);
         let rows: Vec<Vec<u8>> = rows(
             Cursor::new(input.clone()),
-            Some(&CsvColumn::Index(1)),
+            Some(&Column::Index(1)),
             "in".into(),
         )
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
         assert_eq!(rows, [b"first".to_vec(), b"third".to_vec()]);
-        let by_name = rows_error(&input, Some(CsvColumn::Name("body".into())));
+        let by_name = rows_error(&input, Some(Column::Name("body".into())));
         assert_eq!(
             by_name,
             "in: no COPY column \"body\": binary COPY data does not name its columns (give a \
@@ -873,7 +872,7 @@ mod tests {
         );
     }
 
-    fn rows_error(input: &[u8], column: Option<CsvColumn>) -> String {
+    fn rows_error(input: &[u8], column: Option<Column>) -> String {
         match rows(Cursor::new(input.to_vec()), column.as_ref(), "in".into()) {
             Ok(rows) => rows.collect::<Result<Vec<_>, _>>().unwrap_err().to_string(),
             Err(error) => error.to_string(),
@@ -938,7 +937,7 @@ mod tests {
             if noise.starts_with(SIGNATURE) {
                 return Ok(());
             }
-            if let Ok(rows) = rows(Cursor::new(noise), Some(&CsvColumn::Index(1)), "in".into()) {
+            if let Ok(rows) = rows(Cursor::new(noise), Some(&Column::Index(1)), "in".into()) {
                 for row in rows {
                     let _ = row;
                 }

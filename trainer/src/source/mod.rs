@@ -64,7 +64,7 @@ pub enum Format {
     Csv(CsvOptions),
     /// One column of PostgreSQL's COPY output, text or binary ([`copy`]); `None`: the data
     /// must have one column.
-    Copy(Option<CsvColumn>),
+    Copy(Option<Column>),
 }
 
 impl Format {
@@ -96,7 +96,7 @@ impl Format {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CsvOptions {
     /// The column.
-    pub column: CsvColumn,
+    pub column: Column,
     /// Whether the first record is a header (names, not a datum).
     pub has_header: bool,
     /// The field delimiter (`b','`).
@@ -114,7 +114,7 @@ pub fn parse_csv_delimiter(text: &str) -> Result<u8, String> {
 
 impl CsvOptions {
     /// Column `column` of a comma-separated file with a header.
-    pub fn new(column: CsvColumn) -> CsvOptions {
+    pub fn new(column: Column) -> CsvOptions {
         CsvOptions {
             column,
             has_header: true,
@@ -125,28 +125,28 @@ impl CsvOptions {
 
 /// A CSV or COPY column, by header name or 0-based index.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum CsvColumn {
+pub enum Column {
     /// The column whose header is this name.
     Name(String),
     /// The column at this 0-based index.
     Index(usize),
 }
 
-impl CsvColumn {
+impl Column {
     /// `"3"` is index 3, anything else a name.
-    pub fn parse(text: &str) -> CsvColumn {
+    pub fn parse(text: &str) -> Column {
         match text.parse() {
-            Ok(index) => CsvColumn::Index(index),
-            Err(_) => CsvColumn::Name(text.to_string()),
+            Ok(index) => Column::Index(index),
+            Err(_) => Column::Name(text.to_string()),
         }
     }
 }
 
-impl std::fmt::Display for CsvColumn {
+impl std::fmt::Display for Column {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            CsvColumn::Name(name) => write!(f, "{name:?}"),
-            CsvColumn::Index(index) => write!(f, "#{index}"),
+            Column::Name(name) => write!(f, "{name:?}"),
+            Column::Index(index) => write!(f, "#{index}"),
         }
     }
 }
@@ -268,7 +268,7 @@ pub enum SourceError {
         /// "CSV" or "COPY".
         format: &'static str,
         /// The column asked for.
-        column: CsvColumn,
+        column: Column,
         /// Why (the header's names, the record's width).
         reason: String,
     },
@@ -795,7 +795,7 @@ fn until_error<T: ReadRow + 'static>(mut reader: T) -> RowIter {
 struct CsvRows<R> {
     reader: csv::Reader<QuoteWatch<R>>,
     origin: String,
-    column: CsvColumn,
+    column: Column,
     index: usize,
     record: csv::ByteRecord,
 }
@@ -808,8 +808,8 @@ impl<R: Read> CsvRows<R> {
             .flexible(false)
             .from_reader(QuoteWatch::new(reader, options.delimiter));
         let index = match &options.column {
-            CsvColumn::Index(index) => *index,
-            CsvColumn::Name(name) => {
+            Column::Index(index) => *index,
+            Column::Name(name) => {
                 if !options.has_header {
                     return Err(SourceError::NoColumn {
                         format: "CSV",
@@ -1489,11 +1489,11 @@ mod tests {
             path: path.clone(),
             format: Format::Csv(CsvOptions::new(column)),
         };
-        let by_name = collect(&spec(CsvColumn::Name("body".into()))).unwrap();
+        let by_name = collect(&spec(Column::Name("body".into()))).unwrap();
         assert_eq!(by_name, [b"hello, world".to_vec(), b"two\nlines".to_vec()]);
-        let by_index = collect(&spec(CsvColumn::parse("0"))).unwrap();
+        let by_index = collect(&spec(Column::parse("0"))).unwrap();
         assert_eq!(by_index, [b"1".to_vec(), b"2".to_vec(), b"3".to_vec()]);
-        let err = collect(&spec(CsvColumn::Name("nope".into()))).unwrap_err();
+        let err = collect(&spec(Column::Name("nope".into()))).unwrap_err();
         assert_eq!(
             err.to_string(),
             format!(
@@ -1501,7 +1501,7 @@ mod tests {
                 path.display()
             )
         );
-        let err = collect(&spec(CsvColumn::Index(5))).unwrap_err();
+        let err = collect(&spec(Column::Index(5))).unwrap_err();
         assert!(err.to_string().contains(":2: no CSV column #5"), "{err}");
     }
 
@@ -1511,7 +1511,7 @@ mod tests {
         let path = file(dir.path(), "bad.csv", b"a,b\n1,2\n3,4\n5,6,7\n");
         let spec = SourceSpec::File {
             path: path.clone(),
-            format: Format::Csv(CsvOptions::new(CsvColumn::Index(1))),
+            format: Format::Csv(CsvOptions::new(Column::Index(1))),
         };
         let rows: Vec<_> = open(&spec).unwrap().collect();
         assert_eq!(rows.len(), 3);
@@ -1532,7 +1532,7 @@ mod tests {
             let path = file(dir.path(), "q.csv", bytes);
             collect(&SourceSpec::File {
                 path,
-                format: Format::Csv(CsvOptions::new(CsvColumn::Index(1))),
+                format: Format::Csv(CsvOptions::new(Column::Index(1))),
             })
         };
         // What the CSV reader reads as it should: quotes doubled or around delimiters and line
