@@ -6,7 +6,7 @@
 //!   hex       lines of `\x0b616263` as psql prints a bytea (`\\x0b616263` as COPY's text
 //!             format writes it), or bytea arrays `{"\\x0b61",NULL}`
 //!   escape    lines of `\013abc` as psql prints a bytea under `bytea_output = escape`
-//!   copy      PostgreSQL's binary COPY of one bytea column (`crate::copy_binary`)
+//!   copy      PostgreSQL's binary COPY of one bytea column (`pgdict_trainer::source::copy`)
 //!   varlena   datums back to back, each as long as its own header says
 //! ```
 //!
@@ -33,9 +33,8 @@ use std::path::Path;
 
 use anyhow::{anyhow, Context};
 use pgdict::datum;
-use pgdict_trainer::source::{self, datums_file};
+use pgdict_trainer::source::{self, copy, datums_file};
 
-use crate::copy_binary;
 use crate::fail::{user_error, HintExt};
 use crate::in_order::ItemReader;
 use crate::{DatumFormatArg, DatumInput};
@@ -460,11 +459,11 @@ enum Told {
 /// line's `\n`, or the end of the input or of the window); what follows is the hex reader's
 /// to judge, which names the line.
 fn tell(start: &[u8], ended: bool) -> Option<Told> {
-    if start.starts_with(copy_binary::SIGNATURE) {
+    if start.starts_with(copy::SIGNATURE) {
         return Some(Told::Copy);
     }
     // The signature's first bytes, so far.
-    if !ended && !start.is_empty() && copy_binary::SIGNATURE.starts_with(start) {
+    if !ended && !start.is_empty() && copy::SIGNATURE.starts_with(start) {
         return None;
     }
     let window = &start[..start.len().min(TEXT_WINDOW)];
@@ -619,7 +618,7 @@ enum Parser<R: BufRead> {
     Hex(HexLines<R>),
     Escape(EscapeLines<R>),
     Varlena(Varlenas<R>),
-    Copy(copy_binary::BinaryReader<R>),
+    Copy(copy::BinaryReader<R>),
 }
 
 impl<R: BufRead> Parser<R> {
@@ -629,7 +628,7 @@ impl<R: BufRead> Parser<R> {
             DatumFormatArg::Hex => Parser::Hex(HexLines::new(input)),
             DatumFormatArg::Escape => Parser::Escape(EscapeLines::new(input)),
             DatumFormatArg::Varlena => Parser::Varlena(Varlenas::new(input)),
-            DatumFormatArg::Copy => Parser::Copy(copy_binary::BinaryReader::new(input, None)),
+            DatumFormatArg::Copy => Parser::Copy(copy::BinaryReader::new(input, None)),
         }
     }
 
@@ -1091,17 +1090,17 @@ mod tests {
 
     #[test]
     fn binary_copy_is_told_by_its_signature() {
-        let mut copy = Vec::new();
-        copy_binary::write_header(&mut copy).unwrap();
-        copy_binary::write_tuple(&mut copy, b"\x07abc").unwrap();
-        copy_binary::write_trailer(&mut copy).unwrap();
-        assert_eq!(detect_bytes(&copy).unwrap(), DatumFormatArg::Copy);
-        let found = parse(DatumFormatArg::Copy, &copy[..]).unwrap();
+        let mut data = Vec::new();
+        copy::write_header(&mut data).unwrap();
+        copy::write_tuple(&mut data, &[Some(b"\x07abc")]).unwrap();
+        copy::write_trailer(&mut data).unwrap();
+        assert_eq!(detect_bytes(&data).unwrap(), DatumFormatArg::Copy);
+        let found = parse(DatumFormatArg::Copy, &data[..]).unwrap();
         assert_eq!(found[0].bytes, b"\x07abc");
         assert_eq!(found[0].position, Position::Byte(25));
         // Its first bytes wait for more; cut short, they are something else.
-        assert_eq!(tell(&copy[..5], false), None);
-        assert_ne!(tell(&copy[..5], true), Some(Told::Copy));
+        assert_eq!(tell(&data[..5], false), None);
+        assert_ne!(tell(&data[..5], true), Some(Told::Copy));
     }
 
     fn hex(text: &str) -> Vec<Vec<u8>> {

@@ -6,7 +6,6 @@
 //! ([`fail`]).
 
 mod cmd;
-mod copy_binary;
 mod corpus;
 mod datum_input;
 mod fail;

@@ -109,6 +109,15 @@ impl Output {
         }
     }
 
+    /// Ends an output that an error stopped half way with `mark`, which no reader of its form
+    /// takes, so that what reads a stream (a pipe into `psql -c "COPY ... FROM STDIN"`, `pgdict
+    /// decompress -`) fails too, rather than taking what came before the error for all of it.
+    /// A regular file is not written at all then (it is dropped unfinished). A failure to
+    /// write the mark is not reported: the error being reported says what went wrong.
+    pub fn end_broken(&mut self, mark: &[u8]) {
+        let _ = self.write_all(mark).and_then(|()| self.flush());
+    }
+
     /// `path` (`-`: standard output), or standard output without one. `binary` refuses to
     /// write to a terminal: binary bytes there are of no use and can upset it.
     pub fn open(path: Option<&Path>, binary: bool, alternative: &str) -> anyhow::Result<Output> {

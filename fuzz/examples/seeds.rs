@@ -26,7 +26,7 @@ use pgdict_fuzz::{
     fixed_dictionaries, fixed_dictionary_bytes, Choice, DatumInput, Plain, RoundTrip, WithDict,
     MAX_LZ4_DICT_LEN, MAX_PGLZ_DICT_LEN,
 };
-use pgdict_trainer::source::copy::{self, SIGNATURE};
+use pgdict_trainer::source::copy;
 
 /// Rows taken from each row file, spread over the file.
 const ROWS_PER_FILE: usize = 24;
@@ -137,8 +137,8 @@ impl Seeds {
         let mut copy_one = vec![5];
         let mut copy_two = vec![6];
         let mut copy_header = b"\x07a\tb\n".to_vec();
-        let mut binary = [6].iter().chain(SIGNATURE).copied().collect::<Vec<u8>>();
-        binary.extend_from_slice(&[0; 8]);
+        let mut binary = vec![6];
+        copy::write_header(&mut binary).expect("a write to memory");
         for (n, row) in rows.iter().enumerate() {
             if !row.contains(&b'\n') {
                 lines.extend_from_slice(row);
@@ -150,19 +150,16 @@ impl Seeds {
             csv.extend_from_slice(format!("{n},\"{quoted}\"\n").as_bytes());
             copy::escape_text(row, &mut copy_one);
             copy_one.push(b'\n');
-            for copy in [&mut copy_two, &mut copy_header] {
-                copy.extend_from_slice(format!("{n}\t").as_bytes());
-                copy::escape_text(row, copy);
-                copy.push(b'\n');
+            for text in [&mut copy_two, &mut copy_header] {
+                text.extend_from_slice(format!("{n}\t").as_bytes());
+                copy::escape_text(row, text);
+                text.push(b'\n');
             }
             let id = n.to_string();
-            binary.extend_from_slice(&2i16.to_be_bytes());
-            for field in [id.as_bytes(), row] {
-                binary.extend_from_slice(&(field.len() as i32).to_be_bytes());
-                binary.extend_from_slice(field);
-            }
+            copy::write_tuple(&mut binary, &[Some(id.as_bytes()), Some(row)])
+                .expect("a tuple of small values");
         }
-        binary.extend_from_slice(&(-1i16).to_be_bytes());
+        copy::write_trailer(&mut binary).expect("a write to memory");
         for input in [lines, datums, csv, copy_one, copy_two, copy_header, binary] {
             self.add("row_sources", input);
         }

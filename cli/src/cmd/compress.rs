@@ -10,9 +10,8 @@ use std::io::Write;
 use anyhow::Context;
 use pgdict::datum::{Codec, DatumEncoder, PreparedDictionary};
 use pgdict_trainer::progress::{Bars, InputProgress, Phase, Progress};
-use pgdict_trainer::source::{self, datums_file, SourceSpec};
+use pgdict_trainer::source::{self, copy, datums_file, SourceSpec};
 
-use crate::copy_binary;
 use crate::fail::{user_error, HintExt};
 use crate::in_order::{self, Batch, ItemReader, ResultWriter};
 use crate::output::{write_hex_line, Output};
@@ -94,8 +93,7 @@ pub fn run(store_args: &StoreArgs, args: &CompressArgs) -> anyhow::Result<u8> {
         return Err(user_error(format!("{what} holds no rows"), hint));
     }
     if form == OutForm::Copy {
-        copy_binary::write_trailer(&mut out)
-            .with_context(|| format!("cannot write to {}", out.name()))?;
+        copy::write_trailer(&mut out).with_context(|| format!("cannot write to {}", out.name()))?;
     }
     out.finish()?;
     if !args.quiet {
@@ -129,27 +127,23 @@ enum OutForm {
     DatumsFile,
     /// One `\x...` line each.
     Hex,
-    /// PostgreSQL's binary COPY of one bytea column (`crate::copy_binary`): the header before
-    /// the first datum, the trailer after the last.
+    /// PostgreSQL's binary COPY of one bytea column (`pgdict_trainer::source::copy`): the
+    /// header before the first datum, the trailer after the last.
     Copy,
 }
 
-/// Ends an output that an error stopped half way with a mark that no reader of the form takes,
-/// so that what reads a stream (a pipe into `psql -c "COPY ... FROM STDIN"`, `pgdict
-/// decompress -`) fails too, rather than taking the rows before the error for all of them:
-/// PostgreSQL's COPY would otherwise commit them, as it takes binary COPY data that ends after
-/// a whole tuple, and CSV that ends after a whole line. A file given with `-o` is not written
-/// at all then (see `crate::output`).
+/// Ends an output that an error stopped half way with a mark that no reader of the form takes
+/// ([`Output::end_broken`]): PostgreSQL's COPY would otherwise commit the datums before the
+/// error, as it takes binary COPY data that ends after a whole tuple, and CSV that ends after
+/// a whole line.
 fn write_broken_end(out: &mut Output, form: OutForm) {
-    let mark: &[u8] = match form {
+    out.end_broken(match form {
         // A record longer than any datum may be.
         OutForm::DatumsFile => &[0xff; 4],
         // Not hex: the bytea input function refuses it.
         OutForm::Hex => b"\\x-- pgdict stopped on an error: the datums before this line are not all of the rows\n",
-        OutForm::Copy => copy_binary::BROKEN_END,
-    };
-    // The error being reported says what went wrong; failing to write this adds nothing.
-    let _ = out.write_all(mark).and_then(|()| out.flush());
+        OutForm::Copy => copy::BROKEN_END,
+    });
 }
 
 /// What the datums became, summed.
@@ -248,7 +242,7 @@ struct DatumWriter<'a> {
 impl ResultWriter<Compressed> for DatumWriter<'_> {
     fn write(&mut self, compressed: Compressed) -> anyhow::Result<()> {
         if self.form == OutForm::Copy && self.counts.rows == 0 && compressed.counts.rows > 0 {
-            copy_binary::write_header(self.out)
+            copy::write_header(self.out)
                 .with_context(|| format!("cannot write to {}", self.out.name()))?;
         }
         self.out
@@ -283,7 +277,7 @@ fn compress_batch(
         match form {
             OutForm::DatumsFile => datums_file::Writer::new(bytes).write_datum(&datum)?,
             OutForm::Hex => write_hex_line(bytes, &datum)?,
-            OutForm::Copy => copy_binary::write_tuple(bytes, &datum)?,
+            OutForm::Copy => copy::write_tuple(bytes, &[Some(&datum)])?,
         }
         counts.rows += 1;
         counts.raw_bytes += row.len() as u64;

@@ -11,9 +11,8 @@ use anyhow::Context;
 use pgdict::datum::{self, DatumDecoder};
 use pgdict::rows::json_line_row;
 use pgdict_trainer::progress::{Bars, InputProgress, Phase};
-use pgdict_trainer::source::{datums_file, Format};
+use pgdict_trainer::source::{copy, datums_file, Format};
 
-use crate::copy_binary;
 use crate::datum_input::{Datum, Datums};
 use crate::fail::user_error;
 use crate::in_order::{self, Batch, ItemReader, ResultWriter};
@@ -56,29 +55,26 @@ pub fn run(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> 
     };
     let jobs = args.jobs.map_or_else(crate::default_jobs, usize::from);
     let mut reader = DatumReader { datums, step };
-    let copy = out_format == RowOutFormat::Copy;
+    let as_copy = out_format == RowOutFormat::Copy;
+    if as_copy {
+        copy::write_header(&mut out).with_context(|| format!("cannot write to {}", out.name()))?;
+    }
     let written = in_order::run(
         jobs,
         new_worker,
         &mut reader,
-        &mut RowWriter {
-            out: &mut out,
-            copy_header: copy,
-        },
+        &mut RowWriter { out: &mut out },
     );
     if let Err(error) = written {
-        if copy {
+        if as_copy {
             // So that a COPY reading a pipe fails, rather than loading the rows before the
-            // error (`-o FILE` is not written at all then: see crate::output).
-            let _ = out
-                .write_all(copy_binary::BROKEN_END)
-                .and_then(|()| out.flush());
+            // error.
+            out.end_broken(copy::BROKEN_END);
         }
         return Err(error);
     }
-    if copy {
-        copy_binary::write_trailer(&mut out)
-            .with_context(|| format!("cannot write to {}", out.name()))?;
+    if as_copy {
+        copy::write_trailer(&mut out).with_context(|| format!("cannot write to {}", out.name()))?;
     }
     let DatumReader { datums, step } = reader;
     let decoded = step.items();
@@ -110,18 +106,11 @@ impl ItemReader for DatumReader<'_> {
 /// Writes each batch's rows.
 struct RowWriter<'a> {
     out: &'a mut Output,
-    /// Whether binary COPY's header is still to be written, before the first row.
-    copy_header: bool,
 }
 
 impl ResultWriter<Decoded> for RowWriter<'_> {
     /// Writes a batch's rows, then returns the error that ended the batch, if one did.
     fn write(&mut self, decoded: Decoded) -> anyhow::Result<()> {
-        if self.copy_header && !decoded.rows.is_empty() {
-            copy_binary::write_header(self.out)
-                .with_context(|| format!("cannot write to {}", self.out.name()))?;
-            self.copy_header = false;
-        }
         self.out
             .write_all(&decoded.rows)
             .with_context(|| format!("cannot write to {}", self.out.name()))?;
@@ -210,7 +199,7 @@ impl ToRows<'_> {
                 datums_file::Writer::new(rows).write_datum(value)?;
                 Ok(())
             }
-            RowOutFormat::Copy => Ok(copy_binary::write_tuple(rows, value)?),
+            RowOutFormat::Copy => Ok(copy::write_tuple(rows, &[Some(value)])?),
         }
         .with_context(|| format!("cannot write the row of {}", at()))
     }

@@ -51,10 +51,14 @@
 //! length is checked against PostgreSQL's limit before it is read, and its buffer grows as its
 //! bytes arrive: a damaged length cannot make the reader allocate more than the input holds.
 //!
+//! [`write_header`], [`write_tuple`] and [`write_trailer`] write the binary format (what
+//! `compress --copy` and `decompress --out-format copy` write), [`BROKEN_END`] ends what an
+//! error stopped, and [`escape_text`] writes a text field as `COPY ... TO` does.
+//!
 //! As rows (see [`super`]), NULLs and empty values are skipped, as the other sources skip empty
 //! lines and fields.
 
-use std::io::{self, BufRead, Cursor, Read};
+use std::io::{self, BufRead, Cursor, Read, Write};
 
 use super::datums_file::{self, MAX_DATUM_LEN};
 use super::{read_line_into, until_error, Column, ReadRow, RowIter, SourceError};
@@ -64,6 +68,43 @@ pub const SIGNATURE: &[u8; 11] = b"PGCOPY\n\xff\r\n\0";
 
 /// The flag that says each tuple carries an OID (PostgreSQL 11 and older, `WITH OIDS`).
 const OIDS: u32 = 1 << 16;
+
+/// A tuple of no columns: what pgdict writes to end binary COPY that an error stopped half way
+/// (`compress --copy`, `decompress --out-format copy`), so that `COPY ... FROM` fails rather
+/// than loading the tuples before it (it takes data that ends after a whole tuple), and so does
+/// [`BinaryReader`].
+pub const BROKEN_END: &[u8] = &[0, 0];
+
+/// Writes the binary format's header: the signature, no flags, no header extension.
+pub fn write_header(out: &mut impl Write) -> io::Result<()> {
+    out.write_all(SIGNATURE)?;
+    out.write_all(&0u32.to_be_bytes())?;
+    out.write_all(&0u32.to_be_bytes())
+}
+
+/// Appends one tuple of `fields` (`None`: NULL) in the binary format.
+pub fn write_tuple(out: &mut Vec<u8>, fields: &[Option<&[u8]>]) -> io::Result<()> {
+    let count = i16::try_from(fields.len())
+        .map_err(|_| io::Error::other("too many fields for one COPY tuple"))?;
+    out.extend_from_slice(&count.to_be_bytes());
+    for field in fields {
+        match field {
+            Some(value) => {
+                let len = i32::try_from(value.len())
+                    .map_err(|_| io::Error::other("a value too long for one COPY field"))?;
+                out.extend_from_slice(&len.to_be_bytes());
+                out.extend_from_slice(value);
+            }
+            None => out.extend_from_slice(&(-1i32).to_be_bytes()),
+        }
+    }
+    Ok(())
+}
+
+/// Writes the binary format's trailer, which ends the tuples.
+pub fn write_trailer(out: &mut impl Write) -> io::Result<()> {
+    out.write_all(&(-1i16).to_be_bytes())
+}
 
 /// Why COPY data cannot be read.
 #[derive(Debug, thiserror::Error)]
@@ -784,21 +825,12 @@ mod tests {
 
     /// Binary COPY data of tuples of `values`.
     fn binary(tuples: &[&[Option<&[u8]>]]) -> Vec<u8> {
-        let mut out = SIGNATURE.to_vec();
-        out.extend_from_slice(&[0; 8]);
+        let mut out = Vec::new();
+        write_header(&mut out).unwrap();
         for tuple in tuples {
-            out.extend_from_slice(&(tuple.len() as i16).to_be_bytes());
-            for value in *tuple {
-                match value {
-                    Some(value) => {
-                        out.extend_from_slice(&(value.len() as i32).to_be_bytes());
-                        out.extend_from_slice(value);
-                    }
-                    None => out.extend_from_slice(&(-1i32).to_be_bytes()),
-                }
-            }
+            write_tuple(&mut out, tuple).unwrap();
         }
-        out.extend_from_slice(&(-1i16).to_be_bytes());
+        write_trailer(&mut out).unwrap();
         out
     }
 
@@ -914,6 +946,47 @@ mod tests {
             let _ = values(&input, Some(column));
         }
 
+        // One column, as pgdict writes datums and rows: what is written reads back to the
+        // end of the input, with the trailer or without; and BROKEN_END after the tuples in
+        // place of the trailer makes the reader fail.
+        #[test]
+        fn one_column_written_reads_back_and_a_broken_end_fails(
+            given in proptest::collection::vec(
+                proptest::option::of(proptest::collection::vec(proptest::num::u8::ANY, 0..40)),
+                0..20,
+            ),
+            trailer: bool,
+        ) {
+            let mut input = Vec::new();
+            write_header(&mut input).unwrap();
+            for value in &given {
+                write_tuple(&mut input, &[value.as_deref()]).unwrap();
+            }
+            let tuples_end = input.len();
+            if trailer {
+                write_trailer(&mut input).unwrap();
+            }
+            let mut reader = BinaryReader::new(&input[..], None);
+            let mut read = Vec::new();
+            while let Some((value, _)) = reader.next_value().unwrap() {
+                read.push(value);
+            }
+            let expected: Vec<Vec<u8>> = given.iter().flatten().cloned().collect();
+            proptest::prop_assert_eq!(read, expected);
+            proptest::prop_assert_eq!(reader.offset, input.len() as u64);
+            let mut broken = input[..tuples_end].to_vec();
+            broken.extend_from_slice(BROKEN_END);
+            let mut reader = BinaryReader::new(&broken[..], None);
+            let error = loop {
+                match reader.next_value() {
+                    Ok(Some(_)) => {}
+                    Ok(None) => panic!("the broken end was read as an end"),
+                    Err(error) => break error.to_string(),
+                }
+            };
+            proptest::prop_assert!(error.contains("has no columns"), "{}", error);
+        }
+
         // Any text reads or fails with an error, never a panic; what escaping writes reads
         // back.
         #[test]
@@ -975,7 +1048,7 @@ mod tests {
         after.push(0);
         assert!(error(&after, None).contains("after its trailer"));
         let mut zero = input.clone();
-        zero[19..21].copy_from_slice(&[0, 0]);
+        zero[19..21].copy_from_slice(BROKEN_END);
         assert!(error(&zero, None).contains("has no columns"));
         let uneven = binary(&[&[Some(b"a"), Some(b"b")], &[Some(b"c")]]);
         assert!(error(&uneven, Some(0))
