@@ -45,11 +45,10 @@ fn text(settings: &Settings, keyword: &str) -> Option<String> {
         .map(|value| String::from_utf8_lossy(value).into_owned())
 }
 
-/// Sets the process's environment to `vars` (every other `PG*` variable removed; `HOME` as
-/// libpq 15 finds it, from the password database), then compares pgdict's reading of
-/// `conninfo` with libpq's.
-fn assert_read_as_libpq(conninfo: &str, vars: &[(&str, &str)]) {
-    let _environment = ENVIRONMENT
+/// Sets the process's `PG*` environment to `vars`, every other `PG*` variable removed (the
+/// other test's last case leaves its own), and holds it until the guard is dropped.
+fn set_environment(vars: &[(&str, &str)]) -> std::sync::MutexGuard<'static, ()> {
+    let environment = ENVIRONMENT
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     for (name, _) in std::env::vars() {
@@ -60,6 +59,14 @@ fn assert_read_as_libpq(conninfo: &str, vars: &[(&str, &str)]) {
     for (name, value) in vars {
         std::env::set_var(name, value);
     }
+    environment
+}
+
+/// Sets the process's environment to `vars` ([`set_environment`]; `HOME` as libpq 15 finds
+/// it, from the password database), then compares pgdict's reading of `conninfo` with
+/// libpq's.
+fn assert_read_as_libpq(conninfo: &str, vars: &[(&str, &str)]) {
+    let _environment = set_environment(vars);
     let case = format!("{conninfo:?} with {vars:?}");
     let theirs = libpq::connect_start(conninfo);
     let home = std::env::home_dir().map(|dir| dir.display().to_string());
@@ -535,14 +542,7 @@ fn the_environment_service_and_password_files_are_read_as_libpq_reads_them() {
         ),
         ("service=reports", [("PGSERVICEFILE", services)], b""),
     ] {
-        let _environment = ENVIRONMENT
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        std::env::remove_var("PGPASSFILE");
-        std::env::remove_var("PGSERVICEFILE");
-        for (name, value) in vars {
-            std::env::set_var(name, value);
-        }
+        let _environment = set_environment(&vars);
         match libpq::connect_start(conninfo) {
             Setting::Taken {
                 password, settings, ..
