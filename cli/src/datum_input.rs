@@ -930,7 +930,7 @@ fn is_row_count(line: &str) -> bool {
 }
 
 /// The bytes of a `\x...` literal.
-fn hex_literal(field: &str) -> anyhow::Result<Vec<u8>> {
+pub fn hex_literal(field: &str) -> anyhow::Result<Vec<u8>> {
     let digits = field
         .strip_prefix("\\x")
         .ok_or_else(|| anyhow!("a bytea in hex starts with \\x: {}", shorten(field, 40)))?;

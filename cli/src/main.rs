@@ -192,7 +192,8 @@ pub enum RowFormatArg {
     /// One column of a CSV file (--csv-column).
     Csv,
     /// What COPY ... TO writes, in the text format or (FORMAT binary): one column, or the one
-    /// --copy-column names. NULLs and empty values are skipped.
+    /// --copy-column names. NULLs and empty values are skipped (`compress --keep-columns`
+    /// keeps them).
     Copy,
 }
 
@@ -339,7 +340,8 @@ impl BuilderArg {
 ///
 /// Output: a datums file (u32 little-endian length, then the datum, per row), or with --hex
 /// one `\x...` line per datum, ready to paste into SQL as a bytea literal, or with --copy
-/// PostgreSQL's binary COPY of one bytea column.
+/// PostgreSQL's binary COPY of one bytea column; or with --keep-columns the input's COPY
+/// data, each row with its datum in place of the value.
 ///
 /// Examples:
 ///
@@ -347,6 +349,9 @@ impl BuilderArg {
 ///   pgdict compress --codec lz4 --dict 2 rows.txt --hex | head -3
 ///   pgdict compress rows.txt --copy | psql -c 'COPY t (payload) FROM STDIN (FORMAT binary)'
 ///   pgdict compress --pg-source 'dbname=app' --table events --column payload -o e.datums
+///   psql -c 'COPY (SELECT id, body FROM events) TO STDOUT' \
+///     | pgdict compress --keep-columns --copy-column 1 \
+///     | psql -c 'COPY events_packed (id, payload) FROM STDIN'
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 struct CompressArgs {
@@ -376,6 +381,13 @@ struct CompressArgs {
     /// ends in `.copy`.
     #[arg(long, conflicts_with = "hex")]
     copy: bool,
+
+    /// Keep each row's other columns: read COPY data (text or binary) and write it back in
+    /// the same format, each row as it came but for the --copy-column value, which becomes its
+    /// datum (a bytea; NULL stays NULL, an empty value is compressed as any other). The rows
+    /// then load with `COPY t (id, payload) FROM STDIN`, each datum beside its id.
+    #[arg(long, conflicts_with_all = ["hex", "copy", "pg_source"])]
+    keep_columns: bool,
 
     /// Print no summary on standard error.
     #[arg(short, long)]
@@ -422,6 +434,20 @@ struct DecompressArgs {
     /// Write the rows to FILE instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
+
+    /// Keep each row's other columns: read COPY data (text or binary) whose --copy-column
+    /// holds datums (bytea: `\\x...` in the text format), and write it back in the same
+    /// format with each datum decompressed (NULL stays NULL). What `pgdict compress
+    /// --keep-columns` wrote, or `COPY t (id, payload) TO STDOUT` of the table it was loaded
+    /// into, comes back as the rows it was made from.
+    #[arg(long, conflicts_with_all = ["out_format", "format"])]
+    keep_columns: bool,
+
+    /// The column of --keep-columns' COPY data that holds the datums: a 0-based index, or the
+    /// name the first line gives it (text COPY ... TO with HEADER). Without it the data must
+    /// have one column.
+    #[arg(long, value_name = "INDEX|NAME", requires = "keep_columns")]
+    copy_column: Option<String>,
 
     /// Decompress on N threads (default: one per core). The output is the same bytes for any N.
     #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]

@@ -11,6 +11,7 @@ use pgdict_trainer::sample::{Limits, Sampler};
 use pgdict_trainer::source::{self, Column, CsvOptions, Format, PgSource, SourceSpec};
 
 use crate::fail::usage_error;
+use crate::in_order::ItemReader;
 use crate::text::{counted, thousands};
 use crate::{RowFormatArg, RowInput};
 
@@ -179,6 +180,51 @@ fn collect_rows(
     };
     step.end(|| rows.input_read(), &summary);
     Ok((kept, read))
+}
+
+/// The items of an opened source ([`source::Rows`]: rows, or COPY records), read one at a time
+/// for [`crate::in_order::run`], with progress.
+pub struct SourceItems<'a, T> {
+    pub items: source::Rows<T>,
+    pub step: InputProgress<'a>,
+    /// An item's size in bytes, for batching.
+    size: fn(&T) -> usize,
+}
+
+impl<'a, T> SourceItems<'a, T> {
+    /// `items`, their progress shown as `phase` on `progress`.
+    pub fn new(
+        items: source::Rows<T>,
+        progress: &'a dyn Progress,
+        phase: Phase,
+        size: fn(&T) -> usize,
+    ) -> Self {
+        let step = InputProgress::begin(progress, phase, items.input_len());
+        SourceItems { items, step, size }
+    }
+
+    /// Ends the progress display with `summary`.
+    pub fn end(self, summary: &str) {
+        let SourceItems { items, step, .. } = self;
+        step.end(|| items.input_read(), summary);
+    }
+}
+
+impl<T: Send> ItemReader for SourceItems<'_, T> {
+    type Item = T;
+
+    fn next_item(&mut self) -> Option<anyhow::Result<(T, usize)>> {
+        let item = self.items.next()?;
+        self.step.item(|| self.items.input_read());
+        Some(item.map_err(Into::into).map(|item| {
+            let size = (self.size)(&item);
+            (item, size)
+        }))
+    }
+
+    fn may_wait(&self) -> bool {
+        self.items.may_wait()
+    }
 }
 
 /// Says what a source notes about its rows (a PostgreSQL column read as text that is not

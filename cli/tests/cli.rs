@@ -442,6 +442,147 @@ fn a_csv_column_with_another_delimiter_is_read_as_the_trainer_reads_it() {
     }
 }
 
+/// `--keep-columns`: COPY data of several columns comes out as the same rows with the
+/// column's values replaced by their datums (the datums `compress` writes for the column
+/// alone, NULLs kept, empty values compressed), in the text format with its header line and
+/// in the binary one; `decompress --keep-columns` gives back the very bytes that went in.
+#[test]
+fn keep_columns_writes_the_rows_back_with_datums_and_decompress_restores_them() {
+    use pgdict_trainer::source::copy;
+
+    let dir = Dir::new();
+    dir.demo_store();
+    let events = fs::read_to_string(corpus("events.jsonl")).unwrap();
+    // Three times over (6,000 rows: two batches), with NULL and empty bodies among them.
+    let mut rows: Vec<[Option<Vec<u8>>; 3]> = Vec::new();
+    for (n, event) in events.lines().cycle().take(6000).enumerate() {
+        let body = match n % 500 {
+            7 => None,
+            8 => Some(Vec::new()),
+            _ => Some(event.as_bytes().to_vec()),
+        };
+        let tag = (n % 3 != 0).then(|| format!("t\\{n}\t").into_bytes());
+        rows.push([Some(n.to_string().into_bytes()), body, tag]);
+    }
+    let mut text = b"id\tbody\ttag\n".to_vec();
+    let mut binary = Vec::new();
+    copy::write_header(&mut binary).unwrap();
+    for row in &rows {
+        for (at, field) in row.iter().enumerate() {
+            if at > 0 {
+                text.push(b'\t');
+            }
+            match field {
+                Some(value) => copy::escape_text(value, &mut text),
+                None => text.extend_from_slice(b"\\N"),
+            }
+        }
+        text.push(b'\n');
+        let fields: Vec<Option<&[u8]>> = row.iter().map(Option::as_deref).collect();
+        copy::write_tuple(&mut binary, &fields).unwrap();
+    }
+    copy::write_trailer(&mut binary).unwrap();
+    dir.write("rows.copy", &text);
+
+    // Text, by the header's name: one line a row, the header first, a datum as bytea text.
+    let keep = ["--keep-columns", "--copy-column", "body"];
+    let packed = dir
+        .run(&[&["compress", "rows.copy", "-j", "2"], &keep[..]].concat())
+        .ok();
+    assert!(
+        packed.stderr.contains("5,988 rows")
+            && packed.stderr.contains("dictionary 1")
+            && packed.stderr.contains("; 12 NULLs kept"),
+        "{}",
+        packed.stderr
+    );
+    let one_job = dir
+        .run(&[&["compress", "rows.copy", "-j", "1", "-q"], &keep[..]].concat())
+        .ok();
+    assert_eq!(one_job.stdout, packed.stdout);
+    let out = packed.stdout();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 6001);
+    assert_eq!(lines[0], "id\tbody\ttag");
+    assert_eq!(lines[8], "7\t\\N\tt\\\\7\\t");
+    assert!(lines[9].starts_with("8\t\\\\x03\t"), "{}", lines[9]);
+    // The datums are those of the column alone, as hex lines (which leave out the NULLs and
+    // the empty values).
+    let alone = dir
+        .run(&[
+            "compress",
+            "rows.copy",
+            "--copy-column",
+            "body",
+            "--hex",
+            "-q",
+        ])
+        .ok()
+        .stdout();
+    let kept: Vec<String> = lines[1..]
+        .iter()
+        .map(|line| line.split('\t').nth(1).unwrap())
+        .filter(|field| *field != "\\N" && *field != "\\\\x03")
+        .map(|field| field.replacen("\\\\x", "\\x", 1))
+        .collect();
+    assert_eq!(kept, alone.lines().collect::<Vec<_>>());
+    dir.write("packed.copy", &packed.stdout);
+    let back = dir
+        .run(&[&["decompress", "packed.copy"], &keep[..]].concat())
+        .ok();
+    assert!(back.stdout == text, "the text rows came back different");
+
+    // Binary, by index, through standard input both ways.
+    let keep = ["--keep-columns", "--copy-column", "1"];
+    let packed = dir
+        .run_with_stdin(
+            &[&["compress", "--codec", "lz4", "-q"], &keep[..]].concat(),
+            &binary,
+        )
+        .ok();
+    assert!(packed.stdout.starts_with(copy::SIGNATURE));
+    assert!(
+        packed.stdout.len() * 2 < binary.len(),
+        "{}",
+        packed.stdout.len()
+    );
+    let back = dir
+        .run_with_stdin(&[&["decompress"], &keep[..]].concat(), &packed.stdout)
+        .ok();
+    assert!(back.stdout == binary, "the binary rows came back different");
+
+    // What cannot be done is said.
+    dir.run(&["compress", &corpus_arg("app_logs.txt"), "--keep-columns"])
+        .fails(
+            2,
+            &["--keep-columns writes COPY data back, so it reads COPY data"],
+        );
+    dir.run(&["compress", "rows.copy", "--keep-columns", "--hex"])
+        .fails(2, &["cannot be used with"]);
+    dir.run(&["decompress", "packed.copy", "--copy-column", "1"])
+        .fails(2, &["--keep-columns"]);
+    dir.run(&[
+        "decompress",
+        "rows.copy",
+        "--keep-columns",
+        "--copy-column",
+        "body",
+    ])
+    .fails(1, &["line 2 of rows.copy does not hold a datum as a bytea"]);
+    dir.write("empty.copy", b"id\tbody\n");
+    dir.run(&[
+        "compress",
+        "empty.copy",
+        "--keep-columns",
+        "--copy-column",
+        "body",
+        "-o",
+        "e.copy",
+    ])
+    .fails(1, &["holds no rows"]);
+    assert!(!dir.path("e.copy").exists());
+}
+
 #[test]
 fn inspect_reads_known_datums_and_psql_output() {
     let dir = Dir::new();

@@ -5,7 +5,8 @@
 //! into another database's store (`dict sync --from DIR --pg-store ...`) decodes them too;
 //! `compress` and `compare` read their rows from a table column; `compress` reads what `COPY
 //! ... TO` writes (text and binary, one column or several), and `decompress`'s binary COPY
-//! loads back with `COPY ... FROM`; a store on a hot standby reads, and refuses writes.
+//! loads back with `COPY ... FROM`; `--keep-columns` loads each datum beside its id and gives
+//! the rows back; a store on a hot standby reads, and refuses writes.
 
 #[allow(dead_code)] // this test uses only part of the harness
 #[path = "../../tests/support/cluster.rs"]
@@ -601,6 +602,185 @@ fn compress_reads_what_copy_to_writes_and_decompress_writes_what_copy_from_loads
         "{stderr}"
     );
     assert!(!dir.join("n.datums").exists());
+}
+
+/// `compress --keep-columns` writes COPY data that loads each datum beside its row's other
+/// columns (NULLs kept), and `decompress --keep-columns` turns what `COPY ... TO` then writes
+/// of that table back into the very bytes the first `COPY ... TO` wrote: in the text format
+/// (with a HEADER, the column by name) and the binary one (by index), with dictionaries. An
+/// error half way ends the output with a mark that makes `COPY ... FROM` load nothing.
+#[test]
+fn keep_columns_loads_each_datum_beside_its_id_and_gives_the_rows_back() {
+    let fortunes: Vec<String> = std::fs::read_to_string(corpus_rows("text_fortunes.jsonl"))
+        .unwrap()
+        .lines()
+        .take(400)
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let mut bodies: Vec<Option<String>> = vec![
+        Some("tab\there, a back\\slash, crlf\r\nand lf\n".into()),
+        Some("\\.".into()),
+        Some(String::new()),
+        None,
+    ];
+    bodies.extend(fortunes.into_iter().map(Some));
+    let cluster = PgCluster::start();
+    let mut client = cluster.client();
+    client
+        .batch_execute("CREATE TABLE notes (id serial PRIMARY KEY, body text, tag text)")
+        .unwrap();
+    client
+        .execute(
+            "INSERT INTO notes (body, tag) SELECT b, CASE WHEN n % 3 = 0 THEN NULL ELSE 't' || n \
+             END FROM unnest($1::text[]) WITH ORDINALITY AS u(b, n) ORDER BY n",
+            &[&bodies],
+        )
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    pgdict(dir, &["demo", "--rounds", "1", "--sample", "app-logs"]);
+    let copy_out = |client: &mut postgres::Client, query: &str| {
+        let mut copied = Vec::new();
+        std::io::Read::read_to_end(&mut client.copy_out(query).unwrap(), &mut copied).unwrap();
+        copied
+    };
+    for (format, options, column) in [
+        ("text", "(HEADER)", "body"),
+        ("binary", "(FORMAT binary)", "1"),
+    ] {
+        let copied = copy_out(
+            &mut client,
+            &format!("COPY (SELECT id, body, tag FROM notes ORDER BY id) TO STDOUT {options}"),
+        );
+        std::fs::write(dir.join("rows.copy"), &copied).unwrap();
+        let compress = [
+            "compress",
+            "rows.copy",
+            "--keep-columns",
+            "--copy-column",
+            column,
+            "--codec",
+            "lz4",
+            "-o",
+            "packed.copy",
+        ];
+        let stderr = String::from_utf8_lossy(&pgdict(dir, &compress).stderr).into_owned();
+        assert!(
+            stderr.contains(&format!("{} rows", bodies.len() - 1))
+                && stderr.contains("with lz4 and dictionary 2")
+                && stderr.contains("; 1 NULL kept"),
+            "{stderr}"
+        );
+        let table = format!("packed_{format}");
+        client
+            .batch_execute(&format!(
+                "CREATE TABLE {table} (id int PRIMARY KEY, body bytea, tag text)"
+            ))
+            .unwrap();
+        let mut copy = client
+            .copy_in(&format!("COPY {table} FROM STDIN {options}"))
+            .unwrap();
+        std::io::Write::write_all(&mut copy, &std::fs::read(dir.join("packed.copy")).unwrap())
+            .unwrap();
+        copy.finish().unwrap();
+        // Every datum beside its id, NULL where the body was; the datums smaller than the text
+        // (the dictionary is of other rows, log lines: 5 % smaller).
+        let misplaced: i64 = client
+            .query_one(
+                &format!(
+                    "SELECT count(*) FROM notes n FULL JOIN {table} p USING (id) WHERE (p.body \
+                     IS NULL) <> (n.body IS NULL) OR p.tag IS DISTINCT FROM n.tag"
+                ),
+                &[],
+            )
+            .unwrap()
+            .get(0);
+        assert_eq!(misplaced, 0, "{format}");
+        let (text_bytes, datum_bytes): (i64, i64) = {
+            let row = client
+                .query_one(
+                    &format!(
+                        "SELECT sum(octet_length(n.body))::int8, sum(octet_length(p.body))::int8 \
+                         FROM notes n JOIN {table} p USING (id)"
+                    ),
+                    &[],
+                )
+                .unwrap();
+            (row.get(0), row.get(1))
+        };
+        assert!(datum_bytes < text_bytes, "{datum_bytes} of {text_bytes}");
+        let back = copy_out(
+            &mut client,
+            &format!("COPY (SELECT id, body, tag FROM {table} ORDER BY id) TO STDOUT {options}"),
+        );
+        std::fs::write(dir.join("back.copy"), &back).unwrap();
+        pgdict(
+            dir,
+            &[
+                "decompress",
+                "back.copy",
+                "--keep-columns",
+                "--copy-column",
+                column,
+                "-o",
+                "rows-back.copy",
+            ],
+        );
+        let rows_back = std::fs::read(dir.join("rows-back.copy")).unwrap();
+        assert!(
+            rows_back == copied,
+            "{format}: the rows came back different"
+        );
+    }
+
+    // A bad line after good ones: the lines before it are written, then a line that makes
+    // COPY fail, so that nothing is loaded.
+    let mut bad = copy_out(
+        &mut client,
+        "COPY (SELECT id, body, tag FROM notes ORDER BY id LIMIT 20) TO STDOUT",
+    );
+    bad.extend_from_slice(b"21\tonly two fields\n");
+    std::fs::write(dir.join("bad.copy"), &bad).unwrap();
+    let output = run(
+        dir,
+        &[
+            "compress",
+            "bad.copy",
+            "--keep-columns",
+            "--copy-column",
+            "1",
+            "-j",
+            "1",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("bad.copy:21: bad COPY data: 2 fields, where the lines before have 3"),
+        "{stderr}"
+    );
+    assert_eq!(
+        output.stdout.iter().filter(|&&b| b == b'\n').count(),
+        21,
+        "20 lines and the end mark"
+    );
+    client
+        .batch_execute("CREATE TABLE broken (id int, body bytea, tag text)")
+        .unwrap();
+    let mut copy = client.copy_in("COPY broken FROM STDIN").unwrap();
+    std::io::Write::write_all(&mut copy, &output.stdout).unwrap();
+    let error = copy.finish().unwrap_err();
+    let message = error.as_db_error().map(|e| e.message().to_string());
+    assert_eq!(
+        message.as_deref(),
+        Some("end-of-copy marker corrupt"),
+        "{error}"
+    );
+    let loaded: i64 = client
+        .query_one("SELECT count(*) FROM broken", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(loaded, 0);
 }
 
 #[test]

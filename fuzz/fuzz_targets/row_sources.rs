@@ -7,7 +7,10 @@
 //! Checks: no panic, and reading stops at the first error; no row is over PostgreSQL's limit
 //! for one value; no row is empty where the format skips empty values (lines, CSV, COPY);
 //! and for COPY text of one column, the rows read, written back as `COPY ... TO` writes them
-//! (`copy::escape_text`), read back the same.
+//! (`copy::escape_text`), read back the same. For COPY data, its records (`copy::records`,
+//! what `--keep-columns` reads) hold the rows: their values, NULLs and empty ones left out,
+//! are the rows read, up to the same error; and the records written back
+//! (`Layout::write_record`) read back as the same records, and write back as the same bytes.
 
 #![no_main]
 
@@ -42,6 +45,25 @@ fn format(mode: u8) -> Format {
     }
 }
 
+/// The layout and the records read before the first error.
+fn records_of(input: &[u8], column: Option<&Column>) -> Option<(copy::Layout, Vec<copy::Record>)> {
+    let (layout, records) =
+        copy::records(Cursor::new(input.to_vec()), column, "fuzz".into()).ok()?;
+    Some((layout, records.map_while(Result::ok).collect()))
+}
+
+/// `records` written back by `layout`, each with its own value.
+fn write_back(layout: &copy::Layout, records: &[copy::Record]) -> Vec<u8> {
+    let mut out = layout.write_start_bytes();
+    for record in records {
+        layout
+            .write_record(&mut out, record, record.value.as_deref())
+            .unwrap();
+    }
+    layout.write_end(&mut out).unwrap();
+    out
+}
+
 /// The rows read before the first error.
 fn rows_of(input: &[u8], format: &Format) -> Vec<Vec<u8>> {
     let Ok(rows) = read_rows(Cursor::new(input.to_vec()), format, "fuzz") else {
@@ -69,6 +91,25 @@ fuzz_target!(|data: &[u8]| {
         assert!(row.len() <= MAX_DATUM_LEN);
         if !matches!(format, Format::JsonLines | Format::Datums) {
             assert!(!row.is_empty(), "an empty row in {format:?}");
+        }
+    }
+    if let Format::Copy(column) = &format {
+        if let Some((layout, records)) = records_of(input, column.as_ref()) {
+            let values: Vec<Vec<u8>> = records
+                .iter()
+                .filter_map(|record| record.value.clone())
+                .filter(|value| !value.is_empty())
+                .collect();
+            assert_eq!(values, read, "the records' values are not the rows");
+            let written = write_back(&layout, &records);
+            let (again_layout, again) =
+                records_of(&written, column.as_ref()).expect("what was written opens");
+            assert_eq!(again_layout, layout);
+            let values = |records: &[copy::Record]| -> Vec<Option<Vec<u8>>> {
+                records.iter().map(|r| r.value.clone()).collect()
+            };
+            assert_eq!(values(&again), values(&records), "written: {written:?}");
+            assert_eq!(write_back(&layout, &again), written);
         }
     }
     if format == Format::Copy(None) && !input.starts_with(SIGNATURE) {

@@ -4,18 +4,22 @@
 //! reads rows into batches, `--jobs` threads compress them (each with its own encoder), and the
 //! main thread writes the batches back in input order. The output does not depend on the number
 //! of threads.
+//!
+//! With `--keep-columns` the items are COPY records rather than rows ([`copy::Record`]): each
+//! is written back with its column's value replaced by the datum, NULLs as they came.
 
 use std::io::Write;
 
 use anyhow::Context;
 use pgdict::datum::{Codec, DatumEncoder, PreparedDictionary};
-use pgdict_trainer::progress::{Bars, InputProgress, Phase, Progress};
-use pgdict_trainer::source::{self, copy, datums_file, SourceSpec};
+use pgdict_trainer::progress::{Bars, Phase, Progress};
+use pgdict_trainer::source::copy::{Layout, Record};
+use pgdict_trainer::source::{self, copy, datums_file, Format, SourceSpec};
 
-use crate::fail::{user_error, HintExt};
-use crate::in_order::{self, Batch, ItemReader, ResultWriter};
+use crate::fail::{usage_error, user_error, HintExt};
+use crate::in_order::{self, Batch, ResultWriter};
 use crate::output::{write_hex_line, Output};
-use crate::row_input::{print_note, row_source};
+use crate::row_input::{print_note, row_source, SourceItems};
 use crate::store::AnyStore;
 use crate::text::{counted, thousands};
 use crate::{CompressArgs, DictArg, StoreArgs};
@@ -52,36 +56,61 @@ pub fn run(store_args: &StoreArgs, args: &CompressArgs) -> anyhow::Result<u8> {
     }
     let spec = row_source(&args.rows, None)?;
     let what = spec.describe();
-    let rows = source::open(&spec).with_context(|| format!("cannot read the rows of {what}"))?;
-    // Worth saying even with --quiet: it is about what was compressed.
-    print_note(&rows);
-    // `-o NAME.hex` asks for hex lines as plainly as --hex does, and `-o NAME.copy` for binary
-    // COPY as --copy does: a datums file under either name would mislead whoever opens it.
-    let named = |extension: &str| {
-        let output = args.output.as_deref();
-        output.is_some_and(|path| path.extension().is_some_and(|ext| ext == extension))
-    };
-    let form = match (args.copy, args.hex) {
-        (true, _) => OutForm::Copy,
-        (false, true) => OutForm::Hex,
-        _ if named("copy") => OutForm::Copy,
-        _ if named("hex") => OutForm::Hex,
-        _ => OutForm::DatumsFile,
-    };
-    let binary = form != OutForm::Hex;
-    let mut out = Output::open(args.output.as_deref(), binary, "write hex lines with --hex")?;
-    // An error drops `out` unfinished: its file is left as it was (see crate::output).
-    let progress = Bars::new(args.quiet || out.is_terminal());
-    let dict = dict.as_ref().map(|(_, prepared)| &**prepared);
     let jobs = args.jobs.map_or_else(crate::default_jobs, usize::from);
-    let counts = match compress(rows, codec, dict, form, &mut out, &progress, jobs) {
-        Ok(counts) => counts,
-        Err(e) => {
-            write_broken_end(&mut out, form);
-            return Err(e.context(format!("cannot compress the rows of {what}")));
+    let dict = dict.as_ref().map(|(_, prepared)| &**prepared);
+    let (counts, out) = if args.keep_columns {
+        let copy_data = matches!(
+            &spec,
+            SourceSpec::File {
+                format: Format::Copy(_),
+                ..
+            } | SourceSpec::Stdin(Format::Copy(_))
+        );
+        if !copy_data {
+            return Err(usage_error(
+                "--keep-columns writes COPY data back, so it reads COPY data",
+                "say --format copy, or name the column with --copy-column",
+            ));
         }
+        let (layout, records) = source::open_copy_records(&spec)
+            .with_context(|| format!("cannot read the rows of {what}"))?;
+        let mut out = Output::open(
+            args.output.as_deref(),
+            layout.is_binary(),
+            "give COPY text (no FORMAT binary) to have text back",
+        )?;
+        let progress = Bars::new(args.quiet || out.is_terminal());
+        let counts = compress(records, &layout, codec, dict, &mut out, &progress, jobs)
+            .map_err(|e| e.context(format!("cannot compress the rows of {what}")))?;
+        (counts, out)
+    } else {
+        let rows =
+            source::open(&spec).with_context(|| format!("cannot read the rows of {what}"))?;
+        // Worth saying even with --quiet: it is about what was compressed.
+        print_note(&rows);
+        // `-o NAME.hex` asks for hex lines as plainly as --hex does, and `-o NAME.copy` for
+        // binary COPY as --copy does: a datums file under either name would mislead whoever
+        // opens it.
+        let named = |extension: &str| {
+            let output = args.output.as_deref();
+            output.is_some_and(|path| path.extension().is_some_and(|ext| ext == extension))
+        };
+        let form = match (args.copy, args.hex) {
+            (true, _) => OutForm::Copy,
+            (false, true) => OutForm::Hex,
+            _ if named("copy") => OutForm::Copy,
+            _ if named("hex") => OutForm::Hex,
+            _ => OutForm::DatumsFile,
+        };
+        let binary = form != OutForm::Hex;
+        let mut out = Output::open(args.output.as_deref(), binary, "write hex lines with --hex")?;
+        // An error drops `out` unfinished: its file is left as it was (see crate::output).
+        let progress = Bars::new(args.quiet || out.is_terminal());
+        let counts = compress(rows, &form, codec, dict, &mut out, &progress, jobs)
+            .map_err(|e| e.context(format!("cannot compress the rows of {what}")))?;
+        (counts, out)
     };
-    if counts.rows == 0 {
+    if counts.items() == 0 {
         const FILE_HINT: &str =
             "give a file with at least one row (an empty line is no row); nothing was written";
         const TABLE_HINT: &str =
@@ -91,9 +120,6 @@ pub fn run(store_args: &StoreArgs, args: &CompressArgs) -> anyhow::Result<u8> {
             _ => FILE_HINT,
         };
         return Err(user_error(format!("{what} holds no rows"), hint));
-    }
-    if form == OutForm::Copy {
-        copy::write_trailer(&mut out).with_context(|| format!("cannot write to {}", out.name()))?;
     }
     out.finish()?;
     if !args.quiet {
@@ -106,9 +132,13 @@ pub fn run(store_args: &StoreArgs, args: &CompressArgs) -> anyhow::Result<u8> {
         } else {
             0.0
         };
+        let nulls = match counts.nulls {
+            0 => String::new(),
+            n => format!("; {} kept", counted(n, "NULL")),
+        };
         eprintln!(
             "pgdict: {}, {} -> {} stored ({ratio:.2}x) with {with}: {} with the dictionary, {} \
-             plain, {} raw",
+             plain, {} raw{nulls}",
             counted(counts.rows, "row"),
             counted(counts.raw_bytes, "byte"),
             counted(counts.stored_bytes, "byte"),
@@ -132,29 +162,121 @@ enum OutForm {
     Copy,
 }
 
-/// Ends an output that an error stopped half way with a mark that no reader of the form takes
-/// ([`Output::end_broken`]): PostgreSQL's COPY would otherwise commit the datums before the
-/// error, as it takes binary COPY data that ends after a whole tuple, and CSV that ends after
-/// a whole line.
-fn write_broken_end(out: &mut Output, form: OutForm) {
-    out.end_broken(match form {
-        // A record longer than any datum may be.
-        OutForm::DatumsFile => &[0xff; 4],
-        // Not hex: the bytea input function refuses it.
-        OutForm::Hex => b"\\x-- pgdict stopped on an error: the datums before this line are not all of the rows\n",
-        OutForm::Copy => copy::BROKEN_END,
-    });
+/// What is compressed: a row, or a COPY record whose column is (`--keep-columns`).
+trait Item: Send {
+    /// How the results are written: [`OutForm`] for rows, [`Layout`] for records.
+    type Form: Form;
+
+    /// What to compress; `None`: nothing (a NULL), the item is written as it came.
+    fn value(&self) -> Option<&[u8]>;
+
+    /// Appends the item's output, with `datum` in place of its value.
+    fn write(
+        &self,
+        form: &Self::Form,
+        datum: Option<&[u8]>,
+        out: &mut Vec<u8>,
+    ) -> anyhow::Result<()>;
+}
+
+/// What an output holds besides the items: what comes before the first and after the last,
+/// and the end that marks an output an error stopped.
+trait Form: Sync {
+    fn write_start(&self, out: &mut Vec<u8>);
+    fn write_end(&self, out: &mut Output) -> std::io::Result<()>;
+    /// Ends an output that an error stopped half way with a mark that no reader of the form
+    /// takes ([`Output::end_broken`]): PostgreSQL's COPY would otherwise commit the datums
+    /// before the error, as it takes binary COPY data that ends after a whole tuple, and text
+    /// that ends after a whole line.
+    fn broken_end(&self) -> &'static [u8];
+}
+
+impl Item for Vec<u8> {
+    type Form = OutForm;
+
+    fn value(&self) -> Option<&[u8]> {
+        Some(self)
+    }
+
+    fn write(&self, form: &OutForm, datum: Option<&[u8]>, out: &mut Vec<u8>) -> anyhow::Result<()> {
+        let datum = datum.context("a row is always compressed")?;
+        match form {
+            OutForm::DatumsFile => datums_file::Writer::new(out).write_datum(datum)?,
+            OutForm::Hex => write_hex_line(out, datum)?,
+            OutForm::Copy => copy::write_tuple(out, &[Some(datum)])?,
+        }
+        Ok(())
+    }
+}
+
+impl Form for OutForm {
+    fn write_start(&self, out: &mut Vec<u8>) {
+        if *self == OutForm::Copy {
+            copy::write_header(out).expect("a Vec takes every write");
+        }
+    }
+
+    fn write_end(&self, out: &mut Output) -> std::io::Result<()> {
+        match self {
+            OutForm::Copy => copy::write_trailer(out),
+            OutForm::DatumsFile | OutForm::Hex => Ok(()),
+        }
+    }
+
+    fn broken_end(&self) -> &'static [u8] {
+        match self {
+            // A record longer than any datum may be.
+            OutForm::DatumsFile => &[0xff; 4],
+            // Not hex: the bytea input function refuses it.
+            OutForm::Hex => b"\\x-- pgdict stopped on an error: the datums before this line are not all of the rows\n",
+            OutForm::Copy => copy::BROKEN_END,
+        }
+    }
+}
+
+impl Item for Record {
+    type Form = Layout;
+
+    fn value(&self) -> Option<&[u8]> {
+        self.value.as_deref()
+    }
+
+    fn write(
+        &self,
+        layout: &Layout,
+        datum: Option<&[u8]>,
+        out: &mut Vec<u8>,
+    ) -> anyhow::Result<()> {
+        Ok(layout.write_bytea_record(out, self, datum)?)
+    }
+}
+
+impl Form for Layout {
+    fn write_start(&self, out: &mut Vec<u8>) {
+        Layout::write_start(self, out);
+    }
+
+    fn write_end(&self, out: &mut Output) -> std::io::Result<()> {
+        Layout::write_end(self, out)
+    }
+
+    fn broken_end(&self) -> &'static [u8] {
+        Layout::broken_end(self)
+    }
 }
 
 /// What the datums became, summed.
 #[derive(Default)]
 struct Counts {
+    /// Values compressed.
     rows: u64,
     raw_bytes: u64,
     stored_bytes: u64,
     raw: u64,
     plain: u64,
     dict: u64,
+    /// NULLs written back as they came (`--keep-columns`).
+    nulls: u64,
 }
 
 impl Counts {
@@ -165,32 +287,40 @@ impl Counts {
         self.raw += other.raw;
         self.plain += other.plain;
         self.dict += other.dict;
+        self.nulls += other.nulls;
+    }
+
+    /// Items written: values compressed and NULLs.
+    fn items(&self) -> u64 {
+        self.rows + self.nulls
     }
 }
 
-/// A batch's output, ready to write: the datums of its rows up to the first that could not be
-/// compressed, and why that one could not.
+/// A batch's output, ready to write: its items up to the first that could not be compressed,
+/// and why that one could not.
 struct Compressed {
     bytes: Vec<u8>,
     counts: Counts,
     error: Option<anyhow::Error>,
 }
 
-/// Compresses `rows` on `jobs` threads, each with its own encoder, in batches: this thread
-/// reads rows and writes the batches back in input order ([`crate::in_order`]), so the output
-/// is the same bytes whatever `jobs` is. An error (a row that cannot be read or compressed)
-/// ends the output after the rows before it.
-fn compress(
-    rows: source::Rows,
+/// Compresses `items` on `jobs` threads, each with its own encoder, in batches: this thread
+/// reads them and writes the batches back in input order ([`crate::in_order`]), so the output
+/// is the same bytes whatever `jobs` is. The form's start is written before the first item
+/// and its end after the last (neither when there are no items). An error (an item that cannot
+/// be read or compressed) ends the output after the items before it, with the form's broken
+/// end.
+fn compress<T: Item>(
+    items: source::Rows<T>,
+    form: &T::Form,
     codec: Codec,
     dict: Option<&PreparedDictionary>,
-    form: OutForm,
     out: &mut Output,
     progress: &dyn Progress,
     jobs: usize,
 ) -> anyhow::Result<Counts> {
-    let step = InputProgress::begin(progress, Phase::Compressing, rows.input_len());
-    let mut reader = RowReader { rows, step };
+    let size = |item: &T| item.value().map_or(0, <[u8]>::len);
+    let mut reader = SourceItems::new(items, progress, Phase::Compressing, size);
     let mut writer = DatumWriter {
         out,
         counts: Counts::default(),
@@ -200,49 +330,39 @@ fn compress(
         let mut encoder = DatumEncoder::new();
         move |batch| compress_batch(&mut encoder, batch, codec, dict, form)
     };
-    in_order::run(jobs, new_worker, &mut reader, &mut writer)?;
-    let RowReader { rows, step } = reader;
-    let counts = writer.counts;
-    step.end(|| rows.input_read(), &counted(counts.rows, "row"));
+    let done = in_order::run(jobs, new_worker, &mut reader, &mut writer);
+    let DatumWriter { out, counts, .. } = writer;
+    let written = done.and_then(|()| {
+        if counts.items() > 0 {
+            form.write_end(out)
+                .with_context(|| format!("cannot write to {}", out.name()))?;
+        }
+        Ok(())
+    });
+    if let Err(error) = written {
+        out.end_broken(form.broken_end());
+        return Err(error);
+    }
+    reader.end(&counted(counts.rows, "row"));
     Ok(counts)
 }
 
-/// The rows, read a row at a time, with progress.
-struct RowReader<'a> {
-    rows: source::Rows,
-    step: InputProgress<'a>,
-}
-
-impl ItemReader for RowReader<'_> {
-    type Item = Vec<u8>;
-
-    fn next_item(&mut self) -> Option<anyhow::Result<(Vec<u8>, usize)>> {
-        let row = self.rows.next()?;
-        self.step.item(|| self.rows.input_read());
-        Some(row.map_err(Into::into).map(|row| {
-            let len = row.len();
-            (row, len)
-        }))
-    }
-
-    fn may_wait(&self) -> bool {
-        self.rows.may_wait()
-    }
-}
-
-/// Writes each batch's datums and adds up what they became.
-struct DatumWriter<'a> {
+/// Writes each batch's output and adds up what its datums became.
+struct DatumWriter<'a, F> {
     out: &'a mut Output,
     counts: Counts,
-    /// The datums' form: binary COPY writes its header with the first datum, so that an input
-    /// without rows writes nothing.
-    form: OutForm,
+    /// The output's form, whose start goes before the first item: an input without items
+    /// writes nothing.
+    form: &'a F,
 }
 
-impl ResultWriter<Compressed> for DatumWriter<'_> {
+impl<F: Form> ResultWriter<Compressed> for DatumWriter<'_, F> {
     fn write(&mut self, compressed: Compressed) -> anyhow::Result<()> {
-        if self.form == OutForm::Copy && self.counts.rows == 0 && compressed.counts.rows > 0 {
-            copy::write_header(self.out)
+        if self.counts.items() == 0 && compressed.counts.items() > 0 {
+            let mut start = Vec::new();
+            self.form.write_start(&mut start);
+            self.out
+                .write_all(&start)
                 .with_context(|| format!("cannot write to {}", self.out.name()))?;
         }
         self.out
@@ -259,28 +379,28 @@ impl ResultWriter<Compressed> for DatumWriter<'_> {
     }
 }
 
-/// A batch's datums, as datums file records, hex lines or COPY tuples, up to the first row
-/// that cannot be compressed.
-fn compress_batch(
+/// A batch's output, up to the first item that cannot be compressed.
+fn compress_batch<T: Item>(
     encoder: &mut DatumEncoder,
-    batch: Batch<Vec<u8>>,
+    batch: Batch<T>,
     codec: Codec,
     dict: Option<&PreparedDictionary>,
-    form: OutForm,
+    form: &T::Form,
 ) -> Compressed {
     let mut bytes = Vec::with_capacity(batch.bytes() + batch.items.len() * 4);
     let mut counts = Counts::default();
     let mut datum = Vec::new();
-    let mut compress_row = |row: &[u8], bytes: &mut Vec<u8>| -> anyhow::Result<()> {
+    let mut compress_item = |item: &T, bytes: &mut Vec<u8>| -> anyhow::Result<()> {
+        let Some(value) = item.value() else {
+            item.write(form, None, bytes)?;
+            counts.nulls += 1;
+            return Ok(());
+        };
         datum.clear();
-        let header = encoder.encode_into(row, codec, dict, &mut datum)?;
-        match form {
-            OutForm::DatumsFile => datums_file::Writer::new(bytes).write_datum(&datum)?,
-            OutForm::Hex => write_hex_line(bytes, &datum)?,
-            OutForm::Copy => copy::write_tuple(bytes, &[Some(&datum)])?,
-        }
+        let header = encoder.encode_into(value, codec, dict, &mut datum)?;
+        item.write(form, Some(&datum), bytes)?;
         counts.rows += 1;
-        counts.raw_bytes += row.len() as u64;
+        counts.raw_bytes += value.len() as u64;
         counts.stored_bytes += datum.len() as u64;
         if header.form.is_raw() {
             counts.raw += 1;
@@ -292,8 +412,8 @@ fn compress_batch(
         Ok(())
     };
     let mut error = None;
-    for (row_number, row) in (batch.first + 1..).zip(&batch.items) {
-        if let Err(e) = compress_row(row, &mut bytes) {
+    for (row_number, item) in (batch.first + 1..).zip(&batch.items) {
+        if let Err(e) = compress_item(item, &mut bytes) {
             error = Some(e.context(format!("row {row_number}")));
             break;
         }

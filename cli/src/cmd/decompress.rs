@@ -3,6 +3,9 @@
 //! Datums are decoded in batches on `--jobs` threads, as `compress` encodes rows
 //! ([`crate::in_order`]); a batch is handed on early when the input (a pipe) has nothing more
 //! ready, so rows come out as datums come in.
+//!
+//! With `--keep-columns` the items are COPY records ([`copy::Record`]) whose column holds a
+//! datum: each is written back with the datum's value in its place.
 
 use std::borrow::Cow;
 use std::io::Write;
@@ -11,18 +14,23 @@ use anyhow::Context;
 use pgdict::datum::{self, DatumDecoder};
 use pgdict::rows::json_line_row;
 use pgdict_trainer::progress::{Bars, InputProgress, Phase};
-use pgdict_trainer::source::{copy, datums_file, Format};
+use pgdict_trainer::source::copy::{Layout, Record};
+use pgdict_trainer::source::{self, copy, datums_file, Column, Format, SourceSpec};
 
-use crate::datum_input::{Datum, Datums};
+use crate::datum_input::{hex_literal, Datum, Datums};
 use crate::fail::user_error;
 use crate::in_order::{self, Batch, ItemReader, ResultWriter};
 use crate::output::Output;
+use crate::row_input::{note_terminal_stdin, SourceItems};
 use crate::store::{LazyStore, LocalDictionaries};
 use crate::text::counted;
 use crate::{DecompressArgs, RowOutFormat, StoreArgs};
 
 pub fn run(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> {
     Output::refuse_the_input(args.output.as_deref(), &args.datums.input)?;
+    if args.keep_columns {
+        return run_records(store_args, args);
+    }
     let datums = Datums::open(&args.datums)?;
     let origin = datums.origin.clone();
     let store = LazyStore::new(store_args);
@@ -63,7 +71,10 @@ pub fn run(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> 
         jobs,
         new_worker,
         &mut reader,
-        &mut RowWriter { out: &mut out },
+        &mut RowWriter {
+            out: &mut out,
+            start: None,
+        },
     );
     if let Err(error) = written {
         if as_copy {
@@ -81,6 +92,155 @@ pub fn run(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> 
     step.end(|| datums.bytes_read(), &counted(decoded, "datum"));
     out.finish()?;
     Ok(0)
+}
+
+/// `--keep-columns`: COPY records in, each written back in the same format with its column's
+/// datum decompressed.
+fn run_records(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> {
+    let column = args.copy_column.as_deref().map(Column::parse);
+    let spec = SourceSpec::from_arg(&args.datums.input, Some(Format::Copy(column)));
+    if matches!(spec, SourceSpec::Stdin(_)) {
+        note_terminal_stdin("COPY data");
+    }
+    let what = spec.describe();
+    let (layout, records) =
+        source::open_copy_records(&spec).with_context(|| format!("cannot read {what}"))?;
+    let store = LazyStore::new(store_args);
+    let mut out = Output::open(
+        args.output.as_deref(),
+        layout.is_binary(),
+        "give COPY text (no FORMAT binary) to have text back",
+    )?;
+    let bars = Bars::new(out.is_terminal());
+    let size = |record: &Record| record.value.as_ref().map_or(0, Vec::len);
+    let mut reader = SourceItems::new(records, &bars, Phase::Decompressing, size);
+    let origin = match &spec {
+        SourceSpec::File { path, .. } => path.display().to_string(),
+        _ => "standard input".to_string(),
+    };
+    let to_records = ToRecords {
+        prefix: args.prefix,
+        layout: &layout,
+        origin: &origin,
+    };
+    let new_worker = || {
+        let mut decoder = DatumDecoder::new();
+        let mut dictionaries = LocalDictionaries::new(&store);
+        move |batch| to_records.decode_batch(&mut decoder, &mut dictionaries, batch)
+    };
+    let jobs = args.jobs.map_or_else(crate::default_jobs, usize::from);
+    let mut writer = RowWriter {
+        out: &mut out,
+        start: Some(layout.write_start_bytes()),
+    };
+    let written = in_order::run(jobs, new_worker, &mut reader, &mut writer);
+    let started = writer.start.is_none();
+    let ended = written.and_then(|()| {
+        if !started {
+            return Err(user_error(
+                format!("{what} holds no rows"),
+                "give COPY data with at least one row; nothing was written",
+            ));
+        }
+        layout
+            .write_end(&mut out)
+            .with_context(|| format!("cannot write to {}", out.name()))
+    });
+    if let Err(error) = ended {
+        if started {
+            // So that a COPY reading a pipe fails, rather than loading the rows before the
+            // error.
+            out.end_broken(layout.broken_end());
+        }
+        return Err(error);
+    }
+    let rows = reader.step.items();
+    reader.end(&counted(rows, "row"));
+    out.finish()?;
+    Ok(0)
+}
+
+/// How records are written back, and where they came from, for messages.
+#[derive(Clone, Copy)]
+struct ToRecords<'a> {
+    prefix: Option<usize>,
+    layout: &'a Layout,
+    origin: &'a str,
+}
+
+impl ToRecords<'_> {
+    fn decode_batch(
+        &self,
+        decoder: &mut DatumDecoder,
+        dictionaries: &mut LocalDictionaries,
+        batch: Batch<Record>,
+    ) -> Decoded {
+        let mut error = None;
+        // The datums first, to take their dictionaries together: a text column holds each
+        // as its hex text.
+        let mut datums = Vec::with_capacity(batch.items.len());
+        for record in &batch.items {
+            match self.datum_of(record) {
+                Ok(datum) => datums.push(datum),
+                Err(e) => {
+                    error = Some(e);
+                    break;
+                }
+            }
+        }
+        dictionaries.take_for(datums.iter().flatten().map(|datum| &datum[..]));
+        let dictionaries = &*dictionaries;
+        let mut rows = Vec::with_capacity(batch.bytes() * 2);
+        let mut value = Vec::new();
+        for (record, datum) in batch.items.iter().zip(&datums) {
+            let Some(datum) = datum else {
+                self.layout
+                    .write_record(&mut rows, record, None)
+                    .expect("a NULL is written to a Vec");
+                continue;
+            };
+            let decoded = match self.prefix {
+                Some(k) => decoder
+                    .decode_prefix(datum, k, dictionaries)
+                    .map(|prefix| value = prefix),
+                None => decoder
+                    .decode_into(datum, dictionaries, &mut value)
+                    .map(drop),
+            };
+            let written = decoded
+                .map_err(anyhow::Error::from)
+                .and_then(|()| Ok(self.layout.write_record(&mut rows, record, Some(&value))?));
+            if let Err(e) = written {
+                error = Some(e.context(format!(
+                    "cannot decompress the datum of {} of {}",
+                    record.place, self.origin
+                )));
+                break;
+            }
+        }
+        Decoded { rows, error }
+    }
+
+    /// The datum a record's column holds: its value in the binary format, the bytes of its
+    /// hex text (`\x...`) in the text format; `None` for NULL.
+    fn datum_of<'r>(&self, record: &'r Record) -> anyhow::Result<Option<Cow<'r, [u8]>>> {
+        let Some(value) = &record.value else {
+            return Ok(None);
+        };
+        if self.layout.is_binary() {
+            return Ok(Some(Cow::Borrowed(value)));
+        }
+        let datum = std::str::from_utf8(value)
+            .map_err(anyhow::Error::from)
+            .and_then(hex_literal)
+            .with_context(|| {
+                format!(
+                    "{} of {} does not hold a datum as a bytea in COPY's text format (\\\\x...)",
+                    record.place, self.origin
+                )
+            })?;
+        Ok(Some(Cow::Owned(datum)))
+    }
 }
 
 /// The datums, read a datum at a time, with progress.
@@ -106,11 +266,18 @@ impl ItemReader for DatumReader<'_> {
 /// Writes each batch's rows.
 struct RowWriter<'a> {
     out: &'a mut Output,
+    /// What goes before the first batch, until it is written.
+    start: Option<Vec<u8>>,
 }
 
 impl ResultWriter<Decoded> for RowWriter<'_> {
     /// Writes a batch's rows, then returns the error that ended the batch, if one did.
     fn write(&mut self, decoded: Decoded) -> anyhow::Result<()> {
+        if let Some(start) = self.start.take() {
+            self.out
+                .write_all(&start)
+                .with_context(|| format!("cannot write to {}", self.out.name()))?;
+        }
         self.out
             .write_all(&decoded.rows)
             .with_context(|| format!("cannot write to {}", self.out.name()))?;

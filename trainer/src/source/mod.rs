@@ -1,7 +1,8 @@
 //! Where training rows come from: files, a directory, standard input, a PostgreSQL column.
 //!
 //! [`open`] turns a [`SourceSpec`] into [`Rows`], an iterator of datums that reads its input
-//! as it goes: nothing is loaded whole, so a source of any size streams through the reservoir
+//! as it goes ([`open_copy_records`]: of whole COPY records, see [`copy`]): nothing is loaded
+//! whole, so a source of any size streams through the reservoir
 //! sampler ([`crate::sample`]) in the sampler's memory. Every error names where it happened
 //! (the file and line, the datums file record, the server's host and port).
 //!
@@ -280,6 +281,13 @@ pub enum SourceError {
         /// What is wrong, and where (the tuple and byte, for the binary format).
         message: String,
     },
+    /// Records ([`open_copy_records`]) asked of a source that is not COPY data in a file or on
+    /// standard input.
+    #[error("{origin}: records are read from COPY data in a file or on standard input only")]
+    NotCopy {
+        /// The source, as [`SourceSpec::describe`] names it.
+        origin: String,
+    },
     /// A line or file longer than any value PostgreSQL can store: refused once that much has
     /// been read, never buffered whole.
     #[error("{origin}: {what} is over PostgreSQL's limit of {max} bytes for one value")]
@@ -380,12 +388,13 @@ impl SourceError {
     }
 }
 
-/// The datums of an opened source, read as they are asked for.
+/// The datums of an opened source, read as they are asked for; or with `T` another item
+/// ([`copy::Record`]: see [`open_copy_records`]).
 ///
 /// Besides iterating, it tells how far it has read ([`Rows::input_read`]) out of how much
 /// ([`Rows::input_len`]), for a progress bar.
-pub struct Rows {
-    iter: Box<dyn Iterator<Item = Result<Vec<u8>, SourceError>>>,
+pub struct Rows<T = Vec<u8>> {
+    iter: Box<dyn Iterator<Item = Result<T, SourceError>>>,
     read: Arc<AtomicU64>,
     len: Option<u64>,
     note: Option<String>,
@@ -438,7 +447,7 @@ struct StreamWatch {
     handle: File,
 }
 
-impl std::fmt::Debug for Rows {
+impl<T> std::fmt::Debug for Rows<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Rows")
             .field("read", &self.input_read())
@@ -447,11 +456,11 @@ impl std::fmt::Debug for Rows {
     }
 }
 
-impl Rows {
+impl<T> Rows<T> {
     /// Rows from any iterator (for tests, and for callers with rows at hand).
-    pub fn from_rows<I>(iter: I) -> Rows
+    pub fn from_rows<I>(iter: I) -> Rows<T>
     where
-        I: IntoIterator<Item = Result<Vec<u8>, SourceError>>,
+        I: IntoIterator<Item = Result<T, SourceError>>,
         I::IntoIter: 'static,
     {
         Rows {
@@ -546,8 +555,8 @@ impl<R: Read> BufRead for Watched<R> {
     }
 }
 
-impl Iterator for Rows {
-    type Item = Result<Vec<u8>, SourceError>;
+impl<T> Iterator for Rows<T> {
+    type Item = Result<T, SourceError>;
 
     fn next(&mut self) -> Option<Self::Item> {
         self.iter.next()
@@ -561,7 +570,48 @@ impl Iterator for Rows {
 /// ends.
 pub fn open(spec: &SourceSpec) -> Result<Rows, SourceError> {
     match spec {
-        SourceSpec::File { path, format } => {
+        SourceSpec::File { format, .. } | SourceSpec::Stdin(format) => {
+            open_input(spec, |reader, origin| from_buffered(reader, format, origin))
+        }
+        SourceSpec::Dir(path) => open_dir(path),
+        SourceSpec::Postgres(pg) => pg::open(pg),
+    }
+}
+
+/// Opens a file or standard input holding COPY data, as records ([`copy::Record`]): every
+/// line or tuple, split around `column` (`None`: the only one), NULLs and empty values
+/// included; and the layout that writes them back. Fails for other sources and formats.
+pub fn open_copy_records(
+    spec: &SourceSpec,
+) -> Result<(copy::Layout, Rows<copy::Record>), SourceError> {
+    let (SourceSpec::File {
+        format: Format::Copy(column),
+        ..
+    }
+    | SourceSpec::Stdin(Format::Copy(column))) = spec
+    else {
+        return Err(SourceError::NotCopy {
+            origin: spec.describe(),
+        });
+    };
+    let mut layout = None;
+    let rows = open_input(spec, |reader, origin| {
+        let (found, records) = copy::records(reader, column.as_ref(), origin)?;
+        layout = Some(found);
+        Ok(records)
+    })?;
+    Ok((layout.expect("set when the input opens"), rows))
+}
+
+/// Opens a file or standard input (`spec`) and reads it with `read`, which is given the
+/// input, buffered, and its name for messages. A regular file reports its length and the bytes
+/// read; a stream (standard input, a named pipe) whether its next read may wait.
+fn open_input<T>(
+    spec: &SourceSpec,
+    read: impl FnOnce(Box<dyn BufRead>, String) -> Result<Iter<T>, SourceError>,
+) -> Result<Rows<T>, SourceError> {
+    match spec {
+        SourceSpec::File { path, .. } => {
             let origin = path.display().to_string();
             let io_err = |source| SourceError::Io {
                 origin: origin.clone(),
@@ -571,35 +621,36 @@ pub fn open(spec: &SourceSpec) -> Result<Rows, SourceError> {
             let metadata = file.metadata().map_err(io_err)?;
             if !metadata.is_file() {
                 // A named pipe or a device: read as standard input is.
-                return stream_rows(file, format, origin);
+                return open_stream(file, origin, read);
             }
             let len = metadata.len();
-            let read = Arc::new(AtomicU64::new(0));
+            let counter = Arc::new(AtomicU64::new(0));
             let reader = Counting {
                 inner: file,
-                read: read.clone(),
+                read: counter.clone(),
             };
             let buffered = BufReader::with_capacity(READ_BUFFER, reader);
             Ok(Rows {
-                iter: from_buffered(buffered, format, origin)?,
-                read,
+                iter: read(Box::new(buffered), origin)?,
+                read: counter,
                 len: Some(len),
                 note: None,
                 stream: None,
                 page_sample: Rc::default(),
             })
         }
-        SourceSpec::Stdin(format) => {
+        SourceSpec::Stdin(_) => {
             let origin = "standard input".to_string();
             // A file of its own (a second descriptor), not `Stdin` and its buffer:
             // `Rows::may_wait` must see every byte read and not yet taken.
             match io::stdin().as_fd().try_clone_to_owned() {
-                Ok(stdin) => stream_rows(File::from(stdin), format, origin),
+                Ok(stdin) => open_stream(File::from(stdin), origin, read),
                 Err(source) => Err(SourceError::Io { origin, source }),
             }
         }
-        SourceSpec::Dir(path) => open_dir(path),
-        SourceSpec::Postgres(pg) => pg::open(pg),
+        SourceSpec::Dir(_) | SourceSpec::Postgres(_) => {
+            unreachable!("open_input is for a file or standard input")
+        }
     }
 }
 
@@ -618,9 +669,13 @@ pub fn read_rows<R: BufRead + 'static>(
     )?))
 }
 
-/// The rows of a stream (standard input, a named pipe), whose reads may wait for input that
-/// has not come: [`Rows::may_wait`] tells when.
-fn stream_rows(stream: File, format: &Format, origin: String) -> Result<Rows, SourceError> {
+/// A stream (standard input, a named pipe), read with `read` (see [`open_input`]); its reads
+/// may wait for input that has not come: [`Rows::may_wait`] tells when.
+fn open_stream<T>(
+    stream: File,
+    origin: String,
+    read: impl FnOnce(Box<dyn BufRead>, String) -> Result<Iter<T>, SourceError>,
+) -> Result<Rows<T>, SourceError> {
     let io_err = |source| SourceError::Io {
         origin: origin.clone(),
         source,
@@ -632,7 +687,7 @@ fn stream_rows(stream: File, format: &Format, origin: String) -> Result<Rows, So
         drained: drained.clone(),
     };
     Ok(Rows {
-        iter: from_buffered(watched, format, origin)?,
+        iter: read(Box::new(watched), origin)?,
         read: Arc::default(),
         len: None,
         note: None,
@@ -641,7 +696,10 @@ fn stream_rows(stream: File, format: &Format, origin: String) -> Result<Rows, So
     })
 }
 
-type RowIter = Box<dyn Iterator<Item = Result<Vec<u8>, SourceError>>>;
+/// What a source's reader iterates over.
+type Iter<T> = Box<dyn Iterator<Item = Result<T, SourceError>>>;
+
+type RowIter = Iter<Vec<u8>>;
 
 /// Bytes read from a file or standard input at a time.
 const READ_BUFFER: usize = 1 << 16;
@@ -764,10 +822,10 @@ fn read_line_into(
 
 /// One step of a row iterator that stops for good at the end or after its first error (a
 /// source cannot be trusted past a read or parse error): `done` records that it has stopped.
-pub(crate) fn end_after_error<E>(
+pub(crate) fn end_after_error<T, E>(
     done: &mut bool,
-    row: Result<Option<Vec<u8>>, E>,
-) -> Option<Result<Vec<u8>, E>> {
+    row: Result<Option<T>, E>,
+) -> Option<Result<T, E>> {
     let item = row.transpose();
     *done = !matches!(item, Some(Ok(_)));
     item
