@@ -24,6 +24,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use pgdict::datum::Codec;
+use pgdict_trainer::source::FormatName;
 
 /// The exit statuses, as the top-level help lists them.
 const EXIT_STATUS: &str = "\
@@ -127,7 +128,7 @@ pub struct RowInput {
     /// JSON Lines, .datums a datums file, .copy COPY data), else lines; `csv` when
     /// --csv-column is given, `copy` when --copy-column is.
     #[arg(long, value_enum, value_name = "FORMAT")]
-    pub format: Option<RowFormatArg>,
+    pub format: Option<FormatName>,
 
     /// The CSV column whose fields are the rows: a name from the header line, or a 0-based
     /// index.
@@ -176,25 +177,6 @@ pub struct RowInput {
     /// The column of --pg-source (its name as it is, unquoted); NULLs are skipped.
     #[arg(long, value_name = "COLUMN", requires = "pg_source")]
     pub column: Option<String>,
-}
-
-/// How a row input holds its rows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum RowFormatArg {
-    /// One row per line (the line feed, and a carriage return before it, are not part of it;
-    /// empty lines are skipped).
-    Lines,
-    /// One JSON value per line: a JSON string is the row's decoded text, any other value the
-    /// line as it is.
-    Jsonl,
-    /// Length-prefixed records: u32 little-endian length, then the bytes (binary rows welcome).
-    Datums,
-    /// One column of a CSV file (--csv-column).
-    Csv,
-    /// What COPY ... TO writes, in the text format or (FORMAT binary): one column, or the one
-    /// --copy-column names. NULLs and empty values are skipped (`compress --keep-columns`
-    /// keeps them).
-    Copy,
 }
 
 /// Where datums come from (`decompress`, `inspect`).

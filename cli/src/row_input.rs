@@ -5,15 +5,14 @@
 use std::io::IsTerminal;
 
 use anyhow::Context;
-use clap::ValueEnum;
 use pgdict_trainer::progress::{InputProgress, Phase, Progress};
 use pgdict_trainer::sample::{Limits, Sampler};
-use pgdict_trainer::source::{self, Column, CsvOptions, Format, PgSource, SourceSpec};
+use pgdict_trainer::source::{self, FormatFlags, PgSource, SourceSpec};
 
 use crate::fail::usage_error;
 use crate::in_order::ItemReader;
 use crate::text::{counted, thousands};
-use crate::{RowFormatArg, RowInput};
+use crate::RowInput;
 
 /// The source a row input names. `rows_wanted` is how many rows the caller will use, if it
 /// knows: a PostgreSQL table much larger than that is sampled by pages (see
@@ -29,62 +28,21 @@ pub fn row_source(input: &RowInput, rows_wanted: Option<u64>) -> anyhow::Result<
             seed: 0,
         }));
     }
-    let copy_column = input.copy_column.as_deref().map(Column::parse);
-    if let (Some(_), Some(other)) = (&copy_column, input.format) {
-        if other != RowFormatArg::Copy {
-            return Err(usage_error(
-                format!(
-                    "--copy-column reads COPY data, but --format says {}",
-                    name(other)
-                ),
-                "drop --format (or say --format copy)",
-            ));
-        }
-    }
-    let format = match (input.format, &input.csv_column) {
-        (Some(RowFormatArg::Copy), None) => Some(Format::Copy(copy_column)),
-        (None, None) if copy_column.is_some() => Some(Format::Copy(copy_column)),
-        (None, Some(_)) if copy_column.is_some() => {
-            return Err(usage_error(
-                "--csv-column and --copy-column name columns of different formats",
-                "give the one for the input's format",
-            ))
-        }
-        (None, None) => None,
-        (Some(RowFormatArg::Lines), None) => Some(Format::Lines),
-        (Some(RowFormatArg::Jsonl), None) => Some(Format::JsonLines),
-        (Some(RowFormatArg::Datums), None) => Some(Format::Datums),
-        (Some(RowFormatArg::Csv) | None, Some(column)) => {
-            let mut options = CsvOptions::new(Column::parse(column));
-            options.has_header = !input.csv_no_header;
-            options.delimiter = input.csv_delimiter;
-            Some(Format::Csv(options))
-        }
-        (Some(RowFormatArg::Csv), None) => {
-            return Err(usage_error(
-                "--format csv needs a column",
-                "name it with --csv-column NAME (from the header line) or a 0-based index",
-            ))
-        }
-        (Some(other), Some(_)) => {
-            return Err(usage_error(
-                format!("--csv-column reads CSV, but --format says {}", name(other)),
-                "drop --format (or say --format csv)",
-            ))
-        }
+    let flags = FormatFlags {
+        format: input.format,
+        csv_column: input.csv_column.as_deref(),
+        csv_no_header: input.csv_no_header,
+        csv_delimiter: input.csv_delimiter,
+        copy_column: input.copy_column.as_deref(),
     };
+    let format = flags
+        .format()
+        .map_err(|conflict| usage_error(conflict.message, conflict.hint))?;
     let spec = SourceSpec::from_arg(&input.input, format);
     if matches!(spec, SourceSpec::Stdin(_)) {
         note_terminal_stdin("rows");
     }
     Ok(spec)
-}
-
-/// A format's name, as `--format` spells it.
-fn name(format: RowFormatArg) -> String {
-    format
-        .to_possible_value()
-        .map_or_else(String::new, |value| value.get_name().to_string())
 }
 
 /// Says so when standard input, about to be read, is a terminal: a command run without its
@@ -250,7 +208,7 @@ mod tests {
             writeln!(file, "row {i}").unwrap();
         }
         file.flush().unwrap();
-        let spec = SourceSpec::from_arg(file.path(), Some(Format::Lines));
+        let spec = SourceSpec::from_arg(file.path(), Some(source::Format::Lines));
         let mut rows = source::open(&spec).unwrap();
         let (kept, read) = collect_rows(&mut rows, rows_wanted, &NoProgress).unwrap();
         let numbers = kept

@@ -14,7 +14,7 @@ use pgdict::datum::Codec;
 use pgdict::dict::file::MAX_CONTENT_LEN;
 use pgdict::dict::{DirStore, PgStore};
 use pgdict_trainer::progress::{counted, thousands, Bars};
-use pgdict_trainer::source::{self, Column, CsvOptions, Format, PageSample, PgSource, SourceSpec};
+use pgdict_trainer::source::{self, FormatFlags, FormatName, PageSample, PgSource, SourceSpec};
 use pgdict_trainer::{
     evaluation_json, sample_source, store, train_split, Builder, Method, SampleOptions,
     StoreTarget, TrainError, TrainOptions, Trained,
@@ -83,7 +83,7 @@ struct Args {
     /// .datums: datums, .copy: copy, else lines); csv when --csv-column is given, copy when
     /// --copy-column is.
     #[arg(long, value_enum, value_name = "FORMAT")]
-    format: Option<FormatArg>,
+    format: Option<FormatName>,
 
     /// The CSV column holding the datums: a header name, or a 0-based index.
     #[arg(long, value_name = "NAME|INDEX")]
@@ -199,20 +199,6 @@ struct Args {
     /// instead of the text report.
     #[arg(long)]
     json: bool,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum FormatArg {
-    /// One datum per line.
-    Lines,
-    /// JSON Lines: a JSON string is its decoded text, other values the line.
-    Jsonl,
-    /// Length-prefixed records: u32 little-endian length, then the bytes.
-    Datums,
-    /// One CSV column (--csv-column).
-    Csv,
-    /// PostgreSQL's COPY ... TO output, text or binary (one column, or --copy-column).
-    Copy,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -361,35 +347,18 @@ fn source_spec(args: &Args) -> Result<SourceSpec, Failure> {
     let Some(path) = &args.source else {
         return Err(usage("give a SOURCE or --pg-source".into()));
     };
-    let csv = || {
-        args.csv_column.as_ref().map(|column| {
-            Format::Csv(CsvOptions {
-                column: Column::parse(column),
-                has_header: !args.csv_no_header,
-                delimiter: args.csv_delimiter,
-            })
-        })
+    let flags = FormatFlags {
+        format: args.format,
+        csv_column: args.csv_column.as_deref(),
+        csv_no_header: args.csv_no_header,
+        csv_delimiter: args.csv_delimiter,
+        copy_column: args.copy_column.as_deref(),
     };
-    let copy_column = args.copy_column.as_deref().map(Column::parse);
-    let format = match args.format {
-        None if copy_column.is_some() => Some(Format::Copy(copy_column)),
-        None => csv(),
-        Some(FormatArg::Copy) => Some(Format::Copy(copy_column)),
-        Some(FormatArg::Lines) => Some(Format::Lines),
-        Some(FormatArg::Jsonl) => Some(Format::JsonLines),
-        Some(FormatArg::Datums) => Some(Format::Datums),
-        Some(FormatArg::Csv) => Some(csv().ok_or_else(|| {
-            usage(
-                "--format csv needs --csv-column NAME|INDEX (which column holds the datums)".into(),
-            )
-        })?),
-    };
-    if args.csv_column.is_some() && !matches!(format, Some(Format::Csv(_))) {
-        return Err(usage("--csv-column is only for --format csv".into()));
-    }
-    if args.copy_column.is_some() && !matches!(format, Some(Format::Copy(_))) {
-        return Err(usage("--copy-column is only for --format copy".into()));
-    }
+    let format = flags.format().map_err(|conflict| Failure {
+        message: conflict.message,
+        hint: Some(conflict.hint),
+        code: 2,
+    })?;
     Ok(SourceSpec::from_arg(path, format))
 }
 

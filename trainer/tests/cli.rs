@@ -470,14 +470,33 @@ fn copy_data_trains_by_column_and_bad_copy_names_the_line() {
         stderr(&output).lines().next().unwrap(),
         "pgdict-trainer: error: bad.copy:2: bad COPY data: 3 fields, where the lines before have 2"
     );
-    // --copy-column is for COPY data only.
-    let output = work.run(&["--copy-column", "1", "--format", "lines", "rows.copy"]);
-    assert_exit(&output, 2);
-    assert!(
-        stderr(&output).contains("--copy-column is only for --format copy"),
-        "{}",
-        stderr(&output)
-    );
+    // --copy-column is for COPY data only, --csv-column for CSV (the words are pgdict's:
+    // source::FormatFlags serves both).
+    for (flags, message, hint) in [
+        (
+            &["--copy-column", "1", "--format", "lines"][..],
+            "--copy-column reads COPY data, but --format says lines",
+            "drop --format (or say --format copy)",
+        ),
+        (
+            &["--csv-column", "1", "--format", "copy"],
+            "--csv-column reads CSV, but --format says copy",
+            "drop --format (or say --format csv)",
+        ),
+        (
+            &["--csv-column", "1", "--copy-column", "1"],
+            "--csv-column and --copy-column name columns of different formats",
+            "give the one for the input's format",
+        ),
+    ] {
+        let output = work.run(&[flags, &["rows.copy"]].concat());
+        assert_exit(&output, 2);
+        assert!(
+            stderr(&output).contains(message) && stderr(&output).contains(hint),
+            "{}",
+            stderr(&output)
+        );
+    }
 }
 
 #[test]

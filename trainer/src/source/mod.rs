@@ -37,6 +37,7 @@
 
 pub mod copy;
 pub mod datums_file;
+mod flags;
 
 use std::cell::Cell;
 use std::fs::{self, File};
@@ -51,6 +52,7 @@ use pgdict::rows::{self, RowFormat};
 use rustix::event::{PollFd, PollFlags, Timespec};
 
 pub use datums_file::DatumsFileError;
+pub use flags::{FormatConflict, FormatFlags, FormatName};
 
 /// How a file (or standard input) holds its datums.
 #[derive(Clone, Debug, PartialEq, Eq)]
