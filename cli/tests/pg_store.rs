@@ -334,14 +334,10 @@ fn compress_and_compare_read_a_postgres_column() {
         .unwrap()
         .get(0);
     assert_eq!(count, lines.len() as i64);
-    let mut copy_out = Vec::new();
-    std::io::Read::read_to_end(
-        &mut client
-            .copy_out("COPY (SELECT payload FROM datums ORDER BY id) TO STDOUT (FORMAT binary)")
-            .unwrap(),
-        &mut copy_out,
-    )
-    .unwrap();
+    let binary_copy = copy_out(
+        &mut client,
+        "COPY (SELECT payload FROM datums ORDER BY id) TO STDOUT (FORMAT binary)",
+    );
     // What the server gave, in a file: `decompress` gives the rows back, and `inspect` tells
     // its format.
     let reads_back = |file: &str, bytes: &[u8], format: &str| {
@@ -358,30 +354,19 @@ fn compress_and_compare_read_a_postgres_column() {
             "{summary}"
         );
     };
-    reads_back("out.copy", &copy_out, "binary COPY");
+    reads_back("out.copy", &binary_copy, "binary COPY");
     // COPY's text format, psql's `\copy ... TO` (each literal's backslash doubled, `\N` for a
     // NULL, which is no datum), is read as hex. (No ORDER BY for a whole table: the rows of a
     // table written once come out in the order they went in.)
-    let mut copy_text = Vec::new();
-    std::io::Read::read_to_end(
-        &mut client
-            .copy_out(
-                "COPY (SELECT payload FROM (SELECT id, payload FROM datums UNION ALL \
-                 SELECT 0, NULL) d ORDER BY id) TO STDOUT",
-            )
-            .unwrap(),
-        &mut copy_text,
-    )
-    .unwrap();
+    let copy_text = copy_out(
+        &mut client,
+        "COPY (SELECT payload FROM (SELECT id, payload FROM datums UNION ALL SELECT 0, NULL) d \
+         ORDER BY id) TO STDOUT",
+    );
     assert!(copy_text.starts_with(b"\\N\n\\\\x"), "{copy_text:?}");
     reads_back("out.txt", &copy_text, "hex");
     // ... and a whole table (id, payload), tab-separated.
-    let mut whole_table = Vec::new();
-    std::io::Read::read_to_end(
-        &mut client.copy_out("COPY datums TO STDOUT").unwrap(),
-        &mut whole_table,
-    )
-    .unwrap();
+    let whole_table = copy_out(&mut client, "COPY datums TO STDOUT");
     assert!(whole_table.starts_with(b"1\t\\\\x"), "{whole_table:?}");
     reads_back("table.txt", &whole_table, "hex");
     for output in ["hex", "escape"] {
@@ -411,6 +396,49 @@ fn copy_into_new_table(
 
 /// [`copy_into_new_table`] with a payload column of `column_type` (`bytea` or `text`, whose
 /// values come back as their UTF-8 bytes).
+/// What `COPY ... TO STDOUT` (`query`) writes.
+fn copy_out(client: &mut postgres::Client, query: &str) -> Vec<u8> {
+    let mut copied = Vec::new();
+    std::io::Read::read_to_end(&mut client.copy_out(query).unwrap(), &mut copied).unwrap();
+    copied
+}
+
+/// The first `count` fortunes of the shared corpus.
+fn fortunes(count: usize) -> Vec<Option<String>> {
+    std::fs::read_to_string(corpus_rows("text_fortunes.jsonl"))
+        .unwrap()
+        .lines()
+        .take(count)
+        .map(|line| Some(serde_json::from_str(line).unwrap()))
+        .collect()
+}
+
+/// A table `notes (id serial, body text, COLUMN)` of `bodies`, in order: `column` declares
+/// the third column, and `value` is its value, an SQL expression of the body `b` and its
+/// 1-based number `n`.
+fn create_notes(
+    client: &mut postgres::Client,
+    bodies: &[Option<String>],
+    column: &str,
+    value: &str,
+) {
+    let name = column.split(' ').next().unwrap();
+    client
+        .batch_execute(&format!(
+            "CREATE TABLE notes (id serial PRIMARY KEY, body text, {column})"
+        ))
+        .unwrap();
+    client
+        .execute(
+            &format!(
+                "INSERT INTO notes (body, {name}) SELECT b, {value} FROM unnest($1::text[]) \
+                 WITH ORDINALITY AS u(b, n) ORDER BY n"
+            ),
+            &[&bodies],
+        )
+        .unwrap();
+}
+
 fn copy_into_new_column(
     client: &mut postgres::Client,
     table: &str,
@@ -448,12 +476,6 @@ fn copy_into_new_column(
 /// (`-o back.copy`), and loaded with `COPY ... FROM`, the table must hold what the column held.
 #[test]
 fn compress_reads_what_copy_to_writes_and_decompress_writes_what_copy_from_loads() {
-    let fortunes: Vec<String> = std::fs::read_to_string(corpus_rows("text_fortunes.jsonl"))
-        .unwrap()
-        .lines()
-        .take(300)
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
     // What COPY's text format escapes, and what it would mistake if it did not.
     let controls: String = (1u8..32).chain([127]).map(char::from).collect();
     let mut bodies: Vec<Option<String>> = vec![
@@ -468,19 +490,15 @@ fn compress_reads_what_copy_to_writes_and_decompress_writes_what_copy_from_loads
         Some(String::new()),
         None,
     ];
-    bodies.extend(fortunes.into_iter().map(Some));
+    bodies.extend(fortunes(300));
     let cluster = PgCluster::start();
     let mut client = cluster.client();
-    client
-        .batch_execute("CREATE TABLE notes (id serial PRIMARY KEY, body text, blob bytea)")
-        .unwrap();
-    client
-        .execute(
-            "INSERT INTO notes (body, blob) SELECT b, convert_to(b, 'UTF8') || '\\x00ff'::bytea \
-             FROM unnest($1::text[]) WITH ORDINALITY AS u(b, n) ORDER BY n",
-            &[&bodies],
-        )
-        .unwrap();
+    create_notes(
+        &mut client,
+        &bodies,
+        "blob bytea",
+        "convert_to(b, 'UTF8') || '\\x00ff'::bytea",
+    );
     let mut column = |expression: &str| -> Vec<Vec<u8>> {
         client
             .query(
@@ -529,8 +547,7 @@ fn compress_reads_what_copy_to_writes_and_decompress_writes_what_copy_from_loads
     .into_iter()
     .enumerate()
     {
-        let mut copied = Vec::new();
-        std::io::Read::read_to_end(&mut client.copy_out(query).unwrap(), &mut copied).unwrap();
+        let copied = copy_out(&mut client, query);
         std::fs::write(dir.join("rows.copy"), &copied).unwrap();
         pgdict(
             dir,
@@ -566,12 +583,7 @@ fn compress_reads_what_copy_to_writes_and_decompress_writes_what_copy_from_loads
     }
 
     // Data of several columns needs --copy-column; one that is not there is named.
-    let mut copied = Vec::new();
-    std::io::Read::read_to_end(
-        &mut client.copy_out("COPY notes TO STDOUT").unwrap(),
-        &mut copied,
-    )
-    .unwrap();
+    let copied = copy_out(&mut client, "COPY notes TO STDOUT");
     std::fs::write(dir.join("notes.copy"), &copied).unwrap();
     let stderr = pgdict_fails(
         dir,
@@ -611,39 +623,24 @@ fn compress_reads_what_copy_to_writes_and_decompress_writes_what_copy_from_loads
 /// error half way ends the output with a mark that makes `COPY ... FROM` load nothing.
 #[test]
 fn keep_columns_loads_each_datum_beside_its_id_and_gives_the_rows_back() {
-    let fortunes: Vec<String> = std::fs::read_to_string(corpus_rows("text_fortunes.jsonl"))
-        .unwrap()
-        .lines()
-        .take(400)
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
     let mut bodies: Vec<Option<String>> = vec![
         Some("tab\there, a back\\slash, crlf\r\nand lf\n".into()),
         Some("\\.".into()),
         Some(String::new()),
         None,
     ];
-    bodies.extend(fortunes.into_iter().map(Some));
+    bodies.extend(fortunes(400));
     let cluster = PgCluster::start();
     let mut client = cluster.client();
-    client
-        .batch_execute("CREATE TABLE notes (id serial PRIMARY KEY, body text, tag text)")
-        .unwrap();
-    client
-        .execute(
-            "INSERT INTO notes (body, tag) SELECT b, CASE WHEN n % 3 = 0 THEN NULL ELSE 't' || n \
-             END FROM unnest($1::text[]) WITH ORDINALITY AS u(b, n) ORDER BY n",
-            &[&bodies],
-        )
-        .unwrap();
+    create_notes(
+        &mut client,
+        &bodies,
+        "tag text",
+        "CASE WHEN n % 3 = 0 THEN NULL ELSE 't' || n END",
+    );
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     pgdict(dir, &["demo", "--rounds", "1", "--sample", "app-logs"]);
-    let copy_out = |client: &mut postgres::Client, query: &str| {
-        let mut copied = Vec::new();
-        std::io::Read::read_to_end(&mut client.copy_out(query).unwrap(), &mut copied).unwrap();
-        copied
-    };
     for (format, options, column) in [
         ("text", "(HEADER)", "body"),
         ("binary", "(FORMAT binary)", "1"),
