@@ -823,12 +823,16 @@ impl<R: BufRead> HexLines<R> {
                 continue;
             }
             if !holds_datums(&line) {
-                // A header line if a rule is under it; otherwise `parse_line` says what is wrong.
+                // A header line if a rule is under it (psql's aligned output), or if it is the
+                // first line, its fields tab-separated, and the line under it holds datums
+                // (COPY's text format with HEADER, what `compress --keep-columns` writes back
+                // of it); otherwise `parse_line` says what is wrong.
                 self.next_line = self.read_line()?;
+                let copy_header = number == 1 && line.contains('\t');
                 if self
                     .next_line
                     .as_ref()
-                    .is_some_and(|(_, next)| is_rule(next))
+                    .is_some_and(|(_, next)| is_rule(next) || (copy_header && holds_datums(next)))
                 {
                     continue;
                 }
@@ -1187,6 +1191,18 @@ mod tests {
         // All of a table's columns, tab-separated; a NULL payload is no datum.
         let table = "1\t\\\\x0b616263\tnote\n2\t\\N\tnote\n3\t\\\\x05ff\t\\N\n";
         assert_eq!(hex(table), [b"\x0babc".to_vec(), vec![0x05, 0xff]]);
+        // ... with COPY's HEADER line first; a line of names later on is no header.
+        let header = format!("id\tpayload\tnote\n{table}");
+        assert_eq!(hex(&header), [b"\x0babc".to_vec(), vec![0x05, 0xff]]);
+        let e = parse(
+            DatumFormatArg::Hex,
+            format!("{table}id\tpayload\n{table}").as_bytes(),
+        )
+        .unwrap_err();
+        assert!(
+            format!("{e:#}").contains("line 4: not a hex datum"),
+            "{e:#}"
+        );
         // Three backslashes are no literal.
         let e = parse(DatumFormatArg::Hex, &b"\\\\\\x05ff\n"[..]).unwrap_err();
         assert!(format!("{e:#}").contains("not a hex datum"), "{e:#}");

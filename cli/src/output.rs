@@ -22,7 +22,7 @@ use std::sync::{Mutex, MutexGuard, Once, PoisonError};
 use anyhow::Context;
 use tempfile::NamedTempFile;
 
-use crate::fail::{user_error, Hint};
+use crate::fail::{usage_error, user_error, Hint};
 
 /// The temporary files of the outputs not yet finished: a signal that ends the process runs
 /// no destructor, so [`remove_unfinished`] removes them. Held while one is made, replaces its
@@ -132,6 +132,28 @@ impl Output {
             ));
         }
         Ok(out)
+    }
+
+    /// Refuses an `-o` path whose name says another format than the COPY data that
+    /// `--keep-columns` writes (`.datums`, `.hex`, `.jsonl`, `.ndjson`): the file would mislead
+    /// whoever opens it, and `-o NAME.hex` asks for hex lines elsewhere.
+    pub fn refuse_a_name_for_another_format(output: Option<&Path>) -> anyhow::Result<()> {
+        let extension = output.and_then(|path| path.extension()?.to_str());
+        let Some(format) = extension.and_then(|ext| match ext {
+            "datums" => Some("a datums file"),
+            "hex" => Some("hex lines"),
+            "jsonl" | "ndjson" => Some("JSON Lines"),
+            _ => None,
+        }) else {
+            return Ok(());
+        };
+        Err(usage_error(
+            format!(
+                "--keep-columns writes COPY data, but the name {} says {format}",
+                output.unwrap_or(Path::new("")).display()
+            ),
+            "name the output .copy (or drop --keep-columns)",
+        ))
     }
 
     /// Refuses an `-o` path that is the input file itself (under any name: a hard link, a

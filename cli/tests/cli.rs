@@ -464,20 +464,31 @@ fn keep_columns_writes_the_rows_back_with_datums_and_decompress_restores_them() 
         let tag = (n % 3 != 0).then(|| format!("t\\{n}\t").into_bytes());
         rows.push([Some(n.to_string().into_bytes()), body, tag]);
     }
-    let mut text = b"id\tbody\ttag\n".to_vec();
+    // COPY's text format with a HEADER line, each body cut to `prefix` bytes if given.
+    let text_of = |prefix: Option<usize>| {
+        let mut text = b"id\tbody\ttag\n".to_vec();
+        for row in &rows {
+            for (at, field) in row.iter().enumerate() {
+                if at > 0 {
+                    text.push(b'\t');
+                }
+                match field {
+                    Some(value) if at == 1 => {
+                        let cut = prefix.map_or(value.len(), |k| k.min(value.len()));
+                        copy::escape_text(&value[..cut], &mut text);
+                    }
+                    Some(value) => copy::escape_text(value, &mut text),
+                    None => text.extend_from_slice(b"\\N"),
+                }
+            }
+            text.push(b'\n');
+        }
+        text
+    };
+    let text = text_of(None);
     let mut binary = Vec::new();
     copy::write_header(&mut binary).unwrap();
     for row in &rows {
-        for (at, field) in row.iter().enumerate() {
-            if at > 0 {
-                text.push(b'\t');
-            }
-            match field {
-                Some(value) => copy::escape_text(value, &mut text),
-                None => text.extend_from_slice(b"\\N"),
-            }
-        }
-        text.push(b'\n');
         let fields: Vec<Option<&[u8]>> = row.iter().map(Option::as_deref).collect();
         copy::write_tuple(&mut binary, &fields).unwrap();
     }
@@ -531,6 +542,14 @@ fn keep_columns_writes_the_rows_back_with_datums_and_decompress_restores_them() 
         .run(&[&["decompress", "packed.copy"], &keep[..]].concat())
         .ok();
     assert!(back.stdout == text, "the text rows came back different");
+    // Prefixes, as substr() reads them.
+    let prefix = dir
+        .run(&[&["decompress", "packed.copy", "--prefix", "12"], &keep[..]].concat())
+        .ok();
+    assert!(
+        prefix.stdout == text_of(Some(12)),
+        "the prefixes are not the rows' first bytes"
+    );
 
     // Binary, by index, through standard input both ways.
     let keep = ["--keep-columns", "--copy-column", "1"];
@@ -559,6 +578,14 @@ fn keep_columns_writes_the_rows_back_with_datums_and_decompress_restores_them() 
         );
     dir.run(&["compress", "rows.copy", "--keep-columns", "--hex"])
         .fails(2, &["cannot be used with"]);
+    for command in ["compress", "decompress"] {
+        dir.run(&[command, "rows.copy", "--keep-columns", "-o", "rows.datums"])
+            .fails(
+                2,
+                &["--keep-columns writes COPY data, but the name rows.datums says a datums file"],
+            );
+    }
+    assert!(!dir.path("rows.datums").exists());
     dir.run(&["decompress", "packed.copy", "--copy-column", "1"])
         .fails(2, &["--keep-columns"]);
     dir.run(&[

@@ -72,6 +72,7 @@ pub fn run(store_args: &StoreArgs, args: &CompressArgs) -> anyhow::Result<u8> {
                 "say --format copy, or name the column with --copy-column",
             ));
         }
+        Output::refuse_a_name_for_another_format(args.output.as_deref())?;
         let (layout, records) = source::open_copy_records(&spec)
             .with_context(|| format!("cannot read the rows of {what}"))?;
         let mut out = Output::open(

@@ -97,6 +97,7 @@ pub fn run(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> 
 /// `--keep-columns`: COPY records in, each written back in the same format with its column's
 /// datum decompressed.
 fn run_records(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> {
+    Output::refuse_a_name_for_another_format(args.output.as_deref())?;
     let column = args.copy_column.as_deref().map(Column::parse);
     let spec = SourceSpec::from_arg(&args.datums.input, Some(Format::Copy(column)));
     if matches!(spec, SourceSpec::Stdin(_)) {
