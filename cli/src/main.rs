@@ -146,7 +146,7 @@ pub struct RowInput {
         value_name = "CHAR",
         default_value = ",",
         requires = "csv_column",
-        value_parser = pgdict_trainer::source::parse_csv_delimiter
+        value_parser = pgdict_trainer::source::parse_delimiter
     )]
     pub csv_delimiter: u8,
 
@@ -155,6 +155,16 @@ pub struct RowInput {
     /// must have one column.
     #[arg(long, value_name = "INDEX|NAME")]
     pub copy_column: Option<String>,
+
+    /// The field delimiter of COPY's text format, as COPY ... TO was given it (DELIMITER):
+    /// one byte, or `\t`. Default: a tab.
+    #[arg(long, value_name = "CHAR", value_parser = pgdict_trainer::source::parse_delimiter)]
+    pub copy_delimiter: Option<u8>,
+
+    /// The NULL string of COPY's text format, as COPY ... TO was given it (NULL, say '').
+    /// Default: \N.
+    #[arg(long, value_name = "STRING")]
+    pub copy_null: Option<String>,
 
     /// Read the rows from a PostgreSQL table column instead of ROWS: a libpq-style connection
     /// string ('host=... port=... user=... dbname=...') or a postgresql:// URL, read as psql
@@ -166,7 +176,14 @@ pub struct RowInput {
         long,
         value_name = "CONNINFO",
         requires_all = ["table", "column"],
-        conflicts_with_all = ["input", "format", "csv_column", "copy_column"]
+        conflicts_with_all = [
+            "input",
+            "format",
+            "csv_column",
+            "copy_column",
+            "copy_delimiter",
+            "copy_null"
+        ]
     )]
     pub pg_source: Option<String>,
 
@@ -430,6 +447,19 @@ struct DecompressArgs {
     /// have one column.
     #[arg(long, value_name = "INDEX|NAME", requires = "keep_columns")]
     copy_column: Option<String>,
+
+    /// The field delimiter of --keep-columns' COPY data, if not a tab (COPY's DELIMITER).
+    #[arg(
+        long,
+        value_name = "CHAR",
+        value_parser = pgdict_trainer::source::parse_delimiter,
+        requires = "keep_columns"
+    )]
+    copy_delimiter: Option<u8>,
+
+    /// The NULL string of --keep-columns' COPY data, if not \N (COPY's NULL).
+    #[arg(long, value_name = "STRING", requires = "keep_columns")]
+    copy_null: Option<String>,
 
     /// Decompress on N threads (default: one per core). The output is the same bytes for any N.
     #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]

@@ -34,6 +34,8 @@ pub fn row_source(input: &RowInput, rows_wanted: Option<u64>) -> anyhow::Result<
         csv_no_header: input.csv_no_header,
         csv_delimiter: input.csv_delimiter,
         copy_column: input.copy_column.as_deref(),
+        copy_delimiter: input.copy_delimiter,
+        copy_null: input.copy_null.as_deref(),
     };
     let format = flags
         .format()

@@ -433,9 +433,19 @@ fn a_csv_column_with_another_delimiter_is_read_as_the_trainer_reads_it() {
         ),
         (
             &["--copy-column", "1", "--csv-column", "1"],
-            "--csv-column and --copy-column name columns of different formats",
+            "--csv-column reads CSV, but --copy-column reads COPY data",
         ),
         (&["--format", "csv"], "--format csv needs a column"),
+        (
+            &["--copy-null", "", "--format", "lines"],
+            "--copy-null reads COPY data, but --format says lines",
+        ),
+        // COPY's text options are checked as COPY ... FROM checks them.
+        (&["--copy-delimiter", "a"], "COPY delimiter cannot be \"a\""),
+        (
+            &["--copy-delimiter", "|", "--copy-null", "a|b"],
+            "COPY delimiter must not appear in the NULL specification",
+        ),
     ] {
         dir.run(&[&["compress", "rows.tsv", "--dict", "none"], flags].concat())
             .fails(2, &[message]);

@@ -619,7 +619,8 @@ fn compress_reads_what_copy_to_writes_and_decompress_writes_what_copy_from_loads
 /// `compress --keep-columns` writes COPY data that loads each datum beside its row's other
 /// columns (NULLs kept), and `decompress --keep-columns` turns what `COPY ... TO` then writes
 /// of that table back into the very bytes the first `COPY ... TO` wrote: in the text format
-/// (with a HEADER, the column by name) and the binary one (by index), with dictionaries. An
+/// (with a HEADER, the column by name; and with `DELIMITER '|', NULL ''`) and the binary one
+/// (by index), with dictionaries. An
 /// error half way ends the output with a mark that makes `COPY ... FROM` load nothing.
 #[test]
 fn keep_columns_loads_each_datum_beside_its_id_and_gives_the_rows_back() {
@@ -641,9 +642,15 @@ fn keep_columns_loads_each_datum_beside_its_id_and_gives_the_rows_back() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     pgdict(dir, &["demo", "--rounds", "1", "--sample", "app-logs"]);
-    for (format, options, column) in [
-        ("text", "(HEADER)", "body"),
-        ("binary", "(FORMAT binary)", "1"),
+    for (format, options, column, flags) in [
+        ("text", "(HEADER)", "body", &[][..]),
+        ("binary", "(FORMAT binary)", "1", &[]),
+        (
+            "pipes",
+            "(DELIMITER '|', NULL '')",
+            "1",
+            &["--copy-delimiter", "|", "--copy-null", ""],
+        ),
     ] {
         let copied = copy_out(
             &mut client,
@@ -661,11 +668,18 @@ fn keep_columns_loads_each_datum_beside_its_id_and_gives_the_rows_back() {
             "-o",
             "packed.copy",
         ];
+        let compress = [&compress[..], flags].concat();
+        // With NULL '', an empty body is written as NULL is (as COPY ... TO writes it), and
+        // loads as NULL.
+        let empty_is_null = flags.contains(&"");
+        let nulls = if empty_is_null { "2 NULLs" } else { "1 NULL" };
         let stderr = String::from_utf8_lossy(&pgdict(dir, &compress).stderr).into_owned();
         assert!(
-            stderr.contains(&format!("{} rows", bodies.len() - 1))
-                && stderr.contains("with lz4 and dictionary 2")
-                && stderr.contains("; 1 NULL kept"),
+            stderr.contains(&format!(
+                "{} rows",
+                bodies.len() - if empty_is_null { 2 } else { 1 }
+            )) && stderr.contains("with lz4 and dictionary 2")
+                && stderr.contains(&format!("; {nulls} kept")),
             "{stderr}"
         );
         let table = format!("packed_{format}");
@@ -686,7 +700,8 @@ fn keep_columns_loads_each_datum_beside_its_id_and_gives_the_rows_back() {
             .query_one(
                 &format!(
                     "SELECT count(*) FROM notes n FULL JOIN {table} p USING (id) WHERE (p.body \
-                     IS NULL) <> (n.body IS NULL) OR p.tag IS DISTINCT FROM n.tag"
+                     IS NULL) <> (n.body IS NULL OR ({empty_is_null} AND n.body = '')) OR p.tag \
+                     IS DISTINCT FROM n.tag"
                 ),
                 &[],
             )
@@ -711,18 +726,16 @@ fn keep_columns_loads_each_datum_beside_its_id_and_gives_the_rows_back() {
             &format!("COPY (SELECT id, body, tag FROM {table} ORDER BY id) TO STDOUT {options}"),
         );
         std::fs::write(dir.join("back.copy"), &back).unwrap();
-        pgdict(
-            dir,
-            &[
-                "decompress",
-                "back.copy",
-                "--keep-columns",
-                "--copy-column",
-                column,
-                "-o",
-                "rows-back.copy",
-            ],
-        );
+        let decompress = [
+            "decompress",
+            "back.copy",
+            "--keep-columns",
+            "--copy-column",
+            column,
+            "-o",
+            "rows-back.copy",
+        ];
+        pgdict(dir, &[&decompress[..], flags].concat());
         let rows_back = std::fs::read(dir.join("rows-back.copy")).unwrap();
         assert!(
             rows_back == copied,

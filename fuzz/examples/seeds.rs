@@ -137,6 +137,8 @@ impl Seeds {
         let mut copy_one = vec![5];
         let mut copy_two = vec![6];
         let mut copy_header = b"\x07a\tb\n".to_vec();
+        // DELIMITER '|', NULL '': every third row's id NULL.
+        let mut copy_pipe = vec![8];
         let mut binary = vec![6];
         copy::write_header(&mut binary).expect("a write to memory");
         for (n, row) in rows.iter().enumerate() {
@@ -155,12 +157,28 @@ impl Seeds {
                 copy::escape_text(row, text);
                 text.push(b'\n');
             }
+            if n % 3 != 0 {
+                copy_pipe.extend_from_slice(n.to_string().as_bytes());
+            }
+            copy_pipe.push(b'|');
+            copy::escape_text_with(row, b'|', &mut copy_pipe);
+            copy_pipe.push(b'\n');
             let id = n.to_string();
             copy::write_tuple(&mut binary, &[Some(id.as_bytes()), Some(row)])
                 .expect("a tuple of small values");
         }
         copy::write_trailer(&mut binary).expect("a write to memory");
-        for input in [lines, datums, csv, copy_one, copy_two, copy_header, binary] {
+        let inputs = [
+            lines,
+            datums,
+            csv,
+            copy_one,
+            copy_two,
+            copy_header,
+            copy_pipe,
+            binary,
+        ];
+        for input in inputs {
             self.add("row_sources", input);
         }
     }

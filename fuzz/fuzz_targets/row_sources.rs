@@ -1,8 +1,8 @@
 //! The row sources (`pgdict_trainer::source::read_rows`) on arbitrary bytes, in every file
 //! format: lines, JSON Lines, a datums file, a CSV column, COPY data (text or binary).
 //!
-//! Layout: a mode byte, whose value modulo [`FORMATS`] picks the format and column (see
-//! [`format`]), then the input.
+//! Layout: a mode byte, whose value modulo [`FORMATS`] picks the format, column and COPY
+//! options (see [`format`]), then the input.
 //!
 //! Checks: no panic, and reading stops at the first error; no row is over PostgreSQL's limit
 //! for one value; no row is empty where the format skips empty values (lines, CSV, COPY);
@@ -17,12 +17,12 @@
 use std::io::Cursor;
 
 use libfuzzer_sys::fuzz_target;
-use pgdict_trainer::source::copy::{self, SIGNATURE};
+use pgdict_trainer::source::copy::{self, CopyOptions, SIGNATURE};
 use pgdict_trainer::source::datums_file::MAX_DATUM_LEN;
 use pgdict_trainer::source::{read_rows, Column, CsvOptions, Format};
 
 /// How many formats the mode byte picks from.
-const FORMATS: u8 = 8;
+const FORMATS: u8 = 9;
 
 /// The format mode `mode` picks.
 fn format(mode: u8) -> Format {
@@ -39,16 +39,21 @@ fn format(mode: u8) -> Format {
         2 => Format::Datums,
         3 => csv(Column::Name("b".into()), true, b','),
         4 => csv(Column::Index(1), false, b'\t'),
-        5 => Format::Copy(None),
-        6 => Format::Copy(Some(Column::Index(1))),
-        _ => Format::Copy(Some(Column::Name("b".into()))),
+        5 => Format::Copy(CopyOptions::default()),
+        6 => Format::Copy(CopyOptions::column(Some(Column::Index(1)))),
+        7 => Format::Copy(CopyOptions::column(Some(Column::Name("b".into())))),
+        _ => Format::Copy(CopyOptions {
+            column: Some(Column::Index(1)),
+            delimiter: Some(b'|'),
+            null: Some(Vec::new()),
+        }),
     }
 }
 
 /// The layout and the records read before the first error.
-fn records_of(input: &[u8], column: Option<&Column>) -> Option<(copy::Layout, Vec<copy::Record>)> {
+fn records_of(input: &[u8], options: &CopyOptions) -> Option<(copy::Layout, Vec<copy::Record>)> {
     let (layout, records) =
-        copy::records(Cursor::new(input.to_vec()), column, "fuzz".into()).ok()?;
+        copy::records(Cursor::new(input.to_vec()), options, "fuzz".into()).ok()?;
     Some((layout, records.map_while(Result::ok).collect()))
 }
 
@@ -93,8 +98,8 @@ fuzz_target!(|data: &[u8]| {
             assert!(!row.is_empty(), "an empty row in {format:?}");
         }
     }
-    if let Format::Copy(column) = &format {
-        if let Some((layout, records)) = records_of(input, column.as_ref()) {
+    if let Format::Copy(options) = &format {
+        if let Some((layout, records)) = records_of(input, options) {
             let values: Vec<Vec<u8>> = records
                 .iter()
                 .filter_map(|record| record.value.clone())
@@ -103,7 +108,7 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(values, read, "the records' values are not the rows");
             let written = write_back(&layout, &records);
             let (again_layout, again) =
-                records_of(&written, column.as_ref()).expect("what was written opens");
+                records_of(&written, options).expect("what was written opens");
             assert_eq!(again_layout, layout);
             let values = |records: &[copy::Record]| -> Vec<Option<Vec<u8>>> {
                 records.iter().map(|r| r.value.clone()).collect()
@@ -112,7 +117,7 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(write_back(&layout, &again), written);
         }
     }
-    if format == Format::Copy(None) && !input.starts_with(SIGNATURE) {
+    if format == Format::Copy(CopyOptions::default()) && !input.starts_with(SIGNATURE) {
         let mut text = Vec::new();
         for row in &read {
             copy::escape_text(row, &mut text);

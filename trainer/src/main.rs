@@ -98,7 +98,7 @@ struct Args {
         long,
         value_name = "CHAR",
         default_value = ",",
-        value_parser = source::parse_csv_delimiter
+        value_parser = source::parse_delimiter
     )]
     csv_delimiter: u8,
 
@@ -107,6 +107,16 @@ struct Args {
     /// have one column.
     #[arg(long, value_name = "INDEX|NAME")]
     copy_column: Option<String>,
+
+    /// The field delimiter of COPY's text format, as COPY ... TO was given it (DELIMITER):
+    /// one byte, or `\t`. Default: a tab.
+    #[arg(long, value_name = "CHAR", value_parser = source::parse_delimiter)]
+    copy_delimiter: Option<u8>,
+
+    /// The NULL string of COPY's text format, as COPY ... TO was given it (NULL, say '').
+    /// Default: \N.
+    #[arg(long, value_name = "STRING")]
+    copy_null: Option<String>,
 
     /// Sample a PostgreSQL table column instead of SOURCE: a libpq-style connection string
     /// ('host=... port=... user=... dbname=...') or a postgresql:// URL, read as psql reads
@@ -353,6 +363,8 @@ fn source_spec(args: &Args) -> Result<SourceSpec, Failure> {
         csv_no_header: args.csv_no_header,
         csv_delimiter: args.csv_delimiter,
         copy_column: args.copy_column.as_deref(),
+        copy_delimiter: args.copy_delimiter,
+        copy_null: args.copy_null.as_deref(),
     };
     let format = flags.format().map_err(|conflict| Failure {
         message: conflict.message,

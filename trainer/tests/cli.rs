@@ -485,8 +485,8 @@ fn copy_data_trains_by_column_and_bad_copy_names_the_line() {
         ),
         (
             &["--csv-column", "1", "--copy-column", "1"],
-            "--csv-column and --copy-column name columns of different formats",
-            "give the one for the input's format",
+            "--csv-column reads CSV, but --copy-column reads COPY data",
+            "give the flags of the input's format",
         ),
     ] {
         let output = work.run(&[flags, &["rows.copy"]].concat());

@@ -1,7 +1,8 @@
 //! The COPY source's text format against PostgreSQL 15's own `COPY ... FROM` (the cluster
 //! harness of the workspace's tests, `tests/support/cluster.rs`): generated lines of two
 //! fields, built from the escapes and bytes the format treats specially, are loaded by the
-//! server and read by pgdict. Whatever the server loads, pgdict must read as the same values
+//! server and read by pgdict, with COPY's default delimiter and NULL string and with two
+//! others (`DELIMITER '|', NULL 'NULL'` and `DELIMITER ',', NULL ''`). Whatever the server loads, pgdict must read as the same values
 //! (NULLs and empty values aside, which a source skips). What the server refuses, pgdict may
 //! read or refuse. It refuses less, as its module documentation says, and in a run that
 //! printed the inputs only the server refused, these were all: a NUL byte (`\0`, which a
@@ -19,6 +20,7 @@ mod cluster;
 use std::io::Write;
 
 use cluster::PgCluster;
+use pgdict_trainer::source::copy::CopyOptions;
 use pgdict_trainer::source::{self, Column, Format, SourceSpec};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
@@ -66,11 +68,21 @@ const TOKENS: &[&[u8]] = &[
     b"\t",
 ];
 
-/// Cases generated; each is one COPY of one to four lines.
-const CASES: usize = 2000;
+/// COPY's text options tried: the delimiter, the NULL string, how `COPY` says them (empty:
+/// the defaults, tab and `\N`), and how many cases (each one COPY of one to four lines).
+const OPTIONS: [(u8, &str, &str, usize); 3] = [
+    (b'\t', "\\N", "", 2000),
+    (b'|', "NULL", ", DELIMITER '|', NULL 'NULL'", 1000),
+    (b',', "", ", DELIMITER ',', NULL ''", 1000),
+];
 
-/// One generated input: lines of (mostly) two fields.
-fn generate(rng: &mut StdRng) -> Vec<u8> {
+/// One generated input: lines of (mostly) two fields, separated by `delimiter`, `null` a
+/// field's NULL.
+fn generate(rng: &mut StdRng, delimiter: u8, null: &[u8]) -> Vec<u8> {
+    // The delimiter, bare and escaped, and the NULL string inside a field, besides the rest.
+    let bare = [delimiter];
+    let escaped = [b'\\', delimiter];
+    let extra: [&[u8]; 3] = [&bare, &escaped, null];
     let line_end: &[u8] = if rng.random_range(0..4) == 0 {
         b"\r\n"
     } else {
@@ -81,18 +93,18 @@ fn generate(rng: &mut StdRng) -> Vec<u8> {
     for line in 0..lines {
         for field in 0..2 {
             if field == 1 {
-                input.push(b'\t');
+                input.push(delimiter);
             }
             if rng.random_range(0..8) == 0 {
-                input.extend_from_slice(b"\\N");
+                input.extend_from_slice(null);
                 continue;
             }
             for _ in 0..rng.random_range(0..6) {
                 // Plain bytes are the likelier, so that many lines load.
-                let token = if rng.random_range(0..3) == 0 {
-                    TOKENS[rng.random_range(0..TOKENS.len())]
-                } else {
-                    TOKENS[rng.random_range(0..12)]
+                let token = match rng.random_range(0..12) {
+                    0..=2 => TOKENS[rng.random_range(0..TOKENS.len())],
+                    3 => extra[rng.random_range(0..extra.len())],
+                    _ => TOKENS[rng.random_range(0..12)],
                 };
                 input.extend_from_slice(token);
             }
@@ -104,13 +116,16 @@ fn generate(rng: &mut StdRng) -> Vec<u8> {
     input
 }
 
-/// The values of column `index` as pgdict's COPY source reads `input`.
-fn read_column(input: &[u8], index: usize) -> Result<Vec<Vec<u8>>, String> {
+/// The values of column `index` as pgdict's COPY source reads `input` with `options`.
+fn read_column(input: &[u8], index: usize, options: &CopyOptions) -> Result<Vec<Vec<u8>>, String> {
     let mut file = tempfile::NamedTempFile::new().unwrap();
     file.write_all(input).unwrap();
     let spec = SourceSpec::File {
         path: file.path().to_path_buf(),
-        format: Format::Copy(Some(Column::Index(index))),
+        format: Format::Copy(CopyOptions {
+            column: Some(Column::Index(index)),
+            ..options.clone()
+        }),
     };
     source::open(&spec)
         .and_then(|rows| rows.collect())
@@ -133,40 +148,53 @@ fn what_copy_from_loads_reads_as_the_same_values() {
         .batch_execute("CREATE TABLE t (n serial, a text, b text)")
         .unwrap();
     let mut rng = StdRng::seed_from_u64(15);
-    let mut loaded = 0;
-    for case in 0..CASES {
-        let input = generate(&mut rng);
-        let mut copy = client
-            .copy_in("COPY t (a, b) FROM STDIN (ENCODING 'SQL_ASCII')")
-            .unwrap();
-        copy.write_all(&input).unwrap();
-        if copy.finish().is_err() {
-            continue; // Refused by the server: pgdict may read it or refuse it.
+    for (delimiter, null, said, cases) in OPTIONS {
+        let options = match said {
+            "" => CopyOptions::default(),
+            _ => CopyOptions {
+                column: None,
+                delimiter: Some(delimiter),
+                null: Some(null.as_bytes().to_vec()),
+            },
+        };
+        let mut loaded = 0;
+        for case in 0..cases {
+            let input = generate(&mut rng, delimiter, null.as_bytes());
+            let mut copy = client
+                .copy_in(&format!(
+                    "COPY t (a, b) FROM STDIN (ENCODING 'SQL_ASCII'{said})"
+                ))
+                .unwrap();
+            copy.write_all(&input).unwrap();
+            if copy.finish().is_err() {
+                continue; // Refused by the server: pgdict may read it or refuse it.
+            }
+            loaded += 1;
+            let rows = client
+                .query(
+                    "SELECT convert_to(a, 'SQL_ASCII'), convert_to(b, 'SQL_ASCII') FROM t \
+                     ORDER BY n",
+                    &[],
+                )
+                .unwrap();
+            client.batch_execute("TRUNCATE t").unwrap();
+            for index in 0..2 {
+                let expected: Vec<Vec<u8>> = rows
+                    .iter()
+                    .filter_map(|row| row.get::<_, Option<Vec<u8>>>(index))
+                    .filter(|value| !value.is_empty())
+                    .collect();
+                let read = read_column(&input, index, &options);
+                assert!(
+                    read.as_ref() == Ok(&expected),
+                    "options{said}, case {case}, column {index}: input {:?}\nPostgreSQL \
+                     loaded {expected:?}\npgdict read {read:?}",
+                    String::from_utf8_lossy(&input),
+                );
+            }
         }
-        loaded += 1;
-        let rows = client
-            .query(
-                "SELECT convert_to(a, 'SQL_ASCII'), convert_to(b, 'SQL_ASCII') FROM t ORDER BY n",
-                &[],
-            )
-            .unwrap();
-        client.batch_execute("TRUNCATE t").unwrap();
-        for index in 0..2 {
-            let expected: Vec<Vec<u8>> = rows
-                .iter()
-                .filter_map(|row| row.get::<_, Option<Vec<u8>>>(index))
-                .filter(|value| !value.is_empty())
-                .collect();
-            let read = read_column(&input, index);
-            assert!(
-                read.as_ref() == Ok(&expected),
-                "case {case}, column {index}: input {:?}\nPostgreSQL loaded {expected:?}\n\
-                 pgdict read {read:?}",
-                String::from_utf8_lossy(&input),
-            );
-        }
+        // Enough of the cases load for the comparison to mean something (about half do).
+        assert!(loaded > cases / 4, "only {loaded} of {cases} cases loaded");
+        eprintln!("options{said}: {loaded} of {cases} generated inputs loaded and read the same");
     }
-    // Enough of the cases load for the comparison to mean something (about half do).
-    assert!(loaded > CASES / 4, "only {loaded} of {CASES} cases loaded");
-    eprintln!("{loaded} of {CASES} generated inputs loaded and read the same");
 }

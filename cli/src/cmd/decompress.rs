@@ -15,10 +15,12 @@ use pgdict::datum::{self, DatumDecoder};
 use pgdict::rows::json_line_row;
 use pgdict_trainer::progress::{Bars, InputProgress, Phase};
 use pgdict_trainer::source::copy::{Layout, Record};
-use pgdict_trainer::source::{self, copy, datums_file, Column, Format, SourceSpec};
+use pgdict_trainer::source::{
+    self, copy, datums_file, Format, FormatFlags, FormatName, SourceSpec,
+};
 
 use crate::datum_input::{hex_literal, Datum, Datums};
-use crate::fail::user_error;
+use crate::fail::{usage_error, user_error};
 use crate::in_order::{self, Batch, ItemReader, ResultWriter};
 use crate::output::Output;
 use crate::row_input::{note_terminal_stdin, SourceItems};
@@ -98,8 +100,19 @@ pub fn run(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> 
 /// datum decompressed.
 fn run_records(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> {
     Output::refuse_a_name_for_another_format(args.output.as_deref())?;
-    let column = args.copy_column.as_deref().map(Column::parse);
-    let spec = SourceSpec::from_arg(&args.datums.input, Some(Format::Copy(column)));
+    let flags = FormatFlags {
+        format: Some(FormatName::Copy),
+        csv_column: None,
+        csv_no_header: false,
+        csv_delimiter: b',',
+        copy_column: args.copy_column.as_deref(),
+        copy_delimiter: args.copy_delimiter,
+        copy_null: args.copy_null.as_deref(),
+    };
+    let format = flags
+        .format()
+        .map_err(|conflict| usage_error(conflict.message, conflict.hint))?;
+    let spec = SourceSpec::from_arg(&args.datums.input, format);
     if matches!(spec, SourceSpec::Stdin(_)) {
         note_terminal_stdin("COPY data");
     }

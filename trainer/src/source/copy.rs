@@ -4,16 +4,19 @@
 //! PostgreSQL's documentation ("COPY", "File Formats") describes both; what is accepted here is
 //! what `COPY ... FROM` accepts (`copyfromparse.c`), except where said.
 //!
-//! Text format: one row a line, its fields separated by a tab.
+//! Text format: one row a line, its fields separated by a tab, or by the byte COPY's
+//! `DELIMITER` option names ([`CopyOptions`]).
 //!
 //! ```text
 //!   line end     \n, or \r\n; a \ before it makes it part of the data (COPY writes \n)
-//!   \N           a whole field: NULL
+//!   \N           a whole field: NULL (or the string COPY's NULL option names, compared with
+//!                the field before its escapes are decoded; `\N` is then `N`)
 //!   \b \f \n \r \t \v
 //!                backspace, form feed, line feed, carriage return, tab, vertical tab
 //!   \0 .. \777   1 to 3 octal digits: the byte of that value (low 8 bits)
 //!   \xH \xHH     1 or 2 hex digits: that byte (\x followed by no hex digit is x)
-//!   \c           any other byte c is itself: \\ a backslash, \<tab> a tab in the data
+//!   \c           any other byte c is itself: \\ a backslash, \<tab> a tab in the data (and
+//!                \ before the delimiter: the delimiter in the data, as COPY TO writes it)
 //!   \ at the end of the data: nothing
 //!   \.           at the end of a line: the end of the data, the line's text before it the
 //!                last row (what follows is not read); elsewhere refused
@@ -25,10 +28,10 @@
 //! end of a line, is refused.
 //!
 //! Where this differs from `COPY ... FROM` (`tests/copy_text_postgres.rs` loads generated
-//! lines into a server and reads them here; what the server loads reads as the same values):
-//! the delimiter is always a tab and NULL always `\N` (options pgdict does not take); a lone
-//! carriage return never ends a line (PostgreSQL takes it for the line end if the first line
-//! ends so; no `COPY ... TO` writes that); and it refuses less. Lines may end in `\n` and
+//! lines into a server and reads them here, with the default options and two others; what the
+//! server loads reads as the same values): a lone carriage return never ends a line
+//! (PostgreSQL takes it for the line end if the first line ends so; no `COPY ... TO` writes
+//! that); and it refuses less. Lines may end in `\n` and
 //! `\r\n` in one input (PostgreSQL wants one kind), `\.` may end the data without a line end
 //! after it, and a NUL byte (`\0`) is a byte of the value (a database refuses it in text; a
 //! `bytea` column copied as text arrives as its hex text anyway).
@@ -131,6 +134,69 @@ pub enum CopyError {
 /// A [`CopyError::Format`].
 fn malformed(message: impl Into<String>) -> CopyError {
     CopyError::Format(message.into())
+}
+
+/// How COPY data is read: which column, and in the text format the field delimiter and the
+/// NULL string (COPY's `DELIMITER` and `NULL` options, which binary data does not take).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CopyOptions {
+    /// The column; `None`: the data must have one column.
+    pub column: Option<Column>,
+    /// The text format's field delimiter; `None`: a tab.
+    pub delimiter: Option<u8>,
+    /// The text format's NULL string; `None`: `\N`.
+    pub null: Option<Vec<u8>>,
+}
+
+impl CopyOptions {
+    /// Column `column` (`None`: the only one), with the text format's tab and `\N`.
+    pub fn column(column: Option<Column>) -> CopyOptions {
+        CopyOptions {
+            column,
+            ..CopyOptions::default()
+        }
+    }
+
+    /// Refuses what `COPY ... FROM` refuses of these options in the text format, in its words
+    /// (`ProcessCopyOptions`, `copy.c`): a delimiter that is a line end, a backslash, a
+    /// period, a lowercase ASCII letter or a digit (each reads as part of an escape), or not
+    /// ASCII (a UTF-8 database's rule); a NULL string with a line end or the delimiter in it.
+    pub fn check(&self) -> Result<(), String> {
+        let delimiter = self.text_delimiter();
+        let null = self.text_null();
+        if !delimiter.is_ascii() {
+            return Err("COPY delimiter must be a single one-byte character".into());
+        }
+        if delimiter == b'\n' || delimiter == b'\r' {
+            return Err("COPY delimiter cannot be newline or carriage return".into());
+        }
+        if null.contains(&b'\n') || null.contains(&b'\r') {
+            return Err("COPY null representation cannot use newline or carriage return".into());
+        }
+        if delimiter == 0 || b"\\.abcdefghijklmnopqrstuvwxyz0123456789".contains(&delimiter) {
+            return Err(format!(
+                "COPY delimiter cannot be \"{}\"",
+                char::from(delimiter).escape_default()
+            ));
+        }
+        if null.contains(&delimiter) {
+            return Err("COPY delimiter must not appear in the NULL specification".into());
+        }
+        Ok(())
+    }
+
+    fn text_delimiter(&self) -> u8 {
+        self.delimiter.unwrap_or(b'\t')
+    }
+
+    fn text_null(&self) -> &[u8] {
+        self.null.as_deref().unwrap_or(b"\\N")
+    }
+
+    /// The text format's field: `None` if it is the NULL string, else its value.
+    fn value(&self, field: &[u8]) -> Option<Vec<u8>> {
+        (field != self.text_null()).then(|| unescape(field))
+    }
 }
 
 /// Reads one column of a binary COPY stream, a value at a time, skipping NULLs.
@@ -389,28 +455,30 @@ impl<R: Read> BinaryReader<R> {
 /// values of one column, `None` for the only one.
 pub(super) fn rows<R: BufRead + 'static>(
     input: R,
-    column: Option<&Column>,
+    options: &CopyOptions,
     origin: String,
 ) -> Result<RowIter, SourceError> {
-    Ok(match open(input, column, origin)? {
+    Ok(match open(input, options, origin)? {
         Reader::Text(text) => until_error(text),
         Reader::Binary(binary) => until_error(binary),
     })
 }
 
-/// The records of COPY data (text or binary, told by its first bytes), each split around one
-/// column (`None`: the only one), NULLs and empty values included; and how they are written
-/// back ([`Layout`]). The iterator ends at the end of the data or after its first error.
+/// The records of COPY data (text or binary, told by its first bytes), each split around the
+/// column `options` name (`None`: the only one), NULLs and empty values included; and how they
+/// are written back ([`Layout`]). The iterator ends at the end of the data or after its first error.
 /// [`super::open_copy_records`] opens a file or standard input this way.
 pub fn records<R: BufRead + 'static>(
     input: R,
-    column: Option<&Column>,
+    options: &CopyOptions,
     origin: String,
 ) -> Result<(Layout, RecordIter), SourceError> {
-    let mut reader = open(input, column, origin)?;
+    let mut reader = open(input, options, origin)?;
     let layout = match &reader {
         Reader::Text(text) => Layout::Text {
             header: text.header.clone(),
+            delimiter: text.options.text_delimiter(),
+            null: text.options.text_null().to_vec(),
         },
         Reader::Binary(_) => Layout::Binary,
     };
@@ -443,7 +511,7 @@ type Told<R> = Chain<Cursor<Vec<u8>>, R>;
 /// name, reads the text header line.
 fn open<R: BufRead>(
     mut input: R,
-    column: Option<&Column>,
+    options: &CopyOptions,
     origin: String,
 ) -> Result<Reader<Told<R>>, SourceError> {
     // Only as many bytes as tell the formats apart: text whose first bytes are not the
@@ -462,9 +530,17 @@ fn open<R: BufRead>(
     let binary = start == SIGNATURE;
     let input = Cursor::new(start).chain(input);
     if !binary {
-        return Ok(Reader::Text(TextRows::new(input, column.cloned(), origin)?));
+        return Ok(Reader::Text(TextRows::new(input, options.clone(), origin)?));
     }
-    let column = match column {
+    if options.delimiter.is_some() || options.null.is_some() {
+        return Err(SourceError::BadCopy {
+            origin,
+            message: "binary COPY data has no delimiter or NULL string (the text format's \
+                      DELIMITER and NULL)"
+                .into(),
+        });
+    }
+    let column = match &options.column {
         None => None,
         Some(Column::Index(index)) => Some(*index),
         Some(name @ Column::Name(_)) => {
@@ -531,6 +607,10 @@ pub enum Layout {
         /// The first line, when it was read as COPY's `HEADER` (a column named by its name),
         /// without its line end: written back first, as it was.
         header: Option<Vec<u8>>,
+        /// The field delimiter.
+        delimiter: u8,
+        /// The NULL string.
+        null: Vec<u8>,
     },
     /// The binary format.
     Binary,
@@ -559,11 +639,13 @@ impl Layout {
     pub fn write_start(&self, out: &mut Vec<u8>) {
         match self {
             Layout::Binary => write_header(out).expect("a Vec takes every write"),
-            Layout::Text { header: Some(line) } => {
+            Layout::Text {
+                header: Some(line), ..
+            } => {
                 out.extend_from_slice(line);
                 out.push(b'\n');
             }
-            Layout::Text { header: None } => {}
+            Layout::Text { header: None, .. } => {}
         }
     }
 
@@ -577,11 +659,13 @@ impl Layout {
         value: Option<&[u8]>,
     ) -> io::Result<()> {
         match self {
-            Layout::Text { .. } => {
+            Layout::Text {
+                delimiter, null, ..
+            } => {
                 out.extend_from_slice(&record.before);
                 match value {
-                    Some(value) => escape_text(value, out),
-                    None => out.extend_from_slice(b"\\N"),
+                    Some(value) => escape_text_with(value, *delimiter, out),
+                    None => out.extend_from_slice(null),
                 }
                 out.extend_from_slice(&record.after);
                 out.push(b'\n');
@@ -609,7 +693,8 @@ impl Layout {
             return self.write_record(out, record, bytes);
         };
         out.extend_from_slice(&record.before);
-        // No hex digit needs escaping: only the backslash of `\x` is doubled.
+        // No hex digit needs escaping (a delimiter cannot be one, nor `x`: CopyOptions::check):
+        // only the backslash of `\x` is doubled.
         out.extend_from_slice(b"\\\\x");
         let digits = out.len();
         out.resize(digits + 2 * bytes.len(), 0);
@@ -698,8 +783,8 @@ impl<R: Read> ReadRow for BinaryRows<R> {
 struct TextRows<R> {
     input: R,
     origin: String,
-    /// The column asked for, for messages.
-    column: Option<Column>,
+    /// The column asked for (and, for messages, how), the delimiter and the NULL string.
+    options: CopyOptions,
     /// Its index in a line.
     index: usize,
     /// The field count of the first line, which every line must have.
@@ -715,19 +800,19 @@ struct TextRows<R> {
 }
 
 impl<R: BufRead> TextRows<R> {
-    fn new(input: R, column: Option<Column>, origin: String) -> Result<Self, SourceError> {
+    fn new(input: R, options: CopyOptions, origin: String) -> Result<Self, SourceError> {
         let mut rows = TextRows {
             input,
             origin,
             index: 0,
-            column,
+            options,
             fields: None,
             line: 0,
             buf: Vec::new(),
             ended: false,
             header: None,
         };
-        match rows.column.clone() {
+        match rows.options.column.clone() {
             Some(Column::Index(index)) => rows.index = index,
             Some(Column::Name(name)) => {
                 let no_column = |origin: &str, reason: String| SourceError::NoColumn {
@@ -739,10 +824,11 @@ impl<R: BufRead> TextRows<R> {
                 let Some(first) = rows.read_line()? else {
                     return Err(no_column(&rows.origin, "the input is empty".into()));
                 };
-                let names: Vec<Vec<u8>> = split_fields(&rows.buf)
+                let delimiter = rows.options.text_delimiter();
+                let names: Vec<Vec<u8>> = split_fields(&rows.buf, delimiter)
                     .map_err(|message| rows.bad(first, message.into()))?
                     .into_iter()
-                    .map(|field| unescape(&rows.buf[field]).unwrap_or_else(|| b"\\N".to_vec()))
+                    .map(|field| unescape(&rows.buf[field]))
                     .collect();
                 rows.fields = Some(names.len());
                 match names.iter().position(|n| n == name.as_bytes()) {
@@ -833,8 +919,8 @@ impl<R: BufRead> TextRows<R> {
         let Some(line) = self.read_line()? else {
             return Ok(None);
         };
-        let mut fields =
-            split_fields(&self.buf).map_err(|message| self.bad(line, message.into()))?;
+        let mut fields = split_fields(&self.buf, self.options.text_delimiter())
+            .map_err(|message| self.bad(line, message.into()))?;
         let count = fields.len();
         let expected = *self.fields.get_or_insert(count);
         if count != expected {
@@ -843,17 +929,21 @@ impl<R: BufRead> TextRows<R> {
                 format!("{count} fields, where the lines before have {expected}"),
             ));
         }
-        if self.column.is_none() && count != 1 {
+        if self.options.column.is_none() && count != 1 {
+            let separated = match self.options.text_delimiter() {
+                b'\t' => "tab-separated".to_string(),
+                other => format!("separated by {:?}", char::from(other)),
+            };
             return Err(self.bad(
                 line,
-                format!("{count} fields (tab-separated), where one is read (say which)"),
+                format!("{count} fields ({separated}), where one is read (say which)"),
             ));
         }
         if self.index >= count {
             return Err(SourceError::NoColumn {
                 format: "COPY",
                 origin: format!("{}:{line}", self.origin),
-                column: self.column.clone().unwrap_or(Column::Index(self.index)),
+                column: (self.options.column.clone()).unwrap_or(Column::Index(self.index)),
                 reason: format!("the line has {count} fields"),
             });
         }
@@ -865,7 +955,7 @@ impl<R: BufRead> TextRows<R> {
             return Ok(None);
         };
         Ok(Some(Record {
-            value: unescape(&self.buf[field.clone()]),
+            value: self.options.value(&self.buf[field.clone()]),
             place: Place::Line(line),
             before: self.buf[..field.start].to_vec(),
             after: self.buf[field.end..].to_vec(),
@@ -877,7 +967,7 @@ impl<R: BufRead> TextRows<R> {
 impl<R: BufRead> ReadRow for TextRows<R> {
     fn next_row(&mut self) -> Result<Option<Vec<u8>>, SourceError> {
         while let Some((_, field)) = self.next_field()? {
-            match unescape(&self.buf[field]) {
+            match self.options.value(&self.buf[field]) {
                 Some(value) if !value.is_empty() => return Ok(Some(value)),
                 _ => {} // NULL, or empty.
             }
@@ -886,27 +976,27 @@ impl<R: BufRead> ReadRow for TextRows<R> {
     }
 }
 
-/// Where the fields of a text line are (escapes in place), split at the tabs no backslash
-/// escapes.
-fn split_fields(line: &[u8]) -> Result<Vec<Range<usize>>, &'static str> {
+/// Where the fields of a text line are (escapes in place), split at the delimiters no
+/// backslash escapes.
+fn split_fields(line: &[u8], delimiter: u8) -> Result<Vec<Range<usize>>, &'static str> {
     let mut fields = Vec::new();
     let mut start = 0;
     let mut at = 0;
     // memchr3 skips the bytes between those that matter (SIMD): most of a line.
-    while let Some(found) = memchr::memchr3(b'\\', b'\t', b'\r', &line[at..]) {
+    while let Some(found) = memchr::memchr3(b'\\', delimiter, b'\r', &line[at..]) {
         let byte = at + found;
         at = byte + 1;
         match line[byte] {
             b'\\' => at += 1, // The next byte is escaped, whatever it is.
-            b'\t' => {
-                fields.push(start..byte);
-                start = at;
-            }
-            _ => {
+            b'\r' => {
                 return Err(
                     "a carriage return in the data that no backslash escapes (COPY writes it \
                      as \\r)",
                 )
+            }
+            _ => {
+                fields.push(start..byte);
+                start = at;
             }
         }
         if at >= line.len() {
@@ -940,9 +1030,15 @@ fn escaped(text: &[u8]) -> bool {
 /// before each backslash and tab (the delimiter), and `\b \f \n \r \t \v` for those bytes;
 /// every other byte as it is. [`unescape`] reads it back.
 pub fn escape_text(value: &[u8], out: &mut Vec<u8>) {
+    escape_text_with(value, b'\t', out);
+}
+
+/// [`escape_text`] for data whose field delimiter is `delimiter`: that byte, too, is written
+/// after a backslash (`COPY ... TO` with `DELIMITER`).
+pub fn escape_text_with(value: &[u8], delimiter: u8, out: &mut Vec<u8>) {
     out.reserve(value.len());
     let mut rest = value;
-    while let Some(at) = find_escaped(rest) {
+    while let Some(at) = find_escaped(rest, delimiter) {
         out.extend_from_slice(&rest[..at]);
         let escaped = match rest[at] {
             b'\\' => b'\\',
@@ -951,7 +1047,8 @@ pub fn escape_text(value: &[u8], out: &mut Vec<u8>) {
             b'\n' => b'n',
             b'\r' => b'r',
             b'\t' => b't',
-            _ => b'v', // 0x0b, the last byte `needs_escape` takes
+            0x0b => b'v',
+            other => other, // the delimiter
         };
         out.extend_from_slice(&[b'\\', escaped]);
         rest = &rest[at + 1..];
@@ -959,39 +1056,33 @@ pub fn escape_text(value: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(rest);
 }
 
-/// Whether COPY's text format escapes `byte`: a backslash, or one of 0x08-0x0d (backspace,
-/// tab, line feed, vertical tab, form feed, carriage return).
-fn needs_escape(byte: u8) -> bool {
-    byte == b'\\' || byte.wrapping_sub(0x08) <= 0x0d - 0x08
+/// Whether COPY's text format escapes `byte`: a backslash, one of 0x08-0x0d (backspace,
+/// tab, line feed, vertical tab, form feed, carriage return), or the delimiter.
+fn needs_escape(byte: u8, delimiter: u8) -> bool {
+    byte == b'\\' || byte.wrapping_sub(0x08) <= 0x0d - 0x08 || byte == delimiter
 }
 
 /// Where the first byte of `bytes` that [`needs_escape`] is. Looks at 16 bytes at a time
 /// with no early exit inside them, which the compiler turns into vector compares: values
 /// seldom hold any such byte.
-fn find_escaped(bytes: &[u8]) -> Option<usize> {
+fn find_escaped(bytes: &[u8], delimiter: u8) -> Option<usize> {
     const CHUNK: usize = 16;
+    let escape = |b: &u8| needs_escape(*b, delimiter);
     let mut chunks = bytes.chunks_exact(CHUNK);
     let mut start = 0;
     for chunk in &mut chunks {
-        if chunk.iter().fold(false, |any, &b| any | needs_escape(b)) {
-            return chunk
-                .iter()
-                .position(|&b| needs_escape(b))
-                .map(|at| start + at);
+        if chunk.iter().fold(false, |any, b| any | escape(b)) {
+            return chunk.iter().position(escape).map(|at| start + at);
         }
         start += CHUNK;
     }
     let tail = chunks.remainder();
-    tail.iter()
-        .position(|&b| needs_escape(b))
-        .map(|at| start + at)
+    tail.iter().position(escape).map(|at| start + at)
 }
 
-/// A text field's value, escapes decoded (see the module documentation); `None` for NULL.
-pub fn unescape(field: &[u8]) -> Option<Vec<u8>> {
-    if field == b"\\N" {
-        return None;
-    }
+/// A text field's value, escapes decoded (see the module documentation). (Whether the field
+/// is the NULL string is for the reader to say, before: `\N` is NULL only as a whole field.)
+pub fn unescape(field: &[u8]) -> Vec<u8> {
     let octal = |b: u8| (b'0'..=b'7').contains(&b).then(|| b - b'0');
     let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
     let mut value = Vec::with_capacity(field.len());
@@ -1042,7 +1133,7 @@ pub fn unescape(field: &[u8]) -> Option<Vec<u8>> {
         value.push(decoded);
     }
     value.extend_from_slice(&field[at..]);
-    Some(value)
+    value
 }
 
 #[cfg(test)]
@@ -1052,7 +1143,7 @@ mod tests {
     fn text_rows(input: &str, column: Option<Column>) -> Result<Vec<Vec<u8>>, SourceError> {
         rows(
             Cursor::new(input.as_bytes().to_vec()),
-            column.as_ref(),
+            &CopyOptions::column(column),
             "in".into(),
         )?
         .collect()
@@ -1078,9 +1169,10 @@ mod tests {
             (b"", b""),
             (b"\\\\N", b"\\N"),
         ] {
-            assert_eq!(unescape(field).as_deref(), Some(value), "{field:?}");
+            assert_eq!(unescape(field), value, "{field:?}");
         }
-        assert_eq!(unescape(b"\\N"), None);
+        // NULL is the reader's to tell, from the whole field: unescaped, `\N` is `N`.
+        assert_eq!(unescape(b"\\N"), b"N");
     }
 
     #[test]
@@ -1229,7 +1321,7 @@ mod tests {
         assert_eq!(column(2), ["x", "y"]);
         let rows: Vec<Vec<u8>> = rows(
             Cursor::new(input.clone()),
-            Some(&Column::Index(1)),
+            &CopyOptions::column(Some(Column::Index(1))),
             "in".into(),
         )
         .unwrap()
@@ -1245,7 +1337,11 @@ mod tests {
     }
 
     fn rows_error(input: &[u8], column: Option<Column>) -> String {
-        match rows(Cursor::new(input.to_vec()), column.as_ref(), "in".into()) {
+        match rows(
+            Cursor::new(input.to_vec()),
+            &CopyOptions::column(column),
+            "in".into(),
+        ) {
             Ok(rows) => rows.collect::<Result<Vec<_>, _>>().unwrap_err().to_string(),
             Err(error) => error.to_string(),
         }
@@ -1253,8 +1349,12 @@ mod tests {
 
     /// The layout and records of COPY data.
     fn read_records(input: &[u8], column: Option<Column>) -> (Layout, Vec<Record>) {
-        let (layout, records) =
-            records(Cursor::new(input.to_vec()), column.as_ref(), "in".into()).unwrap();
+        let (layout, records) = records(
+            Cursor::new(input.to_vec()),
+            &CopyOptions::column(column),
+            "in".into(),
+        )
+        .unwrap();
         (layout, records.collect::<Result<_, _>>().unwrap())
     }
 
@@ -1283,7 +1383,9 @@ mod tests {
         assert_eq!(
             layout,
             Layout::Text {
-                header: Some(b"id\tbody\tnote".to_vec())
+                header: Some(b"id\tbody\tnote".to_vec()),
+                delimiter: b'\t',
+                null: b"\\N".to_vec(),
             }
         );
         let values: Vec<_> = read.iter().map(|r| r.value.as_deref()).collect();
@@ -1299,7 +1401,9 @@ mod tests {
         );
         // By index, the first line is a record like any other.
         let (layout, read) = read_records(input.as_bytes(), Some(Column::Index(2)));
-        assert_eq!(layout, Layout::Text { header: None });
+        let Layout::Text { header: None, .. } = layout else {
+            panic!("{layout:?}")
+        };
         assert_eq!(read.len(), 4);
         assert_eq!(read[1].value, None);
         assert_eq!(write_back(&layout, &read, <[u8]>::to_vec), input.as_bytes());
@@ -1312,6 +1416,53 @@ mod tests {
         let values: Vec<_> = read.iter().map(|r| r.value.as_deref()).collect();
         assert_eq!(values, [Some(&b"a"[..]), None, Some(b"")]);
         assert_eq!(write_back(&layout, &read, <[u8]>::to_vec), b"a\n\\N\n\n");
+    }
+
+    #[test]
+    fn a_delimiter_and_a_null_string_are_read_and_written_as_copy_takes_them() {
+        let options = CopyOptions {
+            column: Some(Column::Index(1)),
+            delimiter: Some(b'|'),
+            null: Some(b"NULL".to_vec()),
+        };
+        let input = b"1|a\\|b\\tc|NULL\n2|\\N|x\n3||NULL\n4|NULL|y\n";
+        let read: Vec<Vec<u8>> = rows(Cursor::new(input.to_vec()), &options, "in".into())
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        // `\N` is no NULL here (it is `N`); `NULL` is, as a whole field.
+        assert_eq!(read, [b"a|b\tc".to_vec(), b"N".to_vec()]);
+        let (layout, records) =
+            records(Cursor::new(input.to_vec()), &options, "in".into()).unwrap();
+        let records: Vec<Record> = records.collect::<Result<_, _>>().unwrap();
+        assert_eq!(
+            layout,
+            Layout::Text {
+                header: None,
+                delimiter: b'|',
+                null: b"NULL".to_vec(),
+            }
+        );
+        // Written back: the delimiter in a value escaped, NULL as the NULL string (and `\N`,
+        // which is `N`, as `N`).
+        let written = write_back(&layout, &records, <[u8]>::to_vec);
+        assert_eq!(written, b"1|a\\|b\\tc|NULL\n2|N|x\n3||NULL\n4|NULL|y\n");
+        let mut out = Vec::new();
+        layout.write_record(&mut out, &records[0], None).unwrap();
+        layout
+            .write_record(&mut out, &records[1], Some(b"p|q"))
+            .unwrap();
+        assert_eq!(out, b"1|NULL|NULL\n2|p\\|q|x\n");
+        // Binary data takes neither.
+        let binary_data = binary(&[&[Some(b"a")]]);
+        let error = match rows(Cursor::new(binary_data), &options, "in".into()) {
+            Ok(_) => panic!("binary data read with a delimiter"),
+            Err(error) => error.to_string(),
+        };
+        assert!(
+            error.contains("binary COPY data has no delimiter or NULL string"),
+            "{error}"
+        );
     }
 
     #[test]
@@ -1469,31 +1620,35 @@ mod tests {
             }
         }
 
-        // Escaping leaves no byte 0x08-0x0d, and puts a backslash only before one of
-        // `\\ b f n r t v`; unescaping gives the value back. (Values of mostly plain bytes,
-        // longer than the 16-byte chunks `find_escaped` scans, as well as short ones.)
+        // Escaping leaves no byte 0x08-0x0d and no bare delimiter, and puts a backslash only
+        // before one of `\\ b f n r t v` or the delimiter; unescaping gives the value back.
+        // (Values of mostly plain bytes, longer than the 16-byte chunks `find_escaped` scans,
+        // as well as short ones.)
         #[test]
         fn escaping_escapes_exactly_what_copy_escapes(
             value in proptest::collection::vec(
                 proptest::prop_oneof![
                     8 => proptest::num::u8::ANY,
-                    1 => proptest::sample::select(vec![b'\\', 8, 9, 10, 11, 12, 13]),
+                    1 => proptest::sample::select(vec![b'\\', 8, 9, 10, 11, 12, 13, b'|', 1]),
                 ],
                 0..100,
             ),
+            delimiter in proptest::sample::select(vec![b'\t', b'|', b',', 1]),
         ) {
             let mut out = Vec::new();
-            escape_text(&value, &mut out);
+            escape_text_with(&value, delimiter, &mut out);
             proptest::prop_assert!(!out.iter().any(|b| (8..=13).contains(b)), "{:?}", out);
             let mut at = 0;
             while at < out.len() {
+                proptest::prop_assert!(out[at] != delimiter, "{:?}", out);
                 if out[at] == b'\\' {
-                    proptest::prop_assert!(b"\\bfnrtv".contains(&out[at + 1]), "{:?}", out);
+                    let next = out[at + 1];
+                    proptest::prop_assert!(b"\\bfnrtv".contains(&next) || next == delimiter);
                     at += 1;
                 }
                 at += 1;
             }
-            proptest::prop_assert_eq!(unescape(&out), Some(value));
+            proptest::prop_assert_eq!(unescape(&out), value);
         }
 
         // Any text reads or fails with an error, never a panic; what escaping writes reads
@@ -1511,7 +1666,7 @@ mod tests {
                 escape_text(value, &mut input);
                 input.push(b'\n');
             }
-            let read: Vec<Vec<u8>> = rows(Cursor::new(input), None, "in".into())
+            let read: Vec<Vec<u8>> = rows(Cursor::new(input), &CopyOptions::default(), "in".into())
                 .unwrap()
                 .collect::<Result<_, _>>()
                 .unwrap();
@@ -1519,7 +1674,8 @@ mod tests {
             if noise.starts_with(SIGNATURE) {
                 return Ok(());
             }
-            if let Ok(rows) = rows(Cursor::new(noise), Some(&Column::Index(1)), "in".into()) {
+            let column = CopyOptions::column(Some(Column::Index(1)));
+            if let Ok(rows) = rows(Cursor::new(noise), &column, "in".into()) {
                 for row in rows {
                     let _ = row;
                 }

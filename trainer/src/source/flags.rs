@@ -1,10 +1,12 @@
 //! The command-line flags that say how a file holds its rows (`--format`, `--csv-column` and
-//! its options, `--copy-column`), read into a [`Format`] in one place for `pgdict` and
+//! its options, `--copy-column` and its options), read into a [`Format`] in one place for
+//! `pgdict` and
 //! `pgdict-trainer`, so that both take the same flags and refuse the same contradictions with
 //! the same words.
 
 use clap::ValueEnum;
 
+use super::copy::CopyOptions;
 use super::{Column, CsvOptions, Format};
 
 /// A file format as `--format` names it.
@@ -48,6 +50,10 @@ pub struct FormatFlags<'a> {
     pub csv_delimiter: u8,
     /// `--copy-column`: a 0-based index, or a name from a text HEADER line.
     pub copy_column: Option<&'a str>,
+    /// `--copy-delimiter`: the text format's DELIMITER.
+    pub copy_delimiter: Option<u8>,
+    /// `--copy-null`: the text format's NULL.
+    pub copy_null: Option<&'a str>,
 }
 
 /// Flags that contradict each other, or leave out what they need: a usage error.
@@ -62,11 +68,22 @@ pub struct FormatConflict {
 
 impl FormatFlags<'_> {
     /// The format the flags say: `--format`'s, or CSV when a CSV column is named, COPY when a
-    /// COPY column is; `None` when they say nothing (the file's name then tells:
+    /// COPY flag is given; `None` when they say nothing (the file's name then tells:
     /// [`Format::from_path`]).
     pub fn format(&self) -> Result<Option<Format>, FormatConflict> {
         let conflict = |message: String, hint| Err(FormatConflict { message, hint });
-        let copy_column = self.copy_column.map(Column::parse);
+        let copy = CopyOptions {
+            column: self.copy_column.map(Column::parse),
+            delimiter: self.copy_delimiter,
+            null: self.copy_null.map(|null| null.as_bytes().to_vec()),
+        };
+        let copy_flag = [
+            ("--copy-column", self.copy_column.is_some()),
+            ("--copy-delimiter", self.copy_delimiter.is_some()),
+            ("--copy-null", self.copy_null.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(flag, given)| given.then_some(flag));
         let csv = |column: &str| {
             Format::Csv(CsvOptions {
                 column: Column::parse(column),
@@ -74,10 +91,10 @@ impl FormatFlags<'_> {
                 delimiter: self.csv_delimiter,
             })
         };
-        match (self.format, self.csv_column, &copy_column) {
-            (Some(other), _, Some(_)) if other != FormatName::Copy => {
+        match (self.format, self.csv_column, copy_flag) {
+            (Some(other), _, Some(flag)) if other != FormatName::Copy => {
                 return conflict(
-                    format!("--copy-column reads COPY data, but --format says {other}"),
+                    format!("{flag} reads COPY data, but --format says {other}"),
                     "drop --format (or say --format copy)",
                 )
             }
@@ -87,15 +104,21 @@ impl FormatFlags<'_> {
                     "drop --format (or say --format csv)",
                 )
             }
-            (None, Some(_), Some(_)) => {
+            (None, Some(_), Some(flag)) => {
                 return conflict(
-                    "--csv-column and --copy-column name columns of different formats".into(),
-                    "give the one for the input's format",
+                    format!("--csv-column reads CSV, but {flag} reads COPY data"),
+                    "give the flags of the input's format",
                 )
             }
             _ => {}
         }
-        // A column goes with its format now: only CSV has a CSV column, only COPY a COPY one.
+        if let Err(message) = copy.check() {
+            return conflict(
+                message,
+                "give --copy-delimiter and --copy-null as COPY ... TO was given DELIMITER and NULL",
+            );
+        }
+        // A column goes with its format now: only CSV has a CSV column, only COPY COPY flags.
         Ok(match (self.format, self.csv_column) {
             (Some(FormatName::Csv), None) => {
                 return conflict(
@@ -104,8 +127,8 @@ impl FormatFlags<'_> {
                 )
             }
             (Some(FormatName::Csv) | None, Some(column)) => Some(csv(column)),
-            (Some(FormatName::Copy), _) => Some(Format::Copy(copy_column)),
-            (None, None) => copy_column.map(|column| Format::Copy(Some(column))),
+            (Some(FormatName::Copy), _) => Some(Format::Copy(copy)),
+            (None, None) => copy_flag.map(|_| Format::Copy(copy)),
             (Some(FormatName::Lines), _) => Some(Format::Lines),
             (Some(FormatName::Jsonl), _) => Some(Format::JsonLines),
             (Some(FormatName::Datums), _) => Some(Format::Datums),
@@ -128,6 +151,8 @@ mod tests {
             csv_no_header: false,
             csv_delimiter: b',',
             copy_column,
+            copy_delimiter: None,
+            copy_null: None,
         }
     }
 
@@ -142,11 +167,11 @@ mod tests {
         );
         assert_eq!(
             said(None, None, Some("2")).unwrap(),
-            Some(Format::Copy(Some(Column::Index(2))))
+            Some(Format::Copy(CopyOptions::column(Some(Column::Index(2)))))
         );
         assert_eq!(
             said(Some(Copy), None, None).unwrap(),
-            Some(Format::Copy(None))
+            Some(Format::Copy(CopyOptions::default()))
         );
         let Some(Format::Csv(options)) = said(None, Some("body"), None).unwrap() else {
             panic!("not CSV");
@@ -162,7 +187,7 @@ mod tests {
                 None,
                 Some("a"),
                 Some("1"),
-                "--csv-column and --copy-column name columns of different formats",
+                "--csv-column reads CSV, but --copy-column reads COPY data",
             ),
             (
                 Some(Csv),
@@ -186,5 +211,58 @@ mod tests {
         ] {
             assert_eq!(said(format, csv, copy).unwrap_err(), message);
         }
+    }
+
+    #[test]
+    fn copy_options_say_copy_and_are_checked_as_copy_checks_them() {
+        let with = |delimiter: Option<u8>, null: Option<&'static str>| FormatFlags {
+            copy_delimiter: delimiter,
+            copy_null: null,
+            ..flags(None, None, None)
+        };
+        assert_eq!(
+            with(Some(b'|'), Some("")).format().unwrap(),
+            Some(Format::Copy(CopyOptions {
+                column: None,
+                delimiter: Some(b'|'),
+                null: Some(Vec::new()),
+            }))
+        );
+        for (delimiter, null, message) in [
+            (
+                b'\n',
+                None,
+                "COPY delimiter cannot be newline or carriage return",
+            ),
+            (b'\\', None, "COPY delimiter cannot be \"\\\\\""),
+            (b'a', None, "COPY delimiter cannot be \"a\""),
+            (b'7', None, "COPY delimiter cannot be \"7\""),
+            (
+                0xe9,
+                None,
+                "COPY delimiter must be a single one-byte character",
+            ),
+            (
+                b'|',
+                Some("a|b"),
+                "COPY delimiter must not appear in the NULL specification",
+            ),
+            (
+                b'|',
+                Some("a\rb"),
+                "COPY null representation cannot use newline or carriage return",
+            ),
+        ] {
+            let said = with(Some(delimiter), null).format().unwrap_err().message;
+            assert_eq!(said, message);
+        }
+        let csv = FormatFlags {
+            copy_null: Some(""),
+            ..flags(Some(FormatName::Csv), Some("a"), None)
+        };
+        assert_eq!(
+            csv.format().unwrap_err().message,
+            "--copy-null reads COPY data, but --format says csv"
+        );
     }
 }

@@ -65,9 +65,9 @@ pub enum Format {
     Datums,
     /// One column of a CSV file.
     Csv(CsvOptions),
-    /// One column of PostgreSQL's COPY output, text or binary ([`copy`]); `None`: the data
-    /// must have one column.
-    Copy(Option<Column>),
+    /// One column of PostgreSQL's COPY output, text or binary ([`copy`]), and the text
+    /// format's delimiter and NULL string.
+    Copy(copy::CopyOptions),
 }
 
 impl Format {
@@ -78,7 +78,7 @@ impl Format {
         match path.extension().and_then(|e| e.to_str()) {
             Some("jsonl" | "ndjson") => Format::JsonLines,
             Some("datums") => Format::Datums,
-            Some("copy") => Format::Copy(None),
+            Some("copy") => Format::Copy(copy::CopyOptions::default()),
             _ => Format::Lines,
         }
     }
@@ -106,8 +106,8 @@ pub struct CsvOptions {
     pub delimiter: u8,
 }
 
-/// A CSV delimiter as given on a command line: one byte, or `\t` or `tab` for a tab.
-pub fn parse_csv_delimiter(text: &str) -> Result<u8, String> {
+/// A CSV or COPY delimiter as given on a command line: one byte, or `\t` or `tab` for a tab.
+pub fn parse_delimiter(text: &str) -> Result<u8, String> {
     match text.as_bytes() {
         [byte] => Ok(*byte),
         b"\\t" | b"tab" => Ok(b'\t'),
@@ -212,7 +212,10 @@ impl SourceSpec {
     pub fn describe(&self) -> String {
         let format = |format: &Format| match format {
             Format::Csv(csv) => format!("csv column {}", csv.column),
-            Format::Copy(Some(column)) => format!("copy column {column}"),
+            Format::Copy(copy::CopyOptions {
+                column: Some(column),
+                ..
+            }) => format!("copy column {column}"),
             other => other.name().to_string(),
         };
         match self {
@@ -587,10 +590,10 @@ pub fn open_copy_records(
     spec: &SourceSpec,
 ) -> Result<(copy::Layout, Rows<copy::Record>), SourceError> {
     let (SourceSpec::File {
-        format: Format::Copy(column),
+        format: Format::Copy(options),
         ..
     }
-    | SourceSpec::Stdin(Format::Copy(column))) = spec
+    | SourceSpec::Stdin(Format::Copy(options))) = spec
     else {
         return Err(SourceError::NotCopy {
             origin: spec.describe(),
@@ -598,7 +601,7 @@ pub fn open_copy_records(
     };
     let mut layout = None;
     let rows = open_input(spec, |reader, origin| {
-        let (found, records) = copy::records(reader, column.as_ref(), origin)?;
+        let (found, records) = copy::records(reader, options, origin)?;
         layout = Some(found);
         Ok(records)
     })?;
@@ -719,7 +722,7 @@ fn from_buffered<R: BufRead + 'static>(
             datums_file::Reader::new(buffered, origin).map(|r| r.map_err(SourceError::from)),
         ),
         Format::Csv(options) => until_error(CsvRows::new(buffered, options, origin)?),
-        Format::Copy(column) => copy::rows(buffered, column.as_ref(), origin)?,
+        Format::Copy(options) => copy::rows(buffered, options, origin)?,
     })
 }
 
