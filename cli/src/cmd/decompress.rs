@@ -102,12 +102,10 @@ fn run_records(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<
     Output::refuse_a_name_for_another_format(args.output.as_deref())?;
     let flags = FormatFlags {
         format: Some(FormatName::Copy),
-        csv_column: None,
-        csv_no_header: false,
-        csv_delimiter: b',',
         copy_column: args.copy_column.as_deref(),
         copy_delimiter: args.copy_delimiter,
         copy_null: args.copy_null.as_deref(),
+        ..FormatFlags::default()
     };
     let format = flags
         .format()

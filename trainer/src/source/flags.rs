@@ -56,6 +56,21 @@ pub struct FormatFlags<'a> {
     pub copy_null: Option<&'a str>,
 }
 
+impl Default for FormatFlags<'_> {
+    /// No flags: the format is told by the file's name, and CSV is comma-separated.
+    fn default() -> Self {
+        FormatFlags {
+            format: None,
+            csv_column: None,
+            csv_no_header: false,
+            csv_delimiter: b',',
+            copy_column: None,
+            copy_delimiter: None,
+            copy_null: None,
+        }
+    }
+}
+
 /// Flags that contradict each other, or leave out what they need: a usage error.
 #[derive(Debug, thiserror::Error)]
 #[error("{message}")]
@@ -148,11 +163,8 @@ mod tests {
         FormatFlags {
             format,
             csv_column,
-            csv_no_header: false,
-            csv_delimiter: b',',
             copy_column,
-            copy_delimiter: None,
-            copy_null: None,
+            ..FormatFlags::default()
         }
     }
 
