@@ -857,7 +857,7 @@ impl<R: BufRead> HexLines<R> {
                     bytes: hex_literal(literal)?,
                     position: position(),
                 });
-            } else if field.starts_with('{') {
+            } else if is_bytea_array(field) {
                 for bytes in bytea_array(field)? {
                     self.queue.push_back(Datum {
                         bytes,
@@ -904,7 +904,7 @@ const FIELD_SEPARATORS: [char; 2] = ['|', '\t'];
 fn holds_datums(line: &str) -> bool {
     line.split(FIELD_SEPARATORS)
         .map(str::trim)
-        .any(|field| hex_field(field).is_some() || field.starts_with('{') || field == COPY_NULL)
+        .any(|field| hex_field(field).is_some() || is_bytea_array(field) || field == COPY_NULL)
 }
 
 /// A NULL in COPY's text format: a field of a datum line that holds no datum.
@@ -960,6 +960,19 @@ fn bad_hex_digits(digits: &str) -> anyhow::Error {
         "the \\x literal has an odd number of hex digits ({}): is it cut off?",
         digits.len()
     )
+}
+
+/// Whether a field is a bytea array literal: `{...}` whose elements are each NULL or a `\x`
+/// literal (quoted, its backslash doubled: `"\\x0b61"`). An array of anything else (a
+/// `text[]`, an `int[]`, a JSON object in a table's other column) is no datum field.
+fn is_bytea_array(field: &str) -> bool {
+    let Some(inner) = field.strip_prefix('{').and_then(|f| f.strip_suffix('}')) else {
+        return false;
+    };
+    inner.split(',').map(str::trim).all(|element| {
+        let unquoted = element.strip_prefix('"').unwrap_or(element);
+        element.is_empty() || element.eq_ignore_ascii_case("NULL") || hex_field(unquoted).is_some()
+    })
 }
 
 /// The non-NULL elements of a bytea array literal, `{"\\x0b61",NULL,"\\x0d6263"}`.
@@ -1179,6 +1192,11 @@ mod tests {
         assert_eq!(hex(columns), [b"\x0babc".to_vec()]);
         let array = "{\"\\\\x0b616263\",NULL,\"\\\\x05ff\"}\n";
         assert_eq!(hex(array), [b"\x0babc".to_vec(), vec![0x05, 0xff]]);
+        // Arrays of anything else, and JSON, in a table's other columns are no datums.
+        let others = "1\t\\\\x0b616263\t{1,2,3}\t{\"a\":1}\t{}\n";
+        assert_eq!(hex(others), [b"\x0babc".to_vec()]);
+        let e = parse(DatumFormatArg::Hex, &b"{1,2}\n"[..]).unwrap_err();
+        assert!(format!("{e:#}").contains("not a hex datum"), "{e:#}");
         let crlf = " \\x0b616263\r\n\\x05ff";
         assert_eq!(hex(crlf), [b"\x0babc".to_vec(), vec![0x05, 0xff]]);
         // COPY's text format: the backslash doubled, `\N` a NULL (no datum); told as hex.
