@@ -138,19 +138,19 @@ impl Output {
     /// `--keep-columns` writes (`.datums`, `.hex`, `.jsonl`, `.ndjson`): the file would mislead
     /// whoever opens it, and `-o NAME.hex` asks for hex lines elsewhere.
     pub fn refuse_a_name_for_another_format(output: Option<&Path>) -> anyhow::Result<()> {
-        let extension = output.and_then(|path| path.extension()?.to_str());
-        let Some(format) = extension.and_then(|ext| match ext {
-            "datums" => Some("a datums file"),
-            "hex" => Some("hex lines"),
-            "jsonl" | "ndjson" => Some("JSON Lines"),
-            _ => None,
-        }) else {
+        let Some(path) = output else {
             return Ok(());
+        };
+        let format = match path.extension().and_then(|ext| ext.to_str()) {
+            Some("datums") => "a datums file",
+            Some("hex") => "hex lines",
+            Some("jsonl" | "ndjson") => "JSON Lines",
+            _ => return Ok(()),
         };
         Err(usage_error(
             format!(
                 "--keep-columns writes COPY data, but the name {} says {format}",
-                output.unwrap_or(Path::new("")).display()
+                path.display()
             ),
             "name the output .copy (or drop --keep-columns)",
         ))

@@ -14,7 +14,7 @@ use anyhow::Context;
 use pgdict::datum::{Codec, DatumEncoder, PreparedDictionary};
 use pgdict_trainer::progress::{Bars, Phase, Progress};
 use pgdict_trainer::source::copy::{Layout, Record};
-use pgdict_trainer::source::{self, copy, datums_file, Format, SourceSpec};
+use pgdict_trainer::source::{self, copy, datums_file, SourceError, SourceSpec};
 
 use crate::fail::{usage_error, user_error, HintExt};
 use crate::in_order::{self, Batch, ResultWriter};
@@ -59,22 +59,16 @@ pub fn run(store_args: &StoreArgs, args: &CompressArgs) -> anyhow::Result<u8> {
     let jobs = args.jobs.map_or_else(crate::default_jobs, usize::from);
     let dict = dict.as_ref().map(|(_, prepared)| &**prepared);
     let (counts, out) = if args.keep_columns {
-        let copy_data = matches!(
-            &spec,
-            SourceSpec::File {
-                format: Format::Copy(_),
-                ..
-            } | SourceSpec::Stdin(Format::Copy(_))
-        );
-        if !copy_data {
-            return Err(usage_error(
-                "--keep-columns writes COPY data back, so it reads COPY data",
-                "say --format copy, or name the column with --copy-column",
-            ));
-        }
         Output::refuse_a_name_for_another_format(args.output.as_deref())?;
-        let (layout, records) = source::open_copy_records(&spec)
-            .with_context(|| format!("cannot read the rows of {what}"))?;
+        let (layout, records) = match source::open_copy_records(&spec) {
+            Err(SourceError::NotCopy { .. }) => {
+                return Err(usage_error(
+                    "--keep-columns writes COPY data back, so it reads COPY data",
+                    "say --format copy, or name the column with --copy-column",
+                ))
+            }
+            opened => opened.with_context(|| format!("cannot read the rows of {what}"))?,
+        };
         let mut out = Output::open(
             args.output.as_deref(),
             layout.is_binary(),

@@ -211,15 +211,7 @@ impl ToRecords<'_> {
                     .expect("a NULL is written to a Vec");
                 continue;
             };
-            let decoded = match self.prefix {
-                Some(k) => decoder
-                    .decode_prefix(datum, k, dictionaries)
-                    .map(|prefix| value = prefix),
-                None => decoder
-                    .decode_into(datum, dictionaries, &mut value)
-                    .map(drop),
-            };
-            let written = decoded
+            let written = decode(decoder, datum, self.prefix, dictionaries, &mut value)
                 .map_err(anyhow::Error::from)
                 .and_then(|()| Ok(self.layout.write_record(&mut rows, record, Some(&value))?));
             if let Err(e) = written {
@@ -352,15 +344,8 @@ impl ToRows<'_> {
         rows: &mut Vec<u8>,
     ) -> anyhow::Result<()> {
         let at = || format!("datum {index} ({} of {})", datum.position, self.origin);
-        let decoded = match self.prefix {
-            Some(k) => decoder
-                .decode_prefix(&datum.bytes, k, dictionaries)
-                .map(|prefix| *value = prefix),
-            None => decoder
-                .decode_into(&datum.bytes, dictionaries, value)
-                .map(drop),
-        };
-        decoded.with_context(|| format!("cannot decompress {}", at()))?;
+        decode(decoder, &datum.bytes, self.prefix, dictionaries, value)
+            .with_context(|| format!("cannot decompress {}", at()))?;
         let cut = self.prefix.is_some()
             && datum::parse_header(&datum.bytes).is_ok_and(|h| h.raw_len > value.len());
         if cut && self.out_format == RowOutFormat::Jsonl {
@@ -382,6 +367,24 @@ impl ToRows<'_> {
         }
         .with_context(|| format!("cannot write the row of {}", at()))
     }
+}
+
+/// Decodes `datum` into `value`: whole, or with `prefix` its first K bytes (what PostgreSQL's
+/// `substr()` reads).
+fn decode(
+    decoder: &mut DatumDecoder,
+    datum: &[u8],
+    prefix: Option<usize>,
+    dictionaries: &LocalDictionaries,
+    value: &mut Vec<u8>,
+) -> Result<(), datum::DatumError> {
+    match prefix {
+        Some(k) => *value = decoder.decode_prefix(datum, k, dictionaries)?,
+        None => {
+            decoder.decode_into(datum, dictionaries, value)?;
+        }
+    }
+    Ok(())
 }
 
 /// A row as a line: refused if it would not read back as itself.

@@ -69,7 +69,7 @@ use std::io::{self, BufRead, Chain, Cursor, Read, Write};
 use std::ops::Range;
 
 use super::datums_file::{self, MAX_DATUM_LEN};
-use super::{end_after_error, read_line_into, until_error, Column, ReadRow, RowIter, SourceError};
+use super::{read_line_into, until_error, Column, RowIter, SourceError};
 
 /// The first bytes of every binary COPY stream.
 pub const SIGNATURE: &[u8; 11] = b"PGCOPY\n\xff\r\n\0";
@@ -232,18 +232,19 @@ impl<R: Read> BinaryReader<R> {
     /// The next value and the byte offset of its first byte; `None` after the trailer or at
     /// the end of the input after a whole tuple.
     pub fn next_value(&mut self) -> Result<Option<(Vec<u8>, u64)>, CopyError> {
-        while let Some(tuple) = self.next_tuple(false)? {
-            if tuple.value.is_some() {
-                return Ok(tuple.value);
+        while let Some((record, at)) = self.next_tuple(false)? {
+            if let Some(value) = record.value {
+                return Ok(Some((value, at)));
             } // A NULL: on to the next tuple.
         }
         Ok(None)
     }
 
-    /// The next tuple, NULL or not: its value, and with `others` the other fields as the input
-    /// holds them (else they are skipped); `None` after the trailer or at the end of the input
-    /// after a whole tuple.
-    fn next_tuple(&mut self, others: bool) -> Result<Option<Tuple>, CopyError> {
+    /// The next tuple, NULL or not, as a record, and the byte its value starts at (0 for a
+    /// NULL); with `others` the record holds the other fields as the input holds them, else
+    /// they are skipped. `None` after the trailer or at the end of the input after a
+    /// whole tuple.
+    fn next_tuple(&mut self, others: bool) -> Result<Option<(Record, u64)>, CopyError> {
         if !self.header_read {
             self.read_header()?;
             self.header_read = true;
@@ -279,31 +280,37 @@ impl<R: Read> BinaryReader<R> {
         }
         self.tuples += 1;
         let wanted = self.wanted_field(count, at)?;
-        let mut tuple = Tuple {
-            number: self.tuples,
-            start: at,
-            fields: count,
+        let mut record = Record {
             value: None,
+            place: Place::Tuple {
+                number: self.tuples,
+                byte: at,
+            },
             before: Vec::new(),
             after: Vec::new(),
+            fields: count,
         };
+        let mut value_at = 0;
         for field in 0..count as usize {
             if field == wanted {
-                tuple.value = self.read_field(true)?;
+                if let Some((value, start)) = self.read_field(true)? {
+                    record.value = Some(value);
+                    value_at = start;
+                }
                 continue;
             }
             let value = self.read_field(others)?;
             if others {
                 let side = if field < wanted {
-                    &mut tuple.before
+                    &mut record.before
                 } else {
-                    &mut tuple.after
+                    &mut record.after
                 };
                 write_field(side, value.as_ref().map(|(value, _)| &value[..]))
                     .expect("a value read is within PostgreSQL's limit");
             }
         }
-        Ok(Some(tuple))
+        Ok(Some((record, value_at)))
     }
 
     /// The index of the field to keep in a tuple of `count` fields starting at byte `at`.
@@ -459,8 +466,8 @@ pub(super) fn rows<R: BufRead + 'static>(
     origin: String,
 ) -> Result<RowIter, SourceError> {
     Ok(match open(input, options, origin)? {
-        Reader::Text(text) => until_error(text),
-        Reader::Binary(binary) => until_error(binary),
+        Reader::Text(mut text) => until_error(move || text.next_row()),
+        Reader::Binary(mut binary) => until_error(move || binary.next_row()),
     })
 }
 
@@ -482,18 +489,11 @@ pub fn records<R: BufRead + 'static>(
         },
         Reader::Binary(_) => Layout::Binary,
     };
-    let mut done = false;
-    let iter = std::iter::from_fn(move || {
-        if done {
-            return None;
-        }
-        let record = match &mut reader {
-            Reader::Text(text) => text.next_record(),
-            Reader::Binary(binary) => binary.next_record(),
-        };
-        end_after_error(&mut done, record)
+    let records = until_error(move || match &mut reader {
+        Reader::Text(text) => text.next_record(),
+        Reader::Binary(binary) => binary.next_record(),
     });
-    Ok((layout, Box::new(iter)))
+    Ok((layout, records))
 }
 
 type RecordIter = super::Iter<Record>;
@@ -661,15 +661,10 @@ impl Layout {
         match self {
             Layout::Text {
                 delimiter, null, ..
-            } => {
-                out.extend_from_slice(&record.before);
-                match value {
-                    Some(value) => escape_text_with(value, *delimiter, out),
-                    None => out.extend_from_slice(null),
-                }
-                out.extend_from_slice(&record.after);
-                out.push(b'\n');
-            }
+            } => write_text_record(out, record, |out| match value {
+                Some(value) => escape_text_with(value, *delimiter, out),
+                None => out.extend_from_slice(null),
+            }),
             Layout::Binary => {
                 out.extend_from_slice(&record.fields.to_be_bytes());
                 out.extend_from_slice(&record.before);
@@ -692,16 +687,15 @@ impl Layout {
         let (Layout::Text { .. }, Some(bytes)) = (self, bytes) else {
             return self.write_record(out, record, bytes);
         };
-        out.extend_from_slice(&record.before);
-        // No hex digit needs escaping (a delimiter cannot be one, nor `x`: CopyOptions::check):
-        // only the backslash of `\x` is doubled.
-        out.extend_from_slice(b"\\\\x");
-        let digits = out.len();
-        out.resize(digits + 2 * bytes.len(), 0);
-        const_hex::encode_to_slice(bytes, &mut out[digits..])
-            .expect("the slice holds two digits a byte");
-        out.extend_from_slice(&record.after);
-        out.push(b'\n');
+        write_text_record(out, record, |out| {
+            // No hex digit needs escaping (a delimiter cannot be one, nor `x`:
+            // CopyOptions::check): only the backslash of `\x` is doubled.
+            out.extend_from_slice(b"\\\\x");
+            let digits = out.len();
+            out.resize(digits + 2 * bytes.len(), 0);
+            const_hex::encode_to_slice(bytes, &mut out[digits..])
+                .expect("the slice holds two digits a byte");
+        });
         Ok(())
     }
 
@@ -722,18 +716,13 @@ impl Layout {
     }
 }
 
-/// A tuple of binary COPY data, as [`BinaryReader`] reads it.
-struct Tuple {
-    /// Its 1-based number.
-    number: u64,
-    /// The byte its field count starts at.
-    start: u64,
-    fields: i16,
-    /// The column's value and the byte it starts at; `None`: NULL.
-    value: Option<(Vec<u8>, u64)>,
-    /// The other fields, when asked for, as in a [`Record`].
-    before: Vec<u8>,
-    after: Vec<u8>,
+/// Appends a text record: the fields before its column, what `value` writes of the column, the
+/// fields after, and the line end.
+fn write_text_record(out: &mut Vec<u8>, record: &Record, value: impl FnOnce(&mut Vec<u8>)) {
+    out.extend_from_slice(&record.before);
+    value(out);
+    out.extend_from_slice(&record.after);
+    out.push(b'\n');
 }
 
 /// One column of binary COPY data, as rows.
@@ -754,20 +743,12 @@ impl<R: Read> BinaryRows<R> {
 
     fn next_record(&mut self) -> Result<Option<Record>, SourceError> {
         let tuple = self.reader.next_tuple(true).map_err(|e| self.error(e))?;
-        Ok(tuple.map(|tuple| Record {
-            value: tuple.value.map(|(value, _)| value),
-            place: Place::Tuple {
-                number: tuple.number,
-                byte: tuple.start,
-            },
-            before: tuple.before,
-            after: tuple.after,
-            fields: tuple.fields,
-        }))
+        Ok(tuple.map(|(record, _)| record))
     }
 }
 
-impl<R: Read> ReadRow for BinaryRows<R> {
+impl<R: Read> BinaryRows<R> {
+    /// The next non-NULL, non-empty value, `None` at the end of the data.
     fn next_row(&mut self) -> Result<Option<Vec<u8>>, SourceError> {
         loop {
             match self.reader.next_value() {
@@ -964,7 +945,8 @@ impl<R: BufRead> TextRows<R> {
     }
 }
 
-impl<R: BufRead> ReadRow for TextRows<R> {
+impl<R: BufRead> TextRows<R> {
+    /// The next non-NULL, non-empty value, `None` at the end of the data.
     fn next_row(&mut self) -> Result<Option<Vec<u8>>, SourceError> {
         while let Some((_, field)) = self.next_field()? {
             match self.options.value(&self.buf[field]) {

@@ -575,8 +575,11 @@ impl<T> Iterator for Rows<T> {
 /// ends.
 pub fn open(spec: &SourceSpec) -> Result<Rows, SourceError> {
     match spec {
-        SourceSpec::File { format, .. } | SourceSpec::Stdin(format) => {
-            open_input(spec, |reader, origin| from_buffered(reader, format, origin))
+        SourceSpec::File { path, format } => open_input(Some(path), |input, origin| {
+            from_buffered(input, format, origin)
+        }),
+        SourceSpec::Stdin(format) => {
+            open_input(None, |input, origin| from_buffered(input, format, origin))
         }
         SourceSpec::Dir(path) => open_dir(path),
         SourceSpec::Postgres(pg) => pg::open(pg),
@@ -589,18 +592,20 @@ pub fn open(spec: &SourceSpec) -> Result<Rows, SourceError> {
 pub fn open_copy_records(
     spec: &SourceSpec,
 ) -> Result<(copy::Layout, Rows<copy::Record>), SourceError> {
-    let (SourceSpec::File {
-        format: Format::Copy(options),
-        ..
-    }
-    | SourceSpec::Stdin(Format::Copy(options))) = spec
-    else {
-        return Err(SourceError::NotCopy {
-            origin: spec.describe(),
-        });
+    let (path, options) = match spec {
+        SourceSpec::File {
+            path,
+            format: Format::Copy(options),
+        } => (Some(path.as_path()), options),
+        SourceSpec::Stdin(Format::Copy(options)) => (None, options),
+        _ => {
+            return Err(SourceError::NotCopy {
+                origin: spec.describe(),
+            })
+        }
     };
     let mut layout = None;
-    let rows = open_input(spec, |reader, origin| {
+    let rows = open_input(path, |reader, origin| {
         let (found, records) = copy::records(reader, options, origin)?;
         layout = Some(found);
         Ok(records)
@@ -608,15 +613,15 @@ pub fn open_copy_records(
     Ok((layout.expect("set when the input opens"), rows))
 }
 
-/// Opens a file or standard input (`spec`) and reads it with `read`, which is given the
-/// input, buffered, and its name for messages. A regular file reports its length and the bytes
-/// read; a stream (standard input, a named pipe) whether its next read may wait.
+/// Opens the file at `path` (`None`: standard input) and reads it with `read`, which is given
+/// the input, buffered, and its name for messages. A regular file reports its length and the
+/// bytes read; a stream (standard input, a named pipe) whether its next read may wait.
 fn open_input<T>(
-    spec: &SourceSpec,
+    path: Option<&Path>,
     read: impl FnOnce(Box<dyn BufRead>, String) -> Result<Iter<T>, SourceError>,
 ) -> Result<Rows<T>, SourceError> {
-    match spec {
-        SourceSpec::File { path, .. } => {
+    match path {
+        Some(path) => {
             let origin = path.display().to_string();
             let io_err = |source| SourceError::Io {
                 origin: origin.clone(),
@@ -644,7 +649,7 @@ fn open_input<T>(
                 page_sample: Rc::default(),
             })
         }
-        SourceSpec::Stdin(_) => {
+        None => {
             let origin = "standard input".to_string();
             // A file of its own (a second descriptor), not `Stdin` and its buffer:
             // `Rows::may_wait` must see every byte read and not yet taken.
@@ -652,9 +657,6 @@ fn open_input<T>(
                 Ok(stdin) => open_stream(File::from(stdin), origin, read),
                 Err(source) => Err(SourceError::Io { origin, source }),
             }
-        }
-        SourceSpec::Dir(_) | SourceSpec::Postgres(_) => {
-            unreachable!("open_input is for a file or standard input")
         }
     }
 }
@@ -716,12 +718,21 @@ fn from_buffered<R: BufRead + 'static>(
     origin: String,
 ) -> Result<RowIter, SourceError> {
     Ok(match format {
-        Format::Lines => until_error(LineRows::new(buffered, origin, RowFormat::Lines)),
-        Format::JsonLines => until_error(LineRows::new(buffered, origin, RowFormat::JsonLines)),
+        Format::Lines => {
+            let mut lines = LineRows::new(buffered, origin, RowFormat::Lines);
+            until_error(move || lines.next_row())
+        }
+        Format::JsonLines => {
+            let mut lines = LineRows::new(buffered, origin, RowFormat::JsonLines);
+            until_error(move || lines.next_row())
+        }
         Format::Datums => Box::new(
             datums_file::Reader::new(buffered, origin).map(|r| r.map_err(SourceError::from)),
         ),
-        Format::Csv(options) => until_error(CsvRows::new(buffered, options, origin)?),
+        Format::Csv(options) => {
+            let mut csv = CsvRows::new(buffered, options, origin)?;
+            until_error(move || csv.next_row())
+        }
         Format::Copy(options) => copy::rows(buffered, options, origin)?,
     })
 }
@@ -764,7 +775,8 @@ impl<R: BufRead> LineRows<R> {
     }
 }
 
-impl<R: BufRead> ReadRow for LineRows<R> {
+impl<R: BufRead> LineRows<R> {
+    /// The next row, `None` at the end of the input.
     fn next_row(&mut self) -> Result<Option<Vec<u8>>, SourceError> {
         loop {
             self.buf.clear();
@@ -836,21 +848,16 @@ pub(crate) fn end_after_error<T, E>(
     item
 }
 
-/// A file format's reader: the next row, `None` at the end of the input.
-trait ReadRow {
-    fn next_row(&mut self) -> Result<Option<Vec<u8>>, SourceError>;
-}
-
-/// The rows of `reader`, as an iterator that ends at the end of the input or after the first
-/// error ([`end_after_error`]).
-fn until_error<T: ReadRow + 'static>(mut reader: T) -> RowIter {
+/// The items `next` reads (the next one, `None` at the end of the input), as an iterator that
+/// ends at the end of the input or after the first error ([`end_after_error`]).
+fn until_error<T>(mut next: impl FnMut() -> Result<Option<T>, SourceError> + 'static) -> Iter<T> {
     let mut done = false;
     Box::new(std::iter::from_fn(move || {
         if done {
             return None;
         }
-        let row = reader.next_row();
-        end_after_error(&mut done, row)
+        let item = next();
+        end_after_error(&mut done, item)
     }))
 }
 
@@ -909,7 +916,8 @@ impl<R: Read> CsvRows<R> {
     }
 }
 
-impl<R: Read> ReadRow for CsvRows<R> {
+impl<R: Read> CsvRows<R> {
+    /// The next row, `None` at the end of the input.
     fn next_row(&mut self) -> Result<Option<Vec<u8>>, SourceError> {
         loop {
             let more = self
