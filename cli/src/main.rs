@@ -24,7 +24,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use pgdict::datum::Codec;
-use pgdict_trainer::source::FormatName;
+use pgdict_trainer::source::{ColumnFlags, FormatName};
 
 /// The exit statuses, as the top-level help lists them.
 const EXIT_STATUS: &str = "\
@@ -130,41 +130,8 @@ pub struct RowInput {
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub format: Option<FormatName>,
 
-    /// The CSV column whose fields are the rows: a name from the header line, or a 0-based
-    /// index.
-    #[arg(long, value_name = "NAME|INDEX")]
-    pub csv_column: Option<String>,
-
-    /// The CSV input has no header line (its first record is a row).
-    #[arg(long, requires = "csv_column")]
-    pub csv_no_header: bool,
-
-    /// The CSV field delimiter: one byte, or `\t` (or `tab`) for a tab, as in COPY ... (FORMAT
-    /// csv, DELIMITER E'\t').
-    #[arg(
-        long,
-        value_name = "CHAR",
-        default_value = ",",
-        requires = "csv_column",
-        value_parser = pgdict_trainer::source::parse_delimiter
-    )]
-    pub csv_delimiter: u8,
-
-    /// The column of COPY data (--format copy) whose values are the rows: a 0-based index, or
-    /// the name the first line gives it (text COPY ... TO with HEADER). Without it the data
-    /// must have one column.
-    #[arg(long, value_name = "INDEX|NAME")]
-    pub copy_column: Option<String>,
-
-    /// The field delimiter of COPY's text format, as COPY ... TO was given it (DELIMITER):
-    /// one byte, or `\t`. Default: a tab.
-    #[arg(long, value_name = "CHAR", value_parser = pgdict_trainer::source::parse_delimiter)]
-    pub copy_delimiter: Option<u8>,
-
-    /// The NULL string of COPY's text format, as COPY ... TO was given it (NULL, say '').
-    /// Default: \N.
-    #[arg(long, value_name = "STRING")]
-    pub copy_null: Option<String>,
+    #[command(flatten)]
+    pub columns: ColumnFlags,
 
     /// Read the rows from a PostgreSQL table column instead of ROWS: a libpq-style connection
     /// string ('host=... port=... user=... dbname=...') or a postgresql:// URL, read as psql
@@ -176,14 +143,7 @@ pub struct RowInput {
         long,
         value_name = "CONNINFO",
         requires_all = ["table", "column"],
-        conflicts_with_all = [
-            "input",
-            "format",
-            "csv_column",
-            "copy_column",
-            "copy_delimiter",
-            "copy_null"
-        ]
+        conflicts_with_all = ["input", "format", "ColumnFlags"]
     )]
     pub pg_source: Option<String>,
 
@@ -340,7 +300,7 @@ impl BuilderArg {
 /// Output: a datums file (u32 little-endian length, then the datum, per row), or with --hex
 /// one `\x...` line per datum, ready to paste into SQL as a bytea literal, or with --copy
 /// PostgreSQL's binary COPY of one bytea column; or with --keep-columns the input's COPY
-/// data, each row with its datum in place of the value.
+/// data or CSV, each row with its datum in place of the value.
 ///
 /// Examples:
 ///
@@ -351,6 +311,7 @@ impl BuilderArg {
 ///   psql -c 'COPY (SELECT id, body FROM events) TO STDOUT' \
 ///     | pgdict compress --keep-columns --copy-column 1 \
 ///     | psql -c 'COPY events_packed (id, payload) FROM STDIN'
+///   pgdict compress --keep-columns --csv-column body events.csv -o packed.csv
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 struct CompressArgs {
@@ -381,10 +342,11 @@ struct CompressArgs {
     #[arg(long, conflicts_with = "hex")]
     copy: bool,
 
-    /// Keep each row's other columns: read COPY data (text or binary) and write it back in
-    /// the same format, each row as it came but for the --copy-column value, which becomes its
-    /// datum (a bytea; NULL stays NULL, an empty value is compressed as any other). The rows
-    /// then load with `COPY t (id, payload) FROM STDIN`, each datum beside its id.
+    /// Keep each row's other columns: read COPY data (text or binary) or CSV and write it back
+    /// in the same format, each row as it came but for the --copy-column (--csv-column)
+    /// value, which becomes its datum (a bytea; NULL stays NULL, an empty value is compressed
+    /// as any other). The rows then load with `COPY t (id, payload) FROM STDIN` (with the
+    /// input's format options), each datum beside its id.
     #[arg(long, conflicts_with_all = ["hex", "copy", "pg_source"])]
     keep_columns: bool,
 
@@ -434,32 +396,17 @@ struct DecompressArgs {
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
 
-    /// Keep each row's other columns: read COPY data (text or binary) whose --copy-column
-    /// holds datums (bytea: `\\x...` in the text format), and write it back in the same
-    /// format with each datum decompressed (NULL stays NULL). What `pgdict compress
-    /// --keep-columns` wrote, or `COPY t (id, payload) TO STDOUT` of the table it was loaded
-    /// into, comes back as the rows it was made from.
+    /// Keep each row's other columns: read COPY data (text or binary) or CSV whose
+    /// --copy-column (--csv-column) holds datums (bytea: `\\x...` in the text format, `\x...`
+    /// in CSV), and write it back in the same format with each datum decompressed (NULL stays
+    /// NULL). What `pgdict compress --keep-columns` wrote, or `COPY t (id, payload) TO STDOUT`
+    /// of the table it was loaded into, comes back as the rows it was made from.
     #[arg(long, conflicts_with_all = ["out_format", "format"])]
     keep_columns: bool,
 
-    /// The column of --keep-columns' COPY data that holds the datums: a 0-based index, or the
-    /// name the first line gives it (text COPY ... TO with HEADER). Without it the data must
-    /// have one column.
-    #[arg(long, value_name = "INDEX|NAME", requires = "keep_columns")]
-    copy_column: Option<String>,
-
-    /// The field delimiter of --keep-columns' COPY data, if not a tab (COPY's DELIMITER).
-    #[arg(
-        long,
-        value_name = "CHAR",
-        value_parser = pgdict_trainer::source::parse_delimiter,
-        requires = "keep_columns"
-    )]
-    copy_delimiter: Option<u8>,
-
-    /// The NULL string of --keep-columns' COPY data, if not \N (COPY's NULL).
-    #[arg(long, value_name = "STRING", requires = "keep_columns")]
-    copy_null: Option<String>,
+    // With --keep-columns: which column holds the datums, and how the data is laid out.
+    #[command(flatten)]
+    columns: ColumnFlags,
 
     /// Decompress on N threads (default: one per core). The output is the same bytes for any N.
     #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]

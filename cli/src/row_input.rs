@@ -7,7 +7,7 @@ use std::io::IsTerminal;
 use anyhow::Context;
 use pgdict_trainer::progress::{InputProgress, Phase, Progress};
 use pgdict_trainer::sample::{Limits, Sampler};
-use pgdict_trainer::source::{self, FormatFlags, PgSource, SourceSpec};
+use pgdict_trainer::source::{self, PgSource, SourceSpec};
 
 use crate::fail::usage_error;
 use crate::in_order::ItemReader;
@@ -28,17 +28,8 @@ pub fn row_source(input: &RowInput, rows_wanted: Option<u64>) -> anyhow::Result<
             seed: 0,
         }));
     }
-    let flags = FormatFlags {
-        format: input.format,
-        csv_column: input.csv_column.as_deref(),
-        csv_no_header: input.csv_no_header,
-        csv_delimiter: input.csv_delimiter,
-        copy_column: input.copy_column.as_deref(),
-        copy_delimiter: input.copy_delimiter,
-        copy_null: input.copy_null.as_deref(),
-    };
-    let format = flags
-        .format()
+    let format = (input.columns)
+        .format(input.format)
         .map_err(|conflict| usage_error(conflict.message, conflict.hint))?;
     let spec = SourceSpec::from_arg(&input.input, format);
     if matches!(spec, SourceSpec::Stdin(_)) {

@@ -454,8 +454,9 @@ fn a_csv_column_with_another_delimiter_is_read_as_the_trainer_reads_it() {
 
 /// `--keep-columns`: COPY data of several columns comes out as the same rows with the
 /// column's values replaced by their datums (the datums `compress` writes for the column
-/// alone, NULLs kept, empty values compressed), in the text format with its header line and
-/// in the binary one; `decompress --keep-columns` gives back the very bytes that went in.
+/// alone, NULLs kept, empty values compressed), in the text format with its header line, in
+/// the binary one and in CSV; `decompress --keep-columns` gives back the very bytes that went
+/// in.
 #[test]
 fn keep_columns_writes_the_rows_back_with_datums_and_decompress_restores_them() {
     use pgdict_trainer::source::copy;
@@ -580,12 +581,58 @@ fn keep_columns_writes_the_rows_back_with_datums_and_decompress_restores_them() 
         .ok();
     assert!(back.stdout == binary, "the binary rows came back different");
 
+    // CSV with a header, semicolons between fields: the bodies (JSON) quoted, a NULL an empty
+    // field, the empty string `""`; the datums are those of the text format.
+    let mut csv_rows = b"id;body;tag\n".to_vec();
+    for row in &rows {
+        for (at, field) in row.iter().enumerate() {
+            if at > 0 {
+                csv_rows.push(b';');
+            }
+            if let Some(value) = field {
+                pgdict_trainer::source::csv::write_field(value, b';', false, &mut csv_rows);
+            }
+        }
+        csv_rows.push(b'\n');
+    }
+    dir.write("rows.csv", &csv_rows);
+    let keep = [
+        "--keep-columns",
+        "--csv-column",
+        "body",
+        "--csv-delimiter",
+        ";",
+    ];
+    let packed_csv = dir
+        .run(&[&["compress", "rows.csv", "-q"], &keep[..]].concat())
+        .ok();
+    let csv_datums: Vec<String> = (packed_csv.stdout().lines().skip(1))
+        .map(|line| line.split(';').nth(1).unwrap().to_string())
+        .collect();
+    let text_datums: Vec<String> = lines[1..]
+        .iter()
+        .map(|line| match line.split('\t').nth(1).unwrap() {
+            "\\N" => String::new(),
+            datum => datum.replacen("\\\\x", "\\x", 1),
+        })
+        .collect();
+    assert_eq!(csv_datums, text_datums);
+    let back = dir
+        .run_with_stdin(
+            &[&["decompress", "-"], &keep[..]].concat(),
+            &packed_csv.stdout,
+        )
+        .ok();
+    assert!(back.stdout == csv_rows, "the CSV rows came back different");
+
     // What cannot be done is said.
     dir.run(&["compress", &corpus_arg("app_logs.txt"), "--keep-columns"])
         .fails(
             2,
-            &["--keep-columns writes COPY data back, so it reads COPY data"],
+            &["--keep-columns writes COPY data or CSV back, so it reads COPY data or CSV"],
         );
+    dir.run(&["decompress", "packed.copy", "--csv-column", "1"])
+        .fails(2, &["--csv-column is for --keep-columns"]);
     dir.run(&["compress", "rows.copy", "--keep-columns", "--hex"])
         .fails(2, &["cannot be used with"]);
     for command in ["compress", "decompress"] {

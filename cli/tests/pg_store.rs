@@ -20,6 +20,7 @@ use std::process::{Command, Output};
 
 use cluster::PgCluster;
 use corpus::corpus_rows;
+use pgdict_trainer::source::copy;
 
 /// Runs pgdict in `dir`, with no store named by the environment.
 fn run(dir: &Path, args: &[&str]) -> Output {
@@ -619,9 +620,9 @@ fn compress_reads_what_copy_to_writes_and_decompress_writes_what_copy_from_loads
 /// `compress --keep-columns` writes COPY data that loads each datum beside its row's other
 /// columns (NULLs kept), and `decompress --keep-columns` turns what `COPY ... TO` then writes
 /// of that table back into the very bytes the first `COPY ... TO` wrote: in the text format
-/// (with a HEADER, the column by name; and with `DELIMITER '|', NULL ''`) and the binary one
-/// (by index), with dictionaries. An
-/// error half way ends the output with a mark that makes `COPY ... FROM` load nothing.
+/// (with a HEADER, the column by name; and with `DELIMITER '|', NULL ''`), the binary one (by
+/// index) and CSV (with a HEADER; and with `DELIMITER ';'`), with dictionaries. An error half
+/// way ends the output with a mark that makes `COPY ... FROM` load nothing (text and CSV).
 #[test]
 fn keep_columns_loads_each_datum_beside_its_id_and_gives_the_rows_back() {
     let mut bodies: Vec<Option<String>> = vec![
@@ -642,14 +643,34 @@ fn keep_columns_loads_each_datum_beside_its_id_and_gives_the_rows_back() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     pgdict(dir, &["demo", "--rounds", "1", "--sample", "app-logs"]);
-    for (format, options, column, flags) in [
-        ("text", "(HEADER)", "body", &[][..]),
-        ("binary", "(FORMAT binary)", "1", &[]),
+    for (format, options, flags) in [
+        ("text", "(HEADER)", &["--copy-column", "body"][..]),
+        ("binary", "(FORMAT binary)", &["--copy-column", "1"]),
         (
             "pipes",
             "(DELIMITER '|', NULL '')",
-            "1",
-            &["--copy-delimiter", "|", "--copy-null", ""],
+            &[
+                "--copy-column",
+                "1",
+                "--copy-delimiter",
+                "|",
+                "--copy-null",
+                "",
+            ],
+        ),
+        // CSV: the body quoted where it holds a comma, a quote or a line end, `""` for the
+        // empty string, NULL an empty field.
+        ("csv", "(FORMAT csv, HEADER)", &["--csv-column", "body"]),
+        (
+            "csv_semicolons",
+            "(FORMAT csv, DELIMITER ';')",
+            &[
+                "--csv-column",
+                "1",
+                "--csv-no-header",
+                "--csv-delimiter",
+                ";",
+            ],
         ),
     ] {
         let copied = copy_out(
@@ -661,8 +682,6 @@ fn keep_columns_loads_each_datum_beside_its_id_and_gives_the_rows_back() {
             "compress",
             "rows.copy",
             "--keep-columns",
-            "--copy-column",
-            column,
             "--codec",
             "lz4",
             "-o",
@@ -730,8 +749,6 @@ fn keep_columns_loads_each_datum_beside_its_id_and_gives_the_rows_back() {
             "decompress",
             "back.copy",
             "--keep-columns",
-            "--copy-column",
-            column,
             "-o",
             "rows-back.copy",
         ];
@@ -744,53 +761,62 @@ fn keep_columns_loads_each_datum_beside_its_id_and_gives_the_rows_back() {
     }
 
     // A bad line after good ones: the lines before it are written, then a line that makes
-    // COPY fail, so that nothing is loaded.
-    let mut bad = copy_out(
-        &mut client,
-        "COPY (SELECT id, body, tag FROM notes ORDER BY id LIMIT 20) TO STDOUT",
-    );
-    bad.extend_from_slice(b"21\tonly two fields\n");
-    std::fs::write(dir.join("bad.copy"), &bad).unwrap();
-    let output = run(
-        dir,
-        &[
-            "compress",
-            "bad.copy",
-            "--keep-columns",
-            "--copy-column",
-            "1",
-            "-j",
-            "1",
-        ],
-    );
-    assert_eq!(output.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        stderr.contains("bad.copy:21: bad COPY data: 2 fields, where the lines before have 3"),
-        "{stderr}"
-    );
-    assert_eq!(
-        output.stdout.iter().filter(|&&b| b == b'\n').count(),
-        21,
-        "20 lines and the end mark"
-    );
+    // COPY fail, so that nothing is loaded. In CSV that line opens a quote that nothing
+    // closes (CSV takes `\.` followed by more as data).
     client
         .batch_execute("CREATE TABLE broken (id int, body bytea, tag text)")
         .unwrap();
-    let mut copy = client.copy_in("COPY broken FROM STDIN").unwrap();
-    std::io::Write::write_all(&mut copy, &output.stdout).unwrap();
-    let error = copy.finish().unwrap_err();
-    let message = error.as_db_error().map(|e| e.message().to_string());
-    assert_eq!(
-        message.as_deref(),
-        Some("end-of-copy marker corrupt"),
-        "{error}"
-    );
-    let loaded: i64 = client
-        .query_one("SELECT count(*) FROM broken", &[])
-        .unwrap()
-        .get(0);
-    assert_eq!(loaded, 0);
+    for (options, bad_line, flags, said, end, refused) in [
+        (
+            "",
+            "21\tonly two fields\n",
+            &["--copy-column", "1"][..],
+            "bad.copy:21: bad COPY data: 2 fields, where the lines before have 3",
+            copy::TEXT_BROKEN_END,
+            "end-of-copy marker corrupt",
+        ),
+        (
+            "(FORMAT csv)",
+            "21,only two fields\n",
+            &["--csv-column", "1", "--csv-no-header"],
+            // Line 76: the bodies before it hold line feeds, in quotes.
+            "bad.copy:76: bad CSV: 2 fields, where the records before have 3",
+            copy::CSV_BROKEN_END,
+            "unterminated CSV quoted field",
+        ),
+    ] {
+        let mut bad = copy_out(
+            &mut client,
+            &format!(
+                "COPY (SELECT id, body, tag FROM notes ORDER BY id LIMIT 20) TO STDOUT {options}"
+            ),
+        );
+        bad.extend_from_slice(bad_line.as_bytes());
+        std::fs::write(dir.join("bad.copy"), &bad).unwrap();
+        let compress = ["compress", "bad.copy", "--keep-columns", "-j", "1"];
+        let output = run(dir, &[&compress[..], flags].concat());
+        assert_eq!(output.status.code(), Some(1));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(said), "{stderr}");
+        assert_eq!(
+            output.stdout.iter().filter(|&&b| b == b'\n').count(),
+            21,
+            "20 lines and the end mark"
+        );
+        assert!(output.stdout.ends_with(end));
+        let mut copy = client
+            .copy_in(&format!("COPY broken FROM STDIN {options}"))
+            .unwrap();
+        std::io::Write::write_all(&mut copy, &output.stdout).unwrap();
+        let error = copy.finish().unwrap_err();
+        let message = error.as_db_error().map(|e| e.message().to_string());
+        assert_eq!(message.as_deref(), Some(refused), "{error}");
+        let loaded: i64 = client
+            .query_one("SELECT count(*) FROM broken", &[])
+            .unwrap()
+            .get(0);
+        assert_eq!(loaded, 0);
+    }
 }
 
 #[test]

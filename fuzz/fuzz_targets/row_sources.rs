@@ -7,10 +7,11 @@
 //! Checks: no panic, and reading stops at the first error; no row is over PostgreSQL's limit
 //! for one value; no row is empty where the format skips empty values (lines, CSV, COPY);
 //! and for COPY text of one column, the rows read, written back as `COPY ... TO` writes them
-//! (`copy::escape_text`), read back the same. For COPY data, its records (`copy::records`,
-//! what `--keep-columns` reads) hold the rows: their values, NULLs and empty ones left out,
-//! are the rows read, up to the same error; and the records written back
-//! (`Layout::write_record`) read back as the same records, and write back as the same bytes.
+//! (`copy::escape_text`), read back the same. For COPY data and CSV, its records
+//! (`copy::records`, `csv::records`: what `--keep-columns` reads) hold the rows: their values,
+//! NULLs and empty ones left out, are the rows read, up to the same error; and the records
+//! written back (`Layout::write_record`) read back as the same records, and write back as the
+//! same bytes.
 
 #![no_main]
 
@@ -19,7 +20,7 @@ use std::io::Cursor;
 use libfuzzer_sys::fuzz_target;
 use pgdict_trainer::source::copy::{self, CopyOptions, SIGNATURE};
 use pgdict_trainer::source::datums_file::MAX_DATUM_LEN;
-use pgdict_trainer::source::{read_rows, Column, CsvOptions, Format};
+use pgdict_trainer::source::{csv, read_rows, Column, CsvOptions, Format};
 
 /// How many formats the mode byte picks from.
 const FORMATS: u8 = 9;
@@ -50,10 +51,15 @@ fn format(mode: u8) -> Format {
     }
 }
 
-/// The layout and the records read before the first error.
-fn records_of(input: &[u8], options: &CopyOptions) -> Option<(copy::Layout, Vec<copy::Record>)> {
-    let (layout, records) =
-        copy::records(Cursor::new(input.to_vec()), options, "fuzz".into()).ok()?;
+/// The layout and the records read before the first error; `None` for a format without
+/// records, or an input that does not open.
+fn records_of(input: &[u8], format: &Format) -> Option<(copy::Layout, Vec<copy::Record>)> {
+    let input = Cursor::new(input.to_vec());
+    let (layout, records) = match format {
+        Format::Copy(options) => copy::records(input, options, "fuzz".into()).ok()?,
+        Format::Csv(options) => csv::records(input, options, "fuzz".into()).ok()?,
+        _ => return None,
+    };
     Some((layout, records.map_while(Result::ok).collect()))
 }
 
@@ -98,24 +104,21 @@ fuzz_target!(|data: &[u8]| {
             assert!(!row.is_empty(), "an empty row in {format:?}");
         }
     }
-    if let Format::Copy(options) = &format {
-        if let Some((layout, records)) = records_of(input, options) {
-            let values: Vec<Vec<u8>> = records
-                .iter()
-                .filter_map(|record| record.value.clone())
-                .filter(|value| !value.is_empty())
-                .collect();
-            assert_eq!(values, read, "the records' values are not the rows");
-            let written = write_back(&layout, &records);
-            let (again_layout, again) =
-                records_of(&written, options).expect("what was written opens");
-            assert_eq!(again_layout, layout);
-            let values = |records: &[copy::Record]| -> Vec<Option<Vec<u8>>> {
-                records.iter().map(|r| r.value.clone()).collect()
-            };
-            assert_eq!(values(&again), values(&records), "written: {written:?}");
-            assert_eq!(write_back(&layout, &again), written);
-        }
+    if let Some((layout, records)) = records_of(input, &format) {
+        let values: Vec<Vec<u8>> = records
+            .iter()
+            .filter_map(|record| record.value.clone())
+            .filter(|value| !value.is_empty())
+            .collect();
+        assert_eq!(values, read, "the records' values are not the rows");
+        let written = write_back(&layout, &records);
+        let (again_layout, again) = records_of(&written, &format).expect("what was written opens");
+        assert_eq!(again_layout, layout);
+        let values = |records: &[copy::Record]| -> Vec<Option<Vec<u8>>> {
+            records.iter().map(|r| r.value.clone()).collect()
+        };
+        assert_eq!(values(&again), values(&records), "written: {written:?}");
+        assert_eq!(write_back(&layout, &again), written);
     }
     if format == Format::Copy(CopyOptions::default()) && !input.starts_with(SIGNATURE) {
         let mut text = Vec::new();

@@ -14,7 +14,7 @@ use pgdict::datum::Codec;
 use pgdict::dict::file::MAX_CONTENT_LEN;
 use pgdict::dict::{DirStore, PgStore};
 use pgdict_trainer::progress::{counted, thousands, Bars};
-use pgdict_trainer::source::{self, FormatFlags, FormatName, PageSample, PgSource, SourceSpec};
+use pgdict_trainer::source::{self, ColumnFlags, FormatName, PageSample, PgSource, SourceSpec};
 use pgdict_trainer::{
     evaluation_json, sample_source, store, train_split, Builder, Method, SampleOptions,
     StoreTarget, TrainError, TrainOptions, Trained,
@@ -85,38 +85,8 @@ struct Args {
     #[arg(long, value_enum, value_name = "FORMAT")]
     format: Option<FormatName>,
 
-    /// The CSV column holding the datums: a header name, or a 0-based index.
-    #[arg(long, value_name = "NAME|INDEX")]
-    csv_column: Option<String>,
-
-    /// The CSV file has no header line (its first line is data; name columns by index).
-    #[arg(long)]
-    csv_no_header: bool,
-
-    /// The CSV field delimiter (one byte).
-    #[arg(
-        long,
-        value_name = "CHAR",
-        default_value = ",",
-        value_parser = source::parse_delimiter
-    )]
-    csv_delimiter: u8,
-
-    /// The column of COPY data (--format copy) that holds the datums: a 0-based index, or the
-    /// name the first line gives it (text COPY ... TO with HEADER). Without it the data must
-    /// have one column.
-    #[arg(long, value_name = "INDEX|NAME")]
-    copy_column: Option<String>,
-
-    /// The field delimiter of COPY's text format, as COPY ... TO was given it (DELIMITER):
-    /// one byte, or `\t`. Default: a tab.
-    #[arg(long, value_name = "CHAR", value_parser = source::parse_delimiter)]
-    copy_delimiter: Option<u8>,
-
-    /// The NULL string of COPY's text format, as COPY ... TO was given it (NULL, say '').
-    /// Default: \N.
-    #[arg(long, value_name = "STRING")]
-    copy_null: Option<String>,
+    #[command(flatten)]
+    columns: ColumnFlags,
 
     /// Sample a PostgreSQL table column instead of SOURCE: a libpq-style connection string
     /// ('host=... port=... user=... dbname=...') or a postgresql:// URL, read as psql reads
@@ -127,7 +97,7 @@ struct Args {
         long,
         value_name = "CONNINFO",
         requires_all = ["table", "column"],
-        conflicts_with = "source"
+        conflicts_with_all = ["source", "format", "ColumnFlags"]
     )]
     pg_source: Option<String>,
 
@@ -357,20 +327,14 @@ fn source_spec(args: &Args) -> Result<SourceSpec, Failure> {
     let Some(path) = &args.source else {
         return Err(usage("give a SOURCE or --pg-source".into()));
     };
-    let flags = FormatFlags {
-        format: args.format,
-        csv_column: args.csv_column.as_deref(),
-        csv_no_header: args.csv_no_header,
-        csv_delimiter: args.csv_delimiter,
-        copy_column: args.copy_column.as_deref(),
-        copy_delimiter: args.copy_delimiter,
-        copy_null: args.copy_null.as_deref(),
-    };
-    let format = flags.format().map_err(|conflict| Failure {
-        message: conflict.message,
-        hint: Some(conflict.hint),
-        code: 2,
-    })?;
+    let format = args
+        .columns
+        .format(args.format)
+        .map_err(|conflict| Failure {
+            message: conflict.message,
+            hint: Some(conflict.hint),
+            code: 2,
+        })?;
     Ok(SourceSpec::from_arg(path, format))
 }
 

@@ -5,8 +5,9 @@
 //! main thread writes the batches back in input order. The output does not depend on the number
 //! of threads.
 //!
-//! With `--keep-columns` the items are COPY records rather than rows ([`copy::Record`]): each
-//! is written back with its column's value replaced by the datum, NULLs as they came.
+//! With `--keep-columns` the items are records of COPY data or CSV rather than rows
+//! ([`copy::Record`]): each is written back with its column's value replaced by the datum,
+//! NULLs as they came.
 
 use std::io::Write;
 
@@ -60,11 +61,11 @@ pub fn run(store_args: &StoreArgs, args: &CompressArgs) -> anyhow::Result<u8> {
     let dict = dict.as_ref().map(|(_, prepared)| &**prepared);
     let (counts, out) = if args.keep_columns {
         Output::refuse_a_name_for_another_format(args.output.as_deref())?;
-        let (layout, records) = match source::open_copy_records(&spec) {
-            Err(SourceError::NotCopy { .. }) => {
+        let (layout, records) = match source::open_records(&spec) {
+            Err(SourceError::NoRecords { .. }) => {
                 return Err(usage_error(
-                    "--keep-columns writes COPY data back, so it reads COPY data",
-                    "say --format copy, or name the column with --copy-column",
+                    "--keep-columns writes COPY data or CSV back, so it reads COPY data or CSV",
+                    "name the column with --copy-column or --csv-column (or say --format copy)",
                 ))
             }
             opened => opened.with_context(|| format!("cannot read the rows of {what}"))?,

@@ -4,8 +4,8 @@
 //! ([`crate::in_order`]); a batch is handed on early when the input (a pipe) has nothing more
 //! ready, so rows come out as datums come in.
 //!
-//! With `--keep-columns` the items are COPY records ([`copy::Record`]) whose column holds a
-//! datum: each is written back with the datum's value in its place.
+//! With `--keep-columns` the items are records of COPY data or CSV ([`copy::Record`]) whose
+//! column holds a datum: each is written back with the datum's value in its place.
 
 use std::borrow::Cow;
 use std::io::Write;
@@ -14,10 +14,9 @@ use anyhow::Context;
 use pgdict::datum::{self, DatumDecoder};
 use pgdict::rows::json_line_row;
 use pgdict_trainer::progress::{Bars, InputProgress, Phase};
+use pgdict_trainer::source::copy::CopyOptions;
 use pgdict_trainer::source::copy::{Layout, Record};
-use pgdict_trainer::source::{
-    self, copy, datums_file, Format, FormatFlags, FormatName, SourceSpec,
-};
+use pgdict_trainer::source::{self, copy, datums_file, Format, SourceSpec};
 
 use crate::datum_input::{hex_literal, Datum, Datums};
 use crate::fail::{usage_error, user_error};
@@ -32,6 +31,12 @@ pub fn run(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> 
     Output::refuse_the_input(args.output.as_deref(), &args.datums.input)?;
     if args.keep_columns {
         return run_records(store_args, args);
+    }
+    if let Some(flag) = args.columns.given() {
+        return Err(usage_error(
+            format!("{flag} is for --keep-columns (COPY data or CSV with datums in a column)"),
+            "add --keep-columns, or drop the flag",
+        ));
     }
     let datums = Datums::open(&args.datums)?;
     let origin = datums.origin.clone();
@@ -100,23 +105,17 @@ pub fn run(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> 
 /// datum decompressed.
 fn run_records(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> {
     Output::refuse_a_name_for_another_format(args.output.as_deref())?;
-    let flags = FormatFlags {
-        format: Some(FormatName::Copy),
-        copy_column: args.copy_column.as_deref(),
-        copy_delimiter: args.copy_delimiter,
-        copy_null: args.copy_null.as_deref(),
-        ..FormatFlags::default()
-    };
-    let format = flags
-        .format()
-        .map_err(|conflict| usage_error(conflict.message, conflict.hint))?;
-    let spec = SourceSpec::from_arg(&args.datums.input, format);
+    // COPY data of one column unless the flags say otherwise.
+    let format = (args.columns.format(None))
+        .map_err(|conflict| usage_error(conflict.message, conflict.hint))?
+        .unwrap_or_else(|| Format::Copy(CopyOptions::default()));
+    let spec = SourceSpec::from_arg(&args.datums.input, Some(format));
     if matches!(spec, SourceSpec::Stdin(_)) {
         note_terminal_stdin("COPY data");
     }
     let what = spec.describe();
     let (layout, records) =
-        source::open_copy_records(&spec).with_context(|| format!("cannot read {what}"))?;
+        source::open_records(&spec).with_context(|| format!("cannot read {what}"))?;
     let store = LazyStore::new(store_args);
     let mut out = Output::open(
         args.output.as_deref(),
@@ -151,7 +150,7 @@ fn run_records(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<
         if !started {
             return Err(user_error(
                 format!("{what} holds no rows"),
-                "give COPY data with at least one row; nothing was written",
+                "give COPY data or CSV with at least one row; nothing was written",
             ));
         }
         layout
@@ -226,7 +225,7 @@ impl ToRecords<'_> {
     }
 
     /// The datum a record's column holds: its value in the binary format, the bytes of its
-    /// hex text (`\x...`) in the text format; `None` for NULL.
+    /// hex text (`\x...`) in the text format and CSV; `None` for NULL.
     fn datum_of<'r>(&self, record: &'r Record) -> anyhow::Result<Option<Cow<'r, [u8]>>> {
         let Some(value) = &record.value else {
             return Ok(None);
@@ -238,8 +237,12 @@ impl ToRecords<'_> {
             .map_err(anyhow::Error::from)
             .and_then(hex_literal)
             .with_context(|| {
+                let written = match self.layout {
+                    Layout::Csv { .. } => "in CSV (\\x...)",
+                    _ => "in COPY's text format (\\\\x...)",
+                };
                 format!(
-                    "{} of {} does not hold a datum as a bytea in COPY's text format (\\\\x...)",
+                    "{} of {} does not hold a datum as a bytea {written}",
                     record.place, self.origin
                 )
             })?;

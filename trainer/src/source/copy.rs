@@ -69,7 +69,7 @@ use std::io::{self, BufRead, Chain, Cursor, Read, Write};
 use std::ops::Range;
 
 use super::datums_file::{self, MAX_DATUM_LEN};
-use super::{read_line_into, until_error, Column, RowIter, SourceError};
+use super::{csv, until_error, Column, RowIter, SourceError, TextRecords};
 
 /// The first bytes of every binary COPY stream.
 pub const SIGNATURE: &[u8; 11] = b"PGCOPY\n\xff\r\n\0";
@@ -474,7 +474,7 @@ pub(super) fn rows<R: BufRead + 'static>(
 /// The records of COPY data (text or binary, told by its first bytes), each split around the
 /// column `options` name (`None`: the only one), NULLs and empty values included; and how they
 /// are written back ([`Layout`]). The iterator ends at the end of the data or after its first error.
-/// [`super::open_copy_records`] opens a file or standard input this way.
+/// [`super::open_records`] opens a file or standard input this way.
 pub fn records<R: BufRead + 'static>(
     input: R,
     options: &CopyOptions,
@@ -483,7 +483,7 @@ pub fn records<R: BufRead + 'static>(
     let mut reader = open(input, options, origin)?;
     let layout = match &reader {
         Reader::Text(text) => Layout::Text {
-            header: text.header.clone(),
+            header: text.text.header.clone(),
             delimiter: text.options.text_delimiter(),
             null: text.options.text_null().to_vec(),
         },
@@ -576,6 +576,31 @@ pub struct Record {
     fields: i16,
 }
 
+impl Record {
+    /// Whether the column is the record's only field (text and CSV).
+    fn is_alone(&self) -> bool {
+        self.before.is_empty() && self.after.is_empty()
+    }
+
+    /// A record of text data (COPY's text format, or CSV): its column's `value` (`None`:
+    /// NULL), and the bytes of its line before and after the column's field, as the input holds
+    /// them.
+    pub(super) fn in_line(
+        value: Option<Vec<u8>>,
+        place: Place,
+        before: Vec<u8>,
+        after: Vec<u8>,
+    ) -> Record {
+        Record {
+            value,
+            place,
+            before,
+            after,
+            fields: 0,
+        }
+    }
+}
+
 /// Where a [`Record`] starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Place {
@@ -612,6 +637,13 @@ pub enum Layout {
         /// The NULL string.
         null: Vec<u8>,
     },
+    /// CSV ([`super::csv`]), with COPY's default quote and NULL (an unquoted empty field).
+    Csv {
+        /// The header record, as it came: written back first.
+        header: Option<Vec<u8>>,
+        /// The field delimiter.
+        delimiter: u8,
+    },
     /// The binary format.
     Binary,
 }
@@ -641,11 +673,14 @@ impl Layout {
             Layout::Binary => write_header(out).expect("a Vec takes every write"),
             Layout::Text {
                 header: Some(line), ..
+            }
+            | Layout::Csv {
+                header: Some(line), ..
             } => {
                 out.extend_from_slice(line);
                 out.push(b'\n');
             }
-            Layout::Text { header: None, .. } => {}
+            Layout::Text { header: None, .. } | Layout::Csv { header: None, .. } => {}
         }
     }
 
@@ -665,6 +700,11 @@ impl Layout {
                 Some(value) => escape_text_with(value, *delimiter, out),
                 None => out.extend_from_slice(null),
             }),
+            Layout::Csv { delimiter, .. } => write_text_record(out, record, |out| {
+                if let Some(value) = value {
+                    csv::write_field(value, *delimiter, record.is_alone(), out);
+                } // NULL: an empty field.
+            }),
             Layout::Binary => {
                 out.extend_from_slice(&record.fields.to_be_bytes());
                 out.extend_from_slice(&record.before);
@@ -676,44 +716,73 @@ impl Layout {
     }
 
     /// Appends `record` with its column's value replaced by the `bytea` value `bytes` (`None`:
-    /// NULL): in the text format its hex text (`\\x` and two digits a byte, as COPY's text
-    /// format writes a bytea's `\x...`), in the binary format its bytes.
+    /// NULL): in the text format and CSV its hex text (`\x` and two digits a byte, as COPY
+    /// writes a bytea), in the binary format its bytes.
     pub fn write_bytea_record(
         &self,
         out: &mut Vec<u8>,
         record: &Record,
         bytes: Option<&[u8]>,
     ) -> io::Result<()> {
-        let (Layout::Text { .. }, Some(bytes)) = (self, bytes) else {
-            return self.write_record(out, record, bytes);
+        let Some(bytes) = bytes else {
+            return self.write_record(out, record, None);
         };
-        write_text_record(out, record, |out| {
+        match self {
+            Layout::Binary => return self.write_record(out, record, Some(bytes)),
             // No hex digit needs escaping (a delimiter cannot be one, nor `x`:
             // CopyOptions::check): only the backslash of `\x` is doubled.
-            out.extend_from_slice(b"\\\\x");
-            let digits = out.len();
-            out.resize(digits + 2 * bytes.len(), 0);
-            const_hex::encode_to_slice(bytes, &mut out[digits..])
-                .expect("the slice holds two digits a byte");
-        });
+            Layout::Text { .. } => {
+                write_text_record(out, record, |out| write_hex(bytes, b"\\\\x", out))
+            }
+            // Quoted only if the delimiter is a hex digit, `x` or `\` (CSV allows them).
+            Layout::Csv { delimiter, .. } => write_text_record(out, record, |out| {
+                let quoted = b"\\x0123456789abcdef".contains(delimiter);
+                if quoted {
+                    out.push(b'"');
+                }
+                write_hex(bytes, b"\\x", out);
+                if quoted {
+                    out.push(b'"');
+                }
+            }),
+        }
         Ok(())
     }
 
-    /// Writes what comes after the last record: the binary trailer (text has no end mark).
+    /// Writes what comes after the last record: the binary trailer (text and CSV have no end
+    /// mark).
     pub fn write_end(&self, out: &mut impl Write) -> io::Result<()> {
         match self {
             Layout::Binary => write_trailer(out),
-            Layout::Text { .. } => Ok(()),
+            Layout::Text { .. } | Layout::Csv { .. } => Ok(()),
         }
     }
 
-    /// What ends the output when an error stops it ([`BROKEN_END`], [`TEXT_BROKEN_END`]).
+    /// What ends the output when an error stops it ([`BROKEN_END`], [`TEXT_BROKEN_END`],
+    /// [`CSV_BROKEN_END`]).
     pub fn broken_end(&self) -> &'static [u8] {
         match self {
             Layout::Binary => BROKEN_END,
             Layout::Text { .. } => TEXT_BROKEN_END,
+            Layout::Csv { .. } => CSV_BROKEN_END,
         }
     }
+}
+
+/// What pgdict writes after the records when an error stops it, in CSV: a quote that nothing
+/// closes, so that `COPY ... FROM` fails (`unterminated CSV quoted field`) rather than loading
+/// the records before it, and so does pgdict's reader. (CSV takes `\.` followed by more as
+/// data, so [`TEXT_BROKEN_END`] would not do.)
+pub const CSV_BROKEN_END: &[u8] =
+    b"\"-- pgdict stopped on an error: the lines before this one are not all of the rows\n";
+
+/// Appends `prefix`, then `bytes` in hex, two lowercase digits a byte.
+fn write_hex(bytes: &[u8], prefix: &[u8], out: &mut Vec<u8>) {
+    out.extend_from_slice(prefix);
+    let digits = out.len();
+    out.resize(digits + 2 * bytes.len(), 0);
+    const_hex::encode_to_slice(bytes, &mut out[digits..])
+        .expect("the slice holds two digits a byte");
 }
 
 /// Appends a text record: the fields before its column, what `value` writes of the column, the
@@ -762,39 +831,20 @@ impl<R: Read> BinaryRows<R> {
 
 /// One column of COPY text data, a line at a time.
 struct TextRows<R> {
-    input: R,
-    origin: String,
+    /// The input, where it is, the line being read and the column's place in it.
+    text: TextRecords<R>,
     /// The column asked for (and, for messages, how), the delimiter and the NULL string.
     options: CopyOptions,
-    /// Its index in a line.
-    index: usize,
-    /// The field count of the first line, which every line must have.
-    fields: Option<usize>,
-    /// The 1-based number of the last line read (a line with escaped line feeds counts each).
-    line: u64,
-    /// The line being read, without its line end.
-    buf: Vec<u8>,
-    /// Whether the end-of-data marker was read.
-    ended: bool,
-    /// The first line, when it was read as COPY's `HEADER` (the column is named by its name).
-    header: Option<Vec<u8>>,
 }
 
 impl<R: BufRead> TextRows<R> {
     fn new(input: R, options: CopyOptions, origin: String) -> Result<Self, SourceError> {
         let mut rows = TextRows {
-            input,
-            origin,
-            index: 0,
+            text: TextRecords::new(input, origin),
             options,
-            fields: None,
-            line: 0,
-            buf: Vec::new(),
-            ended: false,
-            header: None,
         };
         match rows.options.column.clone() {
-            Some(Column::Index(index)) => rows.index = index,
+            Some(Column::Index(index)) => rows.text.index = index,
             Some(Column::Name(name)) => {
                 let no_column = |origin: &str, reason: String| SourceError::NoColumn {
                     format: "COPY",
@@ -803,25 +853,25 @@ impl<R: BufRead> TextRows<R> {
                     reason,
                 };
                 let Some(first) = rows.read_line()? else {
-                    return Err(no_column(&rows.origin, "the input is empty".into()));
+                    return Err(no_column(&rows.text.origin, "the input is empty".into()));
                 };
                 let delimiter = rows.options.text_delimiter();
-                let names: Vec<Vec<u8>> = split_fields(&rows.buf, delimiter)
+                let names: Vec<Vec<u8>> = split_fields(&rows.text.buf, delimiter)
                     .map_err(|message| rows.bad(first, message.into()))?
                     .into_iter()
-                    .map(|field| unescape(&rows.buf[field]))
+                    .map(|field| unescape(&rows.text.buf[field]))
                     .collect();
-                rows.fields = Some(names.len());
+                rows.text.fields = Some(names.len());
                 match names.iter().position(|n| n == name.as_bytes()) {
                     Some(index) => {
-                        rows.index = index;
-                        rows.header = Some(rows.buf.clone());
+                        rows.text.index = index;
+                        rows.text.header = Some(rows.text.buf.clone());
                     }
                     None => {
                         let names: Vec<_> =
                             names.iter().map(|n| String::from_utf8_lossy(n)).collect();
                         return Err(no_column(
-                            &format!("{}:1", rows.origin),
+                            &format!("{}:1", rows.text.origin),
                             format!(
                                 "the first line, read as COPY's HEADER, has {}",
                                 names.join(", ")
@@ -837,7 +887,7 @@ impl<R: BufRead> TextRows<R> {
 
     fn bad(&self, line: u64, message: String) -> SourceError {
         SourceError::BadCopy {
-            origin: format!("{}:{line}", self.origin),
+            origin: format!("{}:{line}", self.text.origin),
             message,
         }
     }
@@ -845,47 +895,45 @@ impl<R: BufRead> TextRows<R> {
     /// Reads the next line into `buf` (a line feed that a backslash escapes is part of it);
     /// its first line's number, or `None` at the end of the data.
     fn read_line(&mut self) -> Result<Option<u64>, SourceError> {
-        self.buf.clear();
-        if self.ended {
+        let Some(first) = self.text.start_record() else {
             return Ok(None);
-        }
-        let first = self.line + 1;
+        };
         loop {
-            let read = read_line_into(&mut self.input, &mut self.buf, &self.origin, self.line + 1)?;
-            if read == 0 {
-                if self.buf.is_empty() {
+            if !self.text.append_line()? {
+                if self.text.buf.is_empty() {
                     return Ok(None);
                 }
                 break; // The data ends after a `\` and a line feed.
             }
-            self.line += 1;
-            if self.buf.last() != Some(&b'\n') {
+            if self.text.buf.last() != Some(&b'\n') {
                 // The data ends without a line feed. A `\` at its very end stands for nothing:
                 // dropped here, it cannot escape the line feed a record written back ends with.
-                if escaped(&self.buf) {
-                    self.buf.pop();
+                if escaped(&self.text.buf) {
+                    self.text.buf.pop();
                 }
                 break;
             }
-            if escaped(&self.buf[..self.buf.len() - 1]) {
+            if escaped(&self.text.buf[..self.text.buf.len() - 1]) {
                 continue; // `\` and a line feed: a line feed in the data.
             }
-            self.buf.pop();
-            if self.buf.last() == Some(&b'\r') && !escaped(&self.buf[..self.buf.len() - 1]) {
-                self.buf.pop();
+            self.text.buf.pop();
+            if self.text.buf.last() == Some(&b'\r')
+                && !escaped(&self.text.buf[..self.text.buf.len() - 1])
+            {
+                self.text.buf.pop();
             }
             break;
         }
-        if let Some(at) = end_marker(&self.buf) {
-            if at + 2 != self.buf.len() {
+        if let Some(at) = end_marker(&self.text.buf) {
+            if at + 2 != self.text.buf.len() {
                 return Err(self.bad(
                     first,
                     "more on the line after `\\.`, the end-of-data marker".into(),
                 ));
             }
-            self.buf.truncate(at);
-            self.ended = true;
-            if self.buf.is_empty() {
+            self.text.buf.truncate(at);
+            self.text.ended = true;
+            if self.text.buf.is_empty() {
                 return Ok(None);
             }
         }
@@ -900,10 +948,10 @@ impl<R: BufRead> TextRows<R> {
         let Some(line) = self.read_line()? else {
             return Ok(None);
         };
-        let mut fields = split_fields(&self.buf, self.options.text_delimiter())
+        let mut fields = split_fields(&self.text.buf, self.options.text_delimiter())
             .map_err(|message| self.bad(line, message.into()))?;
         let count = fields.len();
-        let expected = *self.fields.get_or_insert(count);
+        let expected = *self.text.fields.get_or_insert(count);
         if count != expected {
             return Err(self.bad(
                 line,
@@ -920,28 +968,27 @@ impl<R: BufRead> TextRows<R> {
                 format!("{count} fields ({separated}), where one is read (say which)"),
             ));
         }
-        if self.index >= count {
+        if self.text.index >= count {
             return Err(SourceError::NoColumn {
                 format: "COPY",
-                origin: format!("{}:{line}", self.origin),
-                column: (self.options.column.clone()).unwrap_or(Column::Index(self.index)),
+                origin: format!("{}:{line}", self.text.origin),
+                column: (self.options.column.clone()).unwrap_or(Column::Index(self.text.index)),
                 reason: format!("the line has {count} fields"),
             });
         }
-        Ok(Some((line, fields.swap_remove(self.index))))
+        Ok(Some((line, fields.swap_remove(self.text.index))))
     }
 
     fn next_record(&mut self) -> Result<Option<Record>, SourceError> {
         let Some((line, field)) = self.next_field()? else {
             return Ok(None);
         };
-        Ok(Some(Record {
-            value: self.options.value(&self.buf[field.clone()]),
-            place: Place::Line(line),
-            before: self.buf[..field.start].to_vec(),
-            after: self.buf[field.end..].to_vec(),
-            fields: 0,
-        }))
+        Ok(Some(Record::in_line(
+            self.options.value(&self.text.buf[field.clone()]),
+            Place::Line(line),
+            self.text.buf[..field.start].to_vec(),
+            self.text.buf[field.end..].to_vec(),
+        )))
     }
 }
 
@@ -949,7 +996,7 @@ impl<R: BufRead> TextRows<R> {
     /// The next non-NULL, non-empty value, `None` at the end of the data.
     fn next_row(&mut self) -> Result<Option<Vec<u8>>, SourceError> {
         while let Some((_, field)) = self.next_field()? {
-            match self.options.value(&self.buf[field]) {
+            match self.options.value(&self.text.buf[field]) {
                 Some(value) if !value.is_empty() => return Ok(Some(value)),
                 _ => {} // NULL, or empty.
             }

@@ -1,13 +1,13 @@
 //! The command-line flags that say how a file holds its rows (`--format`, `--csv-column` and
-//! its options, `--copy-column` and its options), read into a [`Format`] in one place for
-//! `pgdict` and
-//! `pgdict-trainer`, so that both take the same flags and refuse the same contradictions with
-//! the same words.
+//! its options, `--copy-column` and its options), declared once ([`ColumnFlags`], flattened
+//! into `pgdict`'s and `pgdict-trainer`'s arguments) and read into a [`Format`] in one place,
+//! so that both commands take the same flags and refuse the same contradictions with the same
+//! words.
 
 use clap::ValueEnum;
 
 use super::copy::CopyOptions;
-use super::{Column, CsvOptions, Format};
+use super::{parse_delimiter, Column, CsvOptions, Format};
 
 /// A file format as `--format` names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -37,38 +37,39 @@ impl std::fmt::Display for FormatName {
     }
 }
 
-/// What a command line says of how a file holds its rows.
-#[derive(Clone, Copy, Debug)]
-pub struct FormatFlags<'a> {
-    /// `--format`.
-    pub format: Option<FormatName>,
-    /// `--csv-column`: a name from the header line, or a 0-based index.
-    pub csv_column: Option<&'a str>,
-    /// `--csv-no-header`.
-    pub csv_no_header: bool,
-    /// `--csv-delimiter`.
-    pub csv_delimiter: u8,
-    /// `--copy-column`: a 0-based index, or a name from a text HEADER line.
-    pub copy_column: Option<&'a str>,
-    /// `--copy-delimiter`: the text format's DELIMITER.
-    pub copy_delimiter: Option<u8>,
-    /// `--copy-null`: the text format's NULL.
-    pub copy_null: Option<&'a str>,
-}
+/// The flags that say which column of CSV or COPY data holds the values, and how the data is
+/// laid out (`#[command(flatten)]` them into a command's arguments).
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct ColumnFlags {
+    /// Read CSV (as COPY ... TO ... (FORMAT csv) writes it), this column of it: a name from
+    /// the header line, or a 0-based index.
+    #[arg(long, value_name = "NAME|INDEX")]
+    pub csv_column: Option<String>,
 
-impl Default for FormatFlags<'_> {
-    /// No flags: the format is told by the file's name, and CSV is comma-separated.
-    fn default() -> Self {
-        FormatFlags {
-            format: None,
-            csv_column: None,
-            csv_no_header: false,
-            csv_delimiter: b',',
-            copy_column: None,
-            copy_delimiter: None,
-            copy_null: None,
-        }
-    }
+    /// The CSV has no header line (its first record is data; name the column by index).
+    #[arg(long)]
+    pub csv_no_header: bool,
+
+    /// The CSV field delimiter, as COPY ... TO was given it (FORMAT csv, DELIMITER): one byte,
+    /// or `\t` (or `tab`) for a tab. Default: a comma.
+    #[arg(long, value_name = "CHAR", value_parser = parse_delimiter)]
+    pub csv_delimiter: Option<u8>,
+
+    /// Read COPY data (text or binary), this column of it: a 0-based index, or the name the
+    /// first line gives it (text COPY ... TO with HEADER). Without it the data must have one
+    /// column.
+    #[arg(long, value_name = "INDEX|NAME")]
+    pub copy_column: Option<String>,
+
+    /// The field delimiter of COPY's text format, as COPY ... TO was given it (DELIMITER):
+    /// one byte, or `\t`. Default: a tab.
+    #[arg(long, value_name = "CHAR", value_parser = parse_delimiter)]
+    pub copy_delimiter: Option<u8>,
+
+    /// The NULL string of COPY's text format, as COPY ... TO was given it (NULL, say '').
+    /// Default: \N.
+    #[arg(long, value_name = "STRING")]
+    pub copy_null: Option<String>,
 }
 
 /// Flags that contradict each other, or leave out what they need: a usage error.
@@ -81,47 +82,61 @@ pub struct FormatConflict {
     pub hint: &'static str,
 }
 
-impl FormatFlags<'_> {
-    /// The format the flags say: `--format`'s, or CSV when a CSV column is named, COPY when a
-    /// COPY flag is given; `None` when they say nothing (the file's name then tells:
-    /// [`Format::from_path`]).
-    pub fn format(&self) -> Result<Option<Format>, FormatConflict> {
-        let conflict = |message: String, hint| Err(FormatConflict { message, hint });
-        let copy = CopyOptions {
-            column: self.copy_column.map(Column::parse),
-            delimiter: self.copy_delimiter,
-            null: self.copy_null.map(|null| null.as_bytes().to_vec()),
-        };
-        let copy_flag = [
+impl ColumnFlags {
+    /// The first CSV flag given, as it is spelled.
+    fn csv_flag(&self) -> Option<&'static str> {
+        [
+            ("--csv-column", self.csv_column.is_some()),
+            ("--csv-no-header", self.csv_no_header),
+            ("--csv-delimiter", self.csv_delimiter.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(flag, given)| given.then_some(flag))
+    }
+
+    /// The first COPY flag given, as it is spelled.
+    fn copy_flag(&self) -> Option<&'static str> {
+        [
             ("--copy-column", self.copy_column.is_some()),
             ("--copy-delimiter", self.copy_delimiter.is_some()),
             ("--copy-null", self.copy_null.is_some()),
         ]
         .into_iter()
-        .find_map(|(flag, given)| given.then_some(flag));
-        let csv = |column: &str| {
-            Format::Csv(CsvOptions {
-                column: Column::parse(column),
-                has_header: !self.csv_no_header,
-                delimiter: self.csv_delimiter,
-            })
+        .find_map(|(flag, given)| given.then_some(flag))
+    }
+
+    /// The first flag given, as it is spelled; `None` when none is.
+    pub fn given(&self) -> Option<&'static str> {
+        self.csv_flag().or_else(|| self.copy_flag())
+    }
+
+    /// The format these flags and `--format` (`format`) say: `--format`'s, or CSV when a CSV
+    /// flag is given, COPY when a COPY flag is; `None` when they say nothing (the file's name
+    /// then tells: [`Format::from_path`]).
+    pub fn format(&self, format: Option<FormatName>) -> Result<Option<Format>, FormatConflict> {
+        let conflict = |message: String, hint| Err(FormatConflict { message, hint });
+        let copy = CopyOptions {
+            column: self.copy_column.as_deref().map(Column::parse),
+            delimiter: self.copy_delimiter,
+            null: self.copy_null.as_ref().map(|null| null.as_bytes().to_vec()),
         };
-        match (self.format, self.csv_column, copy_flag) {
+        let (csv_flag, copy_flag) = (self.csv_flag(), self.copy_flag());
+        match (format, csv_flag, copy_flag) {
             (Some(other), _, Some(flag)) if other != FormatName::Copy => {
                 return conflict(
                     format!("{flag} reads COPY data, but --format says {other}"),
                     "drop --format (or say --format copy)",
                 )
             }
-            (Some(other), Some(_), _) if other != FormatName::Csv => {
+            (Some(other), Some(flag), _) if other != FormatName::Csv => {
                 return conflict(
-                    format!("--csv-column reads CSV, but --format says {other}"),
+                    format!("{flag} reads CSV, but --format says {other}"),
                     "drop --format (or say --format csv)",
                 )
             }
-            (None, Some(_), Some(flag)) => {
+            (None, Some(csv), Some(copy)) => {
                 return conflict(
-                    format!("--csv-column reads CSV, but {flag} reads COPY data"),
+                    format!("{csv} reads CSV, but {copy} reads COPY data"),
                     "give the flags of the input's format",
                 )
             }
@@ -133,21 +148,36 @@ impl FormatFlags<'_> {
                 "give --copy-delimiter and --copy-null as COPY ... TO was given DELIMITER and NULL",
             );
         }
-        // A column goes with its format now: only CSV has a CSV column, only COPY COPY flags.
-        Ok(match (self.format, self.csv_column) {
-            (Some(FormatName::Csv), None) => {
-                return conflict(
-                    "--format csv needs a column".into(),
-                    "name it with --csv-column NAME (from the header line) or a 0-based index",
-                )
-            }
-            (Some(FormatName::Csv) | None, Some(column)) => Some(csv(column)),
-            (Some(FormatName::Copy), _) => Some(Format::Copy(copy)),
-            (None, None) => copy_flag.map(|_| Format::Copy(copy)),
-            (Some(FormatName::Lines), _) => Some(Format::Lines),
-            (Some(FormatName::Jsonl), _) => Some(Format::JsonLines),
-            (Some(FormatName::Datums), _) => Some(Format::Datums),
+        // The flags go with their format now: CSV flags with CSV, COPY flags with COPY.
+        Ok(match format {
+            Some(FormatName::Csv) => Some(self.csv("--format csv")?),
+            None if csv_flag.is_some() => Some(self.csv(csv_flag.unwrap_or_default())?),
+            Some(FormatName::Copy) => Some(Format::Copy(copy)),
+            None => copy_flag.map(|_| Format::Copy(copy)),
+            Some(FormatName::Lines) => Some(Format::Lines),
+            Some(FormatName::Jsonl) => Some(Format::JsonLines),
+            Some(FormatName::Datums) => Some(Format::Datums),
         })
+    }
+
+    /// CSV as the CSV flags say; `said_by` names the flag that asked for CSV.
+    fn csv(&self, said_by: &str) -> Result<Format, FormatConflict> {
+        let Some(column) = &self.csv_column else {
+            return Err(FormatConflict {
+                message: format!("{said_by} needs a column"),
+                hint: "name it with --csv-column NAME (from the header line) or a 0-based index",
+            });
+        };
+        let csv = CsvOptions {
+            column: Column::parse(column),
+            has_header: !self.csv_no_header,
+            delimiter: self.csv_delimiter.unwrap_or(b','),
+        };
+        csv.check().map_err(|message| FormatConflict {
+            message,
+            hint: "give --csv-delimiter as COPY ... TO was given DELIMITER",
+        })?;
+        Ok(Format::Csv(csv))
     }
 }
 
@@ -155,23 +185,18 @@ impl FormatFlags<'_> {
 mod tests {
     use super::*;
 
-    fn flags<'a>(
-        format: Option<FormatName>,
-        csv_column: Option<&'a str>,
-        copy_column: Option<&'a str>,
-    ) -> FormatFlags<'a> {
-        FormatFlags {
-            format,
-            csv_column,
-            copy_column,
-            ..FormatFlags::default()
+    fn flags(csv_column: Option<&str>, copy_column: Option<&str>) -> ColumnFlags {
+        ColumnFlags {
+            csv_column: csv_column.map(Into::into),
+            copy_column: copy_column.map(Into::into),
+            ..ColumnFlags::default()
         }
     }
 
     #[test]
     fn the_flags_say_a_format_or_a_conflict() {
         use FormatName::*;
-        let said = |format, csv, copy| flags(format, csv, copy).format().map_err(|e| e.message);
+        let said = |format, csv, copy| flags(csv, copy).format(format).map_err(|e| e.message);
         assert_eq!(said(None, None, None).unwrap(), None);
         assert_eq!(
             said(Some(Jsonl), None, None).unwrap(),
@@ -227,13 +252,13 @@ mod tests {
 
     #[test]
     fn copy_options_say_copy_and_are_checked_as_copy_checks_them() {
-        let with = |delimiter: Option<u8>, null: Option<&'static str>| FormatFlags {
+        let with = |delimiter: Option<u8>, null: Option<&str>| ColumnFlags {
             copy_delimiter: delimiter,
-            copy_null: null,
-            ..flags(None, None, None)
+            copy_null: null.map(Into::into),
+            ..ColumnFlags::default()
         };
         assert_eq!(
-            with(Some(b'|'), Some("")).format().unwrap(),
+            with(Some(b'|'), Some("")).format(None).unwrap(),
             Some(Format::Copy(CopyOptions {
                 column: None,
                 delimiter: Some(b'|'),
@@ -265,16 +290,57 @@ mod tests {
                 "COPY null representation cannot use newline or carriage return",
             ),
         ] {
-            let said = with(Some(delimiter), null).format().unwrap_err().message;
+            let said = with(Some(delimiter), null)
+                .format(None)
+                .unwrap_err()
+                .message;
             assert_eq!(said, message);
         }
-        let csv = FormatFlags {
-            copy_null: Some(""),
-            ..flags(Some(FormatName::Csv), Some("a"), None)
+        let csv = ColumnFlags {
+            copy_null: Some(String::new()),
+            ..flags(Some("a"), None)
         };
         assert_eq!(
-            csv.format().unwrap_err().message,
+            csv.format(Some(FormatName::Csv)).unwrap_err().message,
             "--copy-null reads COPY data, but --format says csv"
+        );
+    }
+
+    #[test]
+    fn csv_options_say_csv_and_need_a_column() {
+        let csv = |flags: ColumnFlags, format| flags.format(format).map_err(|e| e.message);
+        let tab = ColumnFlags {
+            csv_delimiter: Some(b'\t'),
+            csv_no_header: true,
+            ..flags(Some("2"), None)
+        };
+        assert_eq!(
+            csv(tab, None).unwrap(),
+            Some(Format::Csv(CsvOptions {
+                column: Column::Index(2),
+                has_header: false,
+                delimiter: b'\t',
+            }))
+        );
+        let no_column = ColumnFlags {
+            csv_delimiter: Some(b';'),
+            ..ColumnFlags::default()
+        };
+        assert_eq!(
+            csv(no_column.clone(), None).unwrap_err(),
+            "--csv-delimiter needs a column"
+        );
+        assert_eq!(
+            csv(no_column, Some(FormatName::Lines)).unwrap_err(),
+            "--csv-delimiter reads CSV, but --format says lines"
+        );
+        let quote = ColumnFlags {
+            csv_delimiter: Some(b'"'),
+            ..flags(Some("a"), None)
+        };
+        assert_eq!(
+            csv(quote, None).unwrap_err(),
+            "COPY delimiter and quote must be different"
         );
     }
 }

@@ -1,9 +1,9 @@
 //! Where training rows come from: files, a directory, standard input, a PostgreSQL column.
 //!
 //! [`open`] turns a [`SourceSpec`] into [`Rows`], an iterator of datums that reads its input
-//! as it goes ([`open_copy_records`]: of whole COPY records, see [`copy`]): nothing is loaded
-//! whole, so a source of any size streams through the reservoir
-//! sampler ([`crate::sample`]) in the sampler's memory. Every error names where it happened
+//! as it goes ([`open_records`]: of whole COPY or CSV records, see [`copy`], [`csv`]): nothing
+//! is loaded whole, so a source of any size streams through the reservoir sampler
+//! ([`crate::sample`]) in the sampler's memory. Every error names where it happened
 //! (the file and line, the datums file record, the server's host and port).
 //!
 //! | source | a datum is | spec |
@@ -11,7 +11,7 @@
 //! | file of lines | one line, without its line feed (and a carriage return before it); empty lines are skipped | [`Format::Lines`] |
 //! | JSON Lines | a JSON string: its decoded text; any other value: the line as it is (compact JSON text, as in the shared corpus); empty lines are skipped | [`Format::JsonLines`] |
 //! | datums file | one record: u32 little-endian length, then the bytes ([`datums_file`]); binary datums welcome | [`Format::Datums`] |
-//! | CSV column | one field of each record (unquoted), chosen by header name or 0-based index; empty fields are skipped | [`Format::Csv`] |
+//! | CSV column | one field of each record, as `COPY ... FROM` reads CSV ([`csv`]), chosen by header name or 0-based index; NULLs and empty values are skipped | [`Format::Csv`] |
 //! | COPY data | one field of each row of `COPY ... TO` output, text or binary ([`copy`]), chosen by 0-based index (or a name in a text format `HEADER`); NULLs and empty values are skipped | [`Format::Copy`] |
 //! | directory | one regular file each, whole, in file-name order (subdirectories are not entered) | [`SourceSpec::Dir`] |
 //! | standard input | as the format says | [`SourceSpec::Stdin`] |
@@ -36,6 +36,7 @@
 //! all.
 
 pub mod copy;
+pub mod csv;
 pub mod datums_file;
 mod flags;
 
@@ -51,8 +52,9 @@ use std::sync::Arc;
 use pgdict::rows::{self, RowFormat};
 use rustix::event::{PollFd, PollFlags, Timespec};
 
+pub use csv::CsvOptions;
 pub use datums_file::DatumsFileError;
-pub use flags::{FormatConflict, FormatFlags, FormatName};
+pub use flags::{ColumnFlags, FormatConflict, FormatName};
 
 /// How a file (or standard input) holds its datums.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -95,34 +97,12 @@ impl Format {
     }
 }
 
-/// Which CSV column, and how the file is laid out.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CsvOptions {
-    /// The column.
-    pub column: Column,
-    /// Whether the first record is a header (names, not a datum).
-    pub has_header: bool,
-    /// The field delimiter (`b','`).
-    pub delimiter: u8,
-}
-
 /// A CSV or COPY delimiter as given on a command line: one byte, or `\t` or `tab` for a tab.
 pub fn parse_delimiter(text: &str) -> Result<u8, String> {
     match text.as_bytes() {
         [byte] => Ok(*byte),
         b"\\t" | b"tab" => Ok(b'\t'),
         _ => Err(format!("{text:?} is not one byte")),
-    }
-}
-
-impl CsvOptions {
-    /// Column `column` of a comma-separated file with a header.
-    pub fn new(column: Column) -> CsvOptions {
-        CsvOptions {
-            column,
-            has_header: true,
-            delimiter: b',',
-        }
     }
 }
 
@@ -286,10 +266,12 @@ pub enum SourceError {
         /// What is wrong, and where (the tuple and byte, for the binary format).
         message: String,
     },
-    /// Records ([`open_copy_records`]) asked of a source that is not COPY data in a file or on
-    /// standard input.
-    #[error("{origin}: records are read from COPY data in a file or on standard input only")]
-    NotCopy {
+    /// Records ([`open_records`]) asked of a source that is not COPY data or CSV in a file or
+    /// on standard input.
+    #[error(
+        "{origin}: records are read from COPY data or CSV in a file or on standard input only"
+    )]
+    NoRecords {
         /// The source, as [`SourceSpec::describe`] names it.
         origin: String,
     },
@@ -394,7 +376,7 @@ impl SourceError {
 }
 
 /// The datums of an opened source, read as they are asked for; or with `T` another item
-/// ([`copy::Record`]: see [`open_copy_records`]).
+/// ([`copy::Record`]: see [`open_records`]).
 ///
 /// Besides iterating, it tells how far it has read ([`Rows::input_read`]) out of how much
 /// ([`Rows::input_len`]), for a progress bar.
@@ -586,27 +568,26 @@ pub fn open(spec: &SourceSpec) -> Result<Rows, SourceError> {
     }
 }
 
-/// Opens a file or standard input holding COPY data, as records ([`copy::Record`]): every
-/// line or tuple, split around `column` (`None`: the only one), NULLs and empty values
-/// included; and the layout that writes them back. Fails for other sources and formats.
-pub fn open_copy_records(
-    spec: &SourceSpec,
-) -> Result<(copy::Layout, Rows<copy::Record>), SourceError> {
-    let (path, options) = match spec {
-        SourceSpec::File {
-            path,
-            format: Format::Copy(options),
-        } => (Some(path.as_path()), options),
-        SourceSpec::Stdin(Format::Copy(options)) => (None, options),
-        _ => {
-            return Err(SourceError::NotCopy {
-                origin: spec.describe(),
-            })
-        }
+/// Opens a file or standard input holding COPY data (text or binary) or CSV, as records
+/// ([`copy::Record`]): every line, CSV record or tuple, split around the column (NULLs and empty
+/// values included); and the layout that writes them back. Fails for other sources and
+/// formats ([`SourceError::NoRecords`]).
+pub fn open_records(spec: &SourceSpec) -> Result<(copy::Layout, Rows<copy::Record>), SourceError> {
+    let no_records = || SourceError::NoRecords {
+        origin: spec.describe(),
+    };
+    let (path, format) = match spec {
+        SourceSpec::File { path, format } => (Some(path.as_path()), format),
+        SourceSpec::Stdin(format) => (None, format),
+        SourceSpec::Dir(_) | SourceSpec::Postgres(_) => return Err(no_records()),
     };
     let mut layout = None;
     let rows = open_input(path, |reader, origin| {
-        let (found, records) = copy::records(reader, options, origin)?;
+        let (found, records) = match format {
+            Format::Csv(options) => csv::records(reader, options, origin)?,
+            Format::Copy(options) => copy::records(reader, options, origin)?,
+            Format::Lines | Format::JsonLines | Format::Datums => return Err(no_records()),
+        };
         layout = Some(found);
         Ok(records)
     })?;
@@ -729,10 +710,7 @@ fn from_buffered<R: BufRead + 'static>(
         Format::Datums => Box::new(
             datums_file::Reader::new(buffered, origin).map(|r| r.map_err(SourceError::from)),
         ),
-        Format::Csv(options) => {
-            let mut csv = CsvRows::new(buffered, options, origin)?;
-            until_error(move || csv.next_row())
-        }
+        Format::Csv(options) => csv::rows(buffered, options, origin)?,
         Format::Copy(options) => copy::rows(buffered, options, origin)?,
     })
 }
@@ -806,6 +784,61 @@ impl<R: BufRead> LineRows<R> {
     }
 }
 
+/// What a reader of text records (COPY's text format, CSV) keeps: the input and its name,
+/// where it is, the record being read, and the column's place in a record.
+struct TextRecords<R> {
+    input: R,
+    origin: String,
+    /// The column's index in a record.
+    index: usize,
+    /// The field count of the first record, which every record must have.
+    fields: Option<usize>,
+    /// The 1-based number of the last line read (a record that goes on past a line end, in
+    /// an escape or in quotes, counts each).
+    line: u64,
+    /// The record being read, without its line end.
+    buf: Vec<u8>,
+    /// Whether the end-of-data marker was read.
+    ended: bool,
+    /// The header line, as the input holds it (written back first).
+    header: Option<Vec<u8>>,
+}
+
+impl<R> TextRecords<R> {
+    /// At the start of `input`, which `origin` names in messages.
+    fn new(input: R, origin: String) -> TextRecords<R> {
+        TextRecords {
+            input,
+            origin,
+            index: 0,
+            fields: None,
+            line: 0,
+            buf: Vec::new(),
+            ended: false,
+            header: None,
+        }
+    }
+}
+
+impl<R: BufRead> TextRecords<R> {
+    /// Starts a record: empties `buf`; the number of the record's first line, or `None` after
+    /// the end-of-data marker.
+    fn start_record(&mut self) -> Option<u64> {
+        self.buf.clear();
+        (!self.ended).then_some(self.line + 1)
+    }
+
+    /// Appends the input's next line (through its line feed, or to the end of the input) to
+    /// `buf`: whether there was one.
+    fn append_line(&mut self) -> Result<bool, SourceError> {
+        let read = read_line_into(&mut self.input, &mut self.buf, &self.origin, self.line + 1)?;
+        if read > 0 {
+            self.line += 1;
+        }
+        Ok(read > 0)
+    }
+}
+
 /// Appends to `buf` the input through its next line feed (or to its end): the bytes read, 0 at
 /// the end of the input. `buf` grows to [`MAX_LINE_LEN`] at the most, one value's limit plus
 /// its line end: a longer line is refused ([`SourceError::TooLong`], naming `origin` and
@@ -859,194 +892,6 @@ fn until_error<T>(mut next: impl FnMut() -> Result<Option<T>, SourceError> + 'st
         let item = next();
         end_after_error(&mut done, item)
     }))
-}
-
-/// One column of a CSV file.
-struct CsvRows<R> {
-    reader: csv::Reader<QuoteWatch<R>>,
-    origin: String,
-    column: Column,
-    index: usize,
-    record: csv::ByteRecord,
-}
-
-impl<R: Read> CsvRows<R> {
-    fn new(reader: R, options: &CsvOptions, origin: String) -> Result<CsvRows<R>, SourceError> {
-        let mut reader = csv::ReaderBuilder::new()
-            .has_headers(options.has_header)
-            .delimiter(options.delimiter)
-            .flexible(false)
-            .from_reader(QuoteWatch::new(reader, options.delimiter));
-        let index = match &options.column {
-            Column::Index(index) => *index,
-            Column::Name(name) => {
-                if !options.has_header {
-                    return Err(SourceError::NoColumn {
-                        format: "CSV",
-                        origin,
-                        column: options.column.clone(),
-                        reason: "the file has no header to name columns (give an index)".into(),
-                    });
-                }
-                let header = reader.byte_headers().map_err(|e| csv_error(&origin, &e))?;
-                match header.iter().position(|h| h == name.as_bytes()) {
-                    Some(index) => index,
-                    None => {
-                        let names: Vec<String> = header
-                            .iter()
-                            .map(|h| String::from_utf8_lossy(h).into_owned())
-                            .collect();
-                        return Err(SourceError::NoColumn {
-                            format: "CSV",
-                            origin,
-                            column: options.column.clone(),
-                            reason: format!("the header has {}", names.join(", ")),
-                        });
-                    }
-                }
-            }
-        };
-        Ok(CsvRows {
-            reader,
-            origin,
-            column: options.column.clone(),
-            index,
-            record: csv::ByteRecord::new(),
-        })
-    }
-}
-
-impl<R: Read> CsvRows<R> {
-    /// The next row, `None` at the end of the input.
-    fn next_row(&mut self) -> Result<Option<Vec<u8>>, SourceError> {
-        loop {
-            let more = self
-                .reader
-                .read_byte_record(&mut self.record)
-                .map_err(|e| csv_error(&self.origin, &e))?;
-            if !more {
-                return Ok(None);
-            }
-            if self.reader.get_ref().ended_in_quotes() {
-                // The reader gave what followed the open quote as one field, to the end.
-                return Err(SourceError::BadCsv {
-                    origin: self.origin.clone(),
-                    line: self.record.position().map_or(0, |p| p.line()),
-                    message: "a quoted field in this record is not closed before the end of \
-                              the input (the rest of the input would be read as part of it)"
-                        .into(),
-                });
-            }
-            let Some(field) = self.record.get(self.index) else {
-                let line = self.record.position().map_or(0, |p| p.line());
-                return Err(SourceError::NoColumn {
-                    format: "CSV",
-                    origin: format!("{}:{line}", self.origin),
-                    column: self.column.clone(),
-                    reason: format!("the record has {} fields", self.record.len()),
-                });
-            };
-            if !field.is_empty() {
-                return Ok(Some(field.to_vec()));
-            }
-        }
-    }
-}
-
-/// A reader that follows the input's quoting as the CSV reader does (fields quoted with `"`,
-/// a quote inside doubled), to tell whether the input ended inside a quoted field: the `csv`
-/// crate then ends the field at the end of the input without a word, so an unclosed quote on
-/// one line would make the rest of a file one row.
-struct QuoteWatch<R> {
-    inner: R,
-    delimiter: u8,
-    state: Quoting,
-    ended: bool,
-}
-
-/// Where [`QuoteWatch`] is in a record.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Quoting {
-    /// At the start of a field (or of a record).
-    FieldStart,
-    /// In a field that did not start with a quote (a quote in it is a plain byte).
-    Unquoted,
-    /// In a quoted field.
-    Quoted,
-    /// Just after a quote in a quoted field: the field's end, or the first of two quotes.
-    QuoteInQuoted,
-}
-
-impl<R> QuoteWatch<R> {
-    fn new(inner: R, delimiter: u8) -> QuoteWatch<R> {
-        QuoteWatch {
-            inner,
-            delimiter,
-            state: Quoting::FieldStart,
-            ended: false,
-        }
-    }
-
-    /// Whether the input has ended, inside a quoted field.
-    fn ended_in_quotes(&self) -> bool {
-        self.ended && self.state == Quoting::Quoted
-    }
-
-    fn follow(&mut self, bytes: &[u8]) {
-        let mut state = self.state;
-        let mut at = 0;
-        while at < bytes.len() {
-            // Inside a field, only the byte that ends it matters: skip to it.
-            let skip = match state {
-                Quoting::Quoted => memchr::memchr(b'"', &bytes[at..]),
-                Quoting::Unquoted => memchr::memchr3(self.delimiter, b'\n', b'\r', &bytes[at..]),
-                Quoting::FieldStart | Quoting::QuoteInQuoted => Some(0),
-            };
-            let Some(skip) = skip else { break };
-            at += skip;
-            let b = bytes[at];
-            at += 1;
-            let field_end = b == self.delimiter || b == b'\n' || b == b'\r';
-            state = match state {
-                Quoting::Quoted => Quoting::QuoteInQuoted,
-                Quoting::Unquoted => Quoting::FieldStart,
-                _ if field_end => Quoting::FieldStart,
-                Quoting::FieldStart if b == b'"' => Quoting::Quoted,
-                Quoting::QuoteInQuoted if b == b'"' => Quoting::Quoted,
-                // A field that starts with a plain byte, or `"ab"c`, which the reader takes
-                // as a plain field from there on.
-                Quoting::FieldStart | Quoting::QuoteInQuoted => Quoting::Unquoted,
-            };
-        }
-        self.state = state;
-    }
-}
-
-impl<R: Read> Read for QuoteWatch<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        if n == 0 && !buf.is_empty() {
-            self.ended = true;
-        }
-        self.follow(&buf[..n]);
-        Ok(n)
-    }
-}
-
-fn csv_error(origin: &str, error: &csv::Error) -> SourceError {
-    let line = error.position().map_or(0, |p| p.line());
-    let message = match error.kind() {
-        csv::ErrorKind::UnequalLengths {
-            expected_len, len, ..
-        } => format!("{len} fields, where the records before have {expected_len}"),
-        csv::ErrorKind::Io(e) => e.to_string(),
-        _ => error.to_string(),
-    };
-    SourceError::BadCsv {
-        origin: origin.to_string(),
-        line,
-        message,
-    }
 }
 
 /// A directory's regular files, one datum each, in file-name order.
@@ -1607,9 +1452,10 @@ mod tests {
             })
         };
         // What the CSV reader reads as it should: quotes doubled or around delimiters and line
-        // feeds, a quote inside a plain field, `"ab"c`, a quoted field ending the input.
-        let good = rows(b"a,b\n1,\"x \"\"y\"\"\"\n2,5 ft 3\"\n3,\"ab\"c\n4,\"p,\nq\"\r\n5,\"end\"")
-            .unwrap();
+        // feeds, `"ab"c`, a quoted field ending the input.
+        let good =
+            rows(b"a,b\n1,\"x \"\"y\"\"\"\n2,\"5 ft 3\"\"\"\n3,\"ab\"c\n4,\"p,\nq\"\r\n5,\"end\"")
+                .unwrap();
         assert_eq!(
             good,
             [&b"x \"y\""[..], b"5 ft 3\"", b"abc", b"p,\nq", b"end"].map(<[u8]>::to_vec)
@@ -1620,14 +1466,6 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.ends_with("q.csv:3: bad CSV: a quoted field in this record is not closed before the end of the input (the rest of the input would be read as part of it)"), "{err}");
-        // Read a byte at a time, the same.
-        let mut watch = QuoteWatch::new(&b"1,\"a\"\"b"[..], b',');
-        let mut byte = [0];
-        while watch.read(&mut byte).unwrap() == 1 {}
-        assert!(watch.ended_in_quotes());
-        let mut watch = QuoteWatch::new(&b"1,\"a\"\"b\""[..], b',');
-        while watch.read(&mut byte).unwrap() == 1 {}
-        assert!(!watch.ended_in_quotes());
     }
 
     #[test]

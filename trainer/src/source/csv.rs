@@ -1,0 +1,612 @@
+//! PostgreSQL's CSV format: what `COPY ... TO ... (FORMAT csv)` writes and `COPY ... FROM`
+//! reads (`copyto.c`, `copyfromparse.c`), with COPY's default QUOTE and ESCAPE (`"`) and NULL
+//! (an unquoted empty field), and its DELIMITER option ([`CsvOptions::delimiter`]). Read as
+//! rows (one column's values), or as records split around the column (what `--keep-columns`
+//! reads), which [`Layout::Csv`] writes back with another value in the column.
+//!
+//! ```text
+//!   record     fields separated by the delimiter, ended by \n or \r\n outside quotes
+//!   "..."      a quoted part of a field: a delimiter or a line end in it is data, "" is one
+//!              quote; it may start anywhere in a field (a"b,c"d is the value ab,cd, as COPY
+//!              reads it)
+//!   NULL       an unquoted empty field ("" is the empty string)
+//!   \.         a record of these two bytes alone, unquoted, with its line end: the end of the
+//!              data (what follows is not read)
+//!   header     the first record, unless CsvOptions::has_header says there is none: the
+//!              columns' names
+//! ```
+//!
+//! Every record must have as many fields as the first. A UTF-8 byte order mark at the start of
+//! the input is skipped (spreadsheets write one; COPY would read it as part of the first
+//! field). Where this differs from `COPY ... FROM`: a carriage return outside quotes other
+//! than before a line feed is refused (PostgreSQL takes a lone one as the line end if the first
+//! line ends so; no `COPY ... TO` writes that), and lines may end in `\n` and `\r\n` in one
+//! input (PostgreSQL wants one kind). A record is held whole, up to PostgreSQL's limit for one
+//! value ([`MAX_DATUM_LEN`](super::datums_file::MAX_DATUM_LEN)) and its line end, and refused
+//! past it.
+//!
+//! [`write_field`] writes a value as `COPY ... TO` does: quoted when it holds the delimiter, a
+//! quote, a line feed or a carriage return, when it is empty (an unquoted empty field is NULL),
+//! and when it is `\.` alone on its line; a quote in it doubled.
+
+use std::io::BufRead;
+use std::ops::Range;
+
+use super::copy::{Layout, Place, Record};
+use super::{until_error, Column, Iter, RowIter, SourceError, TextRecords};
+
+/// COPY's default QUOTE, and ESCAPE (a quote in a quoted part is written twice).
+const QUOTE: u8 = b'"';
+
+/// The byte order mark UTF-8 text may start with.
+const BYTE_ORDER_MARK: &[u8] = "\u{feff}".as_bytes();
+
+/// Which CSV column, and how the file is laid out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CsvOptions {
+    /// The column.
+    pub column: Column,
+    /// Whether the first record is a header (names, not a datum).
+    pub has_header: bool,
+    /// The field delimiter (`b','`).
+    pub delimiter: u8,
+}
+
+impl CsvOptions {
+    /// Column `column` of a comma-separated file with a header.
+    pub fn new(column: Column) -> CsvOptions {
+        CsvOptions {
+            column,
+            has_header: true,
+            delimiter: b',',
+        }
+    }
+
+    /// Refuses a delimiter that `COPY ... FROM` refuses in CSV (`ProcessCopyOptions`,
+    /// `copy.c`), in its words: a line end, a byte outside ASCII, or the quote.
+    pub fn check(&self) -> Result<(), String> {
+        let delimiter = self.delimiter;
+        if !delimiter.is_ascii() {
+            return Err("COPY delimiter must be a single one-byte character".into());
+        }
+        if delimiter == b'\n' || delimiter == b'\r' {
+            return Err("COPY delimiter cannot be newline or carriage return".into());
+        }
+        if delimiter == QUOTE {
+            return Err("COPY delimiter and quote must be different".into());
+        }
+        Ok(())
+    }
+}
+
+/// The rows of CSV data: the non-NULL, non-empty values of one column.
+pub(super) fn rows<R: BufRead + 'static>(
+    input: R,
+    options: &CsvOptions,
+    origin: String,
+) -> Result<RowIter, SourceError> {
+    let mut reader = CsvReader::new(input, options, origin)?;
+    Ok(until_error(move || reader.next_row()))
+}
+
+/// The records of CSV data, each split around the column `options` names, NULLs and empty
+/// values included; and how they are written back ([`Layout::Csv`]). The iterator ends at the
+/// end of the data or after its first error.
+pub fn records<R: BufRead + 'static>(
+    input: R,
+    options: &CsvOptions,
+    origin: String,
+) -> Result<(Layout, Iter<Record>), SourceError> {
+    let mut reader = CsvReader::new(input, options, origin)?;
+    let layout = Layout::Csv {
+        header: reader.text.header.clone(),
+        delimiter: options.delimiter,
+    };
+    Ok((layout, until_error(move || reader.next_record())))
+}
+
+/// A field of a record: where it is, and whether a quote was in it (a quoted field is never
+/// NULL).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Field {
+    range: Range<usize>,
+    quoted: bool,
+}
+
+impl Field {
+    /// The field's value in `record`, quotes taken out; `None`: NULL.
+    fn value(&self, record: &[u8]) -> Option<Vec<u8>> {
+        let raw = &record[self.range.clone()];
+        match (self.quoted, raw.is_empty()) {
+            (false, true) => None,
+            (false, false) => Some(raw.to_vec()),
+            (true, _) => Some(unquote(raw)),
+        }
+    }
+}
+
+/// A field's bytes with its quoted parts' quotes taken out and each `""` in them made one `"`
+/// (the field is whole: every quoted part in it is closed).
+fn unquote(raw: &[u8]) -> Vec<u8> {
+    let mut value = Vec::with_capacity(raw.len());
+    let mut in_quotes = false;
+    let mut at = 0;
+    while let Some(quote) = next_quote(raw, at) {
+        value.extend_from_slice(&raw[at..quote]);
+        at = quote + 1;
+        if in_quotes && raw.get(at) == Some(&QUOTE) {
+            value.push(QUOTE);
+            at += 1;
+        } else {
+            in_quotes = !in_quotes;
+        }
+    }
+    value.extend_from_slice(&raw[at..]);
+    value
+}
+
+/// Where the first quote at or after `from` is in `bytes`. The next few bytes are looked at one
+/// by one before a search (memchr) takes over: in JSON quotes are a few bytes apart, too close
+/// for a search to pay (it made reading a CSV of JSON documents 10 % slower), where in prose
+/// the search skips long runs.
+fn next_quote(bytes: &[u8], from: usize) -> Option<usize> {
+    const LOOK: usize = 16;
+    let near = bytes.get(from..)?;
+    let (first, rest) = near.split_at(near.len().min(LOOK));
+    match first.iter().position(|&b| b == QUOTE) {
+        Some(found) => Some(from + found),
+        None => memchr::memchr(QUOTE, rest).map(|found| from + first.len() + found),
+    }
+}
+
+/// Where the fields of a record are, split at the delimiters outside quotes.
+fn split_fields(record: &[u8], delimiter: u8) -> Result<Vec<Field>, &'static str> {
+    let mut fields = Vec::new();
+    let mut start = 0;
+    let mut quoted = false;
+    let mut at = 0;
+    // Outside quotes only these three bytes matter, inside only a quote (memchr skips the rest).
+    while let Some(found) = memchr::memchr3(delimiter, QUOTE, b'\r', &record[at..]) {
+        let byte = at + found;
+        at = byte + 1;
+        match record[byte] {
+            QUOTE => {
+                quoted = true;
+                loop {
+                    let Some(quote) = next_quote(record, at) else {
+                        return Err("unterminated CSV quoted field");
+                    };
+                    at = quote + 1;
+                    if record.get(at) != Some(&QUOTE) {
+                        break;
+                    }
+                    at += 1; // `""`: a quote in the data.
+                }
+            }
+            b'\r' => {
+                return Err(
+                    "a carriage return outside quotes, not before a line feed (COPY quotes a \
+                     field that holds one)",
+                )
+            }
+            _ => {
+                fields.push(Field {
+                    range: start..byte,
+                    quoted,
+                });
+                start = at;
+                quoted = false;
+            }
+        }
+    }
+    fields.push(Field {
+        range: start..record.len(),
+        quoted,
+    });
+    Ok(fields)
+}
+
+/// Appends `value` as a CSV field, as `COPY ... TO` writes it (see the module documentation);
+/// `alone`: the record has no other field (a value `\.` is then quoted).
+pub fn write_field(value: &[u8], delimiter: u8, alone: bool, out: &mut Vec<u8>) {
+    let special = |value: &[u8]| {
+        memchr::memchr3(delimiter, QUOTE, b'\n', value).is_some()
+            || memchr::memchr(b'\r', value).is_some()
+    };
+    if !(value.is_empty() || (alone && value == b"\\.") || special(value)) {
+        out.extend_from_slice(value);
+        return;
+    }
+    out.push(QUOTE);
+    let mut at = 0;
+    while let Some(quote) = next_quote(value, at) {
+        out.extend_from_slice(&value[at..=quote]);
+        out.push(QUOTE);
+        at = quote + 1;
+    }
+    out.extend_from_slice(&value[at..]);
+    out.push(QUOTE);
+}
+
+/// One column of CSV data, a record at a time.
+struct CsvReader<R> {
+    /// The input, where it is, the record being read and the column's place in it.
+    text: TextRecords<R>,
+    delimiter: u8,
+    /// The column asked for, for messages.
+    column: Column,
+}
+
+impl<R: BufRead> CsvReader<R> {
+    fn new(input: R, options: &CsvOptions, origin: String) -> Result<Self, SourceError> {
+        let mut reader = CsvReader {
+            text: TextRecords::new(input, origin),
+            delimiter: options.delimiter,
+            column: options.column.clone(),
+        };
+        let name = match &options.column {
+            Column::Index(index) => {
+                reader.text.index = *index;
+                None
+            }
+            Column::Name(name) if options.has_header => Some(name),
+            Column::Name(_) => {
+                return Err(reader.no_column(
+                    reader.text.origin.clone(),
+                    "the file has no header to name columns (give an index)".into(),
+                ))
+            }
+        };
+        if !options.has_header {
+            return Ok(reader);
+        }
+        let Some(line) = reader.read_record()? else {
+            return match name {
+                Some(_) => {
+                    Err(reader.no_column(reader.text.origin.clone(), "the input is empty".into()))
+                }
+                None => Ok(reader),
+            };
+        };
+        let fields = reader.split(line)?;
+        reader.text.fields = Some(fields.len());
+        if let Some(name) = name {
+            let names: Vec<Vec<u8>> = fields
+                .iter()
+                .map(|field| field.value(&reader.text.buf).unwrap_or_default())
+                .collect();
+            match names.iter().position(|n| n == name.as_bytes()) {
+                Some(index) => reader.text.index = index,
+                None => {
+                    let names: Vec<_> = names.iter().map(|n| String::from_utf8_lossy(n)).collect();
+                    let reason = format!("the header has {}", names.join(", "));
+                    return Err(reader.no_column(reader.text.origin.clone(), reason));
+                }
+            }
+        }
+        reader.text.header = Some(reader.text.buf.clone());
+        Ok(reader)
+    }
+
+    fn bad(&self, line: u64, message: impl Into<String>) -> SourceError {
+        SourceError::BadCsv {
+            origin: self.text.origin.clone(),
+            line,
+            message: message.into(),
+        }
+    }
+
+    fn no_column(&self, origin: String, reason: String) -> SourceError {
+        SourceError::NoColumn {
+            format: "CSV",
+            origin,
+            column: self.column.clone(),
+            reason,
+        }
+    }
+
+    /// Reads the next record into `buf` (a line end inside quotes is part of it); the number of
+    /// its first line, or `None` at the end of the data.
+    fn read_record(&mut self) -> Result<Option<u64>, SourceError> {
+        let Some(first) = self.text.start_record() else {
+            return Ok(None);
+        };
+        // With QUOTE as its own escape, a record's quotes open and close in turn (`""` inside
+        // quotes closes and reopens): an odd count so far means a line end is in quotes.
+        let mut in_quotes = false;
+        let mut line_end = false;
+        loop {
+            let start = self.text.buf.len();
+            if !self.text.append_line()? {
+                if self.text.buf.is_empty() {
+                    return Ok(None);
+                }
+                break; // The data ends inside quotes, after a line feed.
+            }
+            let quotes = memchr::memchr_iter(QUOTE, &self.text.buf[start..]).count();
+            in_quotes ^= quotes % 2 == 1;
+            if self.text.buf.last() != Some(&b'\n') {
+                break; // The data ends without a line end.
+            }
+            if in_quotes {
+                continue; // A line feed in the data.
+            }
+            self.text.buf.pop();
+            if self.text.buf.last() == Some(&b'\r') {
+                self.text.buf.pop();
+            }
+            line_end = true;
+            break;
+        }
+        if in_quotes {
+            return Err(self.bad(
+                first,
+                "a quoted field in this record is not closed before the end of the input (the \
+                 rest of the input would be read as part of it)",
+            ));
+        }
+        if first == 1 && self.text.buf.starts_with(BYTE_ORDER_MARK) {
+            self.text.buf.drain(..BYTE_ORDER_MARK.len());
+        }
+        if line_end && self.text.buf == b"\\." {
+            self.text.ended = true;
+            return Ok(None);
+        }
+        Ok(Some(first))
+    }
+
+    /// The fields of the record in `buf`, which starts on `line`.
+    fn split(&self, line: u64) -> Result<Vec<Field>, SourceError> {
+        split_fields(&self.text.buf, self.delimiter).map_err(|message| self.bad(line, message))
+    }
+
+    /// Reads the next record into `buf` and finds the column in it: the record's first line
+    /// and the column's field; `None` at the end of the data.
+    fn next_field(&mut self) -> Result<Option<(u64, Field)>, SourceError> {
+        let Some(line) = self.read_record()? else {
+            return Ok(None);
+        };
+        let mut fields = self.split(line)?;
+        let count = fields.len();
+        let expected = *self.text.fields.get_or_insert(count);
+        if count != expected {
+            return Err(self.bad(
+                line,
+                format!("{count} fields, where the records before have {expected}"),
+            ));
+        }
+        if self.text.index >= count {
+            let origin = format!("{}:{line}", self.text.origin);
+            return Err(self.no_column(origin, format!("the record has {count} fields")));
+        }
+        Ok(Some((line, fields.swap_remove(self.text.index))))
+    }
+
+    /// The next non-NULL, non-empty value, `None` at the end of the data.
+    fn next_row(&mut self) -> Result<Option<Vec<u8>>, SourceError> {
+        while let Some((_, field)) = self.next_field()? {
+            match field.value(&self.text.buf) {
+                Some(value) if !value.is_empty() => return Ok(Some(value)),
+                _ => {} // NULL, or empty.
+            }
+        }
+        Ok(None)
+    }
+
+    fn next_record(&mut self) -> Result<Option<Record>, SourceError> {
+        let Some((line, field)) = self.next_field()? else {
+            return Ok(None);
+        };
+        Ok(Some(Record::in_line(
+            field.value(&self.text.buf),
+            Place::Line(line),
+            self.text.buf[..field.range.start].to_vec(),
+            self.text.buf[field.range.end..].to_vec(),
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Cursor;
+
+    fn reader(input: &str, column: Column, has_header: bool) -> CsvReader<Cursor<Vec<u8>>> {
+        let options = CsvOptions {
+            has_header,
+            ..CsvOptions::new(column)
+        };
+        CsvReader::new(
+            Cursor::new(input.as_bytes().to_vec()),
+            &options,
+            "in".into(),
+        )
+        .unwrap()
+    }
+
+    /// Every record's value of column 0 of headerless `input` (`None`: NULL).
+    fn values(input: &str) -> Result<Vec<Option<String>>, String> {
+        let mut reader = reader(input, Column::Index(0), false);
+        let mut values = Vec::new();
+        while let Some(record) = reader.next_record().map_err(|e| e.to_string())? {
+            values.push(record.value.map(|v| String::from_utf8(v).unwrap()));
+        }
+        Ok(values)
+    }
+
+    #[test]
+    fn fields_read_as_copy_from_reads_them() {
+        let some = |s: &str| Some(s.to_string());
+        for (input, expected) in [
+            ("plain\n", vec![some("plain")]),
+            ("\n\"\"\n", vec![None, some("")]),
+            ("\"a,b\"\n", vec![some("a,b")]),
+            ("\"say \"\"hi\"\"\"\n", vec![some("say \"hi\"")]),
+            ("a\"b,c\"d\n", vec![some("ab,cd")]),
+            ("x\"\"y\n", vec![some("xy")]),
+            ("\"\"\"\"\n", vec![some("\"")]),
+            (
+                "\"two\nlines\"\r\nnext\r\n",
+                vec![some("two\nlines"), some("next")],
+            ),
+            ("\"cr\r\nin quotes\"\n", vec![some("cr\r\nin quotes")]),
+            (
+                "back\\slash\n\\.x\n",
+                vec![some("back\\slash"), some("\\.x")],
+            ),
+            ("before\n\\.\nafter\n", vec![some("before")]),
+            ("last\n\\.", vec![some("last"), some("\\.")]),
+            ("\"\\.\"\n", vec![some("\\.")]),
+            ("no line end", vec![some("no line end")]),
+            ("\u{feff}marked\n", vec![some("marked")]),
+            ("", vec![]),
+        ] {
+            assert_eq!(values(input).unwrap(), expected, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn bad_records_name_their_line() {
+        for (input, message) in [
+            (
+                "a\n\"open\nb\n",
+                "in:2: bad CSV: a quoted field in this record is not closed",
+            ),
+            (
+                "a\n\"open\n",
+                "in:2: bad CSV: a quoted field in this record is not closed",
+            ),
+            (
+                "a\nb\rc\n",
+                "in:2: bad CSV: a carriage return outside quotes",
+            ),
+            (
+                "a\nb,c\n",
+                "in:2: bad CSV: 2 fields, where the records before have 1",
+            ),
+        ] {
+            let error = values(input).unwrap_err();
+            assert!(error.starts_with(message), "{input:?}: {error}");
+        }
+    }
+
+    #[test]
+    fn a_column_is_found_by_name_or_index() {
+        let input = "id,\"the body\"\n1,one\n2,\n";
+        let mut by_name = reader(input, Column::Name("the body".into()), true);
+        assert_eq!(
+            by_name.text.header.as_deref(),
+            Some(&b"id,\"the body\""[..])
+        );
+        assert_eq!(by_name.next_row().unwrap().unwrap(), b"one");
+        assert_eq!(by_name.next_row().unwrap(), None); // The NULL is no row.
+        let options = CsvOptions::new(Column::Name("body".into()));
+        let error = CsvReader::new(
+            Cursor::new(input.as_bytes().to_vec()),
+            &options,
+            "in".into(),
+        )
+        .err()
+        .unwrap();
+        assert_eq!(
+            error.to_string(),
+            "in: no CSV column \"body\": the header has id, the body"
+        );
+        let mut by_index = reader(input, Column::Index(5), true);
+        let error = by_index.next_row().unwrap_err().to_string();
+        assert_eq!(error, "in:2: no CSV column #5: the record has 2 fields");
+    }
+
+    #[test]
+    fn records_split_around_the_column_and_write_back_as_they_came() {
+        let input = "id,body,note\n1,\"a, b\",x\n2,,\"\"\n3,\"\",\"y\"\"z\"\n";
+        let options = CsvOptions::new(Column::Name("body".into()));
+        let (layout, records) = records(
+            Cursor::new(input.as_bytes().to_vec()),
+            &options,
+            "in".into(),
+        )
+        .unwrap();
+        let records: Vec<Record> = records.collect::<Result<_, _>>().unwrap();
+        let values: Vec<_> = records.iter().map(|r| r.value.clone()).collect();
+        assert_eq!(values, [Some(b"a, b".to_vec()), None, Some(Vec::new())]);
+        let mut out = layout.write_start_bytes();
+        for record in &records {
+            layout
+                .write_record(&mut out, record, record.value.as_deref())
+                .unwrap();
+        }
+        assert_eq!(String::from_utf8(out).unwrap(), input);
+    }
+
+    #[test]
+    fn a_bytea_is_its_hex_text_quoted_where_the_delimiter_is_in_it() {
+        for delimiter in [b',', b'a', b'x', b'\\', b'1'] {
+            let options = CsvOptions {
+                delimiter,
+                has_header: false,
+                ..CsvOptions::new(Column::Index(1))
+            };
+            let read = |input: Vec<u8>| {
+                let (layout, records) = records(Cursor::new(input), &options, "in".into()).unwrap();
+                (layout, records.collect::<Result<Vec<_>, _>>().unwrap())
+            };
+            let (layout, first) =
+                read([&b"0"[..], &[delimiter], b"zz", &[delimiter], b"q\n"].concat());
+            let mut out = Vec::new();
+            layout
+                .write_bytea_record(&mut out, &first[0], Some(b"\x01\xab"))
+                .unwrap();
+            let (_, again) = read(out.clone());
+            assert_eq!(
+                again[0].value.as_deref(),
+                Some(&b"\\x01ab"[..]),
+                "{}",
+                String::from_utf8_lossy(&out)
+            );
+        }
+    }
+
+    #[test]
+    fn fields_are_written_as_copy_to_writes_them() {
+        for (value, alone, written) in [
+            (&b"plain"[..], false, &b"plain"[..]),
+            (b"", false, b"\"\""),
+            (b"a,b", false, b"\"a,b\""),
+            (b"say \"hi\"", false, b"\"say \"\"hi\"\"\""),
+            (b"line\nfeed", false, b"\"line\nfeed\""),
+            (b"carriage\rreturn", false, b"\"carriage\rreturn\""),
+            (b"\\.", true, b"\"\\.\""),
+            (b"\\.", false, b"\\."),
+            (b"a;b", false, b"a;b"),
+        ] {
+            let mut out = Vec::new();
+            write_field(value, b',', alone, &mut out);
+            assert_eq!(out, written, "{:?}", String::from_utf8_lossy(value));
+            // And it reads back as the value.
+            let fields = split_fields(&out, b',').unwrap();
+            assert_eq!(fields.len(), 1);
+            assert_eq!(fields[0].value(&out).unwrap(), value);
+        }
+    }
+
+    #[test]
+    fn delimiters_copy_refuses_are_refused() {
+        for (delimiter, message) in [
+            (b'"', "COPY delimiter and quote must be different"),
+            (b'\n', "COPY delimiter cannot be newline or carriage return"),
+            (0xe9, "COPY delimiter must be a single one-byte character"),
+        ] {
+            let options = CsvOptions {
+                delimiter,
+                ..CsvOptions::new(Column::Index(0))
+            };
+            assert_eq!(options.check().unwrap_err(), message);
+        }
+        let options = CsvOptions {
+            delimiter: b'x',
+            ..CsvOptions::new(Column::Index(0))
+        };
+        assert_eq!(options.check(), Ok(()));
+    }
+}
