@@ -436,6 +436,11 @@ fn a_csv_column_with_another_delimiter_is_read_as_the_trainer_reads_it() {
             "--csv-column reads CSV, but --copy-column reads COPY data",
         ),
         (&["--format", "csv"], "--format csv needs a column"),
+        (&["--csv-delimiter", ";"], "--csv-delimiter needs a column"),
+        (
+            &["--csv-column", "1", "--csv-delimiter", "\""],
+            "COPY delimiter and quote must be different",
+        ),
         (
             &["--copy-null", "", "--format", "lines"],
             "--copy-null reads COPY data, but --format says lines",

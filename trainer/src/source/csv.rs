@@ -17,8 +17,8 @@
 //! ```
 //!
 //! Every record must have as many fields as the first. A UTF-8 byte order mark at the start of
-//! the input is skipped (spreadsheets write one; COPY would read it as part of the first
-//! field). Where this differs from `COPY ... FROM`: a carriage return outside quotes other
+//! a header is not part of the first column's name (spreadsheets write one); elsewhere it is
+//! data, as COPY reads it (and it is written back). Where this differs from `COPY ... FROM`: a carriage return outside quotes other
 //! than before a line feed is refused (PostgreSQL takes a lone one as the line end if the first
 //! line ends so; no `COPY ... TO` writes that), and lines may end in `\n` and `\r\n` in one
 //! input (PostgreSQL wants one kind). A record is held whole, up to PostgreSQL's limit for one
@@ -271,10 +271,15 @@ impl<R: BufRead> CsvReader<R> {
         let fields = reader.split(line)?;
         reader.text.fields = Some(fields.len());
         if let Some(name) = name {
-            let names: Vec<Vec<u8>> = fields
+            let mut names: Vec<Vec<u8>> = fields
                 .iter()
                 .map(|field| field.value(&reader.text.buf).unwrap_or_default())
                 .collect();
+            if let Some(first) = names.first_mut() {
+                if first.starts_with(BYTE_ORDER_MARK) {
+                    first.drain(..BYTE_ORDER_MARK.len());
+                }
+            }
             match names.iter().position(|n| n == name.as_bytes()) {
                 Some(index) => reader.text.index = index,
                 None => {
@@ -344,9 +349,6 @@ impl<R: BufRead> CsvReader<R> {
                 "a quoted field in this record is not closed before the end of the input (the \
                  rest of the input would be read as part of it)",
             ));
-        }
-        if first == 1 && self.text.buf.starts_with(BYTE_ORDER_MARK) {
-            self.text.buf.drain(..BYTE_ORDER_MARK.len());
         }
         if line_end && self.text.buf == b"\\." {
             self.text.ended = true;
@@ -458,7 +460,7 @@ mod tests {
             ("last\n\\.", vec![some("last"), some("\\.")]),
             ("\"\\.\"\n", vec![some("\\.")]),
             ("no line end", vec![some("no line end")]),
-            ("\u{feff}marked\n", vec![some("marked")]),
+            ("\u{feff}marked\n", vec![some("\u{feff}marked")]),
             ("", vec![]),
         ] {
             assert_eq!(values(input).unwrap(), expected, "{input:?}");
@@ -493,6 +495,10 @@ mod tests {
     #[test]
     fn a_column_is_found_by_name_or_index() {
         let input = "id,\"the body\"\n1,one\n2,\n";
+        // A byte order mark before the header is not part of the first name.
+        let marked = format!("\u{feff}{input}");
+        let mut by_first_name = reader(&marked, Column::Name("id".into()), true);
+        assert_eq!(by_first_name.next_row().unwrap().unwrap(), b"1");
         let mut by_name = reader(input, Column::Name("the body".into()), true);
         assert_eq!(
             by_name.text.header.as_deref(),
@@ -565,6 +571,30 @@ mod tests {
                 String::from_utf8_lossy(&out)
             );
         }
+    }
+
+    #[test]
+    fn a_byte_order_mark_in_the_data_is_data_and_written_back() {
+        // A fuzz find (row_sources): the mark was taken off the input's first record, so a
+        // record written back from it read back with another first field.
+        let input = "\u{feff}\u{feff}\tx\ty\n";
+        let options = CsvOptions {
+            has_header: false,
+            delimiter: b'\t',
+            ..CsvOptions::new(Column::Index(1))
+        };
+        let (layout, records) = records(
+            Cursor::new(input.as_bytes().to_vec()),
+            &options,
+            "in".into(),
+        )
+        .unwrap();
+        let records: Vec<Record> = records.collect::<Result<_, _>>().unwrap();
+        let mut out = layout.write_start_bytes();
+        layout
+            .write_record(&mut out, &records[0], records[0].value.as_deref())
+            .unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), input);
     }
 
     #[test]
