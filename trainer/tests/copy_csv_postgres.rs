@@ -1,8 +1,9 @@
 //! The CSV reader (`pgdict_trainer::source::csv`) against PostgreSQL 15's own `COPY ... FROM
 //! ... (FORMAT csv)` (the cluster harness of the workspace's tests, `tests/support/cluster.rs`):
-//! generated records of two fields, built from the bytes CSV treats specially (quotes, doubled
-//! quotes, delimiters, line ends in and out of quotes, `\.`), are loaded by the server and read
-//! by pgdict as records, with COPY's default comma and with two other delimiters. Whatever the
+//! generated records of one or two fields, built from the bytes CSV treats specially (quotes,
+//! doubled quotes, delimiters, line ends in and out of quotes, `\.`), are loaded by the server
+//! and read by pgdict as records, with COPY's default comma and with two other delimiters (a
+//! quarter of the inputs have one field, so that a record `\.` can load). Whatever the
 //! server loads, pgdict must read as the same values, NULLs (an unquoted empty field) told from
 //! empty strings (`""`). What the server refuses, pgdict may read or refuse; it refuses no more
 //! than its module documentation says (a carriage return that is not part of a `\r\n` line end,
@@ -53,9 +54,9 @@ const OPTIONS: [(u8, &str, usize); 3] = [
     (b'\t', ", DELIMITER E'\\t'", 800),
 ];
 
-/// One generated input: records of (mostly) two fields, separated by `delimiter`, a field
-/// quoted now and then (whole, or a part of it).
-fn generate(rng: &mut StdRng, delimiter: u8) -> Vec<u8> {
+/// One generated input: records of (mostly) `fields` fields, separated by `delimiter`, a
+/// field quoted now and then (whole, or a part of it).
+fn generate(rng: &mut StdRng, delimiter: u8, fields: usize) -> Vec<u8> {
     let line_end: &[u8] = if rng.random_range(0..4) == 0 {
         b"\r\n"
     } else {
@@ -64,8 +65,17 @@ fn generate(rng: &mut StdRng, delimiter: u8) -> Vec<u8> {
     let mut input = Vec::new();
     let records = rng.random_range(1..=4);
     for record in 0..records {
-        for field in 0..2 {
-            if field == 1 {
+        // Now and then the end-of-data marker as a whole record (with its line end or, last,
+        // without one: then it is data).
+        if rng.random_range(0..10) == 0 {
+            input.extend_from_slice(b"\\.");
+            if record + 1 < records || rng.random_range(0..2) == 0 {
+                input.extend_from_slice(line_end);
+            }
+            continue;
+        }
+        for field in 0..fields {
+            if field > 0 {
                 input.push(delimiter);
             }
             let quoted = rng.random_range(0..3) == 0;
@@ -144,10 +154,13 @@ fn what_copy_from_loads_reads_as_the_same_values() {
     for (delimiter, said, cases) in OPTIONS {
         let (mut loaded, mut refused_by_pgdict) = (0, 0);
         for case in 0..cases {
-            let input = generate(&mut rng, delimiter);
+            // One field in a quarter of the cases: a record `\.` is then one a table takes.
+            let fields = if rng.random_range(0..4) == 0 { 1 } else { 2 };
+            let input = generate(&mut rng, delimiter, fields);
+            let columns = ["t (a)", "t (a, b)"][fields - 1];
             let mut copy = client
                 .copy_in(&format!(
-                    "COPY t (a, b) FROM STDIN (FORMAT csv, ENCODING 'SQL_ASCII'{said})"
+                    "COPY {columns} FROM STDIN (FORMAT csv, ENCODING 'SQL_ASCII'{said})"
                 ))
                 .unwrap();
             copy.write_all(&input).unwrap();
@@ -163,7 +176,7 @@ fn what_copy_from_loads_reads_as_the_same_values() {
                 )
                 .unwrap();
             client.batch_execute("TRUNCATE t").unwrap();
-            for index in 0..2 {
+            for index in 0..fields {
                 let expected: Vec<Option<Vec<u8>>> = rows
                     .iter()
                     .map(|row| row.get::<_, Option<Vec<u8>>>(index))
