@@ -190,6 +190,19 @@ impl PgCluster {
         })
     }
 
+    /// A new connection to a new database `name` in SQL_ASCII (collation C), where any byte
+    /// but NUL is a text value's byte.
+    pub fn sql_ascii_client(&self, name: &str) -> postgres::Client {
+        self.client()
+            .batch_execute(&format!(
+                "CREATE DATABASE {name} TEMPLATE template0 ENCODING 'SQL_ASCII' LC_COLLATE 'C' \
+                 LC_CTYPE 'C'"
+            ))
+            .unwrap();
+        let conninfo = format!("{} dbname={name}", self.connection_string());
+        postgres::Client::connect(&conninfo, postgres::NoTls).unwrap()
+    }
+
     /// Serves TLS with `certificate` and `key` (copied into the data directory as
     /// `server.crt` and `server.key`, owned by the server's user, readable by nobody else) and,
     /// if given, `client_root` as the root that client certificates must be signed by

@@ -135,15 +135,7 @@ fn read_column(input: &[u8], index: usize, options: &CopyOptions) -> Result<Vec<
 #[test]
 fn what_copy_from_loads_reads_as_the_same_values() {
     let cluster = PgCluster::start();
-    cluster
-        .client()
-        .batch_execute(
-            "CREATE DATABASE bytes TEMPLATE template0 ENCODING 'SQL_ASCII' LC_COLLATE 'C' \
-             LC_CTYPE 'C'",
-        )
-        .unwrap();
-    let conninfo = format!("{} dbname=bytes", cluster.connection_string());
-    let mut client = postgres::Client::connect(&conninfo, postgres::NoTls).unwrap();
+    let mut client = cluster.sql_ascii_client("bytes");
     client
         .batch_execute("CREATE TABLE t (n serial, a text, b text)")
         .unwrap();

@@ -523,26 +523,31 @@ mod tests {
         assert_eq!(error, "in:2: no CSV column #5: the record has 2 fields");
     }
 
-    #[test]
-    fn records_split_around_the_column_and_write_back_as_they_came() {
-        let input = "id,body,note\n1,\"a, b\",x\n2,,\"\"\n3,\"\",\"y\"\"z\"\n";
-        let options = CsvOptions::new(Column::Name("body".into()));
-        let (layout, records) = records(
-            Cursor::new(input.as_bytes().to_vec()),
-            &options,
-            "in".into(),
-        )
-        .unwrap();
-        let records: Vec<Record> = records.collect::<Result<_, _>>().unwrap();
-        let values: Vec<_> = records.iter().map(|r| r.value.clone()).collect();
-        assert_eq!(values, [Some(b"a, b".to_vec()), None, Some(Vec::new())]);
+    /// The layout and the records of `input`, read with `options`.
+    fn read_records(input: &[u8], options: &CsvOptions) -> (Layout, Vec<Record>) {
+        let (layout, records) = records(Cursor::new(input.to_vec()), options, "in".into()).unwrap();
+        (layout, records.collect::<Result<_, _>>().unwrap())
+    }
+
+    /// `records` written back by `layout`, each with its own value.
+    fn write_back(layout: &Layout, records: &[Record]) -> String {
         let mut out = layout.write_start_bytes();
-        for record in &records {
+        for record in records {
             layout
                 .write_record(&mut out, record, record.value.as_deref())
                 .unwrap();
         }
-        assert_eq!(String::from_utf8(out).unwrap(), input);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn records_split_around_the_column_and_write_back_as_they_came() {
+        let input = "id,body,note\n1,\"a, b\",x\n2,,\"\"\n3,\"\",\"y\"\"z\"\n";
+        let options = CsvOptions::new(Column::Name("body".into()));
+        let (layout, records) = read_records(input.as_bytes(), &options);
+        let values: Vec<_> = records.iter().map(|r| r.value.clone()).collect();
+        assert_eq!(values, [Some(b"a, b".to_vec()), None, Some(Vec::new())]);
+        assert_eq!(write_back(&layout, &records), input);
     }
 
     #[test]
@@ -553,17 +558,13 @@ mod tests {
                 has_header: false,
                 ..CsvOptions::new(Column::Index(1))
             };
-            let read = |input: Vec<u8>| {
-                let (layout, records) = records(Cursor::new(input), &options, "in".into()).unwrap();
-                (layout, records.collect::<Result<Vec<_>, _>>().unwrap())
-            };
-            let (layout, first) =
-                read([&b"0"[..], &[delimiter], b"zz", &[delimiter], b"q\n"].concat());
+            let input = [&b"0"[..], &[delimiter], b"zz", &[delimiter], b"q\n"].concat();
+            let (layout, first) = read_records(&input, &options);
             let mut out = Vec::new();
             layout
                 .write_bytea_record(&mut out, &first[0], Some(b"\x01\xab"))
                 .unwrap();
-            let (_, again) = read(out.clone());
+            let (_, again) = read_records(&out, &options);
             assert_eq!(
                 again[0].value.as_deref(),
                 Some(&b"\\x01ab"[..]),
@@ -583,18 +584,8 @@ mod tests {
             delimiter: b'\t',
             ..CsvOptions::new(Column::Index(1))
         };
-        let (layout, records) = records(
-            Cursor::new(input.as_bytes().to_vec()),
-            &options,
-            "in".into(),
-        )
-        .unwrap();
-        let records: Vec<Record> = records.collect::<Result<_, _>>().unwrap();
-        let mut out = layout.write_start_bytes();
-        layout
-            .write_record(&mut out, &records[0], records[0].value.as_deref())
-            .unwrap();
-        assert_eq!(String::from_utf8(out).unwrap(), input);
+        let (layout, records) = read_records(input.as_bytes(), &options);
+        assert_eq!(write_back(&layout, &records), input);
     }
 
     #[test]
