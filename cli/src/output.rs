@@ -152,7 +152,7 @@ impl Output {
                 "--keep-columns writes COPY data, but the name {} says {format}",
                 path.display()
             ),
-            "name the output .copy (or drop --keep-columns)",
+            "name the output .copy (or .csv for CSV), or drop --keep-columns",
         ))
     }
 

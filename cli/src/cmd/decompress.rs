@@ -14,8 +14,7 @@ use anyhow::Context;
 use pgdict::datum::{self, DatumDecoder};
 use pgdict::rows::json_line_row;
 use pgdict_trainer::progress::{Bars, InputProgress, Phase};
-use pgdict_trainer::source::copy::CopyOptions;
-use pgdict_trainer::source::copy::{Layout, Record};
+use pgdict_trainer::source::copy::{CopyOptions, Layout, Record};
 use pgdict_trainer::source::{self, copy, datums_file, Format, SourceSpec};
 
 use crate::datum_input::{hex_literal, Datum, Datums};
@@ -111,7 +110,7 @@ fn run_records(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<
         .unwrap_or_else(|| Format::Copy(CopyOptions::default()));
     let spec = SourceSpec::from_arg(&args.datums.input, Some(format));
     if matches!(spec, SourceSpec::Stdin(_)) {
-        note_terminal_stdin("COPY data");
+        note_terminal_stdin("COPY data or CSV");
     }
     let what = spec.describe();
     let (layout, records) =

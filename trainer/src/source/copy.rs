@@ -582,20 +582,20 @@ impl Record {
         self.before.is_empty() && self.after.is_empty()
     }
 
-    /// A record of text data (COPY's text format, or CSV): its column's `value` (`None`:
-    /// NULL), and the bytes of its line before and after the column's field, as the input holds
-    /// them.
+    /// A record of text data (COPY's text format, or CSV) that starts on `line` and holds
+    /// `bytes`: its column's `value` (`None`: NULL), the field at `field`; the bytes before and
+    /// after that field kept as the input holds them.
     pub(super) fn in_line(
         value: Option<Vec<u8>>,
-        place: Place,
-        before: Vec<u8>,
-        after: Vec<u8>,
+        line: u64,
+        bytes: &[u8],
+        field: Range<usize>,
     ) -> Record {
         Record {
             value,
-            place,
-            before,
-            after,
+            place: Place::Line(line),
+            before: bytes[..field.start].to_vec(),
+            after: bytes[field.end..].to_vec(),
             fields: 0,
         }
     }
@@ -734,9 +734,11 @@ impl Layout {
             Layout::Text { .. } => {
                 write_text_record(out, record, |out| write_hex(bytes, b"\\\\x", out))
             }
-            // Quoted only if the delimiter is a hex digit, `x` or `\` (CSV allows them).
             Layout::Csv { delimiter, .. } => write_text_record(out, record, |out| {
-                let quoted = b"\\x0123456789abcdef".contains(delimiter);
+                // The hex text is made of these bytes alone, so COPY quotes it where it would
+                // quote them: if the delimiter is one of them (CSV allows a hex digit, `x`,
+                // `\`). It holds no quote to double.
+                let quoted = csv::needs_quotes(b"\\x0123456789abcdef", *delimiter, false);
                 if quoted {
                     out.push(b'"');
                 }
@@ -983,12 +985,8 @@ impl<R: BufRead> TextRows<R> {
         let Some((line, field)) = self.next_field()? else {
             return Ok(None);
         };
-        Ok(Some(Record::in_line(
-            self.options.value(&self.text.buf[field.clone()]),
-            Place::Line(line),
-            self.text.buf[..field.start].to_vec(),
-            self.text.buf[field.end..].to_vec(),
-        )))
+        let value = self.options.value(&self.text.buf[field.clone()]);
+        Ok(Some(Record::in_line(value, line, &self.text.buf, field)))
     }
 }
 

@@ -32,7 +32,7 @@
 use std::io::BufRead;
 use std::ops::Range;
 
-use super::copy::{Layout, Place, Record};
+use super::copy::{Layout, Record};
 use super::{until_error, Column, Iter, RowIter, SourceError, TextRecords};
 
 /// COPY's default QUOTE, and ESCAPE (a quote in a quoted part is written twice).
@@ -206,14 +206,20 @@ fn split_fields(record: &[u8], delimiter: u8) -> Result<Vec<Field>, &'static str
     Ok(fields)
 }
 
-/// Appends `value` as a CSV field, as `COPY ... TO` writes it (see the module documentation);
-/// `alone`: the record has no other field (a value `\.` is then quoted).
+/// Whether `COPY ... TO` quotes `value` in CSV: when it holds the delimiter, a quote, a line
+/// feed or a carriage return, when it is empty, and when it is `\.` and `alone` (the record
+/// has no other field).
+pub fn needs_quotes(value: &[u8], delimiter: u8, alone: bool) -> bool {
+    value.is_empty()
+        || (alone && value == b"\\.")
+        || memchr::memchr3(delimiter, QUOTE, b'\n', value).is_some()
+        || memchr::memchr(b'\r', value).is_some()
+}
+
+/// Appends `value` as a CSV field, as `COPY ... TO` writes it ([`needs_quotes`]), a quote in
+/// it doubled; `alone`: the record has no other field.
 pub fn write_field(value: &[u8], delimiter: u8, alone: bool, out: &mut Vec<u8>) {
-    let special = |value: &[u8]| {
-        memchr::memchr3(delimiter, QUOTE, b'\n', value).is_some()
-            || memchr::memchr(b'\r', value).is_some()
-    };
-    if !(value.is_empty() || (alone && value == b"\\.") || special(value)) {
+    if !needs_quotes(value, delimiter, alone) {
         out.extend_from_slice(value);
         return;
     }
@@ -399,11 +405,12 @@ impl<R: BufRead> CsvReader<R> {
         let Some((line, field)) = self.next_field()? else {
             return Ok(None);
         };
+        let value = field.value(&self.text.buf);
         Ok(Some(Record::in_line(
-            field.value(&self.text.buf),
-            Place::Line(line),
-            self.text.buf[..field.range.start].to_vec(),
-            self.text.buf[field.range.end..].to_vec(),
+            value,
+            line,
+            &self.text.buf,
+            field.range,
         )))
     }
 }

@@ -149,14 +149,14 @@ impl ColumnFlags {
             );
         }
         // The flags go with their format now: CSV flags with CSV, COPY flags with COPY.
-        Ok(match format {
-            Some(FormatName::Csv) => Some(self.csv("--format csv")?),
-            None if csv_flag.is_some() => Some(self.csv(csv_flag.unwrap_or_default())?),
-            Some(FormatName::Copy) => Some(Format::Copy(copy)),
-            None => copy_flag.map(|_| Format::Copy(copy)),
-            Some(FormatName::Lines) => Some(Format::Lines),
-            Some(FormatName::Jsonl) => Some(Format::JsonLines),
-            Some(FormatName::Datums) => Some(Format::Datums),
+        Ok(match (format, csv_flag) {
+            (Some(FormatName::Csv), _) => Some(self.csv("--format csv")?),
+            (None, Some(flag)) => Some(self.csv(flag)?),
+            (Some(FormatName::Copy), _) => Some(Format::Copy(copy)),
+            (None, None) => copy_flag.map(|_| Format::Copy(copy)),
+            (Some(FormatName::Lines), _) => Some(Format::Lines),
+            (Some(FormatName::Jsonl), _) => Some(Format::JsonLines),
+            (Some(FormatName::Datums), _) => Some(Format::Datums),
         })
     }
 
