@@ -459,9 +459,9 @@ fn a_csv_column_with_another_delimiter_is_read_as_the_trainer_reads_it() {
 
 /// `--keep-columns`: COPY data of several columns comes out as the same rows with the
 /// column's values replaced by their datums (the datums `compress` writes for the column
-/// alone, NULLs kept, empty values compressed), in the text format with its header line, in
-/// the binary one and in CSV; `decompress --keep-columns` gives back the very bytes that went
-/// in.
+/// alone, NULLs kept, empty values compressed), in the text format with its header line (its
+/// lines ended in `\n`, `\r\n` or `\r`: written back with `\n`), in the binary one and in CSV;
+/// `decompress --keep-columns` gives back the very bytes that went in.
 #[test]
 fn keep_columns_writes_the_rows_back_with_datums_and_decompress_restores_them() {
     use pgdict_trainer::source::copy;
@@ -558,6 +558,23 @@ fn keep_columns_writes_the_rows_back_with_datums_and_decompress_restores_them() 
         .run(&[&["decompress", "packed.copy"], &keep[..]].concat())
         .ok();
     assert!(back.stdout == text, "the text rows came back different");
+    // Lines that end in \r\n, or in \r alone, as COPY ... FROM takes them (the first line
+    // decides for all): the same rows, written back with \n as COPY ... TO writes them.
+    for line_end in [&b"\r\n"[..], b"\r"] {
+        let ended: Vec<u8> = (text.split_inclusive(|&byte| byte == b'\n'))
+            .flat_map(|line| [&line[..line.len() - 1], line_end])
+            .flatten()
+            .copied()
+            .collect();
+        dir.write("ended.copy", &ended);
+        let repacked = dir
+            .run(&[&["compress", "ended.copy", "-q"], &keep[..]].concat())
+            .ok();
+        assert!(
+            repacked.stdout == packed.stdout,
+            "lines ended in {line_end:?}"
+        );
+    }
     // Prefixes, as substr() reads them.
     let prefix = dir
         .run(&[&["decompress", "packed.copy", "--prefix", "12"], &keep[..]].concat())

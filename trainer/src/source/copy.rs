@@ -8,7 +8,8 @@
 //! `DELIMITER` option names ([`CopyOptions`]).
 //!
 //! ```text
-//!   line end     \n, or \r\n; a \ before it makes it part of the data (COPY writes \n)
+//!   line end     \n, \r\n or \r, as the first line ends (COPY writes \n); a \ before
+//!                a \n or \r makes it part of the data
 //!   \N           a whole field: NULL (or the string COPY's NULL option names, compared with
 //!                the field before its escapes are decoded; `\N` is then `N`)
 //!   \b \f \n \r \t \v
@@ -24,17 +25,16 @@
 //!
 //! PostgreSQL 15's `HEADER` option writes the column names as a first line: a column named by
 //! its name ([`Column::Name`]) takes the first line as that header. Every line must have as
-//! many fields as the first. A carriage return that no backslash escapes, other than at the
-//! end of a line, is refused.
+//! many fields as the first, and end as the first does: as in `COPY ... FROM`, the first line
+//! end decides the input's kind, and a `\r` or `\n` that no backslash escapes and that is not
+//! a line end of that kind is refused.
 //!
 //! Where this differs from `COPY ... FROM` (`tests/copy_text_postgres.rs` loads generated
 //! lines into a server and reads them here, with the default options and two others; what the
-//! server loads reads as the same values): a lone carriage return never ends a line
-//! (PostgreSQL takes it for the line end if the first line ends so; no `COPY ... TO` writes
-//! that); and it refuses less. Lines may end in `\n` and
-//! `\r\n` in one input (PostgreSQL wants one kind), `\.` may end the data without a line end
-//! after it, and a NUL byte (`\0`) is a byte of the value (a database refuses it in text; a
-//! `bytea` column copied as text arrives as its hex text anyway).
+//! server loads reads as the same values, and what it refuses for a line end, pgdict refuses):
+//! it refuses less. `\.` may end the data without a line end after it, and a NUL byte (`\0`)
+//! is a byte of the value (a database refuses it in text; a `bytea` column copied as text
+//! arrives as its hex text anyway).
 //!
 //! Binary format, integers big-endian:
 //!
@@ -69,7 +69,7 @@ use std::io::{self, BufRead, Chain, Cursor, Read, Write};
 use std::ops::Range;
 
 use super::datums_file::{self, MAX_DATUM_LEN};
-use super::{csv, until_error, Column, RowIter, SourceError, TextRecords};
+use super::{csv, until_error, Column, LineEnd, RowIter, SourceError, TextRecords};
 
 /// The first bytes of every binary COPY stream.
 pub const SIGNATURE: &[u8; 11] = b"PGCOPY\n\xff\r\n\0";
@@ -854,12 +854,11 @@ impl<R: BufRead> TextRows<R> {
                     column: Column::Name(name.clone()),
                     reason,
                 };
-                let Some(first) = rows.read_line()? else {
+                if rows.read_line()?.is_none() {
                     return Err(no_column(&rows.text.origin, "the input is empty".into()));
-                };
+                }
                 let delimiter = rows.options.text_delimiter();
                 let names: Vec<Vec<u8>> = split_fields(&rows.text.buf, delimiter)
-                    .map_err(|message| rows.bad(first, message.into()))?
                     .into_iter()
                     .map(|field| unescape(&rows.text.buf[field]))
                     .collect();
@@ -894,7 +893,7 @@ impl<R: BufRead> TextRows<R> {
         }
     }
 
-    /// Reads the next line into `buf` (a line feed that a backslash escapes is part of it);
+    /// Reads the next line into `buf` (a line end that a backslash escapes is part of it);
     /// its first line's number, or `None` at the end of the data.
     fn read_line(&mut self) -> Result<Option<u64>, SourceError> {
         let Some(first) = self.text.start_record() else {
@@ -905,25 +904,29 @@ impl<R: BufRead> TextRows<R> {
                 if self.text.buf.is_empty() {
                     return Ok(None);
                 }
-                break; // The data ends after a `\` and a line feed.
+                break; // The data ends after a `\` and a line end.
             }
-            if self.text.buf.last() != Some(&b'\n') {
-                // The data ends without a line feed. A `\` at its very end stands for nothing:
-                // dropped here, it cannot escape the line feed a record written back ends with.
-                if escaped(&self.text.buf) {
+            let buf = &self.text.buf;
+            let Some(mut end) = LineEnd::ending(buf) else {
+                // The data ends without a line end. A `\` at its very end stands for nothing:
+                // dropped here, it cannot escape the line end a record written back ends with.
+                if escaped(buf) {
                     self.text.buf.pop();
                 }
                 break;
+            };
+            if end == LineEnd::CrLf && escaped(&buf[..buf.len() - 2]) {
+                end = LineEnd::Lf; // `\` and a carriage return: one in the data.
             }
-            if escaped(&self.text.buf[..self.text.buf.len() - 1]) {
-                continue; // `\` and a line feed: a line feed in the data.
+            if escaped(&buf[..buf.len() - end.len()]) {
+                continue; // `\` and a line feed or carriage return: one in the data.
             }
-            self.text.buf.pop();
-            if self.text.buf.last() == Some(&b'\r')
-                && !escaped(&self.text.buf[..self.text.buf.len() - 1])
-            {
-                self.text.buf.pop();
-            }
+            let (outside, written) = (
+                "that no backslash escapes",
+                "in data COPY writes them as \\r and \\n",
+            );
+            (self.text.take_line_end(end, outside, written))
+                .map_err(|message| self.bad(first, message))?;
             break;
         }
         if let Some(at) = end_marker(&self.text.buf) {
@@ -950,8 +953,7 @@ impl<R: BufRead> TextRows<R> {
         let Some(line) = self.read_line()? else {
             return Ok(None);
         };
-        let mut fields = split_fields(&self.text.buf, self.options.text_delimiter())
-            .map_err(|message| self.bad(line, message.into()))?;
+        let mut fields = split_fields(&self.text.buf, self.options.text_delimiter());
         let count = fields.len();
         let expected = *self.text.fields.get_or_insert(count);
         if count != expected {
@@ -1004,34 +1006,28 @@ impl<R: BufRead> TextRows<R> {
 }
 
 /// Where the fields of a text line are (escapes in place), split at the delimiters no
-/// backslash escapes.
-fn split_fields(line: &[u8], delimiter: u8) -> Result<Vec<Range<usize>>, &'static str> {
+/// backslash escapes. (A line end byte in it is escaped: `read_line` ends the line at any
+/// other.)
+fn split_fields(line: &[u8], delimiter: u8) -> Vec<Range<usize>> {
     let mut fields = Vec::new();
     let mut start = 0;
     let mut at = 0;
-    // memchr3 skips the bytes between those that matter (SIMD): most of a line.
-    while let Some(found) = memchr::memchr3(b'\\', delimiter, b'\r', &line[at..]) {
+    // memchr2 skips the bytes between those that matter (SIMD): most of a line.
+    while let Some(found) = memchr::memchr2(b'\\', delimiter, &line[at..]) {
         let byte = at + found;
         at = byte + 1;
-        match line[byte] {
-            b'\\' => at += 1, // The next byte is escaped, whatever it is.
-            b'\r' => {
-                return Err(
-                    "a carriage return in the data that no backslash escapes (COPY writes it \
-                     as \\r)",
-                )
-            }
-            _ => {
-                fields.push(start..byte);
-                start = at;
-            }
+        if line[byte] == b'\\' {
+            at += 1; // The next byte is escaped, whatever it is.
+        } else {
+            fields.push(start..byte);
+            start = at;
         }
         if at >= line.len() {
             break;
         }
     }
     fields.push(start..line.len());
-    Ok(fields)
+    fields
 }
 
 /// Where the first `\.` that no backslash escapes starts in a text line.
@@ -1204,10 +1200,20 @@ mod tests {
 
     #[test]
     fn text_lines_are_rows_nulls_and_empty_values_skipped() {
-        let input = "one\n\\N\n\ntwo\\nlines\r\nthree\\\nfour\nlast";
+        let input = "one\n\\N\n\ntwo\\nlines\nthree\\\nfour\nlast";
         assert_eq!(
             strings(text_rows(input, None).unwrap()),
             ["one", "two\nlines", "three\nfour", "last"]
+        );
+        // Lines end as the first one does: in \r\n, or in \r alone (which a backslash makes
+        // data).
+        assert_eq!(
+            strings(text_rows("one\r\ntwo\\r\\n\r\n\r\nlast", None).unwrap()),
+            ["one", "two\r\n", "last"]
+        );
+        assert_eq!(
+            strings(text_rows("one\rtwo\\\rthree\r\\N\r\rlast\r", None).unwrap()),
+            ["one", "two\rthree", "last"]
         );
         // `\.` ends the data.
         assert_eq!(
@@ -1215,7 +1221,7 @@ mod tests {
             ["a"]
         );
         assert_eq!(
-            strings(text_rows("a\nlast\\.\r\nnot read\n", None).unwrap()),
+            strings(text_rows("a\r\nlast\\.\r\nnot read\n", None).unwrap()),
             ["a", "last"]
         );
         assert_eq!(
@@ -1261,11 +1267,28 @@ mod tests {
             error("a\tb\n", Some(Column::Index(2))),
             "in:1: no COPY column #2: the line has 2 fields"
         );
-        assert_eq!(
-            error("a\rb\n", None),
-            "in:1: bad COPY data: a carriage return in the data that no backslash escapes \
-             (COPY writes it as \\r)"
-        );
+        // COPY ... FROM takes the first line end's kind for all (a \r or \n that a backslash
+        // escapes is data).
+        let stray = |stray: &str, kind: &str| {
+            format!(
+                "{stray} that no backslash escapes, where lines end in {kind} (COPY ... FROM \
+                 takes the first line's end for every line; in data COPY writes them as \\r and \\n)"
+            )
+        };
+        let cases = [
+            ("a\rb\n", 2, "a line feed", "\\r"),
+            ("a\r\\\nb\r\n", 2, "a line feed", "\\r"),
+            ("a\nb\r\n", 2, "a carriage return", "\\n"),
+            ("a\nb\\\nc\rd\n", 2, "a carriage return", "\\n"),
+            ("a\r\nb\n", 2, "a line feed alone", "\\r\\n"),
+            ("a\r\nb\\\r\n", 2, "a line feed alone", "\\r\\n"),
+            ("a\r\nb\rc\r\n", 2, "a carriage return alone", "\\r\\n"),
+            ("a\rb\rc\\\rd\re\nf\r", 5, "a line feed", "\\r"),
+        ];
+        for (input, line, found, kind) in cases {
+            let expected = format!("in:{line}: bad COPY data: {}", stray(found, kind));
+            assert_eq!(error(input, None), expected, "{input:?}");
+        }
         assert_eq!(
             error("id\tbody\n", Some(Column::Name("text".into()))),
             "in:1: no COPY column \"text\": the first line, read as COPY's HEADER, has id, body"
@@ -1273,12 +1296,6 @@ mod tests {
         assert_eq!(
             error("a\nb\\.c\n", None),
             "in:2: bad COPY data: more on the line after `\\.`, the end-of-data marker"
-        );
-        // The line number is that of the line's first line.
-        assert_eq!(
-            error("a\nb\\\nc\rd\n", None),
-            "in:2: bad COPY data: a carriage return in the data that no backslash escapes \
-             (COPY writes it as \\r)"
         );
     }
 

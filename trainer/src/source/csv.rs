@@ -5,7 +5,8 @@
 //! reads), which [`Layout::Csv`] writes back with another value in the column.
 //!
 //! ```text
-//!   record     fields separated by the delimiter, ended by \n or \r\n outside quotes
+//!   record     fields separated by the delimiter, ended outside quotes by \n, \r\n or \r,
+//!              as the first record ends (COPY writes \n)
 //!   "..."      a quoted part of a field: a delimiter or a line end in it is data, "" is one
 //!              quote; it may start anywhere in a field (a"b,c"d is the value ab,cd, as COPY
 //!              reads it)
@@ -18,12 +19,11 @@
 //!
 //! Every record must have as many fields as the first. A UTF-8 byte order mark at the start of
 //! a header is not part of the first column's name (spreadsheets write one); elsewhere it is
-//! data, as COPY reads it (and it is written back). Where this differs from `COPY ... FROM`: a carriage return outside quotes other
-//! than before a line feed is refused (PostgreSQL takes a lone one as the line end if the first
-//! line ends so; no `COPY ... TO` writes that), and lines may end in `\n` and `\r\n` in one
-//! input (PostgreSQL wants one kind). A record is held whole, up to PostgreSQL's limit for one
-//! value ([`MAX_DATUM_LEN`](super::datums_file::MAX_DATUM_LEN)) and its line end, and refused
-//! past it.
+//! data, as COPY reads it (and it is written back). As in `COPY ... FROM`, the first line end
+//! decides the input's kind: a `\r` or `\n` outside quotes that is not a line end of that kind
+//! is refused. A record is held whole, up to PostgreSQL's limit for one value
+//! ([`MAX_DATUM_LEN`](super::datums_file::MAX_DATUM_LEN)) and its line end, and refused past
+//! it.
 //!
 //! [`write_field`] writes a value as `COPY ... TO` does: quoted when it holds the delimiter, a
 //! quote, a line feed or a carriage return, when it is empty (an unquoted empty field is NULL),
@@ -33,7 +33,7 @@ use std::io::BufRead;
 use std::ops::Range;
 
 use super::copy::{Layout, Record};
-use super::{until_error, Column, Iter, RowIter, SourceError, TextRecords};
+use super::{until_error, Column, Iter, LineEnd, RowIter, SourceError, TextRecords};
 
 /// COPY's default QUOTE, and ESCAPE (a quote in a quoted part is written twice).
 const QUOTE: u8 = b'"';
@@ -165,38 +165,30 @@ fn split_fields(record: &[u8], delimiter: u8) -> Result<Vec<Field>, &'static str
     let mut start = 0;
     let mut quoted = false;
     let mut at = 0;
-    // Outside quotes only these three bytes matter, inside only a quote (memchr skips the rest).
-    while let Some(found) = memchr::memchr3(delimiter, QUOTE, b'\r', &record[at..]) {
+    // Outside quotes only these two bytes matter (a line end byte there ended the record:
+    // `read_record`), inside only a quote (memchr skips the rest).
+    while let Some(found) = memchr::memchr2(delimiter, QUOTE, &record[at..]) {
         let byte = at + found;
         at = byte + 1;
-        match record[byte] {
-            QUOTE => {
-                quoted = true;
-                loop {
-                    let Some(quote) = next_quote(record, at) else {
-                        return Err("unterminated CSV quoted field");
-                    };
-                    at = quote + 1;
-                    if record.get(at) != Some(&QUOTE) {
-                        break;
-                    }
-                    at += 1; // `""`: a quote in the data.
+        if record[byte] == QUOTE {
+            quoted = true;
+            loop {
+                let Some(quote) = next_quote(record, at) else {
+                    return Err("unterminated CSV quoted field");
+                };
+                at = quote + 1;
+                if record.get(at) != Some(&QUOTE) {
+                    break;
                 }
+                at += 1; // `""`: a quote in the data.
             }
-            b'\r' => {
-                return Err(
-                    "a carriage return outside quotes, not before a line feed (COPY quotes a \
-                     field that holds one)",
-                )
-            }
-            _ => {
-                fields.push(Field {
-                    range: start..byte,
-                    quoted,
-                });
-                start = at;
-                quoted = false;
-            }
+        } else {
+            fields.push(Field {
+                range: start..byte,
+                quoted,
+            });
+            start = at;
+            quoted = false;
         }
     }
     fields.push(Field {
@@ -332,20 +324,19 @@ impl<R: BufRead> CsvReader<R> {
                 if self.text.buf.is_empty() {
                     return Ok(None);
                 }
-                break; // The data ends inside quotes, after a line feed.
+                break; // The data ends inside quotes, after a line end.
             }
             let quotes = memchr::memchr_iter(QUOTE, &self.text.buf[start..]).count();
             in_quotes ^= quotes % 2 == 1;
-            if self.text.buf.last() != Some(&b'\n') {
+            let Some(end) = LineEnd::ending(&self.text.buf) else {
                 break; // The data ends without a line end.
-            }
+            };
             if in_quotes {
-                continue; // A line feed in the data.
+                continue; // A line end in the data.
             }
-            self.text.buf.pop();
-            if self.text.buf.last() == Some(&b'\r') {
-                self.text.buf.pop();
-            }
+            let (outside, written) = ("outside quotes", "in data COPY writes them in quotes");
+            (self.text.take_line_end(end, outside, written))
+                .map_err(|message| self.bad(first, message))?;
             line_end = true;
             break;
         }
@@ -459,6 +450,12 @@ mod tests {
                 vec![some("two\nlines"), some("next")],
             ),
             ("\"cr\r\nin quotes\"\n", vec![some("cr\r\nin quotes")]),
+            // Lines end as the first does, here in \r alone; in quotes \r and \n are data.
+            (
+                "one\r\"x\ny\"\r\"cr\ralone\"\r\r\\.\rnot read\r",
+                vec![some("one"), some("x\ny"), some("cr\ralone"), None],
+            ),
+            ("\"cr\r\"\nnext\n", vec![some("cr\r"), some("next")]),
             (
                 "back\\slash\n\\.x\n",
                 vec![some("back\\slash"), some("\\.x")],
@@ -487,11 +484,35 @@ mod tests {
             ),
             (
                 "a\nb\rc\n",
-                "in:2: bad CSV: a carriage return outside quotes",
+                "in:2: bad CSV: a carriage return outside quotes, where lines end in \\n \
+                 (COPY ... FROM takes the first line's end for every line; in data COPY writes \
+                 them in quotes)",
+            ),
+            (
+                "a\n\"q\"\r\n",
+                "in:2: bad CSV: a carriage return outside quotes, where lines end in \\n",
+            ),
+            (
+                "a\r\n\"q\nr\"\n",
+                "in:2: bad CSV: a line feed alone outside quotes, where lines end in \\r\\n",
+            ),
+            (
+                "a\rb\n",
+                "in:2: bad CSV: a line feed outside quotes, where lines end in \\r",
             ),
             (
                 "a\nb,c\n",
                 "in:2: bad CSV: 2 fields, where the records before have 1",
+            ),
+            // A carriage return in quotes is no line in input whose lines end in \n (nor a
+            // line feed in quotes where they end in \r).
+            (
+                "\"x\ry\"\n\"p\rq\"\nb,c\n",
+                "in:3: bad CSV: 2 fields, where the records before have 1",
+            ),
+            (
+                "\"x\ny\"\r\"p\nq\"\rb,c\r",
+                "in:3: bad CSV: 2 fields, where the records before have 1",
             ),
         ] {
             let error = values(input).unwrap_err();

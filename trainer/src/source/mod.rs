@@ -758,7 +758,8 @@ impl<R: BufRead> LineRows<R> {
     fn next_row(&mut self) -> Result<Option<Vec<u8>>, SourceError> {
         loop {
             self.buf.clear();
-            if read_line_into(&mut self.reader, &mut self.buf, &self.origin, self.line + 1)? == 0 {
+            let (line, stop) = (self.line + 1, Stop::LineFeed);
+            if read_line_into(&mut self.reader, &mut self.buf, &self.origin, line, stop)? == 0 {
                 return Ok(None);
             }
             self.line += 1;
@@ -793,15 +794,63 @@ struct TextRecords<R> {
     index: usize,
     /// The field count of the first record, which every record must have.
     fields: Option<usize>,
-    /// The 1-based number of the last line read (a record that goes on past a line end, in
-    /// an escape or in quotes, counts each).
-    line: u64,
+    /// How many line feeds and carriage returns have ended a read so far (`\r\n` counts in
+    /// both): the lines read, by the input's kind of line end (a record that goes on past one,
+    /// in an escape or in quotes, counts each, as an editor shows it).
+    line_feeds: u64,
+    carriage_returns: u64,
     /// The record being read, without its line end.
     buf: Vec<u8>,
     /// Whether the end-of-data marker was read.
     ended: bool,
     /// The header line, as the input holds it (written back first).
     header: Option<Vec<u8>>,
+    /// How the input's lines end: its first line end decides.
+    line_ends: Option<LineEnd>,
+}
+
+/// A line end of COPY data (text or CSV). `COPY ... FROM` takes the first line end for the
+/// input's kind (`eol_type` in `copyfromparse.c`) and refuses a line end of another kind
+/// (PostgreSQL's "literal carriage return found in data", "literal newline found in data", and
+/// "unquoted ..." in CSV): the bytes of one are data only where a backslash (text) or quotes
+/// (CSV) make them so. `COPY ... TO` writes `\n`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LineEnd {
+    /// `\n`.
+    Lf,
+    /// `\r\n`.
+    CrLf,
+    /// `\r` alone.
+    Cr,
+}
+
+impl LineEnd {
+    /// The kind of line end `line` ends in, if any.
+    fn ending(line: &[u8]) -> Option<LineEnd> {
+        match line {
+            [.., b'\r', b'\n'] => Some(LineEnd::CrLf),
+            [.., b'\n'] => Some(LineEnd::Lf),
+            [.., b'\r'] => Some(LineEnd::Cr),
+            _ => None,
+        }
+    }
+
+    /// How many bytes it takes.
+    fn len(self) -> usize {
+        match self {
+            LineEnd::CrLf => 2,
+            LineEnd::Lf | LineEnd::Cr => 1,
+        }
+    }
+
+    /// How messages write it.
+    fn name(self) -> &'static str {
+        match self {
+            LineEnd::Lf => "\\n",
+            LineEnd::CrLf => "\\r\\n",
+            LineEnd::Cr => "\\r",
+        }
+    }
 }
 
 impl<R> TextRecords<R> {
@@ -812,34 +861,80 @@ impl<R> TextRecords<R> {
             origin,
             index: 0,
             fields: None,
-            line: 0,
+            line_feeds: 0,
+            carriage_returns: 0,
             buf: Vec::new(),
             ended: false,
             header: None,
+            line_ends: None,
         }
     }
 }
 
 impl<R: BufRead> TextRecords<R> {
+    /// How many whole lines have been read.
+    fn lines(&self) -> u64 {
+        match self.line_ends {
+            Some(LineEnd::Cr) => self.carriage_returns,
+            _ => self.line_feeds,
+        }
+    }
+
     /// Starts a record: empties `buf`; the number of the record's first line, or `None` after
     /// the end-of-data marker.
     fn start_record(&mut self) -> Option<u64> {
         self.buf.clear();
-        (!self.ended).then_some(self.line + 1)
+        (!self.ended).then_some(self.lines() + 1)
     }
 
-    /// Appends the input's next line (through its line feed, or to the end of the input) to
-    /// `buf`: whether there was one.
+    /// Appends the input's next line to `buf`, through its line end (a line feed, a carriage
+    /// return, or both: see [`LineEnd::ending`]) or to the end of the input: whether there was
+    /// one. Each such byte stops the read, so that the reader sees every one: a line end, or
+    /// data that a backslash or quotes make so.
     fn append_line(&mut self) -> Result<bool, SourceError> {
-        let read = read_line_into(&mut self.input, &mut self.buf, &self.origin, self.line + 1)?;
-        if read > 0 {
-            self.line += 1;
-        }
+        let start = self.buf.len();
+        let (line, stop) = (self.lines() + 1, Stop::LineEnd);
+        let read = read_line_into(&mut self.input, &mut self.buf, &self.origin, line, stop)?;
+        let end = LineEnd::ending(&self.buf[start..]);
+        self.line_feeds += u64::from(matches!(end, Some(LineEnd::Lf | LineEnd::CrLf)));
+        self.carriage_returns += u64::from(matches!(end, Some(LineEnd::Cr | LineEnd::CrLf)));
         Ok(read > 0)
+    }
+
+    /// Takes the line end `end`, which ends `buf` and which no backslash or quotes make data,
+    /// off `buf`, if it is of the input's kind (the first decides); else what is wrong, in
+    /// words that say where a line end byte is not data (`outside`) and how COPY writes one
+    /// in the data (`written`).
+    fn take_line_end(&mut self, end: LineEnd, outside: &str, written: &str) -> Result<(), String> {
+        let kind = *self.line_ends.get_or_insert(end);
+        if kind != end {
+            let stray = match (kind, end) {
+                (LineEnd::CrLf, LineEnd::Lf) => "a line feed alone",
+                (LineEnd::CrLf, _) => "a carriage return alone",
+                (LineEnd::Lf, _) => "a carriage return",
+                (LineEnd::Cr, _) => "a line feed",
+            };
+            return Err(format!(
+                "{stray} {outside}, where lines end in {} (COPY ... FROM takes the first line's \
+                 end for every line; {written})",
+                kind.name(),
+            ));
+        }
+        self.buf.truncate(self.buf.len() - end.len());
+        Ok(())
     }
 }
 
-/// Appends to `buf` the input through its next line feed (or to its end): the bytes read, 0 at
+/// Where [`read_line_into`] stops.
+#[derive(Clone, Copy)]
+enum Stop {
+    /// After a line feed.
+    LineFeed,
+    /// After a line feed, or a carriage return (and a line feed right after it).
+    LineEnd,
+}
+
+/// Appends to `buf` the input through its next `stop` (or to its end): the bytes read, 0 at
 /// the end of the input. `buf` grows to [`MAX_LINE_LEN`] at the most, one value's limit plus
 /// its line end: a longer line is refused ([`SourceError::TooLong`], naming `origin` and
 /// `line`), not buffered whole.
@@ -848,6 +943,7 @@ fn read_line_into(
     buf: &mut Vec<u8>,
     origin: &str,
     line: u64,
+    stop: Stop,
 ) -> Result<usize, SourceError> {
     let too_long = || SourceError::TooLong {
         origin: format!("{origin}:{line}"),
@@ -857,17 +953,55 @@ fn read_line_into(
     // A line that goes on (COPY's escaped line feed) once `buf` is full is too long as well.
     let room = MAX_LINE_LEN.checked_sub(buf.len()).filter(|&room| room > 0);
     let room = room.ok_or_else(too_long)? as u64;
-    let read = reader
-        .take(room)
-        .read_until(b'\n', buf)
-        .map_err(|source| SourceError::Io {
-            origin: format!("{origin}:{line}"),
-            source,
-        })?;
-    if buf.len() == MAX_LINE_LEN && buf.last() != Some(&b'\n') {
+    let mut limited = reader.take(room);
+    let read = match stop {
+        Stop::LineFeed => limited.read_until(b'\n', buf),
+        Stop::LineEnd => read_through_line_end(&mut limited, buf),
+    };
+    let read = read.map_err(|source| SourceError::Io {
+        origin: format!("{origin}:{line}"),
+        source,
+    })?;
+    if buf.len() == MAX_LINE_LEN && LineEnd::ending(buf).is_none() {
         return Err(too_long());
     }
     Ok(read)
+}
+
+/// [`BufRead::read_until`] for the first of two bytes: appends to `buf` the input through its
+/// next line feed or carriage return (with a line feed right after that), or to its end; the
+/// bytes read.
+fn read_through_line_end(reader: &mut impl BufRead, buf: &mut Vec<u8>) -> io::Result<usize> {
+    let start = buf.len();
+    let mut after_cr = false;
+    loop {
+        let available = match reader.fill_buf() {
+            Ok(available) => available,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(error),
+        };
+        if after_cr {
+            // A line feed right after the carriage return is part of the line end.
+            if available.first() == Some(&b'\n') {
+                buf.push(b'\n');
+                reader.consume(1);
+            }
+            break;
+        }
+        if available.is_empty() {
+            break; // The end of the input.
+        }
+        let found = memchr::memchr2(b'\n', b'\r', available);
+        let taken = found.map_or(available.len(), |at| at + 1);
+        buf.extend_from_slice(&available[..taken]);
+        reader.consume(taken);
+        match buf.last() {
+            _ if found.is_none() => {}
+            Some(b'\r') => after_cr = true,
+            _ => break,
+        }
+    }
+    Ok(buf.len() - start)
 }
 
 /// One step of a row iterator that stops for good at the end or after its first error (a
@@ -1262,6 +1396,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_line_ends_at_either_byte_and_cr_lf_is_one_end() {
+        // A one-byte buffer: the line feed after a carriage return comes in the next fill.
+        let mut reader = BufReader::with_capacity(1, &b"a\r\nb\rc\n\r\r\nlast"[..]);
+        let mut lines = Vec::new();
+        loop {
+            let mut line = Vec::new();
+            if read_through_line_end(&mut reader, &mut line).unwrap() == 0 {
+                break;
+            }
+            lines.push(String::from_utf8(line).unwrap());
+        }
+        assert_eq!(lines, ["a\r\n", "b\r", "c\n", "\r", "\r\n", "last"]);
+    }
+
+    #[test]
     fn fetches_grow_to_1000_rows_and_shrink_to_about_8_mib() {
         // Small rows: 1, 2, 4, ... 1000 a fetch.
         let mut batch = 1;
@@ -1454,7 +1603,7 @@ mod tests {
         // What the CSV reader reads as it should: quotes doubled or around delimiters and line
         // feeds, `"ab"c`, a quoted field ending the input.
         let good =
-            rows(b"a,b\n1,\"x \"\"y\"\"\"\n2,\"5 ft 3\"\"\"\n3,\"ab\"c\n4,\"p,\nq\"\r\n5,\"end\"")
+            rows(b"a,b\n1,\"x \"\"y\"\"\"\n2,\"5 ft 3\"\"\"\n3,\"ab\"c\n4,\"p,\nq\"\n5,\"end\"")
                 .unwrap();
         assert_eq!(
             good,
