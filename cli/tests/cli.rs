@@ -647,12 +647,13 @@ fn keep_columns_writes_the_rows_back_with_datums_and_decompress_restores_them() 
         .ok();
     assert!(back.stdout == csv_rows, "the CSV rows came back different");
 
-    // What cannot be done is said.
-    dir.run(&["compress", &corpus_arg("app_logs.txt"), "--keep-columns"])
-        .fails(
+    // What cannot be done is said (before a file that is not there).
+    for rows in [&corpus_arg("app_logs.txt")[..], "missing.txt"] {
+        dir.run(&["compress", rows, "--keep-columns"]).fails(
             2,
             &["--keep-columns writes COPY data or CSV back, so it reads COPY data or CSV"],
         );
+    }
     dir.run(&["decompress", "packed.copy", "--csv-column", "1"])
         .fails(2, &["--csv-column is for --keep-columns"]);
     dir.run(&["compress", "rows.copy", "--keep-columns", "--hex"])

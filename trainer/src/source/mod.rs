@@ -581,13 +581,16 @@ pub fn open_records(spec: &SourceSpec) -> Result<(copy::Layout, Rows<copy::Recor
         SourceSpec::Stdin(format) => (None, format),
         SourceSpec::Dir(_) | SourceSpec::Postgres(_) => return Err(no_records()),
     };
+    // Refused before the input is opened.
+    type Records = Result<(copy::Layout, Iter<copy::Record>), SourceError>;
+    let records: Box<dyn FnOnce(Box<dyn BufRead>, String) -> Records> = match format {
+        Format::Csv(options) => Box::new(|reader, origin| csv::records(reader, options, origin)),
+        Format::Copy(options) => Box::new(|reader, origin| copy::records(reader, options, origin)),
+        Format::Lines | Format::JsonLines | Format::Datums => return Err(no_records()),
+    };
     let mut layout = None;
     let rows = open_input(path, |reader, origin| {
-        let (found, records) = match format {
-            Format::Csv(options) => csv::records(reader, options, origin)?,
-            Format::Copy(options) => copy::records(reader, options, origin)?,
-            Format::Lines | Format::JsonLines | Format::Datums => return Err(no_records()),
-        };
+        let (found, records) = records(reader, origin)?;
         layout = Some(found);
         Ok(records)
     })?;
