@@ -442,6 +442,11 @@ fn a_csv_column_with_another_delimiter_is_read_as_the_trainer_reads_it() {
             "COPY delimiter and quote must be different",
         ),
         (
+            &["--csv-column", "1", "--csv-null", "\"NULL\""],
+            "CSV quote character must not appear in the NULL specification",
+        ),
+        (&["--csv-null", "NULL"], "--csv-null needs a column"),
+        (
             &["--copy-null", "", "--format", "lines"],
             "--copy-null reads COPY data, but --format says lines",
         ),
@@ -612,7 +617,7 @@ fn keep_columns_writes_the_rows_back_with_datums_and_decompress_restores_them() 
                 csv_rows.push(b';');
             }
             if let Some(value) = field {
-                pgdict_trainer::source::csv::write_field(value, b';', false, &mut csv_rows);
+                pgdict_trainer::source::csv::write_field(value, b';', b"", false, &mut csv_rows);
             }
         }
         csv_rows.push(b'\n');

@@ -621,7 +621,8 @@ fn compress_reads_what_copy_to_writes_and_decompress_writes_what_copy_from_loads
 /// columns (NULLs kept), and `decompress --keep-columns` turns what `COPY ... TO` then writes
 /// of that table back into the very bytes the first `COPY ... TO` wrote: in the text format
 /// (with a HEADER, the column by name; and with `DELIMITER '|', NULL ''`), the binary one (by
-/// index) and CSV (with a HEADER; and with `DELIMITER ';'`), with dictionaries. An error half
+/// index) and CSV (with a HEADER; with `DELIMITER ';'`; and with `NULL 'NULL'`), with
+/// dictionaries. An error half
 /// way ends the output with a mark that makes `COPY ... FROM` load nothing (text and CSV).
 #[test]
 fn keep_columns_loads_each_datum_beside_its_id_and_gives_the_rows_back() {
@@ -632,6 +633,7 @@ fn keep_columns_loads_each_datum_beside_its_id_and_gives_the_rows_back() {
         None,
     ];
     bodies.extend(fortunes(400));
+    bodies.push(Some("NULL".into())); // Last: the broken-end cases count the lines before.
     let cluster = PgCluster::start();
     let mut client = cluster.client();
     create_notes(
@@ -671,6 +673,13 @@ fn keep_columns_loads_each_datum_beside_its_id_and_gives_the_rows_back() {
                 "--csv-delimiter",
                 ";",
             ],
+        ),
+        // NULL 'NULL': a NULL is written as the string, the body "NULL" quoted, the empty
+        // body bare.
+        (
+            "csv_nulls",
+            "(FORMAT csv, NULL 'NULL')",
+            &["--csv-column", "1", "--csv-no-header", "--csv-null", "NULL"],
         ),
     ] {
         let copied = copy_out(

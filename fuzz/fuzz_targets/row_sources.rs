@@ -27,19 +27,20 @@ const FORMATS: u8 = 9;
 
 /// The format mode `mode` picks.
 fn format(mode: u8) -> Format {
-    let csv = |column, has_header, delimiter| {
+    let csv = |column, has_header, delimiter, null: &[u8]| {
         Format::Csv(CsvOptions {
             column,
             has_header,
             delimiter,
+            null: null.to_vec(),
         })
     };
     match mode % FORMATS {
         0 => Format::Lines,
         1 => Format::JsonLines,
         2 => Format::Datums,
-        3 => csv(Column::Name("b".into()), true, b','),
-        4 => csv(Column::Index(1), false, b'\t'),
+        3 => csv(Column::Name("b".into()), true, b',', b""),
+        4 => csv(Column::Index(1), false, b'\t', b"\\N"),
         5 => Format::Copy(CopyOptions::default()),
         6 => Format::Copy(CopyOptions::column(Some(Column::Index(1)))),
         7 => Format::Copy(CopyOptions::column(Some(Column::Name("b".into())))),

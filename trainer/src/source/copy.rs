@@ -637,12 +637,14 @@ pub enum Layout {
         /// The NULL string.
         null: Vec<u8>,
     },
-    /// CSV ([`super::csv`]), with COPY's default quote and NULL (an unquoted empty field).
+    /// CSV ([`super::csv`]), with COPY's default quote.
     Csv {
         /// The header record, as it came: written back first.
         header: Option<Vec<u8>>,
         /// The field delimiter.
         delimiter: u8,
+        /// The NULL string (an unquoted field that is it is NULL).
+        null: Vec<u8>,
     },
     /// The binary format.
     Binary,
@@ -700,10 +702,11 @@ impl Layout {
                 Some(value) => escape_text_with(value, *delimiter, out),
                 None => out.extend_from_slice(null),
             }),
-            Layout::Csv { delimiter, .. } => write_text_record(out, record, |out| {
-                if let Some(value) = value {
-                    csv::write_field(value, *delimiter, record.is_alone(), out);
-                } // NULL: an empty field.
+            Layout::Csv {
+                delimiter, null, ..
+            } => write_text_record(out, record, |out| match value {
+                Some(value) => csv::write_field(value, *delimiter, null, record.is_alone(), out),
+                None => out.extend_from_slice(null),
             }),
             Layout::Binary => {
                 out.extend_from_slice(&record.fields.to_be_bytes());
@@ -734,16 +737,17 @@ impl Layout {
             Layout::Text { .. } => {
                 write_text_record(out, record, |out| write_hex(bytes, b"\\\\x", out))
             }
-            Layout::Csv { delimiter, .. } => write_text_record(out, record, |out| {
+            Layout::Csv {
+                delimiter, null, ..
+            } => write_text_record(out, record, |out| {
                 // The hex text is made of these bytes alone, so COPY quotes it where it would
-                // quote them: if the delimiter is one of them (CSV allows a hex digit, `x`,
-                // `\`). It holds no quote to double.
-                let quoted = csv::needs_quotes(b"\\x0123456789abcdef", *delimiter, false);
-                if quoted {
-                    out.push(b'"');
-                }
+                // quote them (if the delimiter is one of them: CSV allows a hex digit, `x`,
+                // `\`), or where it is the NULL string. It holds no quote to double.
+                let start = out.len();
                 write_hex(bytes, b"\\x", out);
-                if quoted {
+                let any_hex = b"\\x0123456789abcdef";
+                if csv::needs_quotes(any_hex, *delimiter, b"", false) || out[start..] == **null {
+                    out.insert(start, b'"');
                     out.push(b'"');
                 }
             }),

@@ -1,6 +1,6 @@
 //! PostgreSQL's CSV format: what `COPY ... TO ... (FORMAT csv)` writes and `COPY ... FROM`
-//! reads (`copyto.c`, `copyfromparse.c`), with COPY's default QUOTE and ESCAPE (`"`) and NULL
-//! (an unquoted empty field), and its DELIMITER option ([`CsvOptions::delimiter`]). Read as
+//! reads (`copyto.c`, `copyfromparse.c`), with COPY's default QUOTE and ESCAPE (`"`), and its
+//! DELIMITER and NULL options ([`CsvOptions::delimiter`], [`CsvOptions::null`]). Read as
 //! rows (one column's values), or as records split around the column (what `--keep-columns`
 //! reads), which [`Layout::Csv`] writes back with another value in the column.
 //!
@@ -10,7 +10,8 @@
 //!   "..."      a quoted part of a field: a delimiter or a line end in it is data, "" is one
 //!              quote; it may start anywhere in a field (a"b,c"d is the value ab,cd, as COPY
 //!              reads it)
-//!   NULL       an unquoted empty field ("" is the empty string)
+//!   NULL       an unquoted field that is the NULL string, by default empty ("" is the empty
+//!              string; a quoted field is never NULL)
 //!   \.         a record of these two bytes alone, unquoted, with its line end: the end of the
 //!              data (what follows is not read)
 //!   header     the first record, unless CsvOptions::has_header says there is none: the
@@ -26,8 +27,9 @@
 //! it.
 //!
 //! [`write_field`] writes a value as `COPY ... TO` does: quoted when it holds the delimiter, a
-//! quote, a line feed or a carriage return, when it is empty (an unquoted empty field is NULL),
-//! and when it is `\.` alone on its line; a quote in it doubled.
+//! quote, a line feed or a carriage return, when it is the NULL string (unquoted it would be
+//! NULL), and when it is `\.` alone on its line; a quote in it doubled. NULL is written as
+//! the NULL string.
 
 use std::io::BufRead;
 use std::ops::Range;
@@ -50,6 +52,8 @@ pub struct CsvOptions {
     pub has_header: bool,
     /// The field delimiter (`b','`).
     pub delimiter: u8,
+    /// What an unquoted field is to be NULL (COPY's NULL option; by default empty).
+    pub null: Vec<u8>,
 }
 
 impl CsvOptions {
@@ -59,21 +63,33 @@ impl CsvOptions {
             column,
             has_header: true,
             delimiter: b',',
+            null: Vec::new(),
         }
     }
 
-    /// Refuses a delimiter that `COPY ... FROM` refuses in CSV (`ProcessCopyOptions`,
-    /// `copy.c`), in its words: a line end, a byte outside ASCII, or the quote.
+    /// Refuses a delimiter and a NULL string that `COPY ... FROM` refuses in CSV
+    /// (`ProcessCopyOptions`, `copy.c`), in its words and order: a delimiter that is a line
+    /// end, not ASCII, or the quote; a NULL string with a line end, the delimiter or the quote
+    /// in it.
     pub fn check(&self) -> Result<(), String> {
-        let delimiter = self.delimiter;
+        let (delimiter, null) = (self.delimiter, &self.null);
         if !delimiter.is_ascii() {
             return Err("COPY delimiter must be a single one-byte character".into());
         }
         if delimiter == b'\n' || delimiter == b'\r' {
             return Err("COPY delimiter cannot be newline or carriage return".into());
         }
+        if null.contains(&b'\n') || null.contains(&b'\r') {
+            return Err("COPY null representation cannot use newline or carriage return".into());
+        }
         if delimiter == QUOTE {
             return Err("COPY delimiter and quote must be different".into());
+        }
+        if null.contains(&delimiter) {
+            return Err("COPY delimiter must not appear in the NULL specification".into());
+        }
+        if null.contains(&QUOTE) {
+            return Err("CSV quote character must not appear in the NULL specification".into());
         }
         Ok(())
     }
@@ -101,6 +117,7 @@ pub fn records<R: BufRead + 'static>(
     let layout = Layout::Csv {
         header: reader.text.header.clone(),
         delimiter: options.delimiter,
+        null: options.null.clone(),
     };
     Ok((layout, until_error(move || reader.next_record())))
 }
@@ -114,13 +131,14 @@ struct Field {
 }
 
 impl Field {
-    /// The field's value in `record`, quotes taken out; `None`: NULL.
-    fn value(&self, record: &[u8]) -> Option<Vec<u8>> {
+    /// The field's value in `record`, quotes taken out; `None`: NULL (unquoted, the string
+    /// `null`).
+    fn value(&self, record: &[u8], null: &[u8]) -> Option<Vec<u8>> {
         let raw = &record[self.range.clone()];
-        match (self.quoted, raw.is_empty()) {
-            (false, true) => None,
-            (false, false) => Some(raw.to_vec()),
-            (true, _) => Some(unquote(raw)),
+        match self.quoted {
+            false if raw == null => None,
+            false => Some(raw.to_vec()),
+            true => Some(unquote(raw)),
         }
     }
 }
@@ -199,10 +217,10 @@ fn split_fields(record: &[u8], delimiter: u8) -> Result<Vec<Field>, &'static str
 }
 
 /// Whether `COPY ... TO` quotes `value` in CSV: when it holds the delimiter, a quote, a line
-/// feed or a carriage return, when it is empty, and when it is `\.` and `alone` (the record
-/// has no other field).
-pub fn needs_quotes(value: &[u8], delimiter: u8, alone: bool) -> bool {
-    value.is_empty()
+/// feed or a carriage return, when it is the NULL string `null`, and when it is `\.` and
+/// `alone` (the record has no other field).
+pub fn needs_quotes(value: &[u8], delimiter: u8, null: &[u8], alone: bool) -> bool {
+    value == null
         || (alone && value == b"\\.")
         || memchr::memchr3(delimiter, QUOTE, b'\n', value).is_some()
         || memchr::memchr(b'\r', value).is_some()
@@ -210,8 +228,8 @@ pub fn needs_quotes(value: &[u8], delimiter: u8, alone: bool) -> bool {
 
 /// Appends `value` as a CSV field, as `COPY ... TO` writes it ([`needs_quotes`]), a quote in
 /// it doubled; `alone`: the record has no other field.
-pub fn write_field(value: &[u8], delimiter: u8, alone: bool, out: &mut Vec<u8>) {
-    if !needs_quotes(value, delimiter, alone) {
+pub fn write_field(value: &[u8], delimiter: u8, null: &[u8], alone: bool, out: &mut Vec<u8>) {
+    if !needs_quotes(value, delimiter, null, alone) {
         out.extend_from_slice(value);
         return;
     }
@@ -231,6 +249,7 @@ struct CsvReader<R> {
     /// The input, where it is, the record being read and the column's place in it.
     text: TextRecords<R>,
     delimiter: u8,
+    null: Vec<u8>,
     /// The column asked for, for messages.
     column: Column,
 }
@@ -240,6 +259,7 @@ impl<R: BufRead> CsvReader<R> {
         let mut reader = CsvReader {
             text: TextRecords::new(input, origin),
             delimiter: options.delimiter,
+            null: options.null.clone(),
             column: options.column.clone(),
         };
         let name = match &options.column {
@@ -271,7 +291,8 @@ impl<R: BufRead> CsvReader<R> {
         if let Some(name) = name {
             let mut names: Vec<Vec<u8>> = fields
                 .iter()
-                .map(|field| field.value(&reader.text.buf).unwrap_or_default())
+                // A name is the field's text, whatever the NULL string.
+                .map(|field| field.value(&reader.text.buf, b"").unwrap_or_default())
                 .collect();
             if let Some(first) = names.first_mut() {
                 if first.starts_with(BYTE_ORDER_MARK) {
@@ -384,7 +405,7 @@ impl<R: BufRead> CsvReader<R> {
     /// The next non-NULL, non-empty value, `None` at the end of the data.
     fn next_row(&mut self) -> Result<Option<Vec<u8>>, SourceError> {
         while let Some((_, field)) = self.next_field()? {
-            match field.value(&self.text.buf) {
+            match field.value(&self.text.buf, &self.null) {
                 Some(value) if !value.is_empty() => return Ok(Some(value)),
                 _ => {} // NULL, or empty.
             }
@@ -396,7 +417,7 @@ impl<R: BufRead> CsvReader<R> {
         let Some((line, field)) = self.next_field()? else {
             return Ok(None);
         };
-        let value = field.value(&self.text.buf);
+        let value = field.value(&self.text.buf, &self.null);
         Ok(Some(Record::in_line(
             value,
             line,
@@ -621,6 +642,7 @@ mod tests {
         for (value, alone, written) in [
             (&b"plain"[..], false, &b"plain"[..]),
             (b"", false, b"\"\""),
+            (b"NULL", false, b"NULL"),
             (b"a,b", false, b"\"a,b\""),
             (b"say \"hi\"", false, b"\"say \"\"hi\"\"\""),
             (b"line\nfeed", false, b"\"line\nfeed\""),
@@ -630,24 +652,80 @@ mod tests {
             (b"a;b", false, b"a;b"),
         ] {
             let mut out = Vec::new();
-            write_field(value, b',', alone, &mut out);
+            write_field(value, b',', b"", alone, &mut out);
             assert_eq!(out, written, "{:?}", String::from_utf8_lossy(value));
             // And it reads back as the value.
             let fields = split_fields(&out, b',').unwrap();
             assert_eq!(fields.len(), 1);
-            assert_eq!(fields[0].value(&out).unwrap(), value);
+            assert_eq!(fields[0].value(&out, b"").unwrap(), value);
+        }
+        // With another NULL string, a value that is the string is quoted, the empty one not.
+        for (value, written) in [
+            (&b"NULL"[..], &b"\"NULL\""[..]),
+            (b"", b""),
+            (b"NULLs", b"NULLs"),
+        ] {
+            let mut out = Vec::new();
+            write_field(value, b',', b"NULL", false, &mut out);
+            assert_eq!(out, written, "{:?}", String::from_utf8_lossy(value));
+            let fields = split_fields(&out, b',').unwrap();
+            assert_eq!(fields[0].value(&out, b"NULL").unwrap(), value);
         }
     }
 
     #[test]
+    fn a_null_string_reads_as_null_unquoted_only() {
+        let options = CsvOptions {
+            has_header: false,
+            null: b"\\N".to_vec(),
+            ..CsvOptions::new(Column::Index(1))
+        };
+        let input = b"1,\\N,a\n2,\"\\N\",b\n3,,c\n4,\\Nx,\\N\n";
+        let (layout, records) = read_records(input, &options);
+        let values: Vec<Option<&[u8]>> = records.iter().map(|r| r.value.as_deref()).collect();
+        assert_eq!(values, [None, Some(&b"\\N"[..]), Some(b""), Some(b"\\Nx")]);
+        // Written back as they came: NULL as the string, the value `\N` quoted, `` bare.
+        assert_eq!(write_back(&layout, &records).as_bytes(), input);
+    }
+
+    #[test]
     fn delimiters_copy_refuses_are_refused() {
-        for (delimiter, message) in [
-            (b'"', "COPY delimiter and quote must be different"),
-            (b'\n', "COPY delimiter cannot be newline or carriage return"),
-            (0xe9, "COPY delimiter must be a single one-byte character"),
+        for (delimiter, null, message) in [
+            (b'"', "", "COPY delimiter and quote must be different"),
+            (
+                b'\n',
+                "",
+                "COPY delimiter cannot be newline or carriage return",
+            ),
+            (
+                0xe9,
+                "",
+                "COPY delimiter must be a single one-byte character",
+            ),
+            (
+                b',',
+                "a\rb",
+                "COPY null representation cannot use newline or carriage return",
+            ),
+            (
+                b'"',
+                "\n",
+                "COPY null representation cannot use newline or carriage return",
+            ),
+            (
+                b',',
+                "a,b",
+                "COPY delimiter must not appear in the NULL specification",
+            ),
+            (
+                b',',
+                "\"",
+                "CSV quote character must not appear in the NULL specification",
+            ),
         ] {
             let options = CsvOptions {
                 delimiter,
+                null: null.as_bytes().to_vec(),
                 ..CsvOptions::new(Column::Index(0))
             };
             assert_eq!(options.check().unwrap_err(), message);

@@ -55,6 +55,11 @@ pub struct ColumnFlags {
     #[arg(long, value_name = "CHAR", value_parser = parse_delimiter)]
     pub csv_delimiter: Option<u8>,
 
+    /// The NULL string of the CSV, as COPY ... TO was given it (FORMAT csv, NULL): an unquoted
+    /// field that is this string is NULL. Default: an unquoted empty field.
+    #[arg(long, value_name = "STRING")]
+    pub csv_null: Option<String>,
+
     /// Read COPY data (text or binary), this column of it: a 0-based index, or the name the
     /// first line gives it (text COPY ... TO with HEADER). Without it the data must have one
     /// column.
@@ -89,6 +94,7 @@ impl ColumnFlags {
             ("--csv-column", self.csv_column.is_some()),
             ("--csv-no-header", self.csv_no_header),
             ("--csv-delimiter", self.csv_delimiter.is_some()),
+            ("--csv-null", self.csv_null.is_some()),
         ]
         .into_iter()
         .find_map(|(flag, given)| given.then_some(flag))
@@ -172,10 +178,14 @@ impl ColumnFlags {
             column: Column::parse(column),
             has_header: !self.csv_no_header,
             delimiter: self.csv_delimiter.unwrap_or(b','),
+            null: self
+                .csv_null
+                .as_ref()
+                .map_or(Vec::new(), |null| null.as_bytes().to_vec()),
         };
         csv.check().map_err(|message| FormatConflict {
             message,
-            hint: "give --csv-delimiter as COPY ... TO was given DELIMITER",
+            hint: "give --csv-delimiter and --csv-null as COPY ... TO was given DELIMITER and NULL",
         })?;
         Ok(Format::Csv(csv))
     }
@@ -320,6 +330,7 @@ mod tests {
                 column: Column::Index(2),
                 has_header: false,
                 delimiter: b'\t',
+                null: Vec::new(),
             }))
         );
         let no_column = ColumnFlags {
@@ -341,6 +352,29 @@ mod tests {
         assert_eq!(
             csv(quote, None).unwrap_err(),
             "COPY delimiter and quote must be different"
+        );
+        let null = |null: &str| ColumnFlags {
+            csv_null: Some(null.into()),
+            ..flags(Some("a"), None)
+        };
+        assert_eq!(
+            csv(null("NULL"), None).unwrap(),
+            Some(Format::Csv(CsvOptions {
+                null: b"NULL".to_vec(),
+                ..CsvOptions::new(Column::Name("a".into()))
+            }))
+        );
+        assert_eq!(
+            csv(null("a,b"), None).unwrap_err(),
+            "COPY delimiter must not appear in the NULL specification"
+        );
+        let null_alone = ColumnFlags {
+            csv_null: Some("NULL".into()),
+            ..ColumnFlags::default()
+        };
+        assert_eq!(
+            csv(null_alone, None).unwrap_err(),
+            "--csv-null needs a column"
         );
     }
 }
