@@ -722,6 +722,18 @@ mod tests {
                 "\"",
                 "CSV quote character must not appear in the NULL specification",
             ),
+            // Where several apply, the first in PostgreSQL 15's order (checked with psql).
+            (b'"', "a\"", "COPY delimiter and quote must be different"),
+            (
+                b',',
+                "a,\"",
+                "COPY delimiter must not appear in the NULL specification",
+            ),
+            (
+                b'\n',
+                "\n",
+                "COPY delimiter cannot be newline or carriage return",
+            ),
         ] {
             let options = CsvOptions {
                 delimiter,
