@@ -12,7 +12,7 @@ mod copy_oracle;
 
 use std::io::Cursor;
 
-use copy_oracle::{line_end, refuses_a_line_end, CopyOracle, Tally};
+use copy_oracle::{line_end, CopyOracle, Tally};
 use pgdict_trainer::source::{csv, Column, CsvOptions};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
@@ -138,29 +138,22 @@ fn what_copy_from_loads_reads_as_the_same_values() {
             let input = generate(&mut rng, delimiter, null, fields);
             let columns = ["a", "a, b"][fields - 1];
             let shown = String::from_utf8_lossy(&input);
-            let rows = match oracle.load(columns, &format!(", FORMAT csv{said}"), &input) {
-                Ok(rows) => rows,
-                Err(refusal) if refuses_a_line_end(&refusal) => {
-                    tally.line_ends_refused += 1;
-                    let read = read_column(&input, 0, delimiter, null);
-                    assert!(
-                        read.is_err(),
-                        "options{said}, case {case}: input {shown:?}\nPostgreSQL refused it: \
-                         {refusal}\npgdict read {read:?}",
-                    );
-                    continue;
-                }
-                Err(_) => continue, // Refused for another reason: pgdict may read it or not.
+            let context = format!("options{said}, case {case}");
+            let options = format!(", FORMAT csv{said}");
+            let read = || read_column(&input, 0, delimiter, null);
+            let loaded =
+                oracle.load_tallied((columns, &options), &input, &mut tally, &context, read);
+            let Some(rows) = loaded else {
+                continue;
             };
-            tally.loaded += 1;
             for index in 0..fields {
                 let expected: Vec<Option<Vec<u8>>> =
                     rows.iter().map(|row| row[index].clone()).collect();
                 let read = read_column(&input, index, delimiter, null);
                 assert!(
                     read.as_ref() == Ok(&expected),
-                    "options{said}, case {case}, column {index}: input {shown:?}\nPostgreSQL \
-                     loaded {expected:?}\npgdict read {read:?}",
+                    "{context}, column {index}: input {shown:?}\nPostgreSQL loaded \
+                     {expected:?}\npgdict read {read:?}",
                 );
             }
         }

@@ -67,6 +67,39 @@ impl CopyOracle {
     }
 }
 
+impl CopyOracle {
+    /// [`CopyOracle::load`], tallied in `tally`: the rows loaded, or `None` if the server
+    /// refused `input`. If it refused it for a line end ([`refuses_a_line_end`]), pgdict must
+    /// refuse it too: `read` is pgdict's reading of it, which must fail (`case` names the
+    /// input in the panic's message, beside the input itself).
+    pub fn load_tallied<T: std::fmt::Debug>(
+        &mut self,
+        (columns, options): (&str, &str),
+        input: &[u8],
+        tally: &mut Tally,
+        case: &str,
+        read: impl FnOnce() -> Result<T, String>,
+    ) -> Option<Vec<Loaded>> {
+        match self.load(columns, options, input) {
+            Ok(rows) => {
+                tally.loaded += 1;
+                Some(rows)
+            }
+            Err(refusal) if refuses_a_line_end(&refusal) => {
+                tally.line_ends_refused += 1;
+                let read = read();
+                assert!(
+                    read.is_err(),
+                    "{case}: input {:?}\nPostgreSQL refused it: {refusal}\npgdict read {read:?}",
+                    String::from_utf8_lossy(input),
+                );
+                None
+            }
+            Err(_) => None, // Refused for another reason: pgdict may read it or not.
+        }
+    }
+}
+
 /// A line end for a generated input: mostly `\n`, as COPY writes, else `\r\n` or `\r`.
 pub fn line_end(rng: &mut StdRng) -> &'static [u8] {
     match rng.random_range(0..8) {
@@ -79,7 +112,7 @@ pub fn line_end(rng: &mut StdRng) -> &'static [u8] {
 /// Whether the server's error `message` refuses a line end of another kind than the first
 /// line's (text: "literal carriage return found in data", "literal newline ..."; CSV:
 /// "unquoted ..."; both: "end-of-copy marker does not match previous newline style").
-pub fn refuses_a_line_end(message: &str) -> bool {
+fn refuses_a_line_end(message: &str) -> bool {
     [
         "carriage return found in data",
         "newline found in data",
