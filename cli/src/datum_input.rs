@@ -1,5 +1,6 @@
 //! Reading a datum input (`decompress`, `inspect`) one datum at a time, in one of five
-//! formats:
+//! formats, or from a column of COPY data or CSV (`--copy-column`, `--csv-column`: what
+//! `compress --keep-columns` writes, a bytea column copied out):
 //!
 //! ```text
 //!   datums    u32 little-endian length, then the datum; again   (what `pgdict compress` writes)
@@ -33,9 +34,10 @@ use std::path::Path;
 
 use anyhow::{anyhow, Context};
 use pgdict::datum;
-use pgdict_trainer::source::{self, copy, datums_file};
+use pgdict_trainer::source::copy::Place;
+use pgdict_trainer::source::{self, copy, datums_file, Format, SourceSpec};
 
-use crate::fail::{user_error, HintExt};
+use crate::fail::{usage_error, user_error, HintExt};
 use crate::in_order::ItemReader;
 use crate::{DatumFormatArg, DatumInput};
 
@@ -81,15 +83,31 @@ pub struct Datums {
     pub format: DatumFormatArg,
     /// The input's size in bytes, if known (a file's; not standard input's).
     pub input_len: Option<u64>,
-    parser: Parser<Input>,
+    /// How the datums are read: the format's name, or the column read.
+    pub what: String,
+    reader: Reader,
     count: u64,
     done: bool,
+}
+
+/// What reads the datums of a [`Datums`].
+enum Reader {
+    /// A datum input in one of the five formats.
+    Parsed(Parser<Input>),
+    /// A column of COPY data or CSV ([`Datums::open_column`]).
+    Column {
+        layout: copy::Layout,
+        records: source::Rows<copy::Record>,
+    },
 }
 
 impl Datums {
     /// Opens the input and tells its format: `--format`, else from the file name, else from
     /// its bytes (see the module's documentation).
     pub fn open(input: &DatumInput) -> anyhow::Result<Datums> {
+        if input.columns.given().is_some() {
+            return Datums::open_column(input);
+        }
         let path = &input.input;
         let (origin, source) = Source::open(path)?;
         let by_name = path
@@ -105,12 +123,61 @@ impl Datums {
             .into_reader()
             .with_context(|| format!("cannot read {origin}"))?;
         Ok(Datums {
-            parser: Parser::new(format, reader, &origin),
+            reader: Reader::Parsed(Parser::new(format, reader, &origin)),
             origin,
             format,
             input_len,
+            what: format_name(format).into(),
             count: 0,
             done: false,
+        })
+    }
+
+    /// A column of COPY data or CSV, as the column flags say (what `compress --keep-columns`
+    /// writes): each non-NULL value a datum, a bytea's hex text in the text format and CSV
+    /// ([`record_datum`]), its bytes in binary COPY.
+    fn open_column(input: &DatumInput) -> anyhow::Result<Datums> {
+        let format = (input.columns.format(None))
+            .map_err(|conflict| usage_error(conflict.message, conflict.hint))?
+            .expect("a column flag says CSV or COPY data");
+        let spec = SourceSpec::from_arg(&input.input, Some(format.clone()));
+        let what = spec.describe();
+        let (layout, records) =
+            source::open_records(&spec).with_context(|| format!("cannot read {what}"))?;
+        let origin = match &spec {
+            SourceSpec::File { path, .. } => path.display().to_string(),
+            _ => "standard input".to_string(),
+        };
+        let binary = layout.is_binary();
+        Ok(Datums {
+            origin,
+            // How a datum's place is said: a line of text, a byte of binary COPY.
+            format: if binary {
+                DatumFormatArg::Copy
+            } else {
+                DatumFormatArg::Hex
+            },
+            input_len: records.input_len(),
+            what: match &format {
+                Format::Csv(csv) => format!("CSV column {}", csv.column),
+                Format::Copy(copy::CopyOptions {
+                    column: Some(column),
+                    ..
+                }) => format!("COPY column {column}"),
+                other => other.name().to_string(),
+            },
+            reader: Reader::Column { layout, records },
+            count: 0,
+            done: false,
+        })
+    }
+
+    /// What reads the input again, as it was read (a regular file can be).
+    pub fn again(&self, input: &DatumInput) -> Option<DatumInput> {
+        self.is_regular_file().then(|| DatumInput {
+            input: input.input.clone(),
+            format: input.columns.given().is_none().then_some(self.format),
+            columns: input.columns.clone(),
         })
     }
 
@@ -123,8 +190,61 @@ impl Datums {
 
     /// How many bytes of the input the datums read so far span.
     pub fn bytes_read(&self) -> u64 {
-        self.parser.bytes_read()
+        match &self.reader {
+            Reader::Parsed(parser) => parser.bytes_read(),
+            Reader::Column { records, .. } => records.input_read(),
+        }
     }
+
+    /// The next datum, `None` at the end of the input.
+    fn next_datum(&mut self) -> anyhow::Result<Option<Datum>> {
+        let (layout, records) = match &mut self.reader {
+            Reader::Parsed(parser) => return parser.next_datum(),
+            Reader::Column { layout, records } => (layout, records),
+        };
+        for record in records {
+            let record = record?;
+            if let Some(bytes) = record_datum(layout, &record, &self.origin)? {
+                let position = match record.place {
+                    Place::Line(line) => Position::Line(line as usize),
+                    Place::Tuple { byte, .. } => Position::Byte(byte),
+                };
+                let bytes = bytes.into_owned();
+                return Ok(Some(Datum { bytes, position }));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// The datum a record's column holds: its value in the binary format, the bytes of its hex
+/// text (`\x...`) in the text format and CSV; `None` for NULL. `origin` names the input in
+/// the error for a value that is not a bytea's hex text.
+pub fn record_datum<'r>(
+    layout: &copy::Layout,
+    record: &'r copy::Record,
+    origin: &str,
+) -> anyhow::Result<Option<Cow<'r, [u8]>>> {
+    let Some(value) = &record.value else {
+        return Ok(None);
+    };
+    if layout.is_binary() {
+        return Ok(Some(Cow::Borrowed(value)));
+    }
+    let datum = std::str::from_utf8(value)
+        .map_err(anyhow::Error::from)
+        .and_then(hex_literal)
+        .with_context(|| {
+            let written = match layout {
+                copy::Layout::Csv { .. } => "in CSV (\\x...)",
+                _ => "in COPY's text format (\\\\x...)",
+            };
+            format!(
+                "{} of {origin} does not hold a datum as a bytea {written}",
+                record.place
+            )
+        })?;
+    Ok(Some(Cow::Owned(datum)))
 }
 
 impl ItemReader for Datums {
@@ -141,7 +261,10 @@ impl ItemReader for Datums {
     /// Whether reading the next datum may wait for bytes that have not arrived: the input is
     /// standard input or a pipe, nothing of it is buffered, and nothing is ready to be read.
     fn may_wait(&self) -> bool {
-        self.parser.input().may_wait()
+        match &self.reader {
+            Reader::Parsed(parser) => parser.input().may_wait(),
+            Reader::Column { records, .. } => records.may_wait(),
+        }
     }
 }
 
@@ -365,7 +488,7 @@ impl Iterator for Datums {
         if self.done {
             return None;
         }
-        let item = match self.parser.next_datum() {
+        let item = match self.next_datum() {
             Ok(Some(datum)) => {
                 self.count += 1;
                 return Some(Ok(datum));
@@ -376,11 +499,20 @@ impl Iterator for Datums {
                 "give a datums file written by `pgdict compress`, or hex lines as psql prints a \
                  bytea",
             ))),
-            Err(e) => Some(
-                Err(e)
-                    .with_context(|| format!("cannot read the datums of {}", self.origin))
-                    .hint(format_hint(self.format)),
-            ),
+            Err(e) => {
+                let hint = match self.reader {
+                    Reader::Parsed(_) => format_hint(self.format),
+                    Reader::Column { .. } => {
+                        "name the column that holds the datums, as `pgdict compress \
+                         --keep-columns` writes them (a bytea column copied out)"
+                    }
+                };
+                Some(
+                    Err(e)
+                        .with_context(|| format!("cannot read the datums of {}", self.origin))
+                        .hint(hint),
+                )
+            }
         };
         self.done = true;
         item
@@ -668,6 +800,17 @@ impl<R: BufRead> Parser<R> {
             Parser::Varlena(varlenas) => varlenas.offset,
             Parser::Copy(reader) => reader.offset,
         }
+    }
+}
+
+/// A format's name, for messages.
+fn format_name(format: DatumFormatArg) -> &'static str {
+    match format {
+        DatumFormatArg::Datums => "datums file",
+        DatumFormatArg::Hex => "hex",
+        DatumFormatArg::Escape => "escape",
+        DatumFormatArg::Varlena => "varlenas",
+        DatumFormatArg::Copy => "binary COPY",
     }
 }
 
@@ -1553,6 +1696,7 @@ mod tests {
         let input = DatumInput {
             input: path.clone(),
             format: None,
+            columns: Default::default(),
         };
         let mut read = Datums::open(&input).unwrap();
         assert_eq!(read.format, DatumFormatArg::Datums);
@@ -1583,6 +1727,7 @@ mod tests {
         let as_varlenas = DatumInput {
             input: path.clone(),
             format: Some(DatumFormatArg::Varlena),
+            columns: Default::default(),
         };
         let results: Vec<anyhow::Result<Datum>> = Datums::open(&as_varlenas).unwrap().collect();
         assert_eq!(results.len(), datums.len());

@@ -169,8 +169,18 @@ pub struct DatumInput {
     /// four) escape text, and records that each hold a datum of their length (the first four)
     /// a datums file; else a datums file is tried, then varlenas back to back
     /// (standard input is then held in memory, up to 1 GiB; with --format it streams).
-    #[arg(long, value_enum, value_name = "FORMAT")]
+    #[arg(
+        long,
+        value_enum,
+        value_name = "FORMAT",
+        conflicts_with = "ColumnFlags"
+    )]
     pub format: Option<DatumFormatArg>,
+
+    // The datums as a column of COPY data or CSV (what `compress --keep-columns` writes): a
+    // bytea's hex text in the text format and CSV, its bytes in binary COPY; NULLs skipped.
+    #[command(flatten)]
+    pub columns: ColumnFlags,
 }
 
 /// How a datum input holds its datums.
@@ -363,13 +373,15 @@ struct CompressArgs {
 ///
 /// Reads what `pgdict compress` writes (a datums file, hex lines, binary COPY), and datums
 /// copied out of PostgreSQL (psql's `\x...` output of a bytea holding a datum, a binary COPY
-/// of the column, or pageinspect's raw varlenas). Dictionaries are looked up in the store by
-/// the id in each datum's header.
+/// of the column, or pageinspect's raw varlenas), or the datum column of COPY data or CSV
+/// (--copy-column, --csv-column; with --keep-columns the other columns are kept). Dictionaries
+/// are looked up in the store by the id in each datum's header.
 ///
 /// Examples:
 ///
 ///   pgdict decompress rows.datums
 ///   pgdict decompress --prefix 40 rows.datums     the first 40 bytes of each, as substr() does
+///   pgdict decompress packed.csv --csv-column body --out-format jsonl
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 struct DecompressArgs {
@@ -404,10 +416,6 @@ struct DecompressArgs {
     #[arg(long, conflicts_with_all = ["out_format", "format"])]
     keep_columns: bool,
 
-    // With --keep-columns: which column holds the datums, and how the data is laid out.
-    #[command(flatten)]
-    columns: ColumnFlags,
-
     /// Decompress on N threads (default: one per core). The output is the same bytes for any N.
     #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
@@ -430,13 +438,19 @@ pub enum RowOutFormat {
 ///
 /// Reads datums files, hex lines as psql prints a bytea (`\x0b616263`, aligned or `psql -At`
 /// output) or COPY's text format writes it (`\\x0b616263`), bytea arrays as pageinspect's
-/// `tuple_data_split` prints them, a binary COPY of a bytea column, and binary varlenas back to back. Every datum is checked as a reader checks it; an invalid one is marked, and
-/// the exit status is then 3.
+/// `tuple_data_split` prints them, a binary COPY of a bytea column, and binary varlenas back
+/// to back; and the datum column of COPY data or CSV (--copy-column, --csv-column: what
+/// `compress --keep-columns` writes). Every datum is checked as a reader checks it; an invalid
+/// one is marked, and the exit status is then 3.
 ///
 /// To look at what PostgreSQL itself stored, with pageinspect:
 ///
 ///   psql -At -c "SELECT tuple_data_split('t'::regclass, t_data, t_infomask, t_infomask2, t_bits)
 ///                FROM heap_page_items(get_raw_page('t', 0))" | pgdict inspect
+///
+/// The datums `compress --keep-columns` wrote beside the other columns:
+///
+///   pgdict inspect packed.csv --csv-column body
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 struct InspectArgs {

@@ -563,6 +563,28 @@ fn keep_columns_writes_the_rows_back_with_datums_and_decompress_restores_them() 
         .run(&[&["decompress", "packed.copy"], &keep[..]].concat())
         .ok();
     assert!(back.stdout == text, "the text rows came back different");
+    // The datum column read alone: inspect sees every datum (NULLs are none), and decompress
+    // gives the rows (a datums file of them: an empty value is a row there).
+    let inspected = dir
+        .run(&[&["inspect", "packed.copy"], &keep[1..]].concat())
+        .ok()
+        .stdout();
+    assert!(
+        inspected.contains("5,988 datums of packed.copy (COPY column \"body\")")
+            && inspected.contains("with a dictionary (dictionary 1)"),
+        "{inspected}"
+    );
+    let mut bodies = Vec::new();
+    for body in rows.iter().filter_map(|row| row[1].as_deref()) {
+        bodies.extend_from_slice(&(body.len() as u32).to_le_bytes());
+        bodies.extend_from_slice(body);
+    }
+    let column = ["decompress", "packed.copy", "--out-format", "datums"];
+    let column_rows = dir.run(&[&column[..], &keep[1..]].concat()).ok();
+    assert!(
+        column_rows.stdout == bodies,
+        "the column's rows came back different"
+    );
     // Lines that end in \r\n, or in \r alone, as COPY ... FROM takes them (the first line
     // decides for all): the same rows, written back with \n as COPY ... TO writes them.
     for line_end in [&b"\r\n"[..], b"\r"] {
@@ -651,6 +673,17 @@ fn keep_columns_writes_the_rows_back_with_datums_and_decompress_restores_them() 
         )
         .ok();
     assert!(back.stdout == csv_rows, "the CSV rows came back different");
+    let inspected = dir
+        .run_with_stdin(
+            &[&["inspect", "-"], &keep[1..]].concat(),
+            &packed_csv.stdout,
+        )
+        .ok()
+        .stdout();
+    assert!(
+        inspected.contains("5,988 datums of standard input (CSV column \"body\")"),
+        "{inspected}"
+    );
 
     // What cannot be done is said (before a file that is not there).
     for rows in [&corpus_arg("app_logs.txt")[..], "missing.txt"] {
@@ -659,8 +692,15 @@ fn keep_columns_writes_the_rows_back_with_datums_and_decompress_restores_them() 
             &["--keep-columns writes COPY data or CSV back, so it reads COPY data or CSV"],
         );
     }
-    dir.run(&["decompress", "packed.copy", "--csv-column", "1"])
-        .fails(2, &["--csv-column is for --keep-columns"]);
+    dir.run(&[
+        "decompress",
+        "packed.copy",
+        "--csv-column",
+        "1",
+        "--format",
+        "hex",
+    ])
+    .fails(2, &["cannot be used with"]);
     dir.run(&["compress", "rows.copy", "--keep-columns", "--hex"])
         .fails(2, &["cannot be used with"]);
     for command in ["compress", "decompress"] {
@@ -671,8 +711,15 @@ fn keep_columns_writes_the_rows_back_with_datums_and_decompress_restores_them() 
             );
     }
     assert!(!dir.path("rows.datums").exists());
+    // By index, the header line is data: it holds no datum.
     dir.run(&["decompress", "packed.copy", "--copy-column", "1"])
-        .fails(2, &["--keep-columns"]);
+        .fails(
+            1,
+            &[
+                "line 1 of packed.copy does not hold a datum as a bytea in COPY's text format",
+                "name the column that holds the datums",
+            ],
+        );
     dir.run(&[
         "decompress",
         "rows.copy",

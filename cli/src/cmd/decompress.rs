@@ -17,7 +17,7 @@ use pgdict_trainer::progress::{Bars, InputProgress, Phase};
 use pgdict_trainer::source::copy::{CopyOptions, Layout, Record};
 use pgdict_trainer::source::{self, copy, datums_file, Format, SourceSpec};
 
-use crate::datum_input::{hex_literal, Datum, Datums};
+use crate::datum_input::{record_datum, Datum, Datums};
 use crate::fail::{usage_error, user_error};
 use crate::in_order::{self, Batch, ItemReader, ResultWriter};
 use crate::output::Output;
@@ -30,12 +30,6 @@ pub fn run(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> 
     Output::refuse_the_input(args.output.as_deref(), &args.datums.input)?;
     if args.keep_columns {
         return run_records(store_args, args);
-    }
-    if let Some(flag) = args.columns.given() {
-        return Err(usage_error(
-            format!("{flag} is for --keep-columns (COPY data or CSV with datums in a column)"),
-            "add --keep-columns, or drop the flag",
-        ));
     }
     let datums = Datums::open(&args.datums)?;
     let origin = datums.origin.clone();
@@ -105,7 +99,7 @@ pub fn run(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> 
 fn run_records(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> {
     Output::refuse_a_name_for_another_format(args.output.as_deref())?;
     // COPY data of one column unless the flags say otherwise.
-    let format = (args.columns.format(None))
+    let format = (args.datums.columns.format(None))
         .map_err(|conflict| usage_error(conflict.message, conflict.hint))?
         .unwrap_or_else(|| Format::Copy(CopyOptions::default()));
     let spec = SourceSpec::from_arg(&args.datums.input, Some(format));
@@ -190,7 +184,7 @@ impl ToRecords<'_> {
         // as its hex text.
         let mut datums = Vec::with_capacity(batch.items.len());
         for record in &batch.items {
-            match self.datum_of(record) {
+            match record_datum(self.layout, record, self.origin) {
                 Ok(datum) => datums.push(datum),
                 Err(e) => {
                     error = Some(e);
@@ -221,31 +215,6 @@ impl ToRecords<'_> {
             }
         }
         Decoded { rows, error }
-    }
-
-    /// The datum a record's column holds: its value in the binary format, the bytes of its
-    /// hex text (`\x...`) in the text format and CSV; `None` for NULL.
-    fn datum_of<'r>(&self, record: &'r Record) -> anyhow::Result<Option<Cow<'r, [u8]>>> {
-        let Some(value) = &record.value else {
-            return Ok(None);
-        };
-        if self.layout.is_binary() {
-            return Ok(Some(Cow::Borrowed(value)));
-        }
-        let datum = std::str::from_utf8(value)
-            .map_err(anyhow::Error::from)
-            .and_then(hex_literal)
-            .with_context(|| {
-                let written = match self.layout {
-                    Layout::Csv { .. } => "in CSV (\\x...)",
-                    _ => "in COPY's text format (\\\\x...)",
-                };
-                format!(
-                    "{} of {} does not hold a datum as a bytea {written}",
-                    record.place, self.origin
-                )
-            })?;
-        Ok(Some(Cow::Owned(datum)))
     }
 }
 

@@ -305,7 +305,7 @@ impl Summary {
     }
 
     /// The summary under the table, and a line for each problem.
-    fn text(&self, origin: &str, format: DatumFormatArg) -> String {
+    fn text(&self, origin: &str, what: &str) -> String {
         let readable = self.raw + self.plain + self.extended;
         let ratio = if self.stored_bytes > 0 {
             self.raw_bytes as f64 / self.stored_bytes as f64
@@ -332,7 +332,7 @@ impl Summary {
              PostgreSQL's own compressed form, {} with a dictionary{dicts}{unreadable}\n",
             counted(self.datums, "datum"),
             origin,
-            format_name(format),
+            what,
             thousands(self.raw_bytes),
             thousands(self.stored_bytes),
             thousands(self.raw),
@@ -378,13 +378,10 @@ fn write_table(
 ) -> anyhow::Result<Summary> {
     let verify = inspector.verify;
     let table = table_columns(verify);
-    let (origin, format) = (datums.origin.clone(), datums.format);
+    let (origin, what, format) = (datums.origin.clone(), datums.what.clone(), datums.format);
     // Text formats name a datum by its line.
     let hex = matches!(format, DatumFormatArg::Hex | DatumFormatArg::Escape);
-    let read_again = datums.is_regular_file().then(|| DatumInput {
-        input: input.input.clone(),
-        format: Some(format),
-    });
+    let read_again = datums.again(input);
     let mut widths = table.widths(std::iter::empty::<Vec<String>>());
     let mut summary = Summary::default();
     let mut held = Vec::new();
@@ -429,7 +426,7 @@ fn write_table(
             }
         }
     }
-    out.write_all(summary.text(&origin, format).as_bytes())
+    out.write_all(summary.text(&origin, &what).as_bytes())
         .context(WRITE_FAILED)?;
     Ok(summary)
 }
@@ -619,16 +616,6 @@ fn some_as_text<S: serde::Serializer>(
     match value {
         Some(value) => s.collect_str(value),
         None => s.serialize_none(),
-    }
-}
-
-fn format_name(format: DatumFormatArg) -> &'static str {
-    match format {
-        DatumFormatArg::Datums => "datums file",
-        DatumFormatArg::Hex => "hex",
-        DatumFormatArg::Escape => "escape",
-        DatumFormatArg::Varlena => "varlenas",
-        DatumFormatArg::Copy => "binary COPY",
     }
 }
 
