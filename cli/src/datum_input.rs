@@ -35,7 +35,7 @@ use std::path::Path;
 use anyhow::{anyhow, Context};
 use pgdict::datum;
 use pgdict_trainer::source::copy::Place;
-use pgdict_trainer::source::{self, copy, datums_file, Format, SourceSpec};
+use pgdict_trainer::source::{self, copy, datums_file, Format, SourceError, SourceSpec};
 
 use crate::fail::{usage_error, user_error, HintExt};
 use crate::in_order::ItemReader;
@@ -496,22 +496,29 @@ impl Iterator for Datums {
             Ok(None) if self.count > 0 => None,
             Ok(None) => Some(Err(user_error(
                 format!("{} holds no datums", self.origin),
-                "give a datums file written by `pgdict compress`, or hex lines as psql prints a \
-                 bytea",
+                match self.reader {
+                    Reader::Parsed(_) => {
+                        "give a datums file written by `pgdict compress`, or hex lines as psql \
+                         prints a bytea"
+                    }
+                    Reader::Column { .. } => "the column holds only NULLs, or there are no rows",
+                },
             ))),
             Err(e) => {
                 let hint = match self.reader {
-                    Reader::Parsed(_) => format_hint(self.format),
-                    Reader::Column { .. } => {
+                    Reader::Parsed(_) => Some(format_hint(self.format)),
+                    // A reader's error (bad CSV, no such column) tells its own remedy.
+                    Reader::Column { .. } if e.downcast_ref::<SourceError>().is_some() => None,
+                    Reader::Column { .. } => Some(
                         "name the column that holds the datums, as `pgdict compress \
-                         --keep-columns` writes them (a bytea column copied out)"
-                    }
+                         --keep-columns` writes them (a bytea column copied out)",
+                    ),
                 };
-                Some(
-                    Err(e)
-                        .with_context(|| format!("cannot read the datums of {}", self.origin))
-                        .hint(hint),
-                )
+                let e = e.context(format!("cannot read the datums of {}", self.origin));
+                Some(match hint {
+                    Some(hint) => Err(e).hint(hint),
+                    None => Err(e),
+                })
             }
         };
         self.done = true;

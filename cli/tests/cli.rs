@@ -711,6 +711,20 @@ fn keep_columns_writes_the_rows_back_with_datums_and_decompress_restores_them() 
             );
     }
     assert!(!dir.path("rows.datums").exists());
+    // A column of NULLs holds no datums; a CSV error's hint is the reader's.
+    dir.write("nulls.csv", b"id,body\n1,\n");
+    dir.run(&["inspect", "nulls.csv", "--csv-column", "body"])
+        .fails(
+            1,
+            &["nulls.csv holds no datums", "the column holds only NULLs"],
+        );
+    dir.write("open.csv", b"id,body\n1,\"open\n");
+    let open = ["decompress", "open.csv", "--csv-column", "body"];
+    let stderr = dir.run(&open).fails(1, &["open.csv:2: bad CSV"]).stderr;
+    assert!(
+        stderr.contains("hint: the input must be CSV") && !stderr.contains("name the column"),
+        "{stderr}"
+    );
     // By index, the header line is data: it holds no datum.
     dir.run(&["decompress", "packed.copy", "--copy-column", "1"])
         .fails(
