@@ -144,10 +144,7 @@ impl Datums {
         let what = spec.describe();
         let (layout, records) =
             source::open_records(&spec).with_context(|| format!("cannot read {what}"))?;
-        let origin = match &spec {
-            SourceSpec::File { path, .. } => path.display().to_string(),
-            _ => "standard input".to_string(),
-        };
+        let origin = spec.input_name();
         let binary = layout.is_binary();
         Ok(Datums {
             origin,

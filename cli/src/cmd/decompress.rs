@@ -118,10 +118,7 @@ fn run_records(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<
     let bars = Bars::new(out.is_terminal());
     let size = |record: &Record| record.value.as_ref().map_or(0, Vec::len);
     let mut reader = SourceItems::new(records, &bars, Phase::Decompressing, size);
-    let origin = match &spec {
-        SourceSpec::File { path, .. } => path.display().to_string(),
-        _ => "standard input".to_string(),
-    };
+    let origin = spec.input_name();
     let to_records = ToRecords {
         prefix: args.prefix,
         layout: &layout,

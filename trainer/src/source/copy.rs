@@ -162,27 +162,7 @@ impl CopyOptions {
     /// period, a lowercase ASCII letter or a digit (each reads as part of an escape), or not
     /// ASCII (a UTF-8 database's rule); a NULL string with a line end or the delimiter in it.
     pub fn check(&self) -> Result<(), String> {
-        let delimiter = self.text_delimiter();
-        let null = self.text_null();
-        if !delimiter.is_ascii() {
-            return Err("COPY delimiter must be a single one-byte character".into());
-        }
-        if delimiter == b'\n' || delimiter == b'\r' {
-            return Err("COPY delimiter cannot be newline or carriage return".into());
-        }
-        if null.contains(&b'\n') || null.contains(&b'\r') {
-            return Err("COPY null representation cannot use newline or carriage return".into());
-        }
-        if delimiter == 0 || b"\\.abcdefghijklmnopqrstuvwxyz0123456789".contains(&delimiter) {
-            return Err(format!(
-                "COPY delimiter cannot be \"{}\"",
-                char::from(delimiter).escape_default()
-            ));
-        }
-        if null.contains(&delimiter) {
-            return Err("COPY delimiter must not appear in the NULL specification".into());
-        }
-        Ok(())
+        check_options(self.text_delimiter(), self.text_null(), false)
     }
 
     fn text_delimiter(&self) -> u8 {
@@ -798,6 +778,41 @@ fn write_text_record(out: &mut Vec<u8>, record: &Record, value: impl FnOnce(&mut
     value(out);
     out.extend_from_slice(&record.after);
     out.push(b'\n');
+}
+
+/// Refuses a delimiter and a NULL string that `COPY ... FROM` refuses, in its words and, where
+/// several apply, its order (`ProcessCopyOptions`, `copy.c`; checked with psql on PostgreSQL
+/// 15): a delimiter that is not ASCII (a UTF-8 database's rule) or a line end; a NULL string
+/// with a line end; in the text format a delimiter that is a backslash, a period, a lowercase
+/// ASCII letter or a digit (each reads as part of an escape), in CSV (`csv`) one that is the
+/// quote; a NULL string with the delimiter in it, and in CSV the quote.
+pub(super) fn check_options(delimiter: u8, null: &[u8], csv: bool) -> Result<(), String> {
+    if !delimiter.is_ascii() {
+        return Err("COPY delimiter must be a single one-byte character".into());
+    }
+    if delimiter == b'\n' || delimiter == b'\r' {
+        return Err("COPY delimiter cannot be newline or carriage return".into());
+    }
+    if null.contains(&b'\n') || null.contains(&b'\r') {
+        return Err("COPY null representation cannot use newline or carriage return".into());
+    }
+    let unsafe_in_text = b"\\.abcdefghijklmnopqrstuvwxyz0123456789";
+    if !csv && (delimiter == 0 || unsafe_in_text.contains(&delimiter)) {
+        return Err(format!(
+            "COPY delimiter cannot be \"{}\"",
+            char::from(delimiter).escape_default()
+        ));
+    }
+    if csv && delimiter == csv::QUOTE {
+        return Err("COPY delimiter and quote must be different".into());
+    }
+    if null.contains(&delimiter) {
+        return Err("COPY delimiter must not appear in the NULL specification".into());
+    }
+    if csv && null.contains(&csv::QUOTE) {
+        return Err("CSV quote character must not appear in the NULL specification".into());
+    }
+    Ok(())
 }
 
 /// One column of binary COPY data, as rows.

@@ -34,11 +34,11 @@
 use std::io::BufRead;
 use std::ops::Range;
 
-use super::copy::{Layout, Record};
+use super::copy::{check_options, Layout, Record};
 use super::{until_error, Column, Iter, LineEnd, RowIter, SourceError, TextRecords};
 
 /// COPY's default QUOTE, and ESCAPE (a quote in a quoted part is written twice).
-const QUOTE: u8 = b'"';
+pub(super) const QUOTE: u8 = b'"';
 
 /// The byte order mark UTF-8 text may start with.
 const BYTE_ORDER_MARK: &[u8] = "\u{feff}".as_bytes();
@@ -72,26 +72,7 @@ impl CsvOptions {
     /// end, not ASCII, or the quote; a NULL string with a line end, the delimiter or the quote
     /// in it.
     pub fn check(&self) -> Result<(), String> {
-        let (delimiter, null) = (self.delimiter, &self.null);
-        if !delimiter.is_ascii() {
-            return Err("COPY delimiter must be a single one-byte character".into());
-        }
-        if delimiter == b'\n' || delimiter == b'\r' {
-            return Err("COPY delimiter cannot be newline or carriage return".into());
-        }
-        if null.contains(&b'\n') || null.contains(&b'\r') {
-            return Err("COPY null representation cannot use newline or carriage return".into());
-        }
-        if delimiter == QUOTE {
-            return Err("COPY delimiter and quote must be different".into());
-        }
-        if null.contains(&delimiter) {
-            return Err("COPY delimiter must not appear in the NULL specification".into());
-        }
-        if null.contains(&QUOTE) {
-            return Err("CSV quote character must not appear in the NULL specification".into());
-        }
-        Ok(())
+        check_options(self.delimiter, &self.null, true)
     }
 }
 

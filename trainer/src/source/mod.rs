@@ -187,6 +187,16 @@ impl SourceSpec {
         }
     }
 
+    /// The input's name, as the readers' messages give it: a file's or directory's path,
+    /// "standard input", or (a PostgreSQL column) [`SourceSpec::describe`].
+    pub fn input_name(&self) -> String {
+        match self {
+            SourceSpec::File { path, .. } | SourceSpec::Dir(path) => path.display().to_string(),
+            SourceSpec::Stdin(_) => "standard input".to_string(),
+            SourceSpec::Postgres(_) => self.describe(),
+        }
+    }
+
     /// What the source is, for messages and for a dictionary's metadata (`source`); never
     /// includes a password.
     pub fn describe(&self) -> String {
