@@ -681,6 +681,18 @@ fn keep_columns_loads_each_datum_beside_its_id_and_gives_the_rows_back() {
             "(FORMAT csv, NULL 'NULL')",
             &["--csv-column", "1", "--csv-no-header", "--csv-null", "NULL"],
         ),
+        // DELIMITER 'a': a bytea's hex text quoted where it holds an `a`, as COPY quotes it.
+        (
+            "csv_delimiter_a",
+            "(FORMAT csv, DELIMITER 'a')",
+            &[
+                "--csv-column",
+                "1",
+                "--csv-no-header",
+                "--csv-delimiter",
+                "a",
+            ],
+        ),
     ] {
         let copied = copy_out(
             &mut client,
@@ -754,6 +766,11 @@ fn keep_columns_loads_each_datum_beside_its_id_and_gives_the_rows_back() {
             &format!("COPY (SELECT id, body, tag FROM {table} ORDER BY id) TO STDOUT {options}"),
         );
         std::fs::write(dir.join("back.copy"), &back).unwrap();
+        // What compress wrote is what COPY ... TO writes for the same rows, byte for byte.
+        assert!(
+            back == std::fs::read(dir.join("packed.copy")).unwrap(),
+            "{format}: COPY wrote the packed rows otherwise"
+        );
         let decompress = [
             "decompress",
             "back.copy",

@@ -720,13 +720,12 @@ impl Layout {
             Layout::Csv {
                 delimiter, null, ..
             } => write_text_record(out, record, |out| {
-                // The hex text is made of these bytes alone, so COPY quotes it where it would
-                // quote them (if the delimiter is one of them: CSV allows a hex digit, `x`,
-                // `\`), or where it is the NULL string. It holds no quote to double.
+                // Quoted as COPY quotes it: where the delimiter is in it (CSV allows a hex
+                // digit, `x` or `\` as one) or it is the NULL string. The hex text holds no
+                // quote to double.
                 let start = out.len();
                 write_hex(bytes, b"\\x", out);
-                let any_hex = b"\\x0123456789abcdef";
-                if csv::needs_quotes(any_hex, *delimiter, b"", false) || out[start..] == **null {
+                if csv::needs_quotes(&out[start..], *delimiter, null, false) {
                     out.insert(start, b'"');
                     out.push(b'"');
                 }

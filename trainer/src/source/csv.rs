@@ -582,7 +582,17 @@ mod tests {
 
     #[test]
     fn a_bytea_is_its_hex_text_quoted_where_the_delimiter_is_in_it() {
-        for delimiter in [b',', b'a', b'x', b'\\', b'1'] {
+        // `\x01ab` holds `a`, `x`, `\` and `1`, not `,`, `e` or `9`: quoted only where it holds
+        // the delimiter, as COPY ... TO quotes it.
+        for (delimiter, quoted) in [
+            (b',', false),
+            (b'a', true),
+            (b'x', true),
+            (b'\\', true),
+            (b'1', true),
+            (b'e', false),
+            (b'9', false),
+        ] {
             let options = CsvOptions {
                 delimiter,
                 has_header: false,
@@ -594,6 +604,12 @@ mod tests {
             layout
                 .write_bytea_record(&mut out, &first[0], Some(b"\x01\xab"))
                 .unwrap();
+            let field: &[u8] = if quoted { b"\"\\x01ab\"" } else { b"\\x01ab" };
+            let expected = [&b"0"[..], &[delimiter], field, &[delimiter], b"q\n"].concat();
+            assert_eq!(
+                String::from_utf8_lossy(&out),
+                String::from_utf8_lossy(&expected)
+            );
             let (_, again) = read_records(&out, &options);
             assert_eq!(
                 again[0].value.as_deref(),
