@@ -35,9 +35,9 @@ use std::path::Path;
 use anyhow::{anyhow, Context};
 use pgdict::datum;
 use pgdict_trainer::source::copy::Place;
-use pgdict_trainer::source::{self, copy, datums_file, Format, SourceError, SourceSpec};
+use pgdict_trainer::source::{self, copy, datums_file, SourceError, SourceSpec};
 
-use crate::fail::{usage_error, user_error, HintExt};
+use crate::fail::{usage_error, user_error, Hint, HintExt};
 use crate::in_order::ItemReader;
 use crate::{DatumFormatArg, DatumInput};
 
@@ -155,14 +155,7 @@ impl Datums {
                 DatumFormatArg::Hex
             },
             input_len: records.input_len(),
-            what: match &format {
-                Format::Csv(csv) => format!("CSV column {}", csv.column),
-                Format::Copy(copy::CopyOptions {
-                    column: Some(column),
-                    ..
-                }) => format!("COPY column {column}"),
-                other => other.name().to_string(),
-            },
+            what: format.describe(),
             reader: Reader::Column { layout, records },
             count: 0,
             done: false,
@@ -503,6 +496,8 @@ impl Iterator for Datums {
             ))),
             Err(e) => {
                 let hint = match self.reader {
+                    // The reader's own hint (a CSV file read as hex lines) is more to the point.
+                    Reader::Parsed(_) if e.downcast_ref::<Hint>().is_some() => None,
                     Reader::Parsed(_) => Some(format_hint(self.format)),
                     // A reader's error (bad CSV, no such column) tells its own remedy.
                     Reader::Column { .. } if e.downcast_ref::<SourceError>().is_some() => None,
@@ -984,8 +979,17 @@ impl<R: BufRead> HexLines<R> {
                     continue;
                 }
             }
-            self.parse_line(&line, number)
-                .map_err(|e| anyhow!("line {number}: {e}"))?;
+            if let Err(e) = self.parse_line(&line, number) {
+                let e = anyhow!("line {number}: {e}");
+                let next = self.next_line.as_ref().map(|(_, next)| next.as_str());
+                return Err(match csv_column_flags(&line, next) {
+                    Some(flags) => e.context(Hint(format!(
+                        "this looks like CSV, as `pgdict compress --keep-columns` writes it: \
+                         name the column that holds the datums ({flags})"
+                    ))),
+                    None => e,
+                });
+            }
         }
     }
 
@@ -1039,6 +1043,46 @@ fn read_bounded_line(
         );
     }
     Ok(Some(line))
+}
+
+/// The flags that would read `line` as CSV, when it, or the line after it (`next`) under it as
+/// a header, has a `\x...` field among others split at commas or semicolons:
+/// `--csv-column body`, or `--csv-column 1 --csv-no-header`, with `--csv-delimiter ';'` if need
+/// be. `None` when neither line has one. A guess for a hint: fields are split at every
+/// delimiter, so the column goes unnamed (`NAME`) when a quoted field, which may hold one, is
+/// before it.
+fn csv_column_flags(line: &str, next: Option<&str>) -> Option<String> {
+    let datum_index = |line: &str, delimiter: char| {
+        let mut fields = line.split(delimiter);
+        let index = fields.position(|field| field.trim_matches('"').starts_with("\\x"));
+        index.filter(|_| line.contains(delimiter))
+    };
+    /// Field `index` of `line`, where no quoted field before it can have moved it.
+    fn unmoved_field(line: &str, delimiter: char, index: usize) -> Option<&str> {
+        let mut fields = line.split(delimiter);
+        let moved = fields.by_ref().take(index).any(|field| field.contains('"'));
+        fields.next().filter(|_| !moved)
+    }
+    for delimiter in [',', ';'] {
+        let column = if let Some(index) = datum_index(line, delimiter) {
+            unmoved_field(line, delimiter, index).map(|_| format!("{index} --csv-no-header"))
+        } else if let Some(index) = next.and_then(|next| datum_index(next, delimiter)) {
+            let name = unmoved_field(next.unwrap_or(""), delimiter, index)
+                .and(unmoved_field(line, delimiter, index));
+            let plain = |c: char| c.is_ascii_alphanumeric() || c == '_';
+            name.filter(|name| !name.is_empty() && name.chars().all(plain))
+                .map(str::to_string)
+        } else {
+            continue;
+        };
+        let column = column.unwrap_or_else(|| "NAME".to_string());
+        let delimiter_flag = match delimiter {
+            ',' => String::new(),
+            other => format!(" --csv-delimiter '{other}'"),
+        };
+        return Some(format!("--csv-column {column}{delimiter_flag}"));
+    }
+    None
 }
 
 /// What separates the fields of a hex line: psql's `|` (aligned, or `-A`), and the tab of
@@ -1394,6 +1438,33 @@ mod tests {
             error(b"\\x0b61\n\\x\xff\n"),
             "not text: invalid UTF-8 at byte 9"
         );
+    }
+
+    #[test]
+    fn a_csv_line_is_told_with_the_flags_that_read_it() {
+        for (line, next, flags) in [
+            ("id,body", Some("1,\\x0b61"), Some("--csv-column body")),
+            ("1,\\x0b61,x", None, Some("--csv-column 1 --csv-no-header")),
+            ("\\x0b61,x", None, Some("--csv-column 0 --csv-no-header")),
+            (
+                "id;body",
+                Some("1;\"\\x0b61\""),
+                Some("--csv-column body --csv-delimiter ';'"),
+            ),
+            // A quoted field before the datum's may hold the delimiter: no index is sure.
+            ("\"a,b\",\\x0b61", None, Some("--csv-column NAME")),
+            (
+                "\"the id\",body",
+                Some("1,\\x0b61"),
+                Some("--csv-column NAME"),
+            ),
+            // Hex lines, and lines of other text, are not CSV.
+            ("\\x0b6", None, None),
+            ("\\x0b61|\\x0b62", None, None),
+            ("{\"a\": 1, \"b\": 2}", Some("hello, world"), None),
+        ] {
+            assert_eq!(csv_column_flags(line, next).as_deref(), flags, "{line}");
+        }
     }
 
     #[test]

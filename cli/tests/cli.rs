@@ -684,6 +684,32 @@ fn keep_columns_writes_the_rows_back_with_datums_and_decompress_restores_them() 
         inspected.contains("5,988 datums of standard input (CSV column \"body\")"),
         "{inspected}"
     );
+    // Read as hex lines, the packed CSV is unreadable: the hint names the flags that read it,
+    // and they do (with and without the header).
+    let no_header: Vec<u8> = (packed_csv.stdout.split_inclusive(|&b| b == b'\n').skip(1))
+        .flatten()
+        .copied()
+        .collect();
+    dir.write("packed.csv", &packed_csv.stdout);
+    dir.write("packed-no-header.csv", &no_header);
+    for (file, flags) in [
+        ("packed.csv", "--csv-column body --csv-delimiter ';'"),
+        (
+            "packed-no-header.csv",
+            "--csv-column 1 --csv-no-header --csv-delimiter ';'",
+        ),
+    ] {
+        for command in ["inspect", "decompress"] {
+            let stderr = dir.run(&[command, file]).fails(1, &["line 1"]).stderr;
+            assert!(
+                stderr.contains("hint: this looks like CSV") && stderr.contains(flags),
+                "{stderr}"
+            );
+        }
+        let flags: Vec<&str> = (flags.split(' ').map(|flag| flag.trim_matches('\''))).collect();
+        let inspected = dir.run(&[&["inspect", file], &flags[..]].concat()).ok();
+        assert!(inspected.stdout().contains("5,988 datums"), "{file}");
+    }
 
     // What cannot be done is said (before a file that is not there).
     for rows in [&corpus_arg("app_logs.txt")[..], "missing.txt"] {

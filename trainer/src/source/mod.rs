@@ -95,6 +95,18 @@ impl Format {
             Format::Copy(_) => "copy",
         }
     }
+
+    /// What is read, for messages: `CSV column body`, `COPY column 1`, or the format's name.
+    pub fn describe(&self) -> String {
+        match self {
+            Format::Csv(csv) => format!("CSV column {}", csv.column),
+            Format::Copy(copy::CopyOptions {
+                column: Some(column),
+                ..
+            }) => format!("COPY column {column}"),
+            other => other.name().to_string(),
+        }
+    }
 }
 
 /// A CSV or COPY delimiter as given on a command line: one byte, or `\t` or `tab` for a tab.
@@ -200,20 +212,12 @@ impl SourceSpec {
     /// What the source is, for messages and for a dictionary's metadata (`source`); never
     /// includes a password.
     pub fn describe(&self) -> String {
-        let format = |format: &Format| match format {
-            Format::Csv(csv) => format!("csv column {}", csv.column),
-            Format::Copy(copy::CopyOptions {
-                column: Some(column),
-                ..
-            }) => format!("copy column {column}"),
-            other => other.name().to_string(),
-        };
         match self {
-            SourceSpec::File { path, format: f } => {
-                format!("file {} ({})", path.display(), format(f))
+            SourceSpec::File { path, format } => {
+                format!("file {} ({})", path.display(), format.describe())
             }
             SourceSpec::Dir(path) => format!("directory {}", path.display()),
-            SourceSpec::Stdin(f) => format!("standard input ({})", format(f)),
+            SourceSpec::Stdin(format) => format!("standard input ({})", format.describe()),
             SourceSpec::Postgres(pg) => format!(
                 "table {} column {} at {}",
                 pg.table,
