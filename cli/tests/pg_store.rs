@@ -784,6 +784,32 @@ fn keep_columns_loads_each_datum_beside_its_id_and_gives_the_rows_back() {
             rows_back == copied,
             "{format}: the rows came back different"
         );
+        // Copied out under bytea_output = escape, the datums are not read: the hint says how
+        // to copy them out so that they are.
+        if format != "binary" {
+            client.batch_execute("SET bytea_output = escape").unwrap();
+            let escaped = copy_out(
+                &mut client,
+                &format!(
+                    "COPY (SELECT id, body, tag FROM {table} ORDER BY id) TO STDOUT {options}"
+                ),
+            );
+            client.batch_execute("RESET bytea_output").unwrap();
+            std::fs::write(dir.join("escaped.copy"), &escaped).unwrap();
+            for command in [
+                &["decompress", "escaped.copy", "--keep-columns"][..],
+                &["inspect", "escaped.copy"],
+            ] {
+                let output = run(dir, &[command, flags].concat());
+                let stderr = String::from_utf8_lossy(&output.stderr);
+                assert!(
+                    output.status.code() == Some(1)
+                        && stderr.contains("does not hold a datum as a bytea")
+                        && stderr.contains("hint: the column looks like a bytea written under bytea_output = escape"),
+                    "{format}: {stderr}"
+                );
+            }
+        }
     }
 
     // A bad line after good ones: the lines before it are written, then a line that makes

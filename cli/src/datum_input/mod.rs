@@ -245,8 +245,29 @@ pub fn record_datum<'r>(
                 "{} of {origin} does not hold a datum as a bytea {written}",
                 record.place
             )
-        })?;
-    Ok(Some(Cow::Owned(datum)))
+        });
+    match datum {
+        Ok(datum) => Ok(Some(Cow::Owned(datum))),
+        // COPY writes a bytea as byteaout does: under `bytea_output = escape`, a byte that is
+        // not printable as `\013` (its backslash doubled in the text format), not read here.
+        Err(e) if has_octal_escape(value) => Err(e).hint(
+            "the column looks like a bytea written under bytea_output = escape: copy it out \
+             with bytea_output = hex (SET bytea_output = hex before the COPY, or \
+             PGOPTIONS='-c bytea_output=hex' for psql's \\copy)",
+        ),
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether `value` holds a backslash and three octal digits, as `bytea_output = escape` writes
+/// a byte that is not printable.
+fn has_octal_escape(value: &[u8]) -> bool {
+    value.windows(4).any(|window| {
+        window[0] == b'\\'
+            && window[1..]
+                .iter()
+                .all(|digit| (b'0'..=b'7').contains(digit))
+    })
 }
 
 impl ItemReader for Datums {
@@ -513,6 +534,7 @@ impl Iterator for Datums {
                     Reader::Parsed(_) => Some(format_hint(self.format)),
                     // A reader's error (bad CSV, no such column) tells its own remedy.
                     Reader::Column { .. } if e.downcast_ref::<SourceError>().is_some() => None,
+                    Reader::Column { .. } if e.downcast_ref::<Hint>().is_some() => None,
                     Reader::Column { .. } => Some(
                         "name the column that holds the datums, as `pgdict compress \
                          --keep-columns` writes them (a bytea column copied out)",
