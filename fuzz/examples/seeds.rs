@@ -134,6 +134,8 @@ impl Seeds {
         let mut lines = vec![0];
         let mut datums = vec![2];
         let mut csv = b"\x03a,b\n".to_vec();
+        // Delimiter `a`, no header: the rows quoted (most hold an `a`).
+        let mut csv_a = vec![9];
         let mut copy_one = vec![5];
         let mut copy_two = vec![6];
         let mut copy_header = b"\x07a\tb\n".to_vec();
@@ -150,6 +152,7 @@ impl Seeds {
             datums.extend_from_slice(row);
             let quoted = String::from_utf8_lossy(row).replace('"', "\"\"");
             csv.extend_from_slice(format!("{n},\"{quoted}\"\n").as_bytes());
+            csv_a.extend_from_slice(format!("{n}a\"{quoted}\"\n").as_bytes());
             copy::escape_text(row, &mut copy_one);
             copy_one.push(b'\n');
             for text in [&mut copy_two, &mut copy_header] {
@@ -172,6 +175,7 @@ impl Seeds {
             lines,
             datums,
             csv,
+            csv_a,
             copy_one,
             copy_two,
             copy_header,

@@ -11,7 +11,8 @@
 //! (`copy::records`, `csv::records`: what `--keep-columns` reads) hold the rows: their values,
 //! NULLs and empty ones left out, are the rows read, up to the same error; and the records
 //! written back (`Layout::write_record`) read back as the same records, and write back as the
-//! same bytes.
+//! same bytes; each value written as a bytea (`Layout::write_bytea_record`) reads back as its
+//! hex text, the other fields kept.
 
 #![no_main]
 
@@ -23,7 +24,7 @@ use pgdict_trainer::source::datums_file::MAX_DATUM_LEN;
 use pgdict_trainer::source::{csv, read_rows, Column, CsvOptions, Format};
 
 /// How many formats the mode byte picks from.
-const FORMATS: u8 = 9;
+const FORMATS: u8 = 10;
 
 /// The format mode `mode` picks.
 fn format(mode: u8) -> Format {
@@ -41,6 +42,8 @@ fn format(mode: u8) -> Format {
         2 => Format::Datums,
         3 => csv(Column::Name("b".into()), true, b',', b""),
         4 => csv(Column::Index(1), false, b'\t', b"\\N"),
+        // A hex digit as the delimiter: a bytea's hex text is quoted where it holds one.
+        9 => csv(Column::Index(1), false, b'a', b""),
         5 => Format::Copy(CopyOptions::default()),
         6 => Format::Copy(CopyOptions::column(Some(Column::Index(1)))),
         7 => Format::Copy(CopyOptions::column(Some(Column::Name("b".into())))),
@@ -120,6 +123,33 @@ fuzz_target!(|data: &[u8]| {
         };
         assert_eq!(values(&again), values(&records), "written: {written:?}");
         assert_eq!(write_back(&layout, &again), written);
+
+        // Each value written as a bytea (what `compress --keep-columns` writes) reads back as
+        // its hex text (binary COPY: its bytes), and the record, its own value put back, writes
+        // as before: the other fields are kept.
+        let mut packed = layout.write_start_bytes();
+        for record in &records {
+            (layout.write_bytea_record(&mut packed, record, record.value.as_deref())).unwrap();
+        }
+        layout.write_end(&mut packed).unwrap();
+        let (_, unpacked) = records_of(&packed, &format).expect("what was written opens");
+        assert_eq!(unpacked.len(), records.len(), "packed: {packed:?}");
+        for (unpacked, record) in unpacked.iter().zip(&records) {
+            let bytea = record.value.as_ref().map(|value| match layout {
+                copy::Layout::Binary => value.clone(),
+                _ => {
+                    let digits: String = value.iter().map(|byte| format!("{byte:02x}")).collect();
+                    [&b"\\x"[..], digits.as_bytes()].concat()
+                }
+            });
+            assert_eq!(unpacked.value, bytea, "packed: {packed:?}");
+        }
+        let mut restored = layout.write_start_bytes();
+        for (unpacked, record) in unpacked.iter().zip(&records) {
+            (layout.write_record(&mut restored, unpacked, record.value.as_deref())).unwrap();
+        }
+        layout.write_end(&mut restored).unwrap();
+        assert_eq!(restored, written, "packed: {packed:?}");
     }
     if format == Format::Copy(CopyOptions::default()) && !input.starts_with(SIGNATURE) {
         let mut text = Vec::new();
