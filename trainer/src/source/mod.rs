@@ -35,19 +35,19 @@
 //! stores and compresses it, and a SQL_ASCII database may hold bytes that are not UTF-8 at
 //! all.
 //!
-//! Here: the specs, [`Rows`] and opening a source; the formats in their modules ([`copy`],
-//! [`csv`], [`datums_file`], and, private, `text`: lines, and the line reading under COPY and
-//! CSV), the PostgreSQL source (`pg`), and the command-line flags that choose a format
-//! ([`ColumnFlags`]).
+//! Here: the specs, [`Rows`] and opening a source. The formats have their modules: [`copy`]
+//! (text in `copy/text.rs`, binary in `copy/binary.rs`), [`csv`], [`datums_file`], and, private,
+//! `lines` (lines and JSON Lines, and the line reading under COPY's text format and CSV); the
+//! PostgreSQL source is `pg`, the command-line flags that choose a format [`ColumnFlags`].
 
 pub mod copy;
 pub mod csv;
 pub mod datums_file;
 mod flags;
+mod lines;
 mod pg;
-mod text;
 
-use text::{LineEnd, LineRows, TextRecords};
+use lines::{LineEnd, LineRows, TextRecords};
 
 use std::cell::Cell;
 use std::fs::{self, File};
