@@ -178,7 +178,7 @@ impl ToRecords<'_> {
     ) -> Decoded {
         let mut error = None;
         // The datums first, to take their dictionaries together: a text column holds each
-        // as its hex text.
+        // as a bytea's text.
         let mut datums = Vec::with_capacity(batch.items.len());
         for record in &batch.items {
             match record_datum(self.layout, record, self.origin) {

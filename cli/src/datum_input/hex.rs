@@ -283,7 +283,7 @@ fn bytea_array(field: &str) -> anyhow::Result<Vec<Vec<u8>>> {
 }
 
 /// `text` cut to `max` characters, with an ellipsis.
-fn shorten(text: &str, max: usize) -> String {
+pub(super) fn shorten(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         text.to_string()
     } else {

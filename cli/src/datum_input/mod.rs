@@ -36,11 +36,13 @@ use std::os::fd::AsFd;
 use std::path::Path;
 
 use anyhow::Context;
+use pgdict::datum;
 use pgdict_trainer::source::copy::Place;
 use pgdict_trainer::source::{self, copy, datums_file, SourceError, SourceSpec};
 
 use crate::fail::{usage_error, user_error, Hint, HintExt};
 use crate::in_order::ItemReader;
+use crate::text::counted;
 use crate::{DatumFormatArg, DatumInput};
 
 mod detect;
@@ -146,8 +148,8 @@ impl Datums {
     }
 
     /// A column of COPY data or CSV, as the column flags say (what `compress --keep-columns`
-    /// writes): each non-NULL value a datum, a bytea's hex text in the text format and CSV
-    /// ([`record_datum`]), its bytes in binary COPY.
+    /// writes): each non-NULL value a datum, a bytea's text in the text format and CSV (hex or
+    /// escape format: [`record_datum`]), its bytes in binary COPY.
     fn open_column(input: &DatumInput) -> anyhow::Result<Datums> {
         let format = (input.columns.format(None))
             .map_err(|conflict| usage_error(conflict.message, conflict.hint))?
@@ -219,9 +221,10 @@ impl Datums {
     }
 }
 
-/// The datum a record's column holds: its value in the binary format, the bytes of its hex
-/// text (`\x...`) in the text format and CSV; `None` for NULL. `origin` names the input in
-/// the error for a value that is not a bytea's hex text.
+/// The datum a record's column holds: its value in the binary format; in the text format and
+/// CSV the bytes of its text as PostgreSQL's `byteain` reads a bytea (hex, `\x...`, or escape
+/// format, what COPY writes under `bytea_output = escape`: [`bytea_datum`]); `None` for NULL.
+/// `origin` names the input in the error for a value that is neither.
 pub fn record_datum<'r>(
     layout: &copy::Layout,
     record: &'r copy::Record,
@@ -233,41 +236,42 @@ pub fn record_datum<'r>(
     if layout.is_binary() {
         return Ok(Some(Cow::Borrowed(value)));
     }
-    let datum = std::str::from_utf8(value)
-        .map_err(anyhow::Error::from)
-        .and_then(hex_literal)
-        .with_context(|| {
-            let written = match layout {
-                copy::Layout::Csv { .. } => "in CSV (\\x...)",
-                _ => "in COPY's text format (\\\\x...)",
-            };
-            format!(
-                "{} of {origin} does not hold a datum as a bytea {written}",
-                record.place
-            )
-        });
-    match datum {
-        Ok(datum) => Ok(Some(Cow::Owned(datum))),
-        // COPY writes a bytea as byteaout does: under `bytea_output = escape`, a byte that is
-        // not printable as `\013` (its backslash doubled in the text format), not read here.
-        Err(e) if has_octal_escape(value) => Err(e).hint(
-            "the column looks like a bytea written under bytea_output = escape: copy it out \
-             with bytea_output = hex (SET bytea_output = hex before the COPY, or \
-             PGOPTIONS='-c bytea_output=hex' for psql's \\copy)",
-        ),
-        Err(e) => Err(e),
-    }
+    let datum = bytea_datum(value).with_context(|| {
+        let written = match layout {
+            copy::Layout::Csv { .. } => "in CSV (\\x... or escape format)",
+            _ => "in COPY's text format (\\\\x... or escape format)",
+        };
+        format!(
+            "{} of {origin} does not hold a datum as a bytea {written}",
+            record.place
+        )
+    })?;
+    Ok(Some(Cow::Owned(datum)))
 }
 
-/// Whether `value` holds a backslash and three octal digits, as `bytea_output = escape` writes
-/// a byte that is not printable.
-fn has_octal_escape(value: &[u8]) -> bool {
-    value.windows(4).any(|window| {
-        window[0] == b'\\'
-            && window[1..]
-                .iter()
-                .all(|digit| (b'0'..=b'7').contains(digit))
-    })
+/// The datum a bytea's text holds: hex (`\x...`), or escape format (`\013abc`, as
+/// [`escape::escape_literal`] reads it) where it decodes to a datum exactly as long as its own
+/// header says. Every text without a backslash is a bytea in escape format, so that check is
+/// what keeps a header line or a column of text from being read as datums.
+fn bytea_datum(text: &[u8]) -> anyhow::Result<Vec<u8>> {
+    if text.starts_with(b"\\x") {
+        return hex_literal(std::str::from_utf8(text)?);
+    }
+    let bytes = escape::escape_literal(text)
+        .context("not a bytea in hex (\\x...), nor in escape format")?;
+    let why = match datum::read_header(&bytes) {
+        Ok(header) if header.total_len == bytes.len() => return Ok(bytes),
+        Ok(header) => format!(
+            "its header says {}",
+            counted(header.total_len as u64, "byte")
+        ),
+        Err(e) => e.to_string(),
+    };
+    anyhow::bail!(
+        "not a bytea in hex (\\x...), and in escape format it is {}, not a datum ({why}): {}",
+        counted(bytes.len() as u64, "byte"),
+        hex::shorten(&String::from_utf8_lossy(text), 40)
+    )
 }
 
 impl ItemReader for Datums {
@@ -836,6 +840,35 @@ mod tests {
             error(b"\\x0b61\n\\x\xff\n"),
             "not text: invalid UTF-8 at byte 9"
         );
+    }
+
+    #[test]
+    fn a_bytea_column_reads_as_byteain_reads_it_where_it_holds_datums() {
+        // Hex, and escape format: `\011abc` is the raw datum 0x09 'a' 'b' 'c' (0x09: the 1-byte
+        // header of 4 bytes).
+        assert_eq!(bytea_datum(b"\\x09616263").unwrap(), b"\x09abc");
+        assert_eq!(bytea_datum(b"\\011abc").unwrap(), b"\x09abc");
+        assert_eq!(bytea_datum(b"\\011a\\\\c").unwrap(), b"\x09a\\c");
+        // All printable, and still a datum: `A` is the 1-byte header of 32 bytes.
+        let printable = format!("A{}", "x".repeat(31));
+        assert_eq!(
+            bytea_datum(printable.as_bytes()).unwrap(),
+            printable.as_bytes()
+        );
+        // A header line, or text: a bytea in escape format, but no datum.
+        for (text, said) in [
+            (&b"body"[..], "it is 4 bytes, not a datum (datum: "),
+            (
+                b"Ax",
+                "it is 2 bytes, not a datum (its header says 32 bytes)",
+            ),
+            (b"", "it is 0 bytes, not a datum"),
+            (b"\\q", "nor in escape format"),
+            (b"\\x0g", "'g' at character 4"),
+        ] {
+            let e = format!("{:#}", bytea_datum(text).unwrap_err());
+            assert!(e.contains(said), "{e}");
+        }
     }
 
     #[test]
