@@ -369,13 +369,7 @@ impl<R: BufRead> CsvReader<R> {
         };
         let mut fields = self.split(line)?;
         let count = fields.len();
-        let expected = *self.text.fields.get_or_insert(count);
-        if count != expected {
-            return Err(self.bad(
-                line,
-                format!("{count} fields, where the records before have {expected}"),
-            ));
-        }
+        (self.text.check_width(count, "records")).map_err(|message| self.bad(line, message))?;
         if self.text.index >= count {
             let origin = format!("{}:{line}", self.text.origin);
             return Err(self.no_column(origin, format!("the record has {count} fields")));

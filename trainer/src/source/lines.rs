@@ -150,6 +150,18 @@ impl<R> TextRecords<R> {
 }
 
 impl<R: BufRead> TextRecords<R> {
+    /// Checks that a record of `count` fields is as wide as the first (which sets the width):
+    /// else the message, naming what came before (`lines`, `records`).
+    pub(super) fn check_width(&mut self, count: usize, before: &str) -> Result<(), String> {
+        let expected = *self.fields.get_or_insert(count);
+        if count == expected {
+            return Ok(());
+        }
+        Err(format!(
+            "{count} fields, where the {before} before have {expected}"
+        ))
+    }
+
     /// How many whole lines have been read.
     pub(super) fn lines(&self) -> u64 {
         match self.line_ends {

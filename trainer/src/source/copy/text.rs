@@ -131,13 +131,7 @@ impl<R: BufRead> TextRows<R> {
         };
         let mut fields = split_fields(&self.text.buf, self.options.text_delimiter());
         let count = fields.len();
-        let expected = *self.text.fields.get_or_insert(count);
-        if count != expected {
-            return Err(self.bad(
-                line,
-                format!("{count} fields, where the lines before have {expected}"),
-            ));
-        }
+        (self.text.check_width(count, "lines")).map_err(|message| self.bad(line, message))?;
         if self.options.column.is_none() && count != 1 {
             let separated = match self.options.text_delimiter() {
                 b'\t' => "tab-separated".to_string(),
