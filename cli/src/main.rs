@@ -412,8 +412,9 @@ struct DecompressArgs {
     /// Keep each row's other columns: read COPY data (text or binary) or CSV whose
     /// --copy-column (--csv-column) holds datums (bytea: `\\x...` in the text format, `\x...`
     /// in CSV, or escape format as COPY writes it under bytea_output = escape), and write it
-    /// back in the same format with each datum decompressed (NULL stays NULL). What `pgdict compress --keep-columns` wrote, or `COPY t (id, payload) TO STDOUT`
-    /// of the table it was loaded into, comes back as the rows it was made from.
+    /// back in the same format with each datum decompressed (NULL stays NULL). What `pgdict
+    /// compress --keep-columns` wrote, or `COPY t (id, payload) TO STDOUT` of the table it was
+    /// loaded into, comes back as the rows it was made from.
     #[arg(long, conflicts_with_all = ["out_format", "format"])]
     keep_columns: bool,
 

@@ -3,10 +3,11 @@
 //! bytes CSV treats specially (quotes, doubled quotes, delimiters, line ends of the three kinds
 //! in and out of quotes, `\.`, the NULL string), are loaded by the server and read by pgdict as
 //! records, with COPY's default comma and NULL and with two other delimiters and NULL strings
-//! (a quarter of the inputs have one field, so that a record `\.` can load). Whatever the server loads, pgdict must read as the same
-//! values, NULLs (an unquoted empty field) told from empty strings (`""`). What the server
-//! refuses for a line end (one of another kind than the first line's, outside quotes), pgdict
-//! must refuse; what it refuses for another reason, pgdict may read or refuse.
+//! (a quarter of the inputs have one field, so that a record `\.` can load). Whatever the
+//! server loads, pgdict must read as the same values, NULLs (an unquoted empty field) told from
+//! empty strings (`""`). What the server refuses for a line end (one of another kind than the
+//! first line's, outside quotes), pgdict must refuse; what it refuses for another reason,
+//! pgdict may read or refuse.
 
 mod copy_oracle;
 

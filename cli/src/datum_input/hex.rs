@@ -161,9 +161,11 @@ pub(super) fn csv_column_flags(line: &str, next: Option<&str>) -> Option<String>
     for delimiter in [',', ';'] {
         let column = if let Some(index) = datum_index(line, delimiter) {
             unmoved_field(line, delimiter, index).map(|_| format!("{index} --csv-no-header"))
-        } else if let Some(index) = next.and_then(|next| datum_index(next, delimiter)) {
-            let name = unmoved_field(next.unwrap_or(""), delimiter, index)
-                .and(unmoved_field(line, delimiter, index));
+        } else if let Some((next, index)) =
+            next.and_then(|next| Some((next, datum_index(next, delimiter)?)))
+        {
+            let name =
+                unmoved_field(next, delimiter, index).and(unmoved_field(line, delimiter, index));
             let plain = |c: char| c.is_ascii_alphanumeric() || c == '_';
             name.filter(|name| !name.is_empty() && name.chars().all(plain))
                 .map(str::to_string)

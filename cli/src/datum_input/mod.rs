@@ -26,8 +26,8 @@
 //! read through once per format tried, keeping one datum at a time.
 //!
 //! Here: the reader ([`Datums`]) and the input it reads ([`Source`]); the text formats in
-//! [`hex`] and [`escape`], varlenas in [`varlena`], telling the format in [`detect`](mod@detect) (datums
-//! files and binary COPY are read by `pgdict_trainer::source`).
+//! [`hex`] and [`escape`], varlenas in [`varlena`], telling the format in
+//! [`detect`](mod@detect) (datums files and binary COPY are read by `pgdict_trainer::source`).
 
 use std::borrow::Cow;
 use std::fs::File;
@@ -357,7 +357,7 @@ impl Source {
                             "cannot tell the format of {origin}: its start is not hex text, nor \
                              plainly a datums file, and telling a datums file from varlenas \
                              would hold over {} of it in memory",
-                            crate::text::counted(limit, "byte")
+                            counted(limit, "byte")
                         ),
                         "say which it is with --format datums|varlena; then it is read as it \
                          comes",
@@ -534,11 +534,10 @@ impl Iterator for Datums {
             Err(e) => {
                 let hint = match self.reader {
                     // The reader's own hint (a CSV file read as hex lines) is more to the point.
-                    Reader::Parsed(_) if e.downcast_ref::<Hint>().is_some() => None,
+                    _ if e.downcast_ref::<Hint>().is_some() => None,
                     Reader::Parsed(_) => Some(format_hint(self.format)),
                     // A reader's error (bad CSV, no such column) tells its own remedy.
                     Reader::Column { .. } if e.downcast_ref::<SourceError>().is_some() => None,
-                    Reader::Column { .. } if e.downcast_ref::<Hint>().is_some() => None,
                     Reader::Column { .. } => Some(
                         "name the column that holds the datums, as `pgdict compress \
                          --keep-columns` writes them (a bytea column copied out)",

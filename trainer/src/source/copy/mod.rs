@@ -152,8 +152,8 @@ pub(super) fn rows<R: BufRead + 'static>(
 
 /// The records of COPY data (text or binary, told by its first bytes), each split around the
 /// column `options` name (`None`: the only one), NULLs and empty values included; and how they
-/// are written back ([`Layout`]). The iterator ends at the end of the data or after its first error.
-/// [`super::open_records`] opens a file or standard input this way.
+/// are written back ([`Layout`]). The iterator ends at the end of the data or after its first
+/// error. [`super::open_records`] opens a file or standard input this way.
 pub fn records<R: BufRead + 'static>(
     input: R,
     options: &CopyOptions,
