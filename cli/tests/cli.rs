@@ -407,6 +407,35 @@ fn a_csv_column_with_another_delimiter_is_read_as_the_trainer_reads_it() {
             "\"plain, with a comma\"\n\"a\\ttab and a \\\"quote\\\"\"\n"
         );
     }
+    // QUOTE '''', ESCAPE '\': the same values (in quotes a backslash before a quote).
+    dir.write(
+        "rows.csv",
+        "id,body\n1,'plain, with a comma'\n2,'a\ttab and a \"quote\"'\n3,'it\\'s'\n",
+    );
+    let quoted = [
+        "compress",
+        "rows.csv",
+        "--csv-column",
+        "body",
+        "--csv-quote",
+        "'",
+        "--csv-escape",
+        "\\",
+        "--dict",
+        "none",
+        "-o",
+        "quoted.datums",
+        "-q",
+    ];
+    dir.run(&quoted).ok();
+    let values = dir
+        .run(&["decompress", "quoted.datums", "--out-format", "jsonl"])
+        .ok()
+        .stdout();
+    assert_eq!(
+        values,
+        "\"plain, with a comma\"\n\"a\\ttab and a \\\"quote\\\"\"\n\"it's\"\n"
+    );
     // With the default comma the header has one column, `id\tbody`.
     dir.run(&[
         "compress",
@@ -446,6 +475,22 @@ fn a_csv_column_with_another_delimiter_is_read_as_the_trainer_reads_it() {
             "CSV quote character must not appear in the NULL specification",
         ),
         (&["--csv-null", "NULL"], "--csv-null needs a column"),
+        (
+            &["--csv-column", "1", "--csv-quote", ","],
+            "COPY delimiter and quote must be different",
+        ),
+        (
+            &[
+                "--csv-column",
+                "1",
+                "--csv-quote",
+                "'",
+                "--csv-null",
+                "it's",
+            ],
+            "CSV quote character must not appear in the NULL specification",
+        ),
+        (&["--csv-escape", "\\"], "--csv-escape needs a column"),
         (
             &["--copy-null", "", "--format", "lines"],
             "--copy-null reads COPY data, but --format says lines",
@@ -633,13 +678,17 @@ fn keep_columns_writes_the_rows_back_with_datums_and_decompress_restores_them() 
     // CSV with a header, semicolons between fields: the bodies (JSON) quoted, a NULL an empty
     // field, the empty string `""`; the datums are those of the text format.
     let mut csv_rows = b"id;body;tag\n".to_vec();
+    let syntax = pgdict_trainer::source::CsvSyntax {
+        delimiter: b';',
+        ..Default::default()
+    };
     for row in &rows {
         for (at, field) in row.iter().enumerate() {
             if at > 0 {
                 csv_rows.push(b';');
             }
             if let Some(value) = field {
-                pgdict_trainer::source::csv::write_field(value, b';', b"", false, &mut csv_rows);
+                syntax.write_field(value, false, &mut csv_rows);
             }
         }
         csv_rows.push(b'\n');

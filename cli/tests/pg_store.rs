@@ -20,7 +20,7 @@ use std::process::{Command, Output};
 
 use cluster::PgCluster;
 use corpus::corpus_rows;
-use pgdict_trainer::source::copy;
+use pgdict_trainer::source::{copy, CsvSyntax};
 
 /// Runs pgdict in `dir`, with no store named by the environment.
 fn run(dir: &Path, args: &[&str]) -> Output {
@@ -693,6 +693,26 @@ fn keep_columns_loads_each_datum_beside_its_id_and_gives_the_rows_back() {
                 "a",
             ],
         ),
+        // QUOTE '''', ESCAPE '\': in quotes a backslash before each quote and backslash; the
+        // header read with them.
+        (
+            "csv_quote_escape",
+            r"(FORMAT csv, HEADER, QUOTE '''', ESCAPE '\')",
+            &[
+                "--csv-column",
+                "body",
+                "--csv-quote",
+                "'",
+                "--csv-escape",
+                "\\",
+            ],
+        ),
+        // QUOTE 'a': a bytea's hex text quoted where it holds an `a`, each `a` in it doubled.
+        (
+            "csv_quote_a",
+            "(FORMAT csv, QUOTE 'a')",
+            &["--csv-column", "1", "--csv-no-header", "--csv-quote", "a"],
+        ),
     ] {
         let copied = copy_out(
             &mut client,
@@ -831,7 +851,7 @@ fn keep_columns_loads_each_datum_beside_its_id_and_gives_the_rows_back() {
             "21\tonly two fields\n",
             &["--copy-column", "1"][..],
             "bad.copy:21: bad COPY data: 2 fields, where the lines before have 3",
-            copy::TEXT_BROKEN_END,
+            copy::TEXT_BROKEN_END.to_vec(),
             "end-of-copy marker corrupt",
         ),
         (
@@ -840,7 +860,30 @@ fn keep_columns_loads_each_datum_beside_its_id_and_gives_the_rows_back() {
             &["--csv-column", "1", "--csv-no-header"],
             // Line 76: the bodies before it hold line feeds, in quotes.
             "bad.copy:76: bad CSV: 2 fields, where the records before have 3",
-            copy::CSV_BROKEN_END,
+            copy::CSV_BROKEN_END.to_vec(),
+            "unterminated CSV quoted field",
+        ),
+        // With another quote, the end mark opens that quote; the `e`s in its words are escaped
+        // so that none closes it.
+        (
+            r"(FORMAT csv, QUOTE 'e', ESCAPE '\')",
+            "21,only two words\n",
+            &[
+                "--csv-column",
+                "1",
+                "--csv-no-header",
+                "--csv-quote",
+                "e",
+                "--csv-escape",
+                "\\",
+            ],
+            "bad.copy:76: bad CSV: 2 fields, where the records before have 3",
+            CsvSyntax {
+                quote: b'e',
+                escape: b'\\',
+                ..CsvSyntax::default()
+            }
+            .broken_end(&copy::CSV_BROKEN_END[1..]),
             "unterminated CSV quoted field",
         ),
     ] {
@@ -862,7 +905,7 @@ fn keep_columns_loads_each_datum_beside_its_id_and_gives_the_rows_back() {
             21,
             "20 lines and the end mark"
         );
-        assert!(output.stdout.ends_with(end));
+        assert!(output.stdout.ends_with(&end));
         let mut copy = client
             .copy_in(&format!("COPY broken FROM STDIN {options}"))
             .unwrap();

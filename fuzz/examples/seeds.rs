@@ -26,7 +26,7 @@ use pgdict_fuzz::{
     fixed_dictionaries, fixed_dictionary_bytes, Choice, DatumInput, Plain, RoundTrip, WithDict,
     MAX_LZ4_DICT_LEN, MAX_PGLZ_DICT_LEN,
 };
-use pgdict_trainer::source::copy;
+use pgdict_trainer::source::{copy, CsvSyntax};
 
 /// Rows taken from each row file, spread over the file.
 const ROWS_PER_FILE: usize = 24;
@@ -136,6 +136,21 @@ impl Seeds {
         let mut csv = b"\x03a,b\n".to_vec();
         // Delimiter `a`, no header: the rows quoted (most hold an `a`).
         let mut csv_a = vec![9];
+        // QUOTE ', ESCAPE \ with a header; QUOTE a, ESCAPE x, NULL 'N' without one (every third
+        // row's id NULL).
+        let single_quotes = CsvSyntax {
+            quote: b'\'',
+            escape: b'\\',
+            ..CsvSyntax::default()
+        };
+        let mut csv_single_quotes = b"\x0aa,b\n".to_vec();
+        let quote_a = CsvSyntax {
+            quote: b'a',
+            escape: b'x',
+            null: b"N".to_vec(),
+            ..CsvSyntax::default()
+        };
+        let mut csv_quote_a = vec![11];
         let mut copy_one = vec![5];
         let mut copy_two = vec![6];
         let mut copy_header = b"\x07a\tb\n".to_vec();
@@ -153,6 +168,17 @@ impl Seeds {
             let quoted = String::from_utf8_lossy(row).replace('"', "\"\"");
             csv.extend_from_slice(format!("{n},\"{quoted}\"\n").as_bytes());
             csv_a.extend_from_slice(format!("{n}a\"{quoted}\"\n").as_bytes());
+            csv_single_quotes.extend_from_slice(format!("{n},").as_bytes());
+            single_quotes.write_field(row, false, &mut csv_single_quotes);
+            csv_single_quotes.push(b'\n');
+            if n % 3 != 0 {
+                csv_quote_a.extend_from_slice(n.to_string().as_bytes());
+            } else {
+                csv_quote_a.push(b'N');
+            }
+            csv_quote_a.push(b',');
+            quote_a.write_field(row, false, &mut csv_quote_a);
+            csv_quote_a.push(b'\n');
             copy::escape_text(row, &mut copy_one);
             copy_one.push(b'\n');
             for text in [&mut copy_two, &mut copy_header] {
@@ -176,6 +202,8 @@ impl Seeds {
             datums,
             csv,
             csv_a,
+            csv_single_quotes,
+            csv_quote_a,
             copy_one,
             copy_two,
             copy_header,

@@ -21,20 +21,27 @@ use std::io::Cursor;
 use libfuzzer_sys::fuzz_target;
 use pgdict_trainer::source::copy::{self, CopyOptions, SIGNATURE};
 use pgdict_trainer::source::datums_file::MAX_DATUM_LEN;
-use pgdict_trainer::source::{csv, read_rows, Column, CsvOptions, Format};
+use pgdict_trainer::source::{csv, read_rows, Column, CsvOptions, CsvSyntax, Format};
 
 /// How many formats the mode byte picks from.
-const FORMATS: u8 = 10;
+const FORMATS: u8 = 12;
 
 /// The format mode `mode` picks.
 fn format(mode: u8) -> Format {
-    let csv = |column, has_header, delimiter, null: &[u8]| {
+    let csv_in = |column, has_header, delimiter, quote, escape, null: &[u8]| {
         Format::Csv(CsvOptions {
             column,
             has_header,
-            delimiter,
-            null: null.to_vec(),
+            syntax: CsvSyntax {
+                delimiter,
+                quote,
+                escape,
+                null: null.to_vec(),
+            },
         })
+    };
+    let csv = |column, has_header, delimiter, null: &[u8]| {
+        csv_in(column, has_header, delimiter, b'"', b'"', null)
     };
     match mode % FORMATS {
         0 => Format::Lines,
@@ -44,6 +51,11 @@ fn format(mode: u8) -> Format {
         4 => csv(Column::Index(1), false, b'\t', b"\\N"),
         // A hex digit as the delimiter: a bytea's hex text is quoted where it holds one.
         9 => csv(Column::Index(1), false, b'a', b""),
+        // An escape other than the quote.
+        10 => csv_in(Column::Name("b".into()), true, b',', b'\'', b'\\', b""),
+        // A hex digit as the quote, `x` as the escape: a bytea's hex text is quoted where it
+        // holds the one, and both escaped in it.
+        11 => csv_in(Column::Index(1), false, b',', b'a', b'x', b"N"),
         5 => Format::Copy(CopyOptions::default()),
         6 => Format::Copy(CopyOptions::column(Some(Column::Index(1)))),
         7 => Format::Copy(CopyOptions::column(Some(Column::Name("b".into())))),

@@ -9,6 +9,7 @@
 //! ([`copy::Record`]): each is written back with its column's value replaced by the datum,
 //! NULLs as they came.
 
+use std::borrow::Cow;
 use std::io::Write;
 
 use anyhow::Context;
@@ -184,7 +185,7 @@ trait Form: Sync {
     /// takes ([`Output::end_broken`]): PostgreSQL's COPY would otherwise commit the datums
     /// before the error, as it takes binary COPY data that ends after a whole tuple, and text
     /// that ends after a whole line.
-    fn broken_end(&self) -> &'static [u8];
+    fn broken_end(&self) -> Cow<'static, [u8]>;
 }
 
 impl Item for Vec<u8> {
@@ -219,14 +220,14 @@ impl Form for OutForm {
         }
     }
 
-    fn broken_end(&self) -> &'static [u8] {
-        match self {
+    fn broken_end(&self) -> Cow<'static, [u8]> {
+        Cow::Borrowed(match self {
             // A record longer than any datum may be.
             OutForm::DatumsFile => &[0xff; 4],
             // Not hex: the bytea input function refuses it.
             OutForm::Hex => b"\\x-- pgdict stopped on an error: the datums before this line are not all of the rows\n",
             OutForm::Copy => copy::BROKEN_END,
-        }
+        })
     }
 }
 
@@ -256,7 +257,7 @@ impl Form for Layout {
         Layout::write_end(self, out)
     }
 
-    fn broken_end(&self) -> &'static [u8] {
+    fn broken_end(&self) -> Cow<'static, [u8]> {
         Layout::broken_end(self)
     }
 }
@@ -336,7 +337,7 @@ fn compress<T: Item>(
         Ok(())
     });
     if let Err(error) = written {
-        out.end_broken(form.broken_end());
+        out.end_broken(&form.broken_end());
         return Err(error);
     }
     reader.end(&counted(counts.rows, "row"));

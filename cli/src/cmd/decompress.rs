@@ -151,7 +151,7 @@ fn run_records(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<
         if started {
             // So that a COPY reading a pipe fails, rather than loading the rows before the
             // error.
-            out.end_broken(layout.broken_end());
+            out.end_broken(&layout.broken_end());
         }
         return Err(error);
     }

@@ -1,19 +1,21 @@
 //! PostgreSQL's CSV format: what `COPY ... TO ... (FORMAT csv)` writes and `COPY ... FROM`
-//! reads (`copyto.c`, `copyfromparse.c`), with COPY's default QUOTE and ESCAPE (`"`), and its
-//! DELIMITER and NULL options ([`CsvOptions::delimiter`], [`CsvOptions::null`]). Read as
-//! rows (one column's values), or as records split around the column (what `--keep-columns`
-//! reads), which [`Layout::Csv`] writes back with another value in the column.
+//! reads (`copyto.c`, `copyfromparse.c`), with COPY's DELIMITER, QUOTE, ESCAPE and NULL
+//! options ([`CsvSyntax`]). Read as rows (one column's values), or as records split around
+//! the column (what `--keep-columns` reads), which [`Layout::Csv`] writes back with another
+//! value in the column.
 //!
 //! ```text
 //!   record     fields separated by the delimiter, ended outside quotes by \n, \r\n or \r,
 //!              as the first record ends (COPY writes \n)
-//!   "..."      a quoted part of a field: a delimiter or a line end in it is data, "" is one
-//!              quote; it may start anywhere in a field (a"b,c"d is the value ab,cd, as COPY
-//!              reads it)
+//!   "..."      a quoted part of a field (QUOTE, by default "): a delimiter or a line end in
+//!              it is data; it may start anywhere in a field (a"b,c"d is the value ab,cd, as
+//!              COPY reads it)
+//!   ESCAPE     in a quoted part, before a quote or an escape: that byte is data (by default
+//!              the quote itself, so "" is one "); before any other byte it is data itself
 //!   NULL       an unquoted field that is the NULL string, by default empty ("" is the empty
 //!              string; a quoted field is never NULL)
-//!   \.         a record of these two bytes alone, unquoted, with its line end: the end of the
-//!              data (what follows is not read)
+//!   \.         a record of these two bytes alone on its first line, with its line end: the
+//!              end of the data (what follows is not read)
 //!   header     the first record, unless CsvOptions::has_header says there is none: the
 //!              columns' names
 //! ```
@@ -26,10 +28,12 @@
 //! ([`MAX_DATUM_LEN`](super::datums_file::MAX_DATUM_LEN)) and its line end, and refused past
 //! it.
 //!
-//! [`write_field`] writes a value as `COPY ... TO` does: quoted when it holds the delimiter, a
-//! quote, a line feed or a carriage return, when it is the NULL string (unquoted it would be
-//! NULL), and when it is `\.` alone on its line; a quote in it doubled. NULL is written as
-//! the NULL string.
+//! [`CsvSyntax::write_field`] writes a value as `COPY ... TO` does: quoted when it holds the
+//! delimiter, the quote, a line feed or a carriage return, when it is the NULL string (unquoted
+//! it would be NULL), and when it is `\.` alone on its line; in quotes, the escape written
+//! before each quote and escape. NULL is written as the NULL string. (COPY's FORCE_QUOTE,
+//! FORCE_NOT_NULL and FORCE_NULL are not taken: a field is quoted, and NULL, by the rules
+//! above.)
 
 use std::io::BufRead;
 use std::ops::Range;
@@ -38,10 +42,280 @@ use super::copy::{check_options, Layout, Record};
 use super::{until_error, Column, Iter, LineEnd, RowIter, SourceError, TextRecords};
 
 /// COPY's default QUOTE, and ESCAPE (a quote in a quoted part is written twice).
-pub(super) const QUOTE: u8 = b'"';
+const QUOTE: u8 = b'"';
 
 /// The byte order mark UTF-8 text may start with.
 const BYTE_ORDER_MARK: &[u8] = "\u{feff}".as_bytes();
+
+/// How `COPY ... (FORMAT csv)` writes a record's fields: its DELIMITER, QUOTE, ESCAPE and NULL
+/// options ([`Default`]: COPY's, a comma, `"` for both quote and escape, NULL an empty field).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CsvSyntax {
+    /// The field delimiter (`b','`).
+    pub delimiter: u8,
+    /// What opens and closes a quoted part of a field (`b'"'`).
+    pub quote: u8,
+    /// What makes the quote or the escape after it data, in a quoted part (`b'"'`: the quote,
+    /// so that `""` is one quote).
+    pub escape: u8,
+    /// What an unquoted field is to be NULL (by default empty).
+    pub null: Vec<u8>,
+}
+
+impl Default for CsvSyntax {
+    fn default() -> CsvSyntax {
+        CsvSyntax {
+            delimiter: b',',
+            quote: QUOTE,
+            escape: QUOTE,
+            null: Vec::new(),
+        }
+    }
+}
+
+impl CsvSyntax {
+    /// Refuses options that `COPY` refuses in CSV (`ProcessCopyOptions`, `copy.c`), in its
+    /// words and order: a delimiter that is a line end, not ASCII, or the quote; a quote or an
+    /// escape that is not one ASCII byte; a NULL string with a line end, the delimiter or the
+    /// quote in it. And a quote or an escape that is a line end, which COPY takes but pgdict
+    /// does not read.
+    pub fn check(&self) -> Result<(), String> {
+        check_options(self.delimiter, &self.null, Some((self.quote, self.escape)))?;
+        if [self.quote, self.escape]
+            .iter()
+            .any(|b| matches!(b, b'\n' | b'\r'))
+        {
+            return Err("pgdict does not read CSV whose quote or escape is a line end".into());
+        }
+        Ok(())
+    }
+
+    /// The message of what ends the output when an error stops it: a quote that nothing
+    /// closes, so that `COPY ... FROM` fails (`unterminated CSV quoted field`) rather than
+    /// loading the records before it, and so does pgdict's reader. In the message each quote
+    /// and escape byte is escaped, so that none closes the quote. With COPY's default quote,
+    /// [`CSV_BROKEN_END`](super::copy::CSV_BROKEN_END).
+    pub fn broken_end(&self, message: &[u8]) -> Vec<u8> {
+        let mut out = vec![self.quote];
+        self.write_escaped(message, &mut out);
+        out
+    }
+
+    /// Appends `value` with the escape before each quote and escape in it (what a quoted part
+    /// holds).
+    fn write_escaped(&self, value: &[u8], out: &mut Vec<u8>) {
+        let mut at = 0;
+        while let Some(special) = self.next_special(value, at) {
+            out.extend_from_slice(&value[at..special]);
+            out.push(self.escape);
+            out.push(value[special]);
+            at = special + 1;
+        }
+        out.extend_from_slice(&value[at..]);
+    }
+
+    /// Where the first quote or escape at or after `from` is in `bytes` ([`find_near`]).
+    fn next_special(&self, bytes: &[u8], from: usize) -> Option<usize> {
+        let (quote, escape) = (self.quote, self.escape);
+        let is = |b| b == quote || b == escape;
+        find_near(bytes, from, is, |rest| memchr::memchr2(quote, escape, rest))
+    }
+
+    /// Whether the byte at `at` in `bytes`, in a quoted part, is an escape that makes the byte
+    /// after it data: a quote or an escape (`CopyReadAttributesCSV`). An escape before any
+    /// other byte is data itself.
+    fn escapes(&self, bytes: &[u8], at: usize) -> bool {
+        let next = bytes.get(at + 1);
+        bytes[at] == self.escape && next.is_some_and(|&b| b == self.quote || b == self.escape)
+    }
+
+    /// Where the quoted part that opens before `from` in `bytes` closes: the place of its
+    /// closing quote, past every escaped quote and escape; `None` if it does not close.
+    fn closing_quote(&self, bytes: &[u8], mut from: usize) -> Option<usize> {
+        let quote = self.quote;
+        if quote == self.escape {
+            // COPY's default: `""` is data, any other quote closes (a loop of its own: see
+            // `unquote`).
+            loop {
+                let found = find_byte(bytes, from, quote)?;
+                match bytes.get(found + 1) == Some(&quote) {
+                    true => from = found + 2,
+                    false => return Some(found),
+                }
+            }
+        }
+        loop {
+            let special = self.next_special(bytes, from)?;
+            if self.escapes(bytes, special) {
+                from = special + 2;
+            } else if bytes[special] == self.quote {
+                return Some(special);
+            } else {
+                from = special + 1;
+            }
+        }
+    }
+
+    /// Whether `COPY ... TO` quotes `value`: when it holds the delimiter, the quote, a line
+    /// feed or a carriage return, when it is the NULL string, and when it is `\.` and `alone`
+    /// (the record has no other field). (An escape alone does not make it quoted: outside
+    /// quotes an escape is data.)
+    pub fn needs_quotes(&self, value: &[u8], alone: bool) -> bool {
+        value == self.null
+            || (alone && value == b"\\.")
+            || memchr::memchr3(self.delimiter, self.quote, b'\n', value).is_some()
+            || memchr::memchr(b'\r', value).is_some()
+    }
+
+    /// Appends `value` as a CSV field, as `COPY ... TO` writes it ([`CsvSyntax::needs_quotes`]):
+    /// quoted, the escape before each quote and escape in it, or as it is; `alone`: the record
+    /// has no other field.
+    pub fn write_field(&self, value: &[u8], alone: bool, out: &mut Vec<u8>) {
+        if !self.needs_quotes(value, alone) {
+            out.extend_from_slice(value);
+            return;
+        }
+        out.push(self.quote);
+        self.write_escaped(value, out);
+        out.push(self.quote);
+    }
+
+    /// Where the fields of a record are, split at the delimiters outside quotes.
+    fn split_fields(&self, record: &[u8]) -> Result<Vec<Field>, &'static str> {
+        let mut fields = Vec::new();
+        let mut start = 0;
+        let mut quoted = false;
+        let mut at = 0;
+        // Outside quotes only these two bytes matter (a line end byte there ended the record:
+        // `read_record`), inside only a quote and the escape (`closing_quote`).
+        while let Some(found) = memchr::memchr2(self.delimiter, self.quote, &record[at..]) {
+            let byte = at + found;
+            at = byte + 1;
+            if record[byte] == self.quote {
+                quoted = true;
+                let close = self.closing_quote(record, at);
+                at = close.ok_or("unterminated CSV quoted field")? + 1;
+            } else {
+                fields.push(Field {
+                    range: start..byte,
+                    quoted,
+                });
+                start = at;
+                quoted = false;
+            }
+        }
+        fields.push(Field {
+            range: start..record.len(),
+            quoted,
+        });
+        Ok(fields)
+    }
+
+    /// A field's bytes with its quoted parts' quotes taken out, and the escape before each
+    /// quote or escape in them (the field is whole: every quoted part in it is closed).
+    fn unquote(&self, raw: &[u8]) -> Vec<u8> {
+        let quote = self.quote;
+        let mut value = Vec::with_capacity(raw.len());
+        let mut in_quotes = false;
+        let mut at = 0;
+        if quote == self.escape {
+            // COPY's default has a loop of its own, where each quote toggles but `""` in
+            // quotes (the general loops, here and in `closing_quote`, made reading a CSV of
+            // JSON documents or of prose 10-15 % slower).
+            while let Some(found) = find_byte(raw, at, quote) {
+                value.extend_from_slice(&raw[at..found]);
+                at = found + 1;
+                if in_quotes && raw.get(at) == Some(&quote) {
+                    value.push(quote);
+                    at += 1;
+                } else {
+                    in_quotes = !in_quotes;
+                }
+            }
+            value.extend_from_slice(&raw[at..]);
+            return value;
+        }
+        while let Some(special) = self.next_special(raw, at) {
+            value.extend_from_slice(&raw[at..special]);
+            if in_quotes && self.escapes(raw, special) {
+                value.push(raw[special + 1]);
+                at = special + 2;
+                continue;
+            }
+            at = special + 1;
+            match raw[special] == quote {
+                true => in_quotes = !in_quotes,
+                false => value.push(raw[special]), // An escape that escapes nothing is data.
+            }
+        }
+        value.extend_from_slice(&raw[at..]);
+        value
+    }
+}
+
+/// Where the first byte that `is` at or after `from` is in `bytes`: the next few bytes looked at
+/// one by one before `search` takes over. In JSON quotes are a few bytes apart, too close for
+/// a search (memchr) to pay (it made reading a CSV of JSON documents 10 % slower), where in
+/// prose the search skips long runs.
+fn find_near(
+    bytes: &[u8],
+    from: usize,
+    is: impl Fn(u8) -> bool,
+    search: impl Fn(&[u8]) -> Option<usize>,
+) -> Option<usize> {
+    const LOOK: usize = 16;
+    let near = bytes.get(from..)?;
+    let (first, rest) = near.split_at(near.len().min(LOOK));
+    match first.iter().position(|&b| is(b)) {
+        Some(found) => Some(from + found),
+        None => search(rest).map(|found| from + first.len() + found),
+    }
+}
+
+/// Where the first `byte` at or after `from` is in `bytes` ([`find_near`]).
+fn find_byte(bytes: &[u8], from: usize, byte: u8) -> Option<usize> {
+    find_near(
+        bytes,
+        from,
+        |b| b == byte,
+        |rest| memchr::memchr(byte, rest),
+    )
+}
+
+/// Where a record's quotes stand as its lines are read, as `COPY ... FROM` follows them to
+/// tell a line end in the data from one that ends the record (`CopyReadLineText`).
+#[derive(Default)]
+struct QuoteState {
+    /// Whether the bytes so far leave a quoted part open.
+    in_quotes: bool,
+    /// Whether the byte before was an escape in quotes that makes the next quote data (with an
+    /// escape other than the quote).
+    escaping: bool,
+}
+
+impl QuoteState {
+    /// Follows the quotes through `bytes`, the next bytes of the record.
+    fn scan(&mut self, bytes: &[u8], syntax: &CsvSyntax) {
+        let (quote, escape) = (syntax.quote, syntax.escape);
+        if quote == escape {
+            // The quote is its own escape: quotes open and close in turn (`""` in quotes
+            // closes and reopens), so an odd count leaves them open.
+            let quotes = memchr::memchr_iter(quote, bytes).count();
+            self.in_quotes ^= quotes % 2 == 1;
+            return;
+        }
+        for &byte in bytes {
+            if self.in_quotes && byte == escape {
+                self.escaping = !self.escaping; // An escaped escape escapes nothing.
+            } else if byte == quote && !self.escaping {
+                self.in_quotes = !self.in_quotes;
+            }
+            if byte != escape {
+                self.escaping = false;
+            }
+        }
+    }
+}
 
 /// Which CSV column, and how the file is laid out.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,29 +324,23 @@ pub struct CsvOptions {
     pub column: Column,
     /// Whether the first record is a header (names, not a datum).
     pub has_header: bool,
-    /// The field delimiter (`b','`).
-    pub delimiter: u8,
-    /// What an unquoted field is to be NULL (COPY's NULL option; by default empty).
-    pub null: Vec<u8>,
+    /// How the fields are written: delimiter, quote, escape and NULL string.
+    pub syntax: CsvSyntax,
 }
 
 impl CsvOptions {
-    /// Column `column` of a comma-separated file with a header.
+    /// Column `column` of a file with a header, in COPY's default syntax.
     pub fn new(column: Column) -> CsvOptions {
         CsvOptions {
             column,
             has_header: true,
-            delimiter: b',',
-            null: Vec::new(),
+            syntax: CsvSyntax::default(),
         }
     }
 
-    /// Refuses a delimiter and a NULL string that `COPY ... FROM` refuses in CSV
-    /// (`ProcessCopyOptions`, `copy.c`), in its words and order: a delimiter that is a line
-    /// end, not ASCII, or the quote; a NULL string with a line end, the delimiter or the quote
-    /// in it.
+    /// Refuses the options that [`CsvSyntax::check`] refuses.
     pub fn check(&self) -> Result<(), String> {
-        check_options(self.delimiter, &self.null, true)
+        self.syntax.check()
     }
 }
 
@@ -97,8 +365,7 @@ pub fn records<R: BufRead + 'static>(
     let mut reader = CsvReader::new(input, options, origin)?;
     let layout = Layout::Csv {
         header: reader.text.header.clone(),
-        delimiter: options.delimiter,
-        null: options.null.clone(),
+        syntax: options.syntax.clone(),
     };
     Ok((layout, until_error(move || reader.next_record())))
 }
@@ -112,125 +379,27 @@ struct Field {
 }
 
 impl Field {
-    /// The field's value in `record`, quotes taken out; `None`: NULL (unquoted, the string
-    /// `null`).
-    fn value(&self, record: &[u8], null: &[u8]) -> Option<Vec<u8>> {
+    /// The field's text in `record`, its quoted parts unquoted.
+    fn text(&self, record: &[u8], syntax: &CsvSyntax) -> Vec<u8> {
         let raw = &record[self.range.clone()];
         match self.quoted {
-            false if raw == null => None,
-            false => Some(raw.to_vec()),
-            true => Some(unquote(raw)),
+            false => raw.to_vec(),
+            true => syntax.unquote(raw),
         }
     }
-}
 
-/// A field's bytes with its quoted parts' quotes taken out and each `""` in them made one `"`
-/// (the field is whole: every quoted part in it is closed).
-fn unquote(raw: &[u8]) -> Vec<u8> {
-    let mut value = Vec::with_capacity(raw.len());
-    let mut in_quotes = false;
-    let mut at = 0;
-    while let Some(quote) = next_quote(raw, at) {
-        value.extend_from_slice(&raw[at..quote]);
-        at = quote + 1;
-        if in_quotes && raw.get(at) == Some(&QUOTE) {
-            value.push(QUOTE);
-            at += 1;
-        } else {
-            in_quotes = !in_quotes;
-        }
+    /// The field's value in `record`; `None`: NULL (unquoted, the NULL string).
+    fn value(&self, record: &[u8], syntax: &CsvSyntax) -> Option<Vec<u8>> {
+        let null = !self.quoted && record[self.range.clone()] == syntax.null;
+        (!null).then(|| self.text(record, syntax))
     }
-    value.extend_from_slice(&raw[at..]);
-    value
-}
-
-/// Where the first quote at or after `from` is in `bytes`. The next few bytes are looked at one
-/// by one before a search (memchr) takes over: in JSON quotes are a few bytes apart, too close
-/// for a search to pay (it made reading a CSV of JSON documents 10 % slower), where in prose
-/// the search skips long runs.
-fn next_quote(bytes: &[u8], from: usize) -> Option<usize> {
-    const LOOK: usize = 16;
-    let near = bytes.get(from..)?;
-    let (first, rest) = near.split_at(near.len().min(LOOK));
-    match first.iter().position(|&b| b == QUOTE) {
-        Some(found) => Some(from + found),
-        None => memchr::memchr(QUOTE, rest).map(|found| from + first.len() + found),
-    }
-}
-
-/// Where the fields of a record are, split at the delimiters outside quotes.
-fn split_fields(record: &[u8], delimiter: u8) -> Result<Vec<Field>, &'static str> {
-    let mut fields = Vec::new();
-    let mut start = 0;
-    let mut quoted = false;
-    let mut at = 0;
-    // Outside quotes only these two bytes matter (a line end byte there ended the record:
-    // `read_record`), inside only a quote (memchr skips the rest).
-    while let Some(found) = memchr::memchr2(delimiter, QUOTE, &record[at..]) {
-        let byte = at + found;
-        at = byte + 1;
-        if record[byte] == QUOTE {
-            quoted = true;
-            loop {
-                let Some(quote) = next_quote(record, at) else {
-                    return Err("unterminated CSV quoted field");
-                };
-                at = quote + 1;
-                if record.get(at) != Some(&QUOTE) {
-                    break;
-                }
-                at += 1; // `""`: a quote in the data.
-            }
-        } else {
-            fields.push(Field {
-                range: start..byte,
-                quoted,
-            });
-            start = at;
-            quoted = false;
-        }
-    }
-    fields.push(Field {
-        range: start..record.len(),
-        quoted,
-    });
-    Ok(fields)
-}
-
-/// Whether `COPY ... TO` quotes `value` in CSV: when it holds the delimiter, a quote, a line
-/// feed or a carriage return, when it is the NULL string `null`, and when it is `\.` and
-/// `alone` (the record has no other field).
-pub fn needs_quotes(value: &[u8], delimiter: u8, null: &[u8], alone: bool) -> bool {
-    value == null
-        || (alone && value == b"\\.")
-        || memchr::memchr3(delimiter, QUOTE, b'\n', value).is_some()
-        || memchr::memchr(b'\r', value).is_some()
-}
-
-/// Appends `value` as a CSV field, as `COPY ... TO` writes it ([`needs_quotes`]), a quote in
-/// it doubled; `alone`: the record has no other field.
-pub fn write_field(value: &[u8], delimiter: u8, null: &[u8], alone: bool, out: &mut Vec<u8>) {
-    if !needs_quotes(value, delimiter, null, alone) {
-        out.extend_from_slice(value);
-        return;
-    }
-    out.push(QUOTE);
-    let mut at = 0;
-    while let Some(quote) = next_quote(value, at) {
-        out.extend_from_slice(&value[at..=quote]);
-        out.push(QUOTE);
-        at = quote + 1;
-    }
-    out.extend_from_slice(&value[at..]);
-    out.push(QUOTE);
 }
 
 /// One column of CSV data, a record at a time.
 struct CsvReader<R> {
     /// The input, where it is, the record being read and the column's place in it.
     text: TextRecords<R>,
-    delimiter: u8,
-    null: Vec<u8>,
+    syntax: CsvSyntax,
     /// The column asked for, for messages.
     column: Column,
 }
@@ -239,8 +408,7 @@ impl<R: BufRead> CsvReader<R> {
     fn new(input: R, options: &CsvOptions, origin: String) -> Result<Self, SourceError> {
         let mut reader = CsvReader {
             text: TextRecords::new(input, origin),
-            delimiter: options.delimiter,
-            null: options.null.clone(),
+            syntax: options.syntax.clone(),
             column: options.column.clone(),
         };
         let name = match &options.column {
@@ -273,7 +441,7 @@ impl<R: BufRead> CsvReader<R> {
             let mut names: Vec<Vec<u8>> = fields
                 .iter()
                 // A name is the field's text, whatever the NULL string.
-                .map(|field| field.value(&reader.text.buf, b"").unwrap_or_default())
+                .map(|field| field.text(&reader.text.buf, &reader.syntax))
                 .collect();
             if let Some(first) = names.first_mut() {
                 if first.starts_with(BYTE_ORDER_MARK) {
@@ -316,10 +484,7 @@ impl<R: BufRead> CsvReader<R> {
         let Some(first) = self.text.start_record() else {
             return Ok(None);
         };
-        // With QUOTE as its own escape, a record's quotes open and close in turn (`""` inside
-        // quotes closes and reopens): an odd count so far means a line end is in quotes.
-        let mut in_quotes = false;
-        let mut line_end = false;
+        let mut quotes = QuoteState::default();
         loop {
             let start = self.text.buf.len();
             if !self.text.append_line()? {
@@ -328,37 +493,45 @@ impl<R: BufRead> CsvReader<R> {
                 }
                 break; // The data ends inside quotes, after a line end.
             }
-            let quotes = memchr::memchr_iter(QUOTE, &self.text.buf[start..]).count();
-            in_quotes ^= quotes % 2 == 1;
-            let Some(end) = LineEnd::ending(&self.text.buf) else {
+            let end = LineEnd::ending(&self.text.buf);
+            // `\.` alone on the record's first line ends the data, whatever the quote (COPY
+            // looks for it before it follows the quotes: so even where the quote is `\`).
+            let line = end.map(|end| &self.text.buf[..self.text.buf.len() - end.len()]);
+            let ends_data = start == 0 && line == Some(&b"\\."[..]);
+            if !ends_data {
+                quotes.scan(&self.text.buf[start..], &self.syntax);
+            }
+            let Some(end) = end else {
                 break; // The data ends without a line end.
             };
-            if in_quotes {
+            if quotes.in_quotes {
                 continue; // A line end in the data.
             }
             let (outside, written) = ("outside quotes", "in data COPY writes them in quotes");
-            (self.text.take_line_end(end, outside, written))
-                .map_err(|message| self.bad(first, message))?;
-            line_end = true;
+            let taken = match ends_data {
+                true => self.text.take_marker_line_end(end, outside, written),
+                false => self.text.take_line_end(end, outside, written),
+            };
+            taken.map_err(|message| self.bad(first, message))?;
+            if ends_data {
+                self.text.ended = true;
+                return Ok(None);
+            }
             break;
         }
-        if in_quotes {
+        if quotes.in_quotes {
             return Err(self.bad(
                 first,
                 "a quoted field in this record is not closed before the end of the input (the \
                  rest of the input would be read as part of it)",
             ));
         }
-        if line_end && self.text.buf == b"\\." {
-            self.text.ended = true;
-            return Ok(None);
-        }
         Ok(Some(first))
     }
 
     /// The fields of the record in `buf`, which starts on `line`.
     fn split(&self, line: u64) -> Result<Vec<Field>, SourceError> {
-        split_fields(&self.text.buf, self.delimiter).map_err(|message| self.bad(line, message))
+        (self.syntax.split_fields(&self.text.buf)).map_err(|message| self.bad(line, message))
     }
 
     /// Reads the next record into `buf` and finds the column in it: the record's first line
@@ -380,7 +553,7 @@ impl<R: BufRead> CsvReader<R> {
     /// The next non-NULL, non-empty value, `None` at the end of the data.
     fn next_row(&mut self) -> Result<Option<Vec<u8>>, SourceError> {
         while let Some((_, field)) = self.next_field()? {
-            match field.value(&self.text.buf, &self.null) {
+            match field.value(&self.text.buf, &self.syntax) {
                 Some(value) if !value.is_empty() => return Ok(Some(value)),
                 _ => {} // NULL, or empty.
             }
@@ -392,7 +565,7 @@ impl<R: BufRead> CsvReader<R> {
         let Some((line, field)) = self.next_field()? else {
             return Ok(None);
         };
-        let value = field.value(&self.text.buf, &self.null);
+        let value = field.value(&self.text.buf, &self.syntax);
         Ok(Some(Record::in_line(
             value,
             line,
@@ -422,7 +595,18 @@ mod tests {
 
     /// Every record's value of column 0 of headerless `input` (`None`: NULL).
     fn values(input: &str) -> Result<Vec<Option<String>>, String> {
-        let mut reader = reader(input, Column::Index(0), false);
+        values_in(input, CsvSyntax::default())
+    }
+
+    /// Every record's value of column 0 of headerless `input` in `syntax`.
+    fn values_in(input: &str, syntax: CsvSyntax) -> Result<Vec<Option<String>>, String> {
+        let options = CsvOptions {
+            has_header: false,
+            syntax,
+            ..CsvOptions::new(Column::Index(0))
+        };
+        let input = Cursor::new(input.as_bytes().to_vec());
+        let mut reader = CsvReader::new(input, &options, "in".into()).unwrap();
         let mut values = Vec::new();
         while let Some(record) = reader.next_record().map_err(|e| e.to_string())? {
             values.push(record.value.map(|v| String::from_utf8(v).unwrap()));
@@ -457,6 +641,8 @@ mod tests {
                 vec![some("back\\slash"), some("\\.x")],
             ),
             ("before\n\\.\nafter\n", vec![some("before")]),
+            // Where lines end in \r, COPY reads the \r after `\.` and no further.
+            ("one\r\\.\r\nnot read\n", vec![some("one")]),
             ("last\n\\.", vec![some("last"), some("\\.")]),
             ("\"\\.\"\n", vec![some("\\.")]),
             ("no line end", vec![some("no line end")]),
@@ -464,6 +650,104 @@ mod tests {
             ("", vec![]),
         ] {
             assert_eq!(values(input).unwrap(), expected, "{input:?}");
+        }
+    }
+
+    /// QUOTE ', ESCAPE \\: an escape other than the quote.
+    fn single_quotes_and_backslashes() -> CsvSyntax {
+        CsvSyntax {
+            quote: b'\'',
+            escape: b'\\',
+            ..CsvSyntax::default()
+        }
+    }
+
+    #[test]
+    fn another_quote_and_escape_read_as_copy_from_reads_them() {
+        let some = |s: &str| Some(s.to_string());
+        for (input, expected) in [
+            ("'a,b'\n", vec![some("a,b")]),
+            ("'it\\'s'\n", vec![some("it's")]),
+            ("'back\\\\slash'\n", vec![some("back\\slash")]),
+            // An escape before another byte is data, and outside quotes is data.
+            ("'back\\slash'\n", vec![some("back\\slash")]),
+            ("a\\'b,'\n", vec![some("a\\b,")]),
+            ("\"x\"\n", vec![some("\"x\"")]),
+            ("''\n\n", vec![some(""), None]),
+            // An escaped quote does not close the quotes: the record goes on past the line end.
+            ("'a\\'\nb'\nnext\n", vec![some("a'\nb"), some("next")]),
+            // An escaped escape escapes nothing: the quote after it closes.
+            ("'end\\\\'\nnext\n", vec![some("end\\"), some("next")]),
+            ("'\\\\\\''\n", vec![some("\\'")]),
+            ("\\.\nnot read\n", vec![]),
+        ] {
+            let read = values_in(input, single_quotes_and_backslashes());
+            assert_eq!(read.unwrap(), expected, "{input:?}");
+        }
+        // The quote as its own escape, as by default: doubled in quotes.
+        let percent = CsvSyntax {
+            quote: b'%',
+            escape: b'%',
+            ..CsvSyntax::default()
+        };
+        let read = values_in("%5%%, \"x\"%\n%%\n", percent).unwrap();
+        assert_eq!(read, [some("5%, \"x\""), some("")]);
+        // A backslash quote: `\.` alone on a record's first line still ends the data, as
+        // COPY looks for it before the quotes.
+        let backslash = CsvSyntax {
+            quote: b'\\',
+            escape: b'\\',
+            ..CsvSyntax::default()
+        };
+        let read = values_in("\\a,b\\\n\\.\nnot read\n", backslash).unwrap();
+        assert_eq!(read, [some("a,b")]);
+    }
+
+    #[test]
+    fn another_quote_and_escape_write_as_copy_to_writes_them() {
+        let syntax = single_quotes_and_backslashes();
+        for (value, written) in [
+            (&b"plain"[..], &b"plain"[..]),
+            (b"it's", b"'it\\'s'"),
+            // An escape alone does not quote a value; in quotes it is escaped.
+            (b"back\\slash", b"back\\slash"),
+            (b"a,b\\c", b"'a,b\\\\c'"),
+            (b"say \"hi\"", b"say \"hi\""),
+            (b"", b"''"),
+        ] {
+            let mut out = Vec::new();
+            syntax.write_field(value, false, &mut out);
+            assert_eq!(
+                String::from_utf8_lossy(&out),
+                String::from_utf8_lossy(written)
+            );
+            let fields = syntax.split_fields(&out).unwrap();
+            assert_eq!(fields.len(), 1);
+            assert_eq!(fields[0].value(&out, &syntax).unwrap(), value);
+        }
+    }
+
+    #[test]
+    fn the_broken_end_leaves_its_quote_open_whatever_the_quote() {
+        assert_eq!(
+            CsvSyntax::default().broken_end(&crate::source::copy::CSV_BROKEN_END[1..]),
+            crate::source::copy::CSV_BROKEN_END
+        );
+        // `e` and `t` are in the message: escaped, they close nothing.
+        for (quote, escape) in [(b'e', b'e'), (b'e', b't'), (b'\'', b'\\')] {
+            let syntax = CsvSyntax {
+                quote,
+                escape,
+                ..CsvSyntax::default()
+            };
+            let mut input = b"x\n".to_vec();
+            input.extend(syntax.broken_end(b"the end: no more rows\n"));
+            let input = String::from_utf8(input).unwrap();
+            let error = values_in(&input, syntax).unwrap_err();
+            assert!(
+                error.starts_with("in:2: bad CSV: a quoted field in this record is not closed"),
+                "{input:?}: {error}"
+            );
         }
     }
 
@@ -588,8 +872,11 @@ mod tests {
             (b'9', false),
         ] {
             let options = CsvOptions {
-                delimiter,
                 has_header: false,
+                syntax: CsvSyntax {
+                    delimiter,
+                    ..CsvSyntax::default()
+                },
                 ..CsvOptions::new(Column::Index(1))
             };
             let input = [&b"0"[..], &[delimiter], b"zz", &[delimiter], b"q\n"].concat();
@@ -621,7 +908,10 @@ mod tests {
         let input = "\u{feff}\u{feff}\tx\ty\n";
         let options = CsvOptions {
             has_header: false,
-            delimiter: b'\t',
+            syntax: CsvSyntax {
+                delimiter: b'\t',
+                ..CsvSyntax::default()
+            },
             ..CsvOptions::new(Column::Index(1))
         };
         let (layout, records) = read_records(input.as_bytes(), &options);
@@ -630,6 +920,7 @@ mod tests {
 
     #[test]
     fn fields_are_written_as_copy_to_writes_them() {
+        let syntax = CsvSyntax::default();
         for (value, alone, written) in [
             (&b"plain"[..], false, &b"plain"[..]),
             (b"", false, b"\"\""),
@@ -643,24 +934,28 @@ mod tests {
             (b"a;b", false, b"a;b"),
         ] {
             let mut out = Vec::new();
-            write_field(value, b',', b"", alone, &mut out);
+            syntax.write_field(value, alone, &mut out);
             assert_eq!(out, written, "{:?}", String::from_utf8_lossy(value));
             // And it reads back as the value.
-            let fields = split_fields(&out, b',').unwrap();
+            let fields = syntax.split_fields(&out).unwrap();
             assert_eq!(fields.len(), 1);
-            assert_eq!(fields[0].value(&out, b"").unwrap(), value);
+            assert_eq!(fields[0].value(&out, &syntax).unwrap(), value);
         }
         // With another NULL string, a value that is the string is quoted, the empty one not.
+        let syntax = CsvSyntax {
+            null: b"NULL".to_vec(),
+            ..CsvSyntax::default()
+        };
         for (value, written) in [
             (&b"NULL"[..], &b"\"NULL\""[..]),
             (b"", b""),
             (b"NULLs", b"NULLs"),
         ] {
             let mut out = Vec::new();
-            write_field(value, b',', b"NULL", false, &mut out);
+            syntax.write_field(value, false, &mut out);
             assert_eq!(out, written, "{:?}", String::from_utf8_lossy(value));
-            let fields = split_fields(&out, b',').unwrap();
-            assert_eq!(fields[0].value(&out, b"NULL").unwrap(), value);
+            let fields = syntax.split_fields(&out).unwrap();
+            assert_eq!(fields[0].value(&out, &syntax).unwrap(), value);
         }
     }
 
@@ -668,7 +963,10 @@ mod tests {
     fn a_null_string_reads_as_null_unquoted_only() {
         let options = CsvOptions {
             has_header: false,
-            null: b"\\N".to_vec(),
+            syntax: CsvSyntax {
+                null: b"\\N".to_vec(),
+                ..CsvSyntax::default()
+            },
             ..CsvOptions::new(Column::Index(1))
         };
         let input = b"1,\\N,a\n2,\"\\N\",b\n3,,c\n4,\\Nx,\\N\n";
@@ -726,17 +1024,91 @@ mod tests {
                 "COPY delimiter cannot be newline or carriage return",
             ),
         ] {
-            let options = CsvOptions {
+            let syntax = CsvSyntax {
                 delimiter,
                 null: null.as_bytes().to_vec(),
-                ..CsvOptions::new(Column::Index(0))
+                ..CsvSyntax::default()
             };
-            assert_eq!(options.check().unwrap_err(), message);
+            assert_eq!(syntax.check().unwrap_err(), message);
         }
-        let options = CsvOptions {
+        let syntax = CsvSyntax {
             delimiter: b'x',
-            ..CsvOptions::new(Column::Index(0))
+            ..CsvSyntax::default()
         };
-        assert_eq!(options.check(), Ok(()));
+        assert_eq!(syntax.check(), Ok(()));
+        // A quote and an escape, in the same order.
+        for (delimiter, quote, escape, null, message) in [
+            (
+                b',',
+                0xe9,
+                b'"',
+                "",
+                "COPY quote must be a single one-byte character",
+            ),
+            (
+                b',',
+                0,
+                b'"',
+                "",
+                "COPY quote must be a single one-byte character",
+            ),
+            (
+                b';',
+                b';',
+                b'"',
+                "",
+                "COPY delimiter and quote must be different",
+            ),
+            (
+                b';',
+                b';',
+                0xe9,
+                "",
+                "COPY delimiter and quote must be different",
+            ),
+            (
+                b',',
+                b'"',
+                0xe9,
+                "",
+                "COPY escape must be a single one-byte character",
+            ),
+            (
+                b',',
+                b'\'',
+                0xe9,
+                "a,'",
+                "COPY escape must be a single one-byte character",
+            ),
+            (
+                b',',
+                b'\'',
+                b'\\',
+                "it's",
+                "CSV quote character must not appear in the NULL specification",
+            ),
+            (
+                b',',
+                b'\r',
+                b'"',
+                "",
+                "pgdict does not read CSV whose quote or escape is a line end",
+            ),
+        ] {
+            let syntax = CsvSyntax {
+                delimiter,
+                quote,
+                escape,
+                null: null.as_bytes().to_vec(),
+            };
+            assert_eq!(syntax.check().unwrap_err(), message);
+        }
+        // The NULL string may hold the quote of COPY's default when another is given, and the
+        // escape.
+        let syntax = CsvSyntax {
+            null: "\"\\N".into(),
+            ..single_quotes_and_backslashes()
+        };
+        assert_eq!(syntax.check(), Ok(()));
     }
 }

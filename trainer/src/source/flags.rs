@@ -7,7 +7,7 @@
 use clap::ValueEnum;
 
 use super::copy::CopyOptions;
-use super::{parse_delimiter, Column, CsvOptions, Format};
+use super::{parse_delimiter, Column, CsvOptions, CsvSyntax, Format};
 
 /// A file format as `--format` names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -60,6 +60,16 @@ pub struct ColumnFlags {
     #[arg(long, value_name = "STRING")]
     pub csv_null: Option<String>,
 
+    /// The CSV quote, as COPY ... TO was given it (FORMAT csv, QUOTE): one byte. Default: `"`.
+    #[arg(long, value_name = "CHAR", value_parser = parse_delimiter)]
+    pub csv_quote: Option<u8>,
+
+    /// The CSV escape, as COPY ... TO was given it (FORMAT csv, ESCAPE): the byte written
+    /// before a quote or an escape in a quoted field. Default: the quote (a quote in a quoted
+    /// field is doubled).
+    #[arg(long, value_name = "CHAR", value_parser = parse_delimiter)]
+    pub csv_escape: Option<u8>,
+
     /// Read COPY data (text or binary), this column of it: a 0-based index, or the name the
     /// first line gives it (text COPY ... TO with HEADER). Without it the data must have one
     /// column.
@@ -95,6 +105,8 @@ impl ColumnFlags {
             ("--csv-no-header", self.csv_no_header),
             ("--csv-delimiter", self.csv_delimiter.is_some()),
             ("--csv-null", self.csv_null.is_some()),
+            ("--csv-quote", self.csv_quote.is_some()),
+            ("--csv-escape", self.csv_escape.is_some()),
         ]
         .into_iter()
         .find_map(|(flag, given)| given.then_some(flag))
@@ -174,18 +186,25 @@ impl ColumnFlags {
                 hint: "name it with --csv-column NAME (from the header line) or a 0-based index",
             });
         };
+        let default = CsvSyntax::default();
+        let quote = self.csv_quote.unwrap_or(default.quote);
         let csv = CsvOptions {
             column: Column::parse(column),
             has_header: !self.csv_no_header,
-            delimiter: self.csv_delimiter.unwrap_or(b','),
-            null: self
-                .csv_null
-                .as_ref()
-                .map_or(Vec::new(), |null| null.as_bytes().to_vec()),
+            syntax: CsvSyntax {
+                delimiter: self.csv_delimiter.unwrap_or(default.delimiter),
+                quote,
+                escape: self.csv_escape.unwrap_or(quote),
+                null: self
+                    .csv_null
+                    .as_ref()
+                    .map_or(default.null, |null| null.as_bytes().to_vec()),
+            },
         };
         csv.check().map_err(|message| FormatConflict {
             message,
-            hint: "give --csv-delimiter and --csv-null as COPY ... TO was given DELIMITER and NULL",
+            hint: "give --csv-delimiter, --csv-null, --csv-quote and --csv-escape as COPY ... TO \
+                   was given DELIMITER, NULL, QUOTE and ESCAPE",
         })?;
         Ok(Format::Csv(csv))
     }
@@ -329,8 +348,10 @@ mod tests {
             Some(Format::Csv(CsvOptions {
                 column: Column::Index(2),
                 has_header: false,
-                delimiter: b'\t',
-                null: Vec::new(),
+                syntax: CsvSyntax {
+                    delimiter: b'\t',
+                    ..CsvSyntax::default()
+                },
             }))
         );
         let no_column = ColumnFlags {
@@ -360,7 +381,10 @@ mod tests {
         assert_eq!(
             csv(null("NULL"), None).unwrap(),
             Some(Format::Csv(CsvOptions {
-                null: b"NULL".to_vec(),
+                syntax: CsvSyntax {
+                    null: b"NULL".to_vec(),
+                    ..CsvSyntax::default()
+                },
                 ..CsvOptions::new(Column::Name("a".into()))
             }))
         );
@@ -375,6 +399,43 @@ mod tests {
         assert_eq!(
             csv(null_alone, None).unwrap_err(),
             "--csv-null needs a column"
+        );
+    }
+
+    #[test]
+    fn the_escape_is_the_quote_unless_given() {
+        let syntax = |quote: Option<u8>, escape: Option<u8>| {
+            let flags = ColumnFlags {
+                csv_quote: quote,
+                csv_escape: escape,
+                ..flags(Some("a"), None)
+            };
+            match flags.format(None).map_err(|e| e.message)? {
+                Some(Format::Csv(options)) => {
+                    Ok::<_, String>((options.syntax.quote, options.syntax.escape))
+                }
+                other => panic!("not CSV: {other:?}"),
+            }
+        };
+        assert_eq!(syntax(None, None), Ok((b'"', b'"')));
+        assert_eq!(syntax(Some(b'\''), None), Ok((b'\'', b'\'')));
+        assert_eq!(syntax(None, Some(b'\\')), Ok((b'"', b'\\')));
+        assert_eq!(syntax(Some(b'\''), Some(b'\\')), Ok((b'\'', b'\\')));
+        assert_eq!(
+            syntax(Some(b','), None).unwrap_err(),
+            "COPY delimiter and quote must be different"
+        );
+        assert_eq!(
+            syntax(None, Some(b'\n')).unwrap_err(),
+            "pgdict does not read CSV whose quote or escape is a line end"
+        );
+        let quote_alone = ColumnFlags {
+            csv_quote: Some(b'\''),
+            ..ColumnFlags::default()
+        };
+        assert_eq!(
+            quote_alone.format(None).unwrap_err().message,
+            "--csv-quote needs a column"
         );
     }
 }

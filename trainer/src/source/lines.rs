@@ -218,6 +218,21 @@ impl<R: BufRead> TextRecords<R> {
         self.buf.truncate(self.buf.len() - end.len());
         Ok(())
     }
+    /// [`TextRecords::take_line_end`] for the line end after the end-of-data marker `\.`: where
+    /// lines end in `\r`, COPY reads the one byte after the marker, so that a `\r\n` there ends
+    /// the data at its `\r` (the `\n` is past the end, never read).
+    pub(super) fn take_marker_line_end(
+        &mut self,
+        end: LineEnd,
+        outside: &str,
+        written: &str,
+    ) -> Result<(), String> {
+        if self.line_ends == Some(LineEnd::Cr) && end == LineEnd::CrLf {
+            self.buf.pop();
+            return self.take_line_end(LineEnd::Cr, outside, written);
+        }
+        self.take_line_end(end, outside, written)
+    }
 }
 
 /// Where [`read_line_into`] stops.

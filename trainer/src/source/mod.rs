@@ -61,7 +61,7 @@ use std::sync::Arc;
 use pgdict::rows::RowFormat;
 use rustix::event::{PollFd, PollFlags, Timespec};
 
-pub use csv::CsvOptions;
+pub use csv::{CsvOptions, CsvSyntax};
 pub use datums_file::DatumsFileError;
 pub use flags::{ColumnFlags, FormatConflict, FormatName};
 
@@ -118,7 +118,8 @@ impl Format {
     }
 }
 
-/// A CSV or COPY delimiter as given on a command line: one byte, or `\t` or `tab` for a tab.
+/// A CSV or COPY delimiter, or a CSV quote or escape, as given on a command line: one byte, or
+/// `\t` or `tab` for a tab.
 pub fn parse_delimiter(text: &str) -> Result<u8, String> {
     match text.as_bytes() {
         [byte] => Ok(*byte),

@@ -65,10 +65,11 @@
 //! the column and every other byte as it came (the binary header is written anew: no flags, no
 //! extension).
 
+use std::borrow::Cow;
 use std::io::{self, BufRead, Chain, Cursor, Read, Write};
 use std::ops::Range;
 
-use super::{csv, until_error, Column, RowIter, SourceError};
+use super::{until_error, Column, CsvSyntax, RowIter, SourceError};
 
 mod binary;
 mod text;
@@ -120,7 +121,7 @@ impl CopyOptions {
     /// period, a lowercase ASCII letter or a digit (each reads as part of an escape), or not
     /// ASCII (a UTF-8 database's rule); a NULL string with a line end or the delimiter in it.
     pub fn check(&self) -> Result<(), String> {
-        check_options(self.text_delimiter(), self.text_null(), false)
+        check_options(self.text_delimiter(), self.text_null(), None)
     }
 
     fn text_delimiter(&self) -> u8 {
@@ -316,14 +317,12 @@ pub enum Layout {
         /// The NULL string.
         null: Vec<u8>,
     },
-    /// CSV ([`super::csv`]), with COPY's default quote.
+    /// CSV ([`super::csv`]).
     Csv {
         /// The header record, as it came: written back first.
         header: Option<Vec<u8>>,
-        /// The field delimiter.
-        delimiter: u8,
-        /// The NULL string (an unquoted field that is it is NULL).
-        null: Vec<u8>,
+        /// How a field is written.
+        syntax: CsvSyntax,
     },
     /// The binary format.
     Binary,
@@ -381,11 +380,9 @@ impl Layout {
                 Some(value) => escape_text_with(value, *delimiter, out),
                 None => out.extend_from_slice(null),
             }),
-            Layout::Csv {
-                delimiter, null, ..
-            } => write_text_record(out, record, |out| match value {
-                Some(value) => csv::write_field(value, *delimiter, null, record.is_alone(), out),
-                None => out.extend_from_slice(null),
+            Layout::Csv { syntax, .. } => write_text_record(out, record, |out| match value {
+                Some(value) => syntax.write_field(value, record.is_alone(), out),
+                None => out.extend_from_slice(&syntax.null),
             }),
             Layout::Binary => {
                 out.extend_from_slice(&record.fields.to_be_bytes());
@@ -416,17 +413,15 @@ impl Layout {
             Layout::Text { .. } => {
                 write_text_record(out, record, |out| write_hex(bytes, b"\\\\x", out))
             }
-            Layout::Csv {
-                delimiter, null, ..
-            } => write_text_record(out, record, |out| {
-                // Quoted as COPY quotes it: where the delimiter is in it (CSV allows a hex
-                // digit, `x` or `\` as one) or it is the NULL string. The hex text holds no
-                // quote to double.
+            Layout::Csv { syntax, .. } => write_text_record(out, record, |out| {
+                // Quoted as COPY quotes it: where the delimiter or the quote is in it (CSV
+                // allows a hex digit, `x` or `\` as either) or it is the NULL string; in
+                // quotes, a quote or an escape in it escaped.
                 let start = out.len();
                 write_hex(bytes, b"\\x", out);
-                if csv::needs_quotes(&out[start..], *delimiter, null, false) {
-                    out.insert(start, b'"');
-                    out.push(b'"');
+                if syntax.needs_quotes(&out[start..], false) {
+                    let hex = out.split_off(start);
+                    syntax.write_field(&hex, false, out);
                 }
             }),
         }
@@ -443,19 +438,20 @@ impl Layout {
     }
 
     /// What ends the output when an error stops it ([`BROKEN_END`], [`TEXT_BROKEN_END`],
-    /// [`CSV_BROKEN_END`]).
-    pub fn broken_end(&self) -> &'static [u8] {
+    /// [`CSV_BROKEN_END`] in the layout's quote).
+    pub fn broken_end(&self) -> Cow<'static, [u8]> {
         match self {
-            Layout::Binary => BROKEN_END,
-            Layout::Text { .. } => TEXT_BROKEN_END,
-            Layout::Csv { .. } => CSV_BROKEN_END,
+            Layout::Binary => Cow::Borrowed(BROKEN_END),
+            Layout::Text { .. } => Cow::Borrowed(TEXT_BROKEN_END),
+            Layout::Csv { syntax, .. } => Cow::Owned(syntax.broken_end(&CSV_BROKEN_END[1..])),
         }
     }
 }
 
-/// What pgdict writes after the records when an error stops it, in CSV: a quote that nothing
-/// closes, so that `COPY ... FROM` fails (`unterminated CSV quoted field`) rather than loading
-/// the records before it, and so does pgdict's reader. (CSV takes `\.` followed by more as
+/// What pgdict writes after the records when an error stops it, in CSV with COPY's default
+/// quote: a quote that nothing closes, so that `COPY ... FROM` fails (`unterminated CSV quoted
+/// field`) rather than loading the records before it, and so does pgdict's reader
+/// ([`CsvSyntax::broken_end`] writes it in another quote). (CSV takes `\.` followed by more as
 /// data, so [`TEXT_BROKEN_END`] would not do.)
 pub const CSV_BROKEN_END: &[u8] =
     b"\"-- pgdict stopped on an error: the lines before this one are not all of the rows\n";
@@ -478,13 +474,19 @@ fn write_text_record(out: &mut Vec<u8>, record: &Record, value: impl FnOnce(&mut
     out.push(b'\n');
 }
 
-/// Refuses a delimiter and a NULL string that `COPY ... FROM` refuses, in its words and, where
-/// several apply, its order (`ProcessCopyOptions`, `copy.c`; checked with psql on PostgreSQL
-/// 15): a delimiter that is not ASCII (a UTF-8 database's rule) or a line end; a NULL string
-/// with a line end; in the text format a delimiter that is a backslash, a period, a lowercase
-/// ASCII letter or a digit (each reads as part of an escape), in CSV (`csv`) one that is the
-/// quote; a NULL string with the delimiter in it, and in CSV the quote.
-pub(super) fn check_options(delimiter: u8, null: &[u8], csv: bool) -> Result<(), String> {
+/// Refuses a delimiter and a NULL string that `COPY ... FROM` refuses, and in CSV (`csv`: its
+/// quote and escape) a quote and an escape, in its words and, where several apply, its order
+/// (`ProcessCopyOptions`, `copy.c`; checked with psql on PostgreSQL 15): a delimiter that is
+/// not ASCII (a UTF-8 database's rule) or a line end; a NULL string with a line end; in the
+/// text format a delimiter that is a backslash, a period, a lowercase ASCII letter or a digit
+/// (each reads as part of an escape); in CSV a quote that is not one ASCII byte or is the
+/// delimiter, an escape that is not one ASCII byte; a NULL string with the delimiter in it,
+/// and in CSV the quote.
+pub(super) fn check_options(
+    delimiter: u8,
+    null: &[u8],
+    csv: Option<(u8, u8)>,
+) -> Result<(), String> {
     if !delimiter.is_ascii() {
         return Err("COPY delimiter must be a single one-byte character".into());
     }
@@ -495,20 +497,32 @@ pub(super) fn check_options(delimiter: u8, null: &[u8], csv: bool) -> Result<(),
         return Err("COPY null representation cannot use newline or carriage return".into());
     }
     let unsafe_in_text = b"\\.abcdefghijklmnopqrstuvwxyz0123456789";
-    if !csv && (delimiter == 0 || unsafe_in_text.contains(&delimiter)) {
+    if csv.is_none() && (delimiter == 0 || unsafe_in_text.contains(&delimiter)) {
         return Err(format!(
             "COPY delimiter cannot be \"{}\"",
             char::from(delimiter).escape_default()
         ));
     }
-    if csv && delimiter == csv::QUOTE {
-        return Err("COPY delimiter and quote must be different".into());
+    // A C string of one byte: not NUL, and ASCII in a UTF-8 database.
+    let one_byte = |byte: u8| byte != 0 && byte.is_ascii();
+    if let Some((quote, escape)) = csv {
+        if !one_byte(quote) {
+            return Err("COPY quote must be a single one-byte character".into());
+        }
+        if delimiter == quote {
+            return Err("COPY delimiter and quote must be different".into());
+        }
+        if !one_byte(escape) {
+            return Err("COPY escape must be a single one-byte character".into());
+        }
     }
     if null.contains(&delimiter) {
         return Err("COPY delimiter must not appear in the NULL specification".into());
     }
-    if csv && null.contains(&csv::QUOTE) {
-        return Err("CSV quote character must not appear in the NULL specification".into());
+    if let Some((quote, _)) = csv {
+        if null.contains(&quote) {
+            return Err("CSV quote character must not appear in the NULL specification".into());
+        }
     }
     Ok(())
 }
@@ -581,6 +595,11 @@ mod tests {
         assert_eq!(
             strings(text_rows("a\\\\.\n\\\\.\n", None).unwrap()),
             ["a\\.", "\\."]
+        );
+        // Where lines end in \r, COPY reads the \r after `\.` and no further.
+        assert_eq!(
+            strings(text_rows("a\rlast\\.\r\nnot read\n", None).unwrap()),
+            ["a", "last"]
         );
         // A backslash pair before the line feed is a backslash, and the line ends.
         assert_eq!(

@@ -101,8 +101,12 @@ impl<R: BufRead> TextRows<R> {
                 "that no backslash escapes",
                 "in data COPY writes them as \\r and \\n",
             );
-            (self.text.take_line_end(end, outside, written))
-                .map_err(|message| self.bad(first, message))?;
+            let line = &buf[..buf.len() - end.len()];
+            let taken = match line.ends_with(b"\\.") && !escaped(&line[..line.len() - 2]) {
+                true => self.text.take_marker_line_end(end, outside, written),
+                false => self.text.take_line_end(end, outside, written),
+            };
+            taken.map_err(|message| self.bad(first, message))?;
             break;
         }
         if let Some(at) = end_marker(&self.text.buf) {
