@@ -713,6 +713,12 @@ fn keep_columns_loads_each_datum_beside_its_id_and_gives_the_rows_back() {
             "(FORMAT csv, QUOTE 'a')",
             &["--csv-column", "1", "--csv-no-header", "--csv-quote", "a"],
         ),
+        // FORCE_QUOTE *: every value quoted, a bytea's hex text among them (not a NULL).
+        (
+            "csv_force_quote",
+            "(FORMAT csv, FORCE_QUOTE *)",
+            &["--csv-column", "1", "--csv-no-header", "--csv-force-quote"],
+        ),
     ] {
         let copied = copy_out(
             &mut client,
@@ -748,8 +754,10 @@ fn keep_columns_loads_each_datum_beside_its_id_and_gives_the_rows_back() {
                 "CREATE TABLE {table} (id int PRIMARY KEY, body bytea, tag text)"
             ))
             .unwrap();
+        // (COPY ... FROM takes no FORCE_QUOTE.)
+        let load_options = options.replace(", FORCE_QUOTE *", "");
         let mut copy = client
-            .copy_in(&format!("COPY {table} FROM STDIN {options}"))
+            .copy_in(&format!("COPY {table} FROM STDIN {load_options}"))
             .unwrap();
         std::io::Write::write_all(&mut copy, &std::fs::read(dir.join("packed.copy")).unwrap())
             .unwrap();

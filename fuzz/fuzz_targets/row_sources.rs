@@ -28,20 +28,20 @@ const FORMATS: u8 = 12;
 
 /// The format mode `mode` picks.
 fn format(mode: u8) -> Format {
-    let csv_in = |column, has_header, delimiter, quote, escape, null: &[u8]| {
+    let csv_in = |column, has_header, syntax| {
         Format::Csv(CsvOptions {
             column,
             has_header,
-            syntax: CsvSyntax {
-                delimiter,
-                quote,
-                escape,
-                null: null.to_vec(),
-            },
+            syntax,
         })
     };
     let csv = |column, has_header, delimiter, null: &[u8]| {
-        csv_in(column, has_header, delimiter, b'"', b'"', null)
+        let syntax = CsvSyntax {
+            delimiter,
+            null: null.to_vec(),
+            ..CsvSyntax::default()
+        };
+        csv_in(column, has_header, syntax)
     };
     match mode % FORMATS {
         0 => Format::Lines,
@@ -52,10 +52,26 @@ fn format(mode: u8) -> Format {
         // A hex digit as the delimiter: a bytea's hex text is quoted where it holds one.
         9 => csv(Column::Index(1), false, b'a', b""),
         // An escape other than the quote.
-        10 => csv_in(Column::Name("b".into()), true, b',', b'\'', b'\\', b""),
+        10 => {
+            let syntax = CsvSyntax {
+                quote: b'\'',
+                escape: b'\\',
+                ..CsvSyntax::default()
+            };
+            csv_in(Column::Name("b".into()), true, syntax)
+        }
         // A hex digit as the quote, `x` as the escape: a bytea's hex text is quoted where it
-        // holds the one, and both escaped in it.
-        11 => csv_in(Column::Index(1), false, b',', b'a', b'x', b"N"),
+        // holds the one, and both escaped in it; and every value quoted (FORCE_QUOTE).
+        11 => {
+            let syntax = CsvSyntax {
+                quote: b'a',
+                escape: b'x',
+                null: b"N".to_vec(),
+                force_quote: true,
+                ..CsvSyntax::default()
+            };
+            csv_in(Column::Index(1), false, syntax)
+        }
         5 => Format::Copy(CopyOptions::default()),
         6 => Format::Copy(CopyOptions::column(Some(Column::Index(1)))),
         7 => Format::Copy(CopyOptions::column(Some(Column::Name("b".into())))),

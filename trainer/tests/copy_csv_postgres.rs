@@ -53,6 +53,7 @@ fn options() -> [(CsvSyntax, &'static str, usize); 5] {
         quote,
         escape,
         null: null.as_bytes().to_vec(),
+        force_quote: false,
     };
     [
         (CsvSyntax::default(), "", 2000),
@@ -89,6 +90,7 @@ fn generate(rng: &mut StdRng, syntax: &CsvSyntax, fields: usize) -> Vec<u8> {
         quote,
         escape,
         ref null,
+        ..
     } = *syntax;
     let line_end = line_end(rng);
     let mut input = Vec::new();

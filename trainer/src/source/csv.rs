@@ -31,9 +31,9 @@
 //! [`CsvSyntax::write_field`] writes a value as `COPY ... TO` does: quoted when it holds the
 //! delimiter, the quote, a line feed or a carriage return, when it is the NULL string (unquoted
 //! it would be NULL), and when it is `\.` alone on its line; in quotes, the escape written
-//! before each quote and escape. NULL is written as the NULL string. (COPY's FORCE_QUOTE,
-//! FORCE_NOT_NULL and FORCE_NULL are not taken: a field is quoted, and NULL, by the rules
-//! above.)
+//! before each quote and escape; with FORCE_QUOTE, always quoted. NULL is written as the NULL
+//! string. (COPY ... FROM's FORCE_NOT_NULL and FORCE_NULL are not taken: a field is NULL by the
+//! rule above.)
 
 use std::io::BufRead;
 use std::ops::Range;
@@ -60,6 +60,9 @@ pub struct CsvSyntax {
     pub escape: u8,
     /// What an unquoted field is to be NULL (by default empty).
     pub null: Vec<u8>,
+    /// Whether the column's values are written quoted whatever they hold, NULL aside (COPY's
+    /// FORCE_QUOTE for the column, or `*`). Reading takes quoted values either way.
+    pub force_quote: bool,
 }
 
 impl Default for CsvSyntax {
@@ -69,6 +72,7 @@ impl Default for CsvSyntax {
             quote: QUOTE,
             escape: QUOTE,
             null: Vec::new(),
+            force_quote: false,
         }
     }
 }
@@ -156,12 +160,13 @@ impl CsvSyntax {
         }
     }
 
-    /// Whether `COPY ... TO` quotes `value`: when it holds the delimiter, the quote, a line
-    /// feed or a carriage return, when it is the NULL string, and when it is `\.` and `alone`
-    /// (the record has no other field). (An escape alone does not make it quoted: outside
-    /// quotes an escape is data.)
+    /// Whether `COPY ... TO` quotes `value`: always with FORCE_QUOTE ([`CsvSyntax::force_quote`]);
+    /// else when it holds the delimiter, the quote, a line feed or a carriage return, when it
+    /// is the NULL string, and when it is `\.` and `alone` (the record has no other field). (An
+    /// escape alone does not make it quoted: outside quotes an escape is data.)
     pub fn needs_quotes(&self, value: &[u8], alone: bool) -> bool {
-        value == self.null
+        self.force_quote
+            || value == self.null
             || (alone && value == b"\\.")
             || memchr::memchr3(self.delimiter, self.quote, b'\n', value).is_some()
             || memchr::memchr(b'\r', value).is_some()
@@ -728,6 +733,37 @@ mod tests {
     }
 
     #[test]
+    fn force_quote_quotes_every_value() {
+        let syntax = CsvSyntax {
+            force_quote: true,
+            ..CsvSyntax::default()
+        };
+        for (value, written) in [
+            (&b"plain"[..], &b"\"plain\""[..]),
+            (b"", b"\"\""),
+            (b"say \"hi\"", b"\"say \"\"hi\"\"\""),
+        ] {
+            let mut out = Vec::new();
+            syntax.write_field(value, false, &mut out);
+            assert_eq!(out, written, "{:?}", String::from_utf8_lossy(value));
+        }
+        // A bytea's hex text too, as COPY ... TO (FORMAT csv, FORCE_QUOTE *) writes it.
+        let options = CsvOptions {
+            has_header: false,
+            syntax,
+            ..CsvOptions::new(Column::Index(1))
+        };
+        let (layout, records) = read_records(b"1,x,\"y\"\n", &options);
+        let mut out = Vec::new();
+        (layout.write_bytea_record(&mut out, &records[0], Some(b"\x01"))).unwrap();
+        assert_eq!(out, b"1,\"\\x01\",\"y\"\n");
+        // NULL stays the bare NULL string.
+        out.clear();
+        (layout.write_bytea_record(&mut out, &records[0], None)).unwrap();
+        assert_eq!(out, b"1,,\"y\"\n");
+    }
+
+    #[test]
     fn the_broken_end_leaves_its_quote_open_whatever_the_quote() {
         assert_eq!(
             CsvSyntax::default().broken_end(&crate::source::copy::CSV_BROKEN_END[1..]),
@@ -1100,6 +1136,7 @@ mod tests {
                 quote,
                 escape,
                 null: null.as_bytes().to_vec(),
+                ..CsvSyntax::default()
             };
             assert_eq!(syntax.check().unwrap_err(), message);
         }

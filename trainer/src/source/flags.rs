@@ -70,6 +70,11 @@ pub struct ColumnFlags {
     #[arg(long, value_name = "CHAR", value_parser = parse_delimiter)]
     pub csv_escape: Option<u8>,
 
+    /// The CSV column's values are quoted whatever they hold, as COPY ... TO quotes them when
+    /// given FORCE_QUOTE for the column (or *): written back so too.
+    #[arg(long)]
+    pub csv_force_quote: bool,
+
     /// Read COPY data (text or binary), this column of it: a 0-based index, or the name the
     /// first line gives it (text COPY ... TO with HEADER). Without it the data must have one
     /// column.
@@ -107,6 +112,7 @@ impl ColumnFlags {
             ("--csv-null", self.csv_null.is_some()),
             ("--csv-quote", self.csv_quote.is_some()),
             ("--csv-escape", self.csv_escape.is_some()),
+            ("--csv-force-quote", self.csv_force_quote),
         ]
         .into_iter()
         .find_map(|(flag, given)| given.then_some(flag))
@@ -199,6 +205,7 @@ impl ColumnFlags {
                     .csv_null
                     .as_ref()
                     .map_or(default.null, |null| null.as_bytes().to_vec()),
+                force_quote: self.csv_force_quote,
             },
         };
         csv.check().map_err(|message| FormatConflict {
@@ -436,6 +443,18 @@ mod tests {
         assert_eq!(
             quote_alone.format(None).unwrap_err().message,
             "--csv-quote needs a column"
+        );
+        let force_quote = |csv_column: Option<&str>| ColumnFlags {
+            csv_force_quote: true,
+            ..flags(csv_column, None)
+        };
+        let Ok(Some(Format::Csv(options))) = force_quote(Some("a")).format(None) else {
+            panic!("not CSV");
+        };
+        assert!(options.syntax.force_quote);
+        assert_eq!(
+            force_quote(None).format(None).unwrap_err().message,
+            "--csv-force-quote needs a column"
         );
     }
 }
