@@ -891,7 +891,7 @@ fn keep_columns_loads_each_datum_beside_its_id_and_gives_the_rows_back() {
                 escape: b'\\',
                 ..CsvSyntax::default()
             }
-            .broken_end(&copy::CSV_BROKEN_END[1..]),
+            .broken_end(),
             "unterminated CSV quoted field",
         ),
     ] {

@@ -38,7 +38,7 @@
 use std::io::BufRead;
 use std::ops::Range;
 
-use super::copy::{check_options, Layout, Record};
+use super::copy::{check_options, Layout, Record, CSV_BROKEN_END};
 use super::{until_error, Column, Iter, LineEnd, RowIter, SourceError, TextRecords};
 
 /// COPY's default QUOTE, and ESCAPE (a quote in a quoted part is written twice).
@@ -94,14 +94,15 @@ impl CsvSyntax {
         Ok(())
     }
 
-    /// The message of what ends the output when an error stops it: a quote that nothing
-    /// closes, so that `COPY ... FROM` fails (`unterminated CSV quoted field`) rather than
-    /// loading the records before it, and so does pgdict's reader. In the message each quote
-    /// and escape byte is escaped, so that none closes the quote. With COPY's default quote,
-    /// [`CSV_BROKEN_END`](super::copy::CSV_BROKEN_END).
-    pub fn broken_end(&self, message: &[u8]) -> Vec<u8> {
+    /// What ends the output when an error stops it: [`CSV_BROKEN_END`] in this quote, a quote
+    /// that nothing closes, so that `COPY ... FROM` fails (`unterminated CSV quoted field`)
+    /// rather than loading the records before it, and so does pgdict's reader. Each quote and
+    /// escape in its words is escaped, so that none closes the quote.
+    pub fn broken_end(&self) -> Vec<u8> {
+        let (default_quote, words) = CSV_BROKEN_END.split_at(1);
+        debug_assert_eq!(default_quote, [QUOTE]);
         let mut out = vec![self.quote];
-        self.write_escaped(message, &mut out);
+        self.write_escaped(words, &mut out);
         out
     }
 
@@ -765,10 +766,7 @@ mod tests {
 
     #[test]
     fn the_broken_end_leaves_its_quote_open_whatever_the_quote() {
-        assert_eq!(
-            CsvSyntax::default().broken_end(&crate::source::copy::CSV_BROKEN_END[1..]),
-            crate::source::copy::CSV_BROKEN_END
-        );
+        assert_eq!(CsvSyntax::default().broken_end(), CSV_BROKEN_END);
         // `e` and `t` are in the message: escaped, they close nothing.
         for (quote, escape) in [(b'e', b'e'), (b'e', b't'), (b'\'', b'\\')] {
             let syntax = CsvSyntax {
@@ -777,7 +775,7 @@ mod tests {
                 ..CsvSyntax::default()
             };
             let mut input = b"x\n".to_vec();
-            input.extend(syntax.broken_end(b"the end: no more rows\n"));
+            input.extend(syntax.broken_end());
             let input = String::from_utf8(input).unwrap();
             let error = values_in(&input, syntax).unwrap_err();
             assert!(

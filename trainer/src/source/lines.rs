@@ -218,6 +218,7 @@ impl<R: BufRead> TextRecords<R> {
         self.buf.truncate(self.buf.len() - end.len());
         Ok(())
     }
+
     /// [`TextRecords::take_line_end`] for the line end after the end-of-data marker `\.`: where
     /// lines end in `\r`, COPY reads the one byte after the marker, so that a `\r\n` there ends
     /// the data at its `\r` (the `\n` is past the end, never read).

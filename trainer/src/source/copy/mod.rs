@@ -443,7 +443,7 @@ impl Layout {
         match self {
             Layout::Binary => Cow::Borrowed(BROKEN_END),
             Layout::Text { .. } => Cow::Borrowed(TEXT_BROKEN_END),
-            Layout::Csv { syntax, .. } => Cow::Owned(syntax.broken_end(&CSV_BROKEN_END[1..])),
+            Layout::Csv { syntax, .. } => Cow::Owned(syntax.broken_end()),
         }
     }
 }
