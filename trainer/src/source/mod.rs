@@ -367,7 +367,9 @@ impl SourceError {
             }
             SourceError::BadCsv { .. } => {
                 "the input must be CSV as COPY ... (FORMAT csv) writes it: a field with the \
-                 delimiter, a quote or a line break in quotes, a quote inside one doubled"
+                 delimiter, a quote or a line break in quotes, a quote inside one doubled (give \
+                 --csv-delimiter, --csv-quote and --csv-escape as COPY was given DELIMITER, \
+                 QUOTE and ESCAPE)"
             }
             SourceError::NoColumn { format: "COPY", .. } => {
                 "check --copy-column (a 0-based index, or a name the first line of text COPY \
