@@ -310,15 +310,25 @@ impl QuoteState {
             self.in_quotes ^= quotes % 2 == 1;
             return;
         }
-        for &byte in bytes {
-            if self.in_quotes && byte == escape {
-                self.escaping = !self.escaping; // An escaped escape escapes nothing.
-            } else if byte == quote && !self.escaping {
-                self.in_quotes = !self.in_quotes;
-            }
-            if byte != escape {
+        // Byte by byte, but for the runs of other bytes that memchr skips: each of those ends
+        // an escape's effect, as any byte but the escape does (a loop over every byte read
+        // HTML in this syntax at a quarter of the speed).
+        let mut at = 0;
+        while let Some(found) = memchr::memchr2(quote, escape, &bytes[at..]) {
+            if found > 0 {
                 self.escaping = false;
             }
+            let byte = bytes[at + found];
+            if self.in_quotes && byte == escape {
+                self.escaping = !self.escaping; // An escaped escape escapes nothing.
+            } else if byte == quote {
+                self.in_quotes ^= !self.escaping;
+                self.escaping = false;
+            }
+            at += found + 1;
+        }
+        if at < bytes.len() {
+            self.escaping = false;
         }
     }
 }
