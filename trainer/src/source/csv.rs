@@ -524,11 +524,8 @@ impl<R: BufRead> CsvReader<R> {
                 continue; // A line end in the data.
             }
             let (outside, written) = ("outside quotes", "in data COPY writes them in quotes");
-            let taken = match ends_data {
-                true => self.text.take_marker_line_end(end, outside, written),
-                false => self.text.take_line_end(end, outside, written),
-            };
-            taken.map_err(|message| self.bad(first, message))?;
+            (self.text.take_line_end(end, ends_data, outside, written))
+                .map_err(|message| self.bad(first, message))?;
             if ends_data {
                 self.text.ended = true;
                 return Ok(None);

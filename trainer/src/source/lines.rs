@@ -194,13 +194,20 @@ impl<R: BufRead> TextRecords<R> {
     /// Takes the line end `end`, which ends `buf` and which no backslash or quotes make data,
     /// off `buf`, if it is of the input's kind (the first decides); else what is wrong, in
     /// words that say where a line end byte is not data (`outside`) and how COPY writes one
-    /// in the data (`written`).
+    /// in the data (`written`). `after_marker`: the line ends in the end-of-data marker `\.`,
+    /// after which COPY reads one byte where lines end in `\r`, so that a `\r\n` there ends
+    /// the data at its `\r` (the `\n` is past the end, never read).
     pub(super) fn take_line_end(
         &mut self,
-        end: LineEnd,
+        mut end: LineEnd,
+        after_marker: bool,
         outside: &str,
         written: &str,
     ) -> Result<(), String> {
+        if after_marker && self.line_ends == Some(LineEnd::Cr) && end == LineEnd::CrLf {
+            self.buf.pop(); // The line feed, past the end of the data.
+            end = LineEnd::Cr;
+        }
         let kind = *self.line_ends.get_or_insert(end);
         if kind != end {
             let stray = match (kind, end) {
@@ -217,22 +224,6 @@ impl<R: BufRead> TextRecords<R> {
         }
         self.buf.truncate(self.buf.len() - end.len());
         Ok(())
-    }
-
-    /// [`TextRecords::take_line_end`] for the line end after the end-of-data marker `\.`: where
-    /// lines end in `\r`, COPY reads the one byte after the marker, so that a `\r\n` there ends
-    /// the data at its `\r` (the `\n` is past the end, never read).
-    pub(super) fn take_marker_line_end(
-        &mut self,
-        end: LineEnd,
-        outside: &str,
-        written: &str,
-    ) -> Result<(), String> {
-        if self.line_ends == Some(LineEnd::Cr) && end == LineEnd::CrLf {
-            self.buf.pop();
-            return self.take_line_end(LineEnd::Cr, outside, written);
-        }
-        self.take_line_end(end, outside, written)
     }
 }
 

@@ -94,19 +94,17 @@ impl<R: BufRead> TextRows<R> {
             if end == LineEnd::CrLf && escaped(&buf[..buf.len() - 2]) {
                 end = LineEnd::Lf; // `\` and a carriage return: one in the data.
             }
-            if escaped(&buf[..buf.len() - end.len()]) {
+            let line = &buf[..buf.len() - end.len()];
+            if escaped(line) {
                 continue; // `\` and a line feed or carriage return: one in the data.
             }
             let (outside, written) = (
                 "that no backslash escapes",
                 "in data COPY writes them as \\r and \\n",
             );
-            let line = &buf[..buf.len() - end.len()];
-            let taken = match line.ends_with(b"\\.") && !escaped(&line[..line.len() - 2]) {
-                true => self.text.take_marker_line_end(end, outside, written),
-                false => self.text.take_line_end(end, outside, written),
-            };
-            taken.map_err(|message| self.bad(first, message))?;
+            let after_marker = line.ends_with(b"\\.") && !escaped(&line[..line.len() - 2]);
+            (self.text.take_line_end(end, after_marker, outside, written))
+                .map_err(|message| self.bad(first, message))?;
             break;
         }
         if let Some(at) = end_marker(&self.text.buf) {
