@@ -14,9 +14,12 @@
 )]
 //! - [`datum`]: the datum format (PostgreSQL's varlena headers, extended to name a dictionary).
 //! - [`dict`]: dictionary files and the stores that keep them (a directory, a PostgreSQL table).
+//! - [`lz4`]: liblz4 as PostgreSQL calls it, and with prepared dictionaries attached per datum.
 //! - [`measure`]: timing implementations side by side (interleaved rounds, medians).
 //! - [`pglz`]: PostgreSQL's pglz codec, byte-identical to PostgreSQL 15's C code.
 //! - [`rows`]: reading datums from row files (lines, JSON Lines).
+//! - [`zstd`]: zstd with prepared dictionaries, in frames that leave out what the datum header
+//!   says.
 //!
 //! The formats and invariants other parts rely on are in `DESIGN.md` (the shared contract);
 //! each module documents the format it implements at its top.
