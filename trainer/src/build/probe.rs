@@ -137,8 +137,7 @@ impl<'a> Probe<'a> {
     /// Compresses every row with `dict` and returns the stored sizes and, if `usage`, each
     /// dictionary byte's usage.
     pub fn measure(&self, dict: &[u8], usage: bool) -> Outcome {
-        let chunk = self.rows.len().div_ceil(THREADS).max(1);
-        let parts: Vec<Outcome> = match self.codec {
+        let parts = match self.codec {
             Codec::Pglz => {
                 let prepared = PglzDictionary::new(dict);
                 let measured = Measured {
@@ -147,32 +146,16 @@ impl<'a> Probe<'a> {
                     is_pglz: true,
                     want_usage: usage,
                 };
-                std::thread::scope(|scope| {
-                    let handles: Vec<_> = self
-                        .rows
-                        .chunks(chunk)
-                        .zip(self.base.chunks(chunk))
-                        .enumerate()
-                        .map(|(part, (rows, base))| {
-                            let prepared = &prepared;
-                            let own = self.own.chunks(chunk).nth(part).unwrap_or(&[]);
-                            scope.spawn(move || {
-                                let mut compressor = Compressor::new();
-                                measure_rows(rows, base, own, measured, |row, ops| {
-                                    let payload = compressor.compress_with_dict(
-                                        row,
-                                        prepared,
-                                        &Strategy::DICTIONARY,
-                                    )?;
-                                    if usage {
-                                        parse::pglz_ops(payload, row.len(), ops);
-                                    }
-                                    Some(payload.len())
-                                })
-                            })
-                        })
-                        .collect();
-                    handles.into_iter().map(|h| h.join().unwrap()).collect()
+                self.in_parts(|rows, base, own| {
+                    let mut compressor = Compressor::new();
+                    measure_rows(rows, base, own, measured, |row, ops| {
+                        let payload =
+                            compressor.compress_with_dict(row, &prepared, &Strategy::DICTIONARY)?;
+                        if usage {
+                            parse::pglz_ops(payload, row.len(), ops);
+                        }
+                        Some(payload.len())
+                    })
                 })
             }
             Codec::Lz4 | Codec::Zstd => {
@@ -183,46 +166,34 @@ impl<'a> Probe<'a> {
                     is_pglz: false,
                     want_usage: usage,
                 };
-                std::thread::scope(|scope| {
-                    let handles: Vec<_> = self
-                        .rows
-                        .chunks(chunk)
-                        .zip(self.base.chunks(chunk))
-                        .map(|(rows, base)| {
-                            let prepared = &prepared;
-                            scope.spawn(move || {
-                                let mut compressor = Lz4Compressor::new();
-                                let mut block = Vec::new();
-                                measure_rows(rows, base, &[], measured, |row, ops| {
-                                    block.clear();
-                                    compressor
-                                        .compress_with_dict_into(row, prepared, &mut block)
-                                        .ok()?;
-                                    if usage {
-                                        parse::lz4_ops(&block, ops);
-                                    }
-                                    Some(block.len())
-                                })
-                            })
-                        })
-                        .collect();
-                    handles.into_iter().map(|h| h.join().unwrap()).collect()
+                self.in_parts(|rows, base, own| {
+                    let mut compressor = Lz4Compressor::new();
+                    let mut block = Vec::new();
+                    measure_rows(rows, base, own, measured, |row, ops| {
+                        block.clear();
+                        compressor
+                            .compress_with_dict_into(row, &prepared, &mut block)
+                            .ok()?;
+                        if usage {
+                            parse::lz4_ops(&block, ops);
+                        }
+                        Some(block.len())
+                    })
                 })
+            }
+        };
+        let per_byte = || {
+            if usage {
+                vec![0.0; dict.len()]
+            } else {
+                Vec::new()
             }
         };
         let mut total = Outcome {
             stored: 0,
             sizes: Vec::with_capacity(self.rows.len()),
-            usage: if usage {
-                vec![0.0; dict.len()]
-            } else {
-                Vec::new()
-            },
-            reach: if usage {
-                vec![0.0; dict.len()]
-            } else {
-                Vec::new()
-            },
+            usage: per_byte(),
+            reach: per_byte(),
         };
         for part in parts {
             total.stored += part.stored;
@@ -235,6 +206,27 @@ impl<'a> Probe<'a> {
             }
         }
         total
+    }
+
+    /// Splits the rows into [`THREADS`] parts in order and measures each on a thread of its
+    /// own: `measure_part` gets a part's rows, their base sizes and their own-copy counts
+    /// (empty unless [`Probe::crediting_new_bytes`]).
+    fn in_parts(
+        &self,
+        measure_part: impl Fn(&[&[u8]], &[usize], &[Vec<u32>]) -> Outcome + Sync,
+    ) -> Vec<Outcome> {
+        let chunk = self.rows.len().div_ceil(THREADS).max(1);
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (self.rows.chunks(chunk).zip(self.base.chunks(chunk)))
+                .enumerate()
+                .map(|(part, (rows, base))| {
+                    let own = self.own.chunks(chunk).nth(part).unwrap_or(&[]);
+                    let measure_part = &measure_part;
+                    scope.spawn(move || measure_part(rows, base, own))
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        })
     }
 }
 
