@@ -140,7 +140,7 @@ impl CsvSyntax {
         let quote = self.quote;
         if quote == self.escape {
             // COPY's default: `""` is data, any other quote closes (a loop of its own: see
-            // `unquote`).
+            // `copy_quoted`).
             loop {
                 let found = find_byte(bytes, from, quote)?;
                 match bytes.get(found + 1) == Some(&quote) {
@@ -189,9 +189,16 @@ impl CsvSyntax {
         out.push(self.quote);
     }
 
-    /// Where the fields of a record are, split at the delimiters outside quotes.
-    fn split_fields(&self, record: &[u8]) -> Result<Vec<Field>, &'static str> {
+    /// Where the fields of a record are, split at the delimiters outside quotes; and the text
+    /// of field `column` ([`CsvSyntax::unquote`]) if a quote is in it, read in the same pass
+    /// (empty otherwise: its text is its bytes).
+    fn split_fields(
+        &self,
+        record: &[u8],
+        column: Option<usize>,
+    ) -> Result<(Vec<Field>, Vec<u8>), &'static str> {
         let mut fields = Vec::new();
+        let mut text = Vec::new();
         let mut start = 0;
         let mut quoted = false;
         let mut at = 0;
@@ -199,66 +206,88 @@ impl CsvSyntax {
         // `read_record`), inside only a quote and the escape (`closing_quote`).
         while let Some(found) = memchr::memchr2(self.delimiter, self.quote, &record[at..]) {
             let byte = at + found;
-            at = byte + 1;
+            let in_column = column == Some(fields.len());
+            if in_column && (quoted || record[byte] == self.quote) {
+                text.reserve(record.len() - start); // At most the rest of the record.
+                text.extend_from_slice(&record[at..byte]);
+            }
             if record[byte] == self.quote {
                 quoted = true;
-                let close = self.closing_quote(record, at);
+                // The column's text is copied as its quotes are found: unquoting it in a second
+                // pass read CSV 1.45-1.67 times slower where quotes are dense (JSON documents
+                // in COPY's default syntax), 1.04-1.35 times elsewhere (`benches/csv_read.rs`).
+                let close = match in_column {
+                    true => self.copy_quoted(record, byte + 1, &mut text),
+                    false => self.closing_quote(record, byte + 1),
+                };
                 at = close.ok_or("unterminated CSV quoted field")? + 1;
             } else {
                 fields.push(Field {
                     range: start..byte,
                     quoted,
                 });
-                start = at;
+                start = byte + 1;
+                at = start;
                 quoted = false;
             }
+        }
+        if quoted && column == Some(fields.len()) {
+            text.extend_from_slice(&record[at..]);
         }
         fields.push(Field {
             range: start..record.len(),
             quoted,
         });
-        Ok(fields)
+        Ok((fields, text))
     }
 
     /// A field's bytes with its quoted parts' quotes taken out, and the escape before each
     /// quote or escape in them (the field is whole: every quoted part in it is closed).
     fn unquote(&self, raw: &[u8]) -> Vec<u8> {
-        let quote = self.quote;
         let mut value = Vec::with_capacity(raw.len());
-        let mut in_quotes = false;
         let mut at = 0;
-        if quote == self.escape {
-            // COPY's default has a loop of its own, where each quote toggles but `""` in
-            // quotes (the general loops, here and in `closing_quote`, made reading a CSV of
-            // JSON documents or of prose 10-15 % slower).
-            while let Some(found) = find_byte(raw, at, quote) {
-                value.extend_from_slice(&raw[at..found]);
-                at = found + 1;
-                if in_quotes && raw.get(at) == Some(&quote) {
-                    value.push(quote);
-                    at += 1;
-                } else {
-                    in_quotes = !in_quotes;
-                }
-            }
-            value.extend_from_slice(&raw[at..]);
-            return value;
-        }
-        while let Some(special) = self.next_special(raw, at) {
-            value.extend_from_slice(&raw[at..special]);
-            if in_quotes && self.escapes(raw, special) {
-                value.push(raw[special + 1]);
-                at = special + 2;
-                continue;
-            }
-            at = special + 1;
-            match raw[special] == quote {
-                true => in_quotes = !in_quotes,
-                false => value.push(raw[special]), // An escape that escapes nothing is data.
-            }
+        while let Some(opening) = find_byte(raw, at, self.quote) {
+            value.extend_from_slice(&raw[at..opening]);
+            let close = self.copy_quoted(raw, opening + 1, &mut value);
+            at = close.map_or(raw.len(), |close| close + 1);
         }
         value.extend_from_slice(&raw[at..]);
         value
+    }
+
+    /// [`CsvSyntax::closing_quote`], appending the quoted part's data to `value` on the way:
+    /// its bytes without the escape before each escaped quote or escape.
+    fn copy_quoted(&self, bytes: &[u8], mut from: usize, value: &mut Vec<u8>) -> Option<usize> {
+        let quote = self.quote;
+        if quote == self.escape {
+            // COPY's default: `""` is one quote of data, any other quote closes (a loop of its
+            // own: the general one made reading a CSV of JSON documents or of prose 10-15 %
+            // slower).
+            loop {
+                let found = find_byte(bytes, from, quote)?;
+                value.extend_from_slice(&bytes[from..found]);
+                match bytes.get(found + 1) == Some(&quote) {
+                    true => {
+                        value.push(quote);
+                        from = found + 2;
+                    }
+                    false => return Some(found),
+                }
+            }
+        }
+        loop {
+            let special = self.next_special(bytes, from)?;
+            value.extend_from_slice(&bytes[from..special]);
+            if self.escapes(bytes, special) {
+                value.push(bytes[special + 1]);
+                from = special + 2;
+            } else if bytes[special] == quote {
+                return Some(special);
+            } else {
+                value.push(bytes[special]); // An escape that escapes nothing is data.
+                from = special + 1;
+            }
+        }
     }
 }
 
@@ -420,10 +449,14 @@ impl Field {
         }
     }
 
-    /// The field's value in `record`; `None`: NULL (unquoted, the NULL string).
-    fn value(&self, record: &[u8], syntax: &CsvSyntax) -> Option<Vec<u8>> {
-        let null = !self.quoted && record[self.range.clone()] == syntax.null;
-        (!null).then(|| self.text(record, syntax))
+    /// The field's value in `record`, given its `text` if it is quoted (read by
+    /// [`CsvSyntax::split_fields`]); `None`: NULL (unquoted, the NULL string).
+    fn value(&self, record: &[u8], syntax: &CsvSyntax, text: Vec<u8>) -> Option<Vec<u8>> {
+        let raw = &record[self.range.clone()];
+        match self.quoted {
+            true => Some(text),
+            false => (raw != syntax.null).then(|| raw.to_vec()),
+        }
     }
 }
 
@@ -467,7 +500,7 @@ impl<R: BufRead> CsvReader<R> {
                 None => Ok(reader),
             };
         };
-        let fields = reader.split(line)?;
+        let (fields, _) = reader.split(line, None)?;
         reader.text.fields = Some(fields.len());
         if let Some(name) = name {
             let mut names: Vec<Vec<u8>> = fields
@@ -558,31 +591,37 @@ impl<R: BufRead> CsvReader<R> {
         Ok(Some(first))
     }
 
-    /// The fields of the record in `buf`, which starts on `line`.
-    fn split(&self, line: u64) -> Result<Vec<Field>, SourceError> {
-        (self.syntax.split_fields(&self.text.buf)).map_err(|message| self.bad(line, message))
+    /// The fields of the record in `buf`, which starts on `line`, and the text of field
+    /// `column` if it is quoted ([`CsvSyntax::split_fields`]).
+    fn split(
+        &self,
+        line: u64,
+        column: Option<usize>,
+    ) -> Result<(Vec<Field>, Vec<u8>), SourceError> {
+        (self.syntax.split_fields(&self.text.buf, column))
+            .map_err(|message| self.bad(line, message))
     }
 
-    /// Reads the next record into `buf` and finds the column in it: the record's first line
-    /// and the column's field; `None` at the end of the data.
-    fn next_field(&mut self) -> Result<Option<(u64, Field)>, SourceError> {
+    /// Reads the next record into `buf` and finds the column in it: the record's first line,
+    /// the column's field and its text if it is quoted; `None` at the end of the data.
+    fn next_field(&mut self) -> Result<Option<(u64, Field, Vec<u8>)>, SourceError> {
         let Some(line) = self.read_record()? else {
             return Ok(None);
         };
-        let mut fields = self.split(line)?;
+        let (mut fields, text) = self.split(line, Some(self.text.index))?;
         let count = fields.len();
         (self.text.check_width(count, "records")).map_err(|message| self.bad(line, message))?;
         if self.text.index >= count {
             let origin = format!("{}:{line}", self.text.origin);
             return Err(self.no_column(origin, format!("the record has {count} fields")));
         }
-        Ok(Some((line, fields.swap_remove(self.text.index))))
+        Ok(Some((line, fields.swap_remove(self.text.index), text)))
     }
 
     /// The next non-NULL, non-empty value, `None` at the end of the data.
     fn next_row(&mut self) -> Result<Option<Vec<u8>>, SourceError> {
-        while let Some((_, field)) = self.next_field()? {
-            match field.value(&self.text.buf, &self.syntax) {
+        while let Some((_, field, text)) = self.next_field()? {
+            match field.value(&self.text.buf, &self.syntax, text) {
                 Some(value) if !value.is_empty() => return Ok(Some(value)),
                 _ => {} // NULL, or empty.
             }
@@ -591,10 +630,10 @@ impl<R: BufRead> CsvReader<R> {
     }
 
     fn next_record(&mut self) -> Result<Option<Record>, SourceError> {
-        let Some((line, field)) = self.next_field()? else {
+        let Some((line, field, text)) = self.next_field()? else {
             return Ok(None);
         };
-        let value = field.value(&self.text.buf, &self.syntax);
+        let value = field.value(&self.text.buf, &self.syntax, text);
         Ok(Some(Record::in_line(
             value,
             line,
@@ -749,27 +788,30 @@ mod tests {
     }
 
     /// `CopyReadLineText`'s CSV quote tracking, a byte at a time: whether `bytes` leave a
-    /// quoted part open, and an escape in it waiting for its next byte.
+    /// quoted part open, and an escape in it waiting for its next byte (an escape that is the
+    /// quote is no escape there).
     fn line_quotes_byte_by_byte(bytes: &[u8], syntax: &CsvSyntax) -> (bool, bool) {
+        let escape = (syntax.escape != syntax.quote).then_some(syntax.escape);
         let (mut in_quote, mut last_was_escape) = (false, false);
         for &c in bytes {
-            if in_quote && c == syntax.escape {
+            if in_quote && Some(c) == escape {
                 last_was_escape = !last_was_escape;
             }
             if c == syntax.quote && !last_was_escape {
                 in_quote = !in_quote;
             }
-            if c != syntax.escape {
+            if Some(c) != escape {
                 last_was_escape = false;
             }
         }
         (in_quote, last_was_escape)
     }
 
-    /// `CopyReadAttributesCSV`'s reading of one field, a byte at a time: its value, and whether
-    /// a quoted part is left open.
-    fn field_byte_by_byte(raw: &[u8], syntax: &CsvSyntax) -> (Vec<u8>, bool) {
+    /// `CopyReadAttributesCSV`'s reading of one field, a byte at a time: its value, whether a
+    /// quoted part is left open, and where the first one closes.
+    fn field_byte_by_byte(raw: &[u8], syntax: &CsvSyntax) -> (Vec<u8>, bool, Option<usize>) {
         let (mut value, mut in_quote, mut at) = (Vec::new(), false, 0);
+        let mut first_close = None;
         while let Some(&c) = raw.get(at) {
             at += 1;
             if !in_quote {
@@ -785,36 +827,61 @@ mod tests {
                 at += 1;
             } else if c == syntax.quote {
                 in_quote = false;
+                first_close = first_close.or(Some(at - 1));
             } else {
                 value.push(c);
             }
         }
-        (value, in_quote)
+        (value, in_quote, first_close)
     }
 
     #[test]
     fn quotes_and_escapes_are_followed_as_copy_follows_them_byte_by_byte() {
-        let syntax = single_quotes_and_backslashes();
-        for bytes in short_strings() {
-            // The line follower, given the bytes whole or in two parts anywhere.
-            let expected = line_quotes_byte_by_byte(&bytes, &syntax);
-            for split in 0..=bytes.len() {
-                let mut state = QuoteState::default();
-                state.scan(&bytes[..split], &syntax);
-                state.scan(&bytes[split..], &syntax);
-                let got = (state.in_quotes, state.escaping);
-                assert_eq!(got, expected, "{} split at {split}", bytes.escape_ascii());
-            }
-            // A field: where its first quoted part closes, and its value.
-            let (value, open) = field_byte_by_byte(&bytes, &syntax);
-            if let Some(opening) = bytes.iter().position(|&b| b == syntax.quote) {
-                let first_close = (opening + 1..bytes.len())
-                    .find(|&end| !field_byte_by_byte(&bytes[..=end], &syntax).1);
-                let close = syntax.closing_quote(&bytes, opening + 1);
-                assert_eq!(close, first_close, "{}", bytes.escape_ascii());
-            }
-            if !open {
-                assert_eq!(syntax.unquote(&bytes), value, "{}", bytes.escape_ascii());
+        // `'` for the quote, with `\` or itself as the escape.
+        let own_escape = CsvSyntax {
+            escape: b'\'',
+            ..single_quotes_and_backslashes()
+        };
+        for syntax in [single_quotes_and_backslashes(), own_escape] {
+            for bytes in short_strings() {
+                let context = format!("{} in {syntax:?}", bytes.escape_ascii());
+                // The line follower, given the bytes whole or in two parts anywhere (an escape
+                // that is the quote is the quote: no state of its own).
+                let (in_quotes, escaping) = line_quotes_byte_by_byte(&bytes, &syntax);
+                let expected = (in_quotes, escaping && syntax.escape != syntax.quote);
+                for split in 0..=bytes.len() {
+                    let mut state = QuoteState::default();
+                    state.scan(&bytes[..split], &syntax);
+                    state.scan(&bytes[split..], &syntax);
+                    let got = (state.in_quotes, state.escaping);
+                    assert_eq!(got, expected, "{context} split at {split}");
+                }
+                // A field: where its first quoted part closes, and its value, alone or as the
+                // record's one field.
+                let (value, open, first_close) = field_byte_by_byte(&bytes, &syntax);
+                if let Some(opening) = bytes.iter().position(|&b| b == syntax.quote) {
+                    let close = syntax.closing_quote(&bytes, opening + 1);
+                    assert_eq!(close, first_close, "{context}");
+                }
+                if !open {
+                    assert_eq!(syntax.unquote(&bytes), value, "{context}");
+                    let (fields, text) = syntax.split_fields(&bytes, Some(0)).unwrap();
+                    // (The empty string unquoted is NULL.)
+                    let read = fields[0].value(&bytes, &syntax, text).unwrap_or_default();
+                    assert_eq!(read, value, "{context}");
+                    // And as the first or the second of two fields.
+                    for (record, column) in [
+                        ([&bytes[..], b",x"].concat(), 0),
+                        ([&b"x,"[..], &bytes].concat(), 1),
+                    ] {
+                        let (fields, text) = syntax.split_fields(&record, Some(column)).unwrap();
+                        assert_eq!(fields.len(), 2, "{context}");
+                        let read = fields[column]
+                            .value(&record, &syntax, text)
+                            .unwrap_or_default();
+                        assert_eq!(read, value, "{context} in field {column}");
+                    }
+                }
             }
         }
     }
@@ -837,9 +904,9 @@ mod tests {
                 String::from_utf8_lossy(&out),
                 String::from_utf8_lossy(written)
             );
-            let fields = syntax.split_fields(&out).unwrap();
+            let (fields, text) = syntax.split_fields(&out, Some(0)).unwrap();
             assert_eq!(fields.len(), 1);
-            assert_eq!(fields[0].value(&out, &syntax).unwrap(), value);
+            assert_eq!(fields[0].value(&out, &syntax, text.clone()).unwrap(), value);
         }
     }
 
@@ -1081,9 +1148,9 @@ mod tests {
             syntax.write_field(value, alone, &mut out);
             assert_eq!(out, written, "{:?}", String::from_utf8_lossy(value));
             // And it reads back as the value.
-            let fields = syntax.split_fields(&out).unwrap();
+            let (fields, text) = syntax.split_fields(&out, Some(0)).unwrap();
             assert_eq!(fields.len(), 1);
-            assert_eq!(fields[0].value(&out, &syntax).unwrap(), value);
+            assert_eq!(fields[0].value(&out, &syntax, text.clone()).unwrap(), value);
         }
         // With another NULL string, a value that is the string is quoted, the empty one not.
         let syntax = CsvSyntax {
@@ -1098,8 +1165,8 @@ mod tests {
             let mut out = Vec::new();
             syntax.write_field(value, false, &mut out);
             assert_eq!(out, written, "{:?}", String::from_utf8_lossy(value));
-            let fields = syntax.split_fields(&out).unwrap();
-            assert_eq!(fields[0].value(&out, &syntax).unwrap(), value);
+            let (fields, text) = syntax.split_fields(&out, Some(0)).unwrap();
+            assert_eq!(fields[0].value(&out, &syntax, text.clone()).unwrap(), value);
         }
     }
 
