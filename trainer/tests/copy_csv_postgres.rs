@@ -3,7 +3,8 @@
 //! bytes CSV treats specially (quotes, escaped quotes and escapes, delimiters, line ends of the
 //! three kinds in and out of quotes, `\.`, the NULL string), are loaded by the server and read
 //! by pgdict as records, with COPY's defaults, with two other delimiters and NULL strings, and
-//! with two other quotes, one with an escape of its own (`QUOTE '''', ESCAPE '\'`) (a quarter
+//! with two other quotes, one with an escape of its own (`QUOTE '''', ESCAPE '\'`), and with
+//! the backslash as the escape of COPY's default quote (`ESCAPE '\'`) (a quarter
 //! of the inputs have one field, so that a record `\.` can load). Whatever the server loads,
 //! pgdict must read as the same values, NULLs (an unquoted empty field) told from empty
 //! strings (`""`). What the server refuses for a line end (one of another kind than the first
@@ -47,7 +48,7 @@ const TOKENS: &[&[u8]] = &[
 /// The options tried (COPY's CSV syntax: delimiter, quote, escape and NULL string), how `COPY`
 /// says them (empty: COPY's defaults), and how many cases (each one COPY of one to four
 /// records).
-fn options() -> [(CsvSyntax, &'static str, usize); 5] {
+fn options() -> [(CsvSyntax, &'static str, usize); 6] {
     let syntax = |delimiter, quote, escape, null: &str| CsvSyntax {
         delimiter,
         quote,
@@ -73,6 +74,9 @@ fn options() -> [(CsvSyntax, &'static str, usize); 5] {
             ", QUOTE '''', ESCAPE '\\'",
             1200,
         ),
+        // The backslash as the escape of COPY's default quote (CSV as many other tools write
+        // it).
+        (syntax(b',', b'"', b'\\', ""), ", ESCAPE '\\'", 800),
         // A quote that is its own escape, and a NULL string that holds COPY's default quote.
         (
             syntax(b',', b'%', b'%', "\""),
