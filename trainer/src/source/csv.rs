@@ -265,7 +265,7 @@ impl CsvSyntax {
             // slower).
             loop {
                 let found = find_byte(bytes, from, quote)?;
-                value.extend_from_slice(&bytes[from..found]);
+                extend_short(value, &bytes[from..], found - from);
                 match bytes.get(found + 1) == Some(&quote) {
                     true => {
                         value.push(quote);
@@ -317,6 +317,25 @@ fn escapes_before(bytes: &[u8], from: usize, at: usize, escape: u8) -> usize {
     let run = bytes[from..at].iter().rev().take_while(|&&b| b == escape);
     run.count()
 }
+
+/// Appends the first `len` bytes of `rest` to `value`. A short run is copied as a fixed
+/// [`SHORT_RUN`] bytes and cut back, which compiles to a few moves where a copy of any length
+/// calls `memmove`: quotes in JSON leave runs of a few bytes between them (reading JSON in
+/// COPY's default CSV 1.06-1.14x faster, other text level; in the general loop of
+/// `copy_quoted`, where escapes come in pairs, level or slower).
+fn extend_short(value: &mut Vec<u8>, rest: &[u8], len: usize) {
+    match rest.get(..SHORT_RUN) {
+        Some(run) if len <= SHORT_RUN => {
+            let end = value.len() + len;
+            value.extend_from_slice(run);
+            value.truncate(end);
+        }
+        _ => value.extend_from_slice(&rest[..len]),
+    }
+}
+
+/// How long a run [`extend_short`] copies as one.
+const SHORT_RUN: usize = 16;
 
 /// Where the first `byte` at or after `from` is in `bytes` ([`find_near`]).
 fn find_byte(bytes: &[u8], from: usize, byte: u8) -> Option<usize> {
@@ -882,6 +901,22 @@ mod tests {
                         assert_eq!(read, value, "{context} in field {column}");
                     }
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn a_short_run_is_appended_whole_and_nothing_past_it() {
+        let bytes: Vec<u8> = (0..40).collect();
+        for rest_len in 0..=bytes.len() {
+            for len in 0..=rest_len {
+                let mut value = b"before".to_vec();
+                extend_short(&mut value, &bytes[..rest_len], len);
+                assert_eq!(
+                    value,
+                    [&b"before"[..], &bytes[..len]].concat(),
+                    "{len} of {rest_len}"
+                );
             }
         }
     }
