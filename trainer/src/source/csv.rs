@@ -790,6 +790,14 @@ mod tests {
         assert_eq!(read, [some("a,b")]);
     }
 
+    /// The value of `record`, which must be one field (`None`: NULL), as
+    /// [`CsvSyntax::split_fields`] reads it.
+    fn one_value(record: &[u8], syntax: &CsvSyntax) -> Option<Vec<u8>> {
+        let (fields, text) = syntax.split_fields(record, Some(0)).unwrap();
+        assert_eq!(fields.len(), 1, "{}", record.escape_ascii());
+        fields[0].value(record, syntax, text)
+    }
+
     /// Every string of up to eight bytes made of the quote, the escape, a line feed and a plain
     /// byte, in the syntax `QUOTE '''', ESCAPE '\'`.
     fn short_strings() -> impl Iterator<Item = Vec<u8>> {
@@ -884,9 +892,8 @@ mod tests {
                 }
                 if !open {
                     assert_eq!(syntax.unquote(&bytes), value, "{context}");
-                    let (fields, text) = syntax.split_fields(&bytes, Some(0)).unwrap();
                     // (The empty string unquoted is NULL.)
-                    let read = fields[0].value(&bytes, &syntax, text).unwrap_or_default();
+                    let read = one_value(&bytes, &syntax).unwrap_or_default();
                     assert_eq!(read, value, "{context}");
                     // And as the first or the second of two fields.
                     for (record, column) in [
@@ -939,9 +946,7 @@ mod tests {
                 String::from_utf8_lossy(&out),
                 String::from_utf8_lossy(written)
             );
-            let (fields, text) = syntax.split_fields(&out, Some(0)).unwrap();
-            assert_eq!(fields.len(), 1);
-            assert_eq!(fields[0].value(&out, &syntax, text.clone()).unwrap(), value);
+            assert_eq!(one_value(&out, &syntax).unwrap(), value);
         }
     }
 
@@ -1183,9 +1188,7 @@ mod tests {
             syntax.write_field(value, alone, &mut out);
             assert_eq!(out, written, "{:?}", String::from_utf8_lossy(value));
             // And it reads back as the value.
-            let (fields, text) = syntax.split_fields(&out, Some(0)).unwrap();
-            assert_eq!(fields.len(), 1);
-            assert_eq!(fields[0].value(&out, &syntax, text.clone()).unwrap(), value);
+            assert_eq!(one_value(&out, &syntax).unwrap(), value);
         }
         // With another NULL string, a value that is the string is quoted, the empty one not.
         let syntax = CsvSyntax {
@@ -1200,8 +1203,7 @@ mod tests {
             let mut out = Vec::new();
             syntax.write_field(value, false, &mut out);
             assert_eq!(out, written, "{:?}", String::from_utf8_lossy(value));
-            let (fields, text) = syntax.split_fields(&out, Some(0)).unwrap();
-            assert_eq!(fields[0].value(&out, &syntax, text.clone()).unwrap(), value);
+            assert_eq!(one_value(&out, &syntax).unwrap(), value);
         }
     }
 
