@@ -1,18 +1,7 @@
 //! Training in one call: split rows, build a dictionary, measure it on the held-out rows, and
 //! (separately) put it in a store with its provenance.
 //!
-//! ```no_run
-//! use pgdict_trainer::{train, TrainOptions};
-//!
-//! let rows: Vec<Vec<u8>> = pgdict::rows::read_row_file("rows.jsonl".as_ref())?;
-//! let trained = train(&rows, &TrainOptions::default())?;
-//! println!(
-//!     "{} bytes, {:.2}x smaller than plain pglz",
-//!     trained.content.len(),
-//!     trained.gain_vs_pglz()
-//! );
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
+//! The crate documentation has an example that trains, stores and compresses.
 
 use std::path::PathBuf;
 use std::sync::Arc;
