@@ -117,13 +117,19 @@ const MAX_ADD_ATTEMPTS: usize = 1000;
 /// Distinguishes the temporary files of one process.
 static TEMP_SEQ: AtomicU64 = AtomicU64::new(0);
 
-/// A directory of dictionary files (see the module documentation).
+/// A directory of dictionary files (see the module documentation). One store serves every
+/// thread of a program (`Send + Sync`): each dictionary is read and prepared once.
 #[derive(Debug)]
 pub struct DirStore {
     dir: PathBuf,
     /// Dictionaries loaded and prepared so far.
     cache: Cache,
 }
+
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<DirStore>();
+};
 
 /// What a directory listing holds.
 #[derive(Debug, Default)]

@@ -107,7 +107,9 @@ CREATE TRIGGER refuse_truncate BEFORE TRUNCATE ON pgdict.retired
     FOR EACH STATEMENT EXECUTE FUNCTION pgdict.refuse_change();
 "#;
 
-/// A dictionary store in a PostgreSQL database (see the module documentation).
+/// A dictionary store in a PostgreSQL database (see the module documentation). One store
+/// serves every thread of a program (`Send + Sync`): each dictionary is read and prepared once,
+/// and its queries take turns on one connection.
 pub struct PgStore {
     client: Mutex<Client>,
     description: String,
@@ -116,6 +118,11 @@ pub struct PgStore {
     /// Dictionaries loaded and prepared so far.
     cache: Cache,
 }
+
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<PgStore>();
+};
 
 impl std::fmt::Debug for PgStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
