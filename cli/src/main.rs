@@ -553,7 +553,8 @@ enum DictCommand {
         /// A JSON object instead of text.
         #[arg(long)]
         json: bool,
-        /// Write the dictionary's content (the bytes codecs read as history) to FILE.
+        /// Write the dictionary's content (the bytes codecs read as history) to FILE
+        /// (`pgdict-trainer --content FILE` measures it on other rows and stores it anew).
         #[arg(long, value_name = "FILE")]
         content: Option<PathBuf>,
     },

@@ -5,6 +5,7 @@
 //!
 //! - [`train()`]`(rows, options)` → [`Trained`] (content, codec, builder, time, evaluation);
 //!   [`train_split`] when the held-out rows are already set apart (as [`sample`] does);
+//!   [`measure_content`] for a dictionary made elsewhere, measured as a built one;
 //! - [`evaluate`]`(holdout, dict, codec, progress)` → [`Evaluation`]: plain pglz, pglz with
 //!   the dictionary, plain lz4, lz4 with it (and zstd with it, for a zstd dictionary), per
 //!   size bucket, with speeds;
@@ -70,7 +71,7 @@ mod train;
 pub use build::{BuildError, Builder};
 pub use eval::{evaluate, EvalError, Evaluation, Group, Measured, Method, SizeBucket};
 pub use train::{
-    default_size, evaluation_json, sample_source, split, store, train, train_split, SampleOptions,
-    StoreTarget, TrainError, TrainOptions, Trained, DEFAULT_HOLDOUT, LZ4_DEFAULT_SIZE, MIN_SAVING,
-    PGLZ_DEFAULT_SIZE,
+    check_content, default_size, evaluation_json, measure_content, sample_source, split, store,
+    train, train_split, SampleOptions, StoreTarget, TrainError, TrainOptions, Trained,
+    DEFAULT_HOLDOUT, LZ4_DEFAULT_SIZE, MIN_SAVING, PGLZ_DEFAULT_SIZE,
 };

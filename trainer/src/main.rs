@@ -2,7 +2,7 @@
 //! and what it buys". See `pgdict-trainer --help`.
 
 use std::fmt::Write as _;
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -16,8 +16,8 @@ use pgdict::dict::{DirStore, PgStore};
 use pgdict_trainer::progress::{counted, thousands, Bars};
 use pgdict_trainer::source::{self, ColumnFlags, FormatName, PageSample, PgSource, SourceSpec};
 use pgdict_trainer::{
-    evaluation_json, sample_source, store, train_split, Builder, Method, SampleOptions,
-    StoreTarget, TrainError, TrainOptions, Trained,
+    check_content, evaluation_json, measure_content, sample_source, store, train_split, Builder,
+    Method, SampleOptions, StoreTarget, TrainError, TrainOptions, Trained,
 };
 use serde_json::{json, Map, Value};
 
@@ -32,7 +32,8 @@ HOW IT WORKS:
   2. Build: a dictionary of --size bytes for the codec. pglz can reach only the last 4095
      bytes of a dictionary, lz4 the last 64 KiB; pgdict's builder knows this and checks its
      candidates with the real codec. A zstd dictionary is zstd's trainer's, in zstd's format
-     (entropy tables, then content).
+     (entropy tables, then content). With --content FILE nothing is built: FILE is the
+     dictionary, and every sampled row is held out.
   3. Evaluate: every held-out row is stored alone, as pgdict stores it (whole datum, header
      counted; the smallest of raw, plain and dictionary form): plain pglz (PostgreSQL's
      default), pglz with the dictionary, plain lz4, lz4 with the dictionary, and for a zstd
@@ -67,7 +68,10 @@ EXAMPLES:
   pgdict-trainer rows.jsonl                     train a 4 KB pglz dictionary into dicts/
   pgdict-trainer --codec both --json rows.txt   pglz and lz4 dictionaries, JSON report
   pgdict-trainer --codec zstd rows.jsonl        a 64 KB zstd dictionary (not PostgreSQL's)
-  pgdict-trainer --dry-run --builder zstd rows.txt   measure zstd's trainer, store nothing";
+  pgdict-trainer --dry-run --builder zstd rows.txt   measure zstd's trainer, store nothing
+  pgdict dict show 3 --content d3.bin && pgdict-trainer --content d3.bin --store other rows.txt
+                                                a dictionary of one store, measured on these
+                                                rows, into another under a new id";
 
 /// Train a compression dictionary for small PostgreSQL values, measure what it buys on rows
 /// it was not trained on, and add it to a pgdict dictionary store.
@@ -126,6 +130,18 @@ struct Args {
     /// always zstd's trainer's, made for its format.
     #[arg(long, value_enum, default_value_t = BuilderArg::Pgdict)]
     builder: BuilderArg,
+
+    /// Measure and store FILE's bytes as the dictionary instead of building one: a dictionary
+    /// made elsewhere, or written out of a store by `pgdict dict show --content`. Every sampled
+    /// row is held out (nothing is trained on; rows the content was made from flatter it); the
+    /// dictionary is then judged and stored as a built one, under a new id. Not with
+    /// --builder, --size or --holdout.
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with_all = ["builder", "size", "holdout"]
+    )]
+    content: Option<PathBuf>,
 
     /// Seed of the sampling draw: the same seed and input give the same sample, and so the
     /// same dictionary.
@@ -338,6 +354,50 @@ fn source_spec(args: &Args) -> Result<SourceSpec, Failure> {
     Ok(SourceSpec::from_arg(path, format))
 }
 
+/// The dictionary content `--content` names, checked as [`measure_content`] checks it.
+fn read_content(path: &std::path::Path) -> Result<Vec<u8>, Failure> {
+    let fail = |message: String| Failure {
+        message,
+        hint: None,
+        code: 1,
+    };
+    // No more than a dictionary may hold is read, and one byte to tell that there is more.
+    let mut content = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| {
+            file.take(MAX_CONTENT_LEN as u64 + 1)
+                .read_to_end(&mut content)
+        })
+        .map_err(|e| {
+            fail(format!(
+                "cannot read the dictionary content {}: {e}",
+                path.display()
+            ))
+        })?;
+    check_content(&content)
+        .map_err(|why| fail(format!("the dictionary content {} {why}", path.display())))?;
+    Ok(content)
+}
+
+/// What a codec cannot reach of given content `len` bytes long, if anything: pglz reaches
+/// only the last 4095 bytes of a dictionary, lz4 the last 64 KiB.
+fn beyond_reach(codec: Codec, len: usize) -> Option<String> {
+    let reach = match codec {
+        Codec::Pglz => pgdict::pglz::DICT_WINDOW,
+        Codec::Lz4 => pgdict::lz4::DICT_WINDOW,
+        Codec::Zstd => return None,
+    };
+    (len > reach).then(|| {
+        format!(
+            "{codec} reaches only the last {} bytes of the {}-byte content: the first {} are \
+             stored but never used",
+            thousands(reach as u64),
+            thousands(len as u64),
+            thousands((len - reach) as u64)
+        )
+    })
+}
+
 fn sample_options(args: &Args) -> SampleOptions {
     SampleOptions {
         seed: args.seed,
@@ -370,37 +430,66 @@ fn run(args: &Args) -> Result<u8, Failure> {
         .map_err(TrainError::from)?;
     }
 
-    let start = Instant::now();
-    let mut rows = source::open(&spec).map_err(TrainError::from)?;
-    // A note is about what the dictionary will fit: worth saying even with --quiet.
-    if let Some(note) = rows.note() {
-        eprintln!("pgdict-trainer: note: {note}");
-    }
-    let sample = sample_source(&mut rows, &options, &described, &bars)?;
-    let page_sample = rows.page_sample();
-    drop(rows);
-    let sample_seconds = start.elapsed().as_secs_f64();
-
     let codecs: &[Codec] = match args.codec {
         CodecArg::Pglz => &[Codec::Pglz],
         CodecArg::Lz4 => &[Codec::Lz4],
         CodecArg::Both => &[Codec::Pglz, Codec::Lz4],
         CodecArg::Zstd => &[Codec::Zstd],
     };
+    // Given content is read and checked before the rows are.
+    let content = match &args.content {
+        Some(path) => {
+            let content = read_content(path)?;
+            for &codec in codecs {
+                if let Some(note) = beyond_reach(codec, content.len()) {
+                    eprintln!("pgdict-trainer: note: {note}");
+                }
+            }
+            Some(content)
+        }
+        None => None,
+    };
+
+    let start = Instant::now();
+    let mut rows = source::open(&spec).map_err(TrainError::from)?;
+    // A note is about what the dictionary will fit: worth saying even with --quiet.
+    if let Some(note) = rows.note() {
+        eprintln!("pgdict-trainer: note: {note}");
+    }
+    let mut sample = sample_source(&mut rows, &options, &described, &bars)?;
+    if content.is_some() {
+        // Nothing is trained on: every row measures the dictionary.
+        let train = std::mem::take(&mut sample.train);
+        sample.eval.extend(train);
+    }
+    let page_sample = rows.page_sample();
+    drop(rows);
+    let sample_seconds = start.elapsed().as_secs_f64();
+
     let builder = match args.builder {
         BuilderArg::Pgdict => Builder::Pgdict,
         BuilderArg::Zstd => Builder::Zstd,
     };
     let mut out = Output::new(args);
     let of_pages = page_sample.map_or(String::new(), |sample| format!(" from {sample}"));
+    let sampled = match &content {
+        Some(_) => format!(
+            "{} ({} bytes), all held out: the dictionary is given",
+            counted(sample.eval.len() as u64, "row"),
+            thousands(sample.eval.iter().map(Vec::len).sum::<usize>() as u64),
+        ),
+        None => format!(
+            "{} ({} bytes), {} held out",
+            counted(sample.train.len() as u64, "training row"),
+            thousands(sample.train.iter().map(Vec::len).sum::<usize>() as u64),
+            thousands(sample.eval.len() as u64),
+        ),
+    };
     out.text(&format!(
         "source: {described}: {}, {} bytes read in {sample_seconds:.2} s{of_pages}\n\
-         sample: {} ({} bytes), {} held out (seed {})\n",
+         sample: {sampled} (seed {})\n",
         counted(sample.rows_seen, "row"),
         thousands(sample.bytes_seen),
-        counted(sample.train.len() as u64, "training row"),
-        thousands(sample.train.iter().map(Vec::len).sum::<usize>() as u64),
-        thousands(sample.eval.len() as u64),
         args.seed,
     ))?;
 
@@ -413,7 +502,10 @@ fn run(args: &Args) -> Result<u8, Failure> {
             holdout: args.holdout,
             seed: args.seed,
         };
-        let trained = train_split(&sample.train, &sample.eval, &train_options, &bars)?;
+        let trained = match &content {
+            Some(content) => measure_content(content.clone(), &sample.eval, codec, &bars)?,
+            None => train_split(&sample.train, &sample.eval, &train_options, &bars)?,
+        };
         let verdict = trained.check_helps();
         let mut report = Report {
             trained: &trained,
@@ -433,12 +525,17 @@ fn run(args: &Args) -> Result<u8, Failure> {
                 parameters.insert("seed".into(), args.seed.into());
                 parameters.insert("max_rows".into(), (args.max_rows as u64).into());
                 parameters.insert("max_bytes".into(), (args.max_bytes as u64).into());
-                parameters.insert("holdout".into(), json!(args.holdout));
+                if content.is_none() {
+                    parameters.insert("holdout".into(), json!(args.holdout));
+                }
                 parameters.insert("rows_seen".into(), sample.rows_seen.into());
                 if let Some(pages) = page_sample {
                     parameters.insert("table_sample_percent".into(), pages.percent.into());
                 }
                 parameters.insert("forced".into(), (args.force && !trained.helps()).into());
+                if let Some(path) = &args.content {
+                    parameters.insert("content_file".into(), path.display().to_string().into());
+                }
                 let metadata = trained.metadata(&described, parameters);
                 let dict = store(&target, &trained, metadata)?;
                 report.dict_id = Some(dict.id());
@@ -542,7 +639,8 @@ fn json_report(report: &Report, sample: &pgdict_trainer::sample::Sample, args: &
         "codec": t.codec.name(),
         "dict_bytes": t.content.len(),
         "size": t.size,
-        "builder": t.builder.name(),
+        "builder": t.builder.map(Builder::name),
+        "content_file": args.content.as_ref().map(|path| path.display().to_string()),
         "train_seconds": (t.train_seconds * 1000.0).round() / 1000.0,
         "seed": args.seed,
         "sample": {
@@ -564,16 +662,25 @@ fn json_report(report: &Report, sample: &pgdict_trainer::sample::Sample, args: &
 fn text_report(report: &Report, args: &Args) -> String {
     let t = report.trained;
     let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "\n{} dictionary: {} bytes (size {}), builder {}, built in {:.2} s from {}",
-        t.codec,
-        t.content.len(),
-        t.size,
-        t.builder,
-        t.train_seconds,
-        counted(t.train_rows, "row")
-    );
+    let _ = match &args.content {
+        Some(path) => writeln!(
+            s,
+            "\n{} dictionary: {} bytes given in {}, not built",
+            t.codec,
+            t.content.len(),
+            path.display()
+        ),
+        None => writeln!(
+            s,
+            "\n{} dictionary: {} bytes (size {}), builder {}, built in {:.2} s from {}",
+            t.codec,
+            t.content.len(),
+            t.size,
+            t.builder_name(),
+            t.train_seconds,
+            counted(t.train_rows, "row")
+        ),
+    };
     if t.evaluation.all.datums == 0 {
         let _ = writeln!(s, "held-out rows: none, so nothing was measured");
     } else {

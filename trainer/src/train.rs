@@ -8,12 +8,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use pgdict::datum::{Codec, PreparedDictionary};
+use pgdict::dict::file::MAX_CONTENT_LEN;
 use pgdict::dict::{CodecSet, Dictionary, DirStore, Metadata, StoreError};
 use serde_json::{json, Map, Value};
 
 use crate::build::{BuildError, Builder};
 use crate::eval::{self, EvalError, Evaluation, Method, EVAL_DICT_ID};
-use crate::progress::{counted, InputProgress, NoProgress, Phase, Progress};
+use crate::progress::{counted, thousands, InputProgress, NoProgress, Phase, Progress};
 use crate::sample::{Limits, Sampler};
 use crate::source::SourceError;
 
@@ -80,13 +81,14 @@ pub struct Trained {
     /// Its bytes (never empty).
     pub content: Vec<u8>,
     /// The builder that made it ([`Builder::for_codec`]: zstd's trainer for every zstd
-    /// dictionary, whichever builder was asked for).
-    pub builder: Builder,
-    /// The size asked for (the content may be shorter).
+    /// dictionary, whichever builder was asked for); `None` for content given to
+    /// [`measure_content`], which was not built.
+    pub builder: Option<Builder>,
+    /// The size asked for (the content may be shorter); given content, its length.
     pub size: usize,
-    /// Seconds the builder took.
+    /// Seconds the builder took (0 for given content).
     pub train_seconds: f64,
-    /// How many rows it was built from, and their bytes.
+    /// How many rows it was built from (0 for given content).
     pub train_rows: u64,
     /// Bytes of the training rows.
     pub train_bytes: u64,
@@ -142,26 +144,34 @@ impl Trained {
         })
     }
 
-    /// The metadata to store with the dictionary: `source`, the trainer and builder, the
-    /// sample, the parameters given, and the measured gain ([`Gain`](pgdict::dict::Gain) for
-    /// its codec; the whole evaluation under the key `eval`).
+    /// The builder's name (`--builder`), or `given` for content that was not built.
+    pub fn builder_name(&self) -> &'static str {
+        self.builder.map_or("given", Builder::name)
+    }
+
+    /// The metadata to store with the dictionary: `source` (the rows it was built from and
+    /// measured on), the trainer and builder, the sample, the parameters given, and the
+    /// measured gain ([`Gain`](pgdict::dict::Gain) for its codec; the whole evaluation under
+    /// the key `eval`). Given content has no builder, sample or build time.
     pub fn metadata(&self, source: &str, parameters: Map<String, Value>) -> Metadata {
         let mut metadata = Metadata::new();
         metadata.source = Some(source.to_string());
-        metadata.trainer = Some(format!(
-            "pgdict-trainer {} builder={}",
-            env!("CARGO_PKG_VERSION"),
-            self.builder
-        ));
-        metadata.sample_rows = Some(self.train_rows);
-        metadata.sample_bytes = Some(self.train_bytes);
+        let version = env!("CARGO_PKG_VERSION");
+        metadata.trainer = Some(match self.builder {
+            Some(builder) => format!("pgdict-trainer {version} builder={builder}"),
+            None => format!("pgdict-trainer {version} content given, not built"),
+        });
         metadata.parameters = parameters;
         metadata
             .parameters
             .insert("size".into(), (self.size as u64).into());
-        metadata
-            .parameters
-            .insert("train_seconds".into(), json!(round3(self.train_seconds)));
+        if self.builder.is_some() {
+            metadata.sample_rows = Some(self.train_rows);
+            metadata.sample_bytes = Some(self.train_bytes);
+            metadata
+                .parameters
+                .insert("train_seconds".into(), json!(round3(self.train_seconds)));
+        }
         metadata
             .gains
             .extend(self.evaluation.gain_record(self.codec));
@@ -256,6 +266,9 @@ pub enum TrainError {
     /// Evaluating failed.
     #[error(transparent)]
     Eval(#[from] EvalError),
+    /// Content given to [`measure_content`] cannot be a dictionary ([`check_content`]).
+    #[error("the dictionary content {0}")]
+    BadContent(String),
     /// The dictionary could not be prepared for the codecs.
     #[error("preparing the dictionary: {0}")]
     Prepare(pgdict::datum::DatumError),
@@ -343,19 +356,68 @@ pub fn train_split(
         }
         .into());
     }
-    let prepared =
-        Arc::new(PreparedDictionary::new(EVAL_DICT_ID, &content).map_err(TrainError::Prepare)?);
-    let evaluation = eval::evaluate(holdout, Some(&prepared), options.codec, progress)?;
+    let evaluation = evaluate_content(&content, holdout, options.codec, progress)?;
     Ok(Trained {
         codec: options.codec,
         content,
-        builder: options.builder.for_codec(options.codec),
+        builder: Some(options.builder.for_codec(options.codec)),
         size,
         train_seconds,
         train_rows: train_rows.len() as u64,
         train_bytes: train_rows.iter().map(|r| r.len() as u64).sum(),
         evaluation,
     })
+}
+
+/// Measures `content`, a dictionary made elsewhere (`pgdict dict show --content` writes one
+/// out of a store), on `holdout` as [`train_split`] measures a built one; nothing is built.
+/// The result is judged ([`Trained::check_helps`]) and stored ([`store()`]) as a built one.
+/// Refuses content that [`check_content`] refuses.
+pub fn measure_content(
+    content: Vec<u8>,
+    holdout: &[Vec<u8>],
+    codec: Codec,
+    progress: &dyn Progress,
+) -> Result<Trained, TrainError> {
+    check_content(&content).map_err(TrainError::BadContent)?;
+    let evaluation = evaluate_content(&content, holdout, codec, progress)?;
+    Ok(Trained {
+        codec,
+        size: content.len(),
+        content,
+        builder: None,
+        train_seconds: 0.0,
+        train_rows: 0,
+        train_bytes: 0,
+        evaluation,
+    })
+}
+
+/// Why `content` cannot be a dictionary: empty, or longer than a dictionary file holds
+/// ([`MAX_CONTENT_LEN`], 1 MiB).
+pub fn check_content(content: &[u8]) -> Result<(), String> {
+    if content.is_empty() {
+        return Err("is empty: a dictionary needs content".into());
+    }
+    if content.len() > MAX_CONTENT_LEN {
+        return Err(format!(
+            "holds more than {} bytes, a dictionary's limit",
+            thousands(MAX_CONTENT_LEN as u64)
+        ));
+    }
+    Ok(())
+}
+
+/// `content` prepared as a dictionary and measured on `holdout`.
+fn evaluate_content(
+    content: &[u8],
+    holdout: &[Vec<u8>],
+    codec: Codec,
+    progress: &dyn Progress,
+) -> Result<Evaluation, TrainError> {
+    let prepared =
+        Arc::new(PreparedDictionary::new(EVAL_DICT_ID, content).map_err(TrainError::Prepare)?);
+    Ok(eval::evaluate(holdout, Some(&prepared), codec, progress)?)
 }
 
 /// Where a dictionary goes.

@@ -1,5 +1,6 @@
 //! The library API the `pgdict` CLI trains with: `train` → `store` → a datum encodes with the
 //! stored dictionary and decodes through the store; `evaluate` with and without a dictionary;
+//! `measure_content` for a dictionary given, not built;
 //! a 4 KB pglz dictionary from 10,000 sampled rows (whose build time the `builders` example
 //! measures: see there).
 //!
@@ -17,8 +18,8 @@ use pgdict::dict::DirStore;
 use pgdict_trainer::progress::NoProgress;
 use pgdict_trainer::source::{self, SourceSpec};
 use pgdict_trainer::{
-    evaluate, sample_source, store, train, Builder, Method, SampleOptions, SizeBucket, StoreTarget,
-    TrainError, TrainOptions,
+    check_content, evaluate, measure_content, sample_source, split, store, train, train_split,
+    Builder, Method, SampleOptions, SizeBucket, StoreTarget, TrainError, TrainOptions,
 };
 
 /// Every datum of a corpus row file, through the trainer's own source.
@@ -38,7 +39,7 @@ fn train_store_encode_decode() {
     };
     let trained = train(&rows, &options).unwrap();
     assert_eq!(trained.codec, Codec::Pglz);
-    assert_eq!(trained.builder, Builder::Pgdict);
+    assert_eq!(trained.builder, Some(Builder::Pgdict));
     assert!(!trained.content.is_empty() && trained.content.len() <= 4095);
     assert!(trained.helps());
     // User-agent rows: plain pglz stores them raw; the dictionary makes them several times
@@ -128,7 +129,7 @@ fn train_store_zstd() {
     let trained = train(&rows, &options).unwrap();
     assert_eq!(trained.codec, Codec::Zstd);
     // Asked of pgdict's builder (the default), it is zstd's trainer's, and says so.
-    assert_eq!(trained.builder, Builder::Zstd);
+    assert_eq!(trained.builder, Some(Builder::Zstd));
     // zstd's dictionary magic number: the entropy tables come with it.
     assert_eq!(trained.content[..4], 0xEC30_A437u32.to_le_bytes());
     assert!(trained.content.len() <= 64 * 1024);
@@ -159,6 +160,42 @@ fn train_store_zstd() {
         let stored = encoder.encode(row, Codec::Zstd, Some(&prepared)).unwrap();
         assert_eq!(&datum::decode(&stored, &store).unwrap(), row);
     }
+}
+
+#[test]
+fn given_content_measures_as_the_built_dictionary_did() {
+    let rows = read_rows("csv_airports.txt");
+    let (train_rows, holdout) = split(&rows[..3000], 0.2, 5);
+    let built = train_split(&train_rows, &holdout, &TrainOptions::default(), &NoProgress).unwrap();
+    let given = measure_content(built.content.clone(), &holdout, Codec::Pglz, &NoProgress).unwrap();
+    assert_eq!(given.builder, None);
+    assert_eq!(given.builder_name(), "given");
+    assert_eq!((given.train_rows, given.train_bytes), (0, 0));
+    assert_eq!(given.size, built.content.len());
+    // The same bytes on the same rows store the same, and are judged alike.
+    let stored = |t: &pgdict_trainer::Trained, m| t.evaluation.all.get(m).unwrap().stored_bytes;
+    for method in [Method::Pglz, Method::PglzDict, Method::Lz4, Method::Lz4Dict] {
+        assert_eq!(stored(&given, method), stored(&built, method), "{method:?}");
+    }
+    assert_eq!(given.evaluation.all.datums, holdout.len() as u64);
+    assert!(given.helps() && built.helps());
+    let metadata = given.metadata("airports", Default::default());
+    assert_eq!(metadata.sample_rows, None);
+    assert!(!metadata.parameters.contains_key("train_seconds"));
+    assert_eq!(metadata.parameters["size"], built.content.len() as u64);
+
+    for (content, why) in [
+        (Vec::new(), "is empty: a dictionary needs content"),
+        (
+            vec![0; (1 << 20) + 1],
+            "holds more than 1,048,576 bytes, a dictionary's limit",
+        ),
+    ] {
+        assert_eq!(check_content(&content).unwrap_err(), why);
+        let err = measure_content(content, &holdout, Codec::Pglz, &NoProgress).unwrap_err();
+        assert_eq!(err.to_string(), format!("the dictionary content {why}"));
+    }
+    assert_eq!(check_content(&[0; 1 << 20]), Ok(()));
 }
 
 #[test]

@@ -18,8 +18,11 @@
 //! | a directory source with a file over 1 GiB - 1 | 1, "over PostgreSQL's limit", nothing read |
 //! | a read-only store (tmpfs remounted ro) | 1, "Read-only file system", store unchanged |
 //! | a full disk (40 KiB tmpfs) under the store | 1, "No space left on device", no file left |
+//! | `--content` empty, over 1 MiB, or missing | 1, named, before the rows are read, no store |
+//! | `--content` with `--builder`, `--size` or `--holdout` | 2 |
 //!
-//! Plus `--json` (the report's fields), `--dry-run`, `PGDICT_STORE`, and standard input.
+//! Plus `--json` (the report's fields), `--dry-run`, `PGDICT_STORE`, standard input, and
+//! `--content` (a dictionary given, measured on every row, stored under a new id).
 
 #[path = "../../tests/support/small_fs.rs"]
 mod small_fs;
@@ -31,6 +34,7 @@ use std::process::{Command, Output, Stdio};
 
 use pgdict::datum::{self, Codec, DatumEncoder, Form};
 use pgdict::dict::DirStore;
+use pgdict_trainer::progress::thousands;
 use serde_json::Value;
 use small_fs::SmallFs;
 
@@ -620,6 +624,144 @@ fn json_report_fields_and_dry_run() {
         zstd["eval"].get("zstd_dict").is_none(),
         "zstd measured for lz4"
     );
+}
+
+#[test]
+fn given_content_is_measured_on_every_row_and_stored_under_a_new_id() {
+    let work = Work::new();
+    let rows = json_rows(600);
+    work.file("rows.txt", &lines(&rows));
+    let first = work.path("first");
+    let output = work.run(&["-q", "--store", first.to_str().unwrap(), "rows.txt"]);
+    assert_exit(&output, 0);
+    let built = DirStore::open(&first).unwrap().get(1).unwrap();
+    // What `pgdict dict show 1 --content d1.bin` writes.
+    work.file("d1.bin", built.content());
+
+    // Into the same store: a second dictionary with the same bytes, under the next id.
+    let output = work.run(&[
+        "--json",
+        "--store",
+        first.to_str().unwrap(),
+        "--content",
+        "d1.bin",
+        "rows.txt",
+    ]);
+    assert_exit(&output, 0);
+    let report: Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    assert_eq!(report["dict_id"], 2);
+    assert_eq!(report["builder"], Value::Null);
+    assert_eq!(report["content_file"], "d1.bin");
+    assert_eq!(report["dict_bytes"], built.content().len());
+    assert_eq!(report["sample"]["train_rows"], 0);
+    assert_eq!(
+        report["sample"]["holdout_rows"], 600,
+        "every row measures it"
+    );
+    assert_eq!(report["eval"]["datums"], 600);
+    let store = DirStore::open(&first).unwrap();
+    let given = store.get(2).unwrap();
+    assert_eq!(given.content(), built.content());
+    let metadata = given.metadata();
+    assert!(
+        metadata
+            .trainer
+            .as_deref()
+            .unwrap()
+            .ends_with("content given, not built"),
+        "{:?}",
+        metadata.trainer
+    );
+    assert_eq!(metadata.parameters["content_file"], "d1.bin");
+    assert!(!metadata.parameters.contains_key("holdout"));
+    assert_eq!(metadata.sample_rows, None);
+    assert!(round_trip(&first, 2, Codec::Pglz, &rows) > 500);
+
+    // Into the default store, for lz4, in text: the report says where the content came from.
+    let output = work.run(&["--codec", "lz4", "--content", "d1.bin", "rows.txt"]);
+    assert_exit(&output, 0);
+    let out = stdout(&output);
+    assert!(
+        out.contains("sample: 600 rows (")
+            && out.contains("all held out: the dictionary is given")
+            && out.contains(&format!(
+                "lz4 dictionary: {} bytes given in d1.bin, not built",
+                built.content().len()
+            ))
+            && out.contains("stored as dictionary 1 in the directory store"),
+        "{out}"
+    );
+    assert!(round_trip(&work.store(), 1, Codec::Lz4, &rows) > 500);
+
+    // More than pglz reaches is stored whole, with a note.
+    let mut long = noise(5, 1000);
+    long.extend_from_slice(built.content());
+    work.file("long.bin", &long);
+    let output = work.run(&["--dry-run", "--content", "long.bin", "rows.txt"]);
+    assert_exit(&output, 0);
+    let expected = format!(
+        "pgdict-trainer: note: pglz reaches only the last 4,095 bytes of the {}-byte content: \
+         the first {} are stored but never used",
+        thousands(long.len() as u64),
+        long.len() - 4095
+    );
+    assert!(stderr(&output).contains(&expected), "{}", stderr(&output));
+}
+
+#[test]
+fn content_that_cannot_be_a_dictionary_is_refused_before_the_rows_are_read() {
+    let work = Work::new();
+    work.file("empty.bin", b"");
+    work.file("huge.bin", &vec![b'x'; (1 << 20) + 1]);
+    work.file("limit.bin", &noise(9, 1 << 20));
+    // An unreadable source would fail later: the content is refused first.
+    for (file, message) in [
+        (
+            "empty.bin",
+            "the dictionary content empty.bin is empty: a dictionary needs content",
+        ),
+        (
+            "huge.bin",
+            "the dictionary content huge.bin holds more than 1,048,576 bytes, a dictionary's limit",
+        ),
+        (
+            "missing.bin",
+            "cannot read the dictionary content missing.bin: No such file",
+        ),
+    ] {
+        let output = work.run(&["--content", file, "no-such-rows.txt"]);
+        assert_exit(&output, 1);
+        assert!(
+            stderr(&output).contains(&format!("pgdict-trainer: error: {message}")),
+            "{file}: {}",
+            stderr(&output)
+        );
+        assert!(!work.store().exists(), "{file}: the store was created");
+    }
+    // A dictionary's limit itself is content: it gets as far as the rows.
+    let output = work.run(&["--content", "limit.bin", "no-such-rows.txt"]);
+    assert_exit(&output, 1);
+    assert!(
+        stderr(&output).contains("no-such-rows.txt"),
+        "{}",
+        stderr(&output)
+    );
+    // Nothing to build: the builder's settings do not go with it.
+    work.file("rows.txt", &lines(&json_rows(50)));
+    for flag in [
+        ["--builder", "zstd"],
+        ["--size", "1K"],
+        ["--holdout", "0.5"],
+    ] {
+        let output = work.run(&[flag[0], flag[1], "--content", "limit.bin", "rows.txt"]);
+        assert_exit(&output, 2);
+        assert!(
+            stderr(&output).contains("cannot be used with"),
+            "{flag:?}: {}",
+            stderr(&output)
+        );
+    }
+    assert!(!work.store().exists());
 }
 
 #[test]

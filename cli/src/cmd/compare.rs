@@ -56,7 +56,7 @@ pub fn train(
 pub fn trained_origin(trained: &Trained) -> String {
     format!(
         "trained by the {} builder on {} rows in {:.2} s",
-        trained.builder,
+        trained.builder_name(),
         thousands(trained.train_rows),
         trained.train_seconds
     )
