@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use pgdict::datum::{Codec, PreparedDictionary};
+use pgdict::datum::{Codec, DatumError, PreparedDictionary};
 use pgdict::dict::file::MAX_CONTENT_LEN;
 use pgdict::dict::{CodecSet, Dictionary, DirStore, Metadata, StoreError};
 use serde_json::{json, Map, Value};
@@ -393,8 +393,9 @@ pub fn measure_content(
     })
 }
 
-/// Why `content` cannot be a dictionary: empty, or longer than a dictionary file holds
-/// ([`MAX_CONTENT_LEN`], 1 MiB).
+/// Why `content` cannot be a dictionary: empty, longer than a dictionary file holds
+/// ([`MAX_CONTENT_LEN`], 1 MiB), or starting with zstd's dictionary magic number without
+/// being a zstd dictionary (which no codec could then be given).
 pub fn check_content(content: &[u8]) -> Result<(), String> {
     if content.is_empty() {
         return Err("is empty: a dictionary needs content".into());
@@ -405,7 +406,12 @@ pub fn check_content(content: &[u8]) -> Result<(), String> {
             thousands(MAX_CONTENT_LEN as u64)
         ));
     }
-    Ok(())
+    match PreparedDictionary::new(EVAL_DICT_ID, content) {
+        Err(DatumError::DictionaryPrepare { error, .. }) => {
+            Err(format!("cannot be read as a dictionary: {error}"))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// `content` prepared as a dictionary and measured on `holdout`.

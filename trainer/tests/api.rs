@@ -196,6 +196,11 @@ fn given_content_measures_as_the_built_dictionary_did() {
         assert_eq!(err.to_string(), format!("the dictionary content {why}"));
     }
     assert_eq!(check_content(&[0; 1 << 20]), Ok(()));
+    // zstd's dictionary magic number, then 60 bytes that are no zstd dictionary's header.
+    let magic = [&[0x37, 0xa4, 0x30, 0xec][..], &[0x5a; 60]].concat();
+    assert!(check_content(&magic)
+        .unwrap_err()
+        .starts_with("cannot be read as a dictionary: zstd: "));
 }
 
 #[test]

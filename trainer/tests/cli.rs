@@ -714,6 +714,11 @@ fn content_that_cannot_be_a_dictionary_is_refused_before_the_rows_are_read() {
     work.file("empty.bin", b"");
     work.file("huge.bin", &vec![b'x'; (1 << 20) + 1]);
     work.file("limit.bin", &noise(9, 1 << 20));
+    // zstd's dictionary magic number, then what is no zstd dictionary.
+    work.file(
+        "magic.bin",
+        &[&[0x37, 0xa4, 0x30, 0xec][..], &noise(3, 100)].concat(),
+    );
     // An unreadable source would fail later: the content is refused first.
     for (file, message) in [
         (
@@ -727,6 +732,10 @@ fn content_that_cannot_be_a_dictionary_is_refused_before_the_rows_are_read() {
         (
             "missing.bin",
             "cannot read the dictionary content missing.bin: No such file",
+        ),
+        (
+            "magic.bin",
+            "the dictionary content magic.bin cannot be read as a dictionary: zstd: cannot load",
         ),
     ] {
         let output = work.run(&["--content", file, "no-such-rows.txt"]);
