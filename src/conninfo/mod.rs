@@ -49,7 +49,9 @@
 //! `channel_binding` is read from `PGCHANNELBINDING` too. A keyword libpq does not know is
 //! refused with libpq's message; two that it knows and pgdict cannot act on are refused with
 //! the reason (`requirepeer`, and `PGREQUIREPEER`: the server process's user is not checked;
-//! `replication`), as is a service that sets a keyword pgdict does not read. `krbsrvname` and
+//! `replication`), as is a service that sets a keyword pgdict does not read, and an IPv6
+//! address with a zone (`host=fe80::1%eth0`: the crate connects to the address without it,
+//! which the kernel refuses for a link-local address). `krbsrvname` and
 //! `gsslib` (`PGKRBSRVNAME`, `PGGSSLIB`) are read and unused, as by a libpq built without
 //! GSSAPI: they matter only to a server that asks for GSSAPI authentication, which pgdict
 //! cannot give (the crate refuses it, naming it). What the TLS settings do, and where pgdict
@@ -237,7 +239,7 @@ pub fn parse_with_env(
     };
     // An empty hostaddr (from wherever it came) names none, as in libpq.
     let targets = targets(
-        setting("host", "PGHOST").map(|(hosts, _)| hosts),
+        setting("host", "PGHOST"),
         setting("hostaddr", "PGHOSTADDR").filter(|(list, _)| non_empty(list)),
         setting("port", "PGPORT"),
     )?;
@@ -474,7 +476,7 @@ impl Target {
 /// Unix socket, an empty port 5432. `hostaddr` and `port` come with where they were set, for
 /// messages.
 fn targets(
-    hosts: Option<String>,
+    hosts: Option<(String, String)>,
     hostaddrs: Option<(String, String)>,
     ports: Option<(String, String)>,
 ) -> Result<Vec<Target>, String> {
@@ -503,20 +505,29 @@ fn targets(
             .split(',')
             .map(|text| match text {
                 "" => Ok(None),
-                _ => match numeric_address(text) {
-                    Some(address) => Ok(Some((address, text.to_string()))),
-                    None => Err(format!(
-                        "{origin}={list} is not an IP address (or a list of them)"
-                    )),
-                },
+                _ => {
+                    refuse_zone(text, origin, list)?;
+                    match numeric_address(text) {
+                        Some(address) => Ok(Some((address, text.to_string()))),
+                        None => Err(format!(
+                            "{origin}={list} is not an IP address (or a list of them)"
+                        )),
+                    }
+                }
             })
             .collect::<Result<_, _>>()?,
     };
     // An empty host (`host=''`) names none, as in libpq; it still keeps the environment and
     // a service from naming one.
-    let names: Vec<&str> = match hosts.as_deref() {
-        Some("") | None => Vec::new(),
-        Some(list) => list.split(',').collect(),
+    let names: Vec<&str> = match &hosts {
+        Some((list, origin)) if !list.is_empty() => {
+            let names: Vec<&str> = list.split(',').collect();
+            for name in &names {
+                refuse_zone(name, origin, list)?;
+            }
+            names
+        }
+        _ => Vec::new(),
     };
     if !names.is_empty() && !addresses.is_empty() && names.len() != addresses.len() {
         return Err(format!(
@@ -582,11 +593,27 @@ fn targets(
         .collect())
 }
 
+/// Refuses an IPv6 address with a zone (`fe80::1%eth0`), given as a host or an address
+/// (`origin`, its list `list`, for the message): libpq connects to it through `getaddrinfo`,
+/// but the `postgres` crate connects to the address without its zone, which the kernel refuses
+/// for a link-local address ("Invalid argument", while psql connects).
+fn refuse_zone(text: &str, origin: &str, list: &str) -> Result<(), String> {
+    match text.split_once('%') {
+        Some((address, zone)) if address.parse::<std::net::Ipv6Addr>().is_ok() => Err(format!(
+            "{origin}={list}: {text} is an IPv6 address with a zone (%{zone}), which pgdict \
+             cannot connect through (the postgres crate leaves the zone out); give the \
+             server's global address or a host name"
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// A `hostaddr` entry as libpq reads it, through `getaddrinfo` with `AI_NUMERICHOST`: an IPv6
 /// address, or an IPv4 address in any form C's `inet_aton` takes (`127.0.0.1`, `127.1`,
 /// `0x7f000001`, `0177.0.0.1`: one to four numbers separated by dots, each decimal, octal
 /// after a `0` or hexadecimal after `0x`, the last filling the bytes that remain), nothing
-/// after it. (An IPv6 scope, `fe80::1%eth0`, is not taken: the crate has no place for it.)
+/// after it. (An IPv6 address with a zone, `fe80::1%eth0`, is not taken: the crate has no
+/// place for the zone, and `parse` refuses it with that reason.)
 pub fn numeric_address(text: &str) -> Option<std::net::IpAddr> {
     if text.contains(':') {
         return text.parse().ok();
@@ -1348,6 +1375,39 @@ mod tests {
             with_env("host=db hostaddr=' 127.0.0.1'", &[]).unwrap_err(),
             "hostaddr= 127.0.0.1 is not an IP address (or a list of them)"
         );
+    }
+
+    #[test]
+    fn an_ipv6_address_with_a_zone_is_refused_with_the_reason() {
+        let refused = |origin: &str, list: &str, text: &str| {
+            format!(
+                "{origin}={list}: {text} is an IPv6 address with a zone (%eth0), which pgdict \
+                 cannot connect through (the postgres crate leaves the zone out); give the \
+                 server's global address or a host name"
+            )
+        };
+        assert_eq!(
+            with_env("host=db1,fe80::1%eth0", &[]).unwrap_err(),
+            refused("host", "db1,fe80::1%eth0", "fe80::1%eth0")
+        );
+        assert_eq!(
+            with_env("host=db hostaddr=fe80::1%eth0", &[]).unwrap_err(),
+            refused("hostaddr", "fe80::1%eth0", "fe80::1%eth0")
+        );
+        assert_eq!(
+            with_env("postgresql://[fe80::1%25eth0]:5433/app", &[]).unwrap_err(),
+            refused("host", "fe80::1%eth0", "fe80::1%eth0")
+        );
+        assert_eq!(
+            with_env("", &[("PGHOST", "::1%eth0")]).unwrap_err(),
+            refused("PGHOST", "::1%eth0", "::1%eth0")
+        );
+        // Without a zone, or a name with a % in it (looked up as it stands, as libpq does).
+        assert_eq!(
+            servers(&with_env("host=fe80::1", &[]).unwrap()),
+            "[fe80::1]:5432"
+        );
+        assert_eq!(servers(&with_env("host=db%1", &[]).unwrap()), "db%1:5432");
     }
 
     #[test]
