@@ -49,9 +49,9 @@
 //! `channel_binding` is read from `PGCHANNELBINDING` too. A keyword libpq does not know is
 //! refused with libpq's message; two that it knows and pgdict cannot act on are refused with
 //! the reason (`requirepeer`, and `PGREQUIREPEER`: the server process's user is not checked;
-//! `replication`), as is a service that sets a keyword pgdict does not read, and an IPv6
-//! address with a zone (`host=fe80::1%eth0`: the crate connects to the address without it,
-//! which the kernel refuses for a link-local address). `krbsrvname` and
+//! `replication`), as is a service that sets a keyword pgdict does not read, and a link-local
+//! IPv6 address with a zone (`host=fe80::1%eth0`: the crate connects to the address without
+//! it, which the kernel refuses). `krbsrvname` and
 //! `gsslib` (`PGKRBSRVNAME`, `PGGSSLIB`) are read and unused, as by a libpq built without
 //! GSSAPI: they matter only to a server that asks for GSSAPI authentication, which pgdict
 //! cannot give (the crate refuses it, naming it). What the TLS settings do, and where pgdict
@@ -593,13 +593,20 @@ fn targets(
         .collect())
 }
 
-/// Refuses an IPv6 address with a zone (`fe80::1%eth0`), given as a host or an address
-/// (`origin`, its list `list`, for the message): libpq connects to it through `getaddrinfo`,
-/// but the `postgres` crate connects to the address without its zone, which the kernel refuses
-/// for a link-local address ("Invalid argument", while psql connects).
+/// Refuses a link-local IPv6 address with a zone (`fe80::1%eth0`), given as a host or an
+/// address (`origin`, its list `list`, for the message): libpq connects to it through
+/// `getaddrinfo`, but the `postgres` crate connects to the address without its zone, which the
+/// kernel refuses for a link-local address ("Invalid argument", while psql connects). Any
+/// other address with a zone is left to the lookup, which refuses it, as it refuses psql's
+/// (glibc's `getaddrinfo` takes a zone only on a link-local address).
 fn refuse_zone(text: &str, origin: &str, list: &str) -> Result<(), String> {
+    let link_local = |address: &str| {
+        address
+            .parse::<std::net::Ipv6Addr>()
+            .is_ok_and(|address| address.is_unicast_link_local())
+    };
     match text.split_once('%') {
-        Some((address, zone)) if address.parse::<std::net::Ipv6Addr>().is_ok() => Err(format!(
+        Some((address, zone)) if link_local(address) => Err(format!(
             "{origin}={list}: {text} is an IPv6 address with a zone (%{zone}), which pgdict \
              cannot connect through (the postgres crate leaves the zone out); give the \
              server's global address or a host name"
@@ -613,7 +620,7 @@ fn refuse_zone(text: &str, origin: &str, list: &str) -> Result<(), String> {
 /// `0x7f000001`, `0177.0.0.1`: one to four numbers separated by dots, each decimal, octal
 /// after a `0` or hexadecimal after `0x`, the last filling the bytes that remain), nothing
 /// after it. (An IPv6 address with a zone, `fe80::1%eth0`, is not taken: the crate has no
-/// place for the zone, and `parse` refuses it with that reason.)
+/// place for the zone, and `parse` refuses a link-local one with that reason.)
 pub fn numeric_address(text: &str) -> Option<std::net::IpAddr> {
     if text.contains(':') {
         return text.parse().ok();
@@ -1399,13 +1406,19 @@ mod tests {
             refused("host", "fe80::1%eth0", "fe80::1%eth0")
         );
         assert_eq!(
-            with_env("", &[("PGHOST", "::1%eth0")]).unwrap_err(),
-            refused("PGHOST", "::1%eth0", "::1%eth0")
+            with_env("", &[("PGHOST", "fe80::2%eth0")]).unwrap_err(),
+            refused("PGHOST", "fe80::2%eth0", "fe80::2%eth0")
         );
-        // Without a zone, or a name with a % in it (looked up as it stands, as libpq does).
+        // Without a zone; another address with one (left to the lookup, which refuses it as
+        // it refuses psql's); a name with a % in it (looked up as it stands, as libpq does).
         assert_eq!(
             servers(&with_env("host=fe80::1", &[]).unwrap()),
             "[fe80::1]:5432"
+        );
+        assert!(with_env("host=fd00::2%eth0", &[]).is_ok());
+        assert!(
+            with_env("host=db hostaddr=::1%lo", &[]).is_err(),
+            "not an IP address"
         );
         assert_eq!(servers(&with_env("host=db%1", &[]).unwrap()), "db%1:5432");
     }
