@@ -18,7 +18,7 @@
 //! | a directory source with a file over 1 GiB - 1 | 1, "over PostgreSQL's limit", nothing read |
 //! | a read-only store (tmpfs remounted ro) | 1, "Read-only file system", store unchanged |
 //! | a full disk (40 KiB tmpfs) under the store | 1, "No space left on device", no file left |
-//! | `--content` empty, over 1 MiB, or missing | 1, named, before the rows are read, no store |
+//! | `--content` empty, over 1 MiB, missing, or zstd's magic number without a zstd dictionary | 1, named, before the rows are read, no store |
 //! | `--content` with `--builder`, `--size` or `--holdout` | 2 |
 //!
 //! Plus `--json` (the report's fields), `--dry-run`, `PGDICT_STORE`, standard input, and
