@@ -806,10 +806,7 @@ pub struct PreparedDictionary {
     zstd: ZstdDictionary,
 }
 
-const _: () = {
-    const fn send_sync<T: Send + Sync>() {}
-    send_sync::<PreparedDictionary>();
-};
+const _: () = crate::assert_send_sync::<PreparedDictionary>();
 
 impl PreparedDictionary {
     /// Prepares `bytes` as dictionary `id` for pglz (its last 4095 bytes, indexed), lz4 (its

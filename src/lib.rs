@@ -85,6 +85,10 @@ pub mod pglz;
 pub mod rows;
 pub mod zstd;
 
+/// Compiles only for a `T` that threads may share, so that `const _: () =
+/// assert_send_sync::<T>();` beside a type keeps its promise to be shared.
+pub(crate) const fn assert_send_sync<T: Send + Sync>() {}
+
 /// The Rust examples in README.md, compiled (and run, unless marked otherwise) by `cargo test
 /// --doc`, so that they keep to the API.
 #[cfg(doctest)]

@@ -618,10 +618,7 @@ pub struct Lz4Dictionary {
 // reads the dictionary stream's table and the dictionary bytes, or `memcpy`s the table into the
 // working stream (inputs over 4 KiB). Concurrent readers of immutable memory are fine, and the
 // heap buffers stay put when the struct moves between threads.
-const _: () = {
-    const fn send_sync<T: Send + Sync>() {}
-    send_sync::<Lz4Dictionary>();
-};
+const _: () = crate::assert_send_sync::<Lz4Dictionary>();
 
 impl Lz4Dictionary {
     /// Prepares a dictionary from its bytes, keeping the last [`DICT_WINDOW`] of them.

@@ -318,10 +318,7 @@ struct Prepared {
     decoder: DecoderDictionary<'static>,
 }
 
-const _: () = {
-    const fn send_sync<T: Send + Sync>() {}
-    send_sync::<ZstdDictionary>();
-};
+const _: () = crate::assert_send_sync::<ZstdDictionary>();
 
 impl ZstdDictionary {
     /// Prepares a dictionary for compression at [`DEFAULT_LEVEL`] and for decompression.

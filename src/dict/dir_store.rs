@@ -126,10 +126,7 @@ pub struct DirStore {
     cache: Cache,
 }
 
-const _: () = {
-    const fn send_sync<T: Send + Sync>() {}
-    send_sync::<DirStore>();
-};
+const _: () = crate::assert_send_sync::<DirStore>();
 
 /// What a directory listing holds.
 #[derive(Debug, Default)]

@@ -119,10 +119,7 @@ pub struct PgStore {
     cache: Cache,
 }
 
-const _: () = {
-    const fn send_sync<T: Send + Sync>() {}
-    send_sync::<PgStore>();
-};
+const _: () = crate::assert_send_sync::<PgStore>();
 
 impl std::fmt::Debug for PgStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
