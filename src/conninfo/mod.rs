@@ -51,11 +51,10 @@
 //! the reason (`requirepeer`, and `PGREQUIREPEER`: the server process's user is not checked;
 //! `replication`), as is a service that sets a keyword pgdict does not read, and a link-local
 //! IPv6 address with a zone (`host=fe80::1%eth0`: the crate connects to the address without
-//! it, which the kernel refuses). `krbsrvname` and
-//! `gsslib` (`PGKRBSRVNAME`, `PGGSSLIB`) are read and unused, as by a libpq built without
-//! GSSAPI: they matter only to a server that asks for GSSAPI authentication, which pgdict
-//! cannot give (the crate refuses it, naming it). What the TLS settings do, and where pgdict
-//! differs from libpq there: [`tls`].
+//! it, which the kernel refuses). `krbsrvname` and `gsslib` (`PGKRBSRVNAME`, `PGGSSLIB`) are
+//! read and unused, as by a libpq built without GSSAPI: they matter only to a server that
+//! asks for GSSAPI authentication, which pgdict cannot give (the crate refuses it, naming it).
+//! What the TLS settings do, and where pgdict differs from libpq there: [`tls`].
 //!
 //! An empty value is a value, as in libpq, wherever it is given (the string, the service, or
 //! a variable set to ""): the sources after it are not read, and it means what libpq makes
@@ -607,9 +606,9 @@ fn refuse_zone(text: &str, origin: &str, list: &str) -> Result<(), String> {
     };
     match text.split_once('%') {
         Some((address, zone)) if link_local(address) => Err(format!(
-            "{origin}={list}: {text} is an IPv6 address with a zone (%{zone}), which pgdict \
-             cannot connect through (the postgres crate leaves the zone out); give the \
-             server's global address or a host name"
+            "{origin}={list}: {text} is a link-local IPv6 address with a zone (%{zone}), \
+             which pgdict cannot connect through (the postgres crate leaves the zone out); \
+             give the server's global address or a host name"
         )),
         _ => Ok(()),
     }
@@ -1385,12 +1384,12 @@ mod tests {
     }
 
     #[test]
-    fn an_ipv6_address_with_a_zone_is_refused_with_the_reason() {
+    fn a_link_local_ipv6_address_with_a_zone_is_refused_with_the_reason() {
         let refused = |origin: &str, list: &str, text: &str| {
             format!(
-                "{origin}={list}: {text} is an IPv6 address with a zone (%eth0), which pgdict \
-                 cannot connect through (the postgres crate leaves the zone out); give the \
-                 server's global address or a host name"
+                "{origin}={list}: {text} is a link-local IPv6 address with a zone (%eth0), \
+                 which pgdict cannot connect through (the postgres crate leaves the zone out); \
+                 give the server's global address or a host name"
             )
         };
         assert_eq!(
