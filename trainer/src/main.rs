@@ -265,7 +265,7 @@ struct Failure {
 impl From<TrainError> for Failure {
     fn from(error: TrainError) -> Failure {
         let hint = match &error {
-            TrainError::NoRows { .. } => Some(
+            TrainError::NoRows { .. } | TrainError::NoRowsToMeasure { .. } => Some(
                 "check that the source holds rows and that --format matches it; rows longer \
                  than --max-bytes are skipped",
             ),
@@ -456,7 +456,13 @@ fn run(args: &Args) -> Result<u8, Failure> {
     if let Some(note) = rows.note() {
         eprintln!("pgdict-trainer: note: {note}");
     }
-    let mut sample = sample_source(&mut rows, &options, &described, &bars)?;
+    let mut sample =
+        sample_source(&mut rows, &options, &described, &bars).map_err(|error| match error {
+            TrainError::NoRows { origin, seen } if content.is_some() => {
+                TrainError::NoRowsToMeasure { origin, seen }
+            }
+            error => error,
+        })?;
     if content.is_some() {
         // Nothing is trained on: every row measures the dictionary.
         let train = std::mem::take(&mut sample.train);

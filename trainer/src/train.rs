@@ -257,6 +257,18 @@ pub enum TrainError {
         /// Rows the source gave (all too large for the bounds, when not 0).
         seen: u64,
     },
+    /// The source gave no rows to measure given content on (`pgdict-trainer --content`):
+    /// nothing is stored.
+    #[error(
+        "no rows to measure the given dictionary on: {origin} gave no datums{}; nothing was stored",
+        if *.seen > 0 { format!(" (of {}, none fit the sample bounds)", counted(*.seen, "row")) } else { String::new() }
+    )]
+    NoRowsToMeasure {
+        /// The source.
+        origin: String,
+        /// Rows the source gave (all too large for the bounds, when not 0).
+        seen: u64,
+    },
     /// Reading the source failed.
     #[error(transparent)]
     Source(#[from] SourceError),

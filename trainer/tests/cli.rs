@@ -20,6 +20,7 @@
 //! | a full disk (40 KiB tmpfs) under the store | 1, "No space left on device", no file left |
 //! | `--content` empty, over 1 MiB, missing, or zstd's magic number without a zstd dictionary | 1, named, before the rows are read, no store |
 //! | `--content` with `--builder`, `--size` or `--holdout` | 2 |
+//! | `--content` and a source with no rows | 1, "no rows to measure the given dictionary on", no store |
 //!
 //! Plus `--json` (the report's fields), `--dry-run`, `PGDICT_STORE`, standard input, and
 //! `--content` (a dictionary given, measured on every row, stored under a new id).
@@ -770,6 +771,18 @@ fn content_that_cannot_be_a_dictionary_is_refused_before_the_rows_are_read() {
             stderr(&output)
         );
     }
+    // Good content but no rows: nothing to measure it on, said as such.
+    work.file("blank.txt", b"\n\n");
+    let output = work.run(&["--content", "limit.bin", "blank.txt"]);
+    assert_exit(&output, 1);
+    assert!(
+        stderr(&output).contains(
+            "pgdict-trainer: error: no rows to measure the given dictionary on: file blank.txt \
+             (lines) gave no datums; nothing was stored"
+        ),
+        "{}",
+        stderr(&output)
+    );
     assert!(!work.store().exists());
 }
 
