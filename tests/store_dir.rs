@@ -623,6 +623,31 @@ fn a_leftover_claim_is_named_when_it_holds_an_id_without_hard_links() {
     assert!(!store.file_path(1).exists());
 }
 
+/// An id lost once is not tried again, even when the listing does not show what took it: on
+/// exFAT, which ignores case in names, `00000001.PGDICT` (no dictionary name, so not counted)
+/// takes `00000001.pgdict`'s name. The add moves on to the next id at once, where it used to
+/// try id 1 a thousand times and give up, and the file in the way is left as it was.
+#[test]
+fn an_id_lost_once_is_not_tried_again() {
+    let Some(exfat) = SmallFs::mount_exfat(64) else {
+        return;
+    };
+    let in_the_way = exfat.path().join("00000001.PGDICT");
+    fs::write(&in_the_way, b"not a dictionary").unwrap();
+    assert!(
+        exfat.path().join("00000001.pgdict").exists(),
+        "exFAT ignores case"
+    );
+    let store = DirStore::open(exfat.path()).unwrap();
+    let added = store
+        .add(CodecSet::ALL, &content("c", 0), Metadata::new())
+        .unwrap();
+    assert_eq!(added.id(), 2);
+    assert_eq!(store.get(2).unwrap().content(), content("c", 0));
+    assert_eq!(fs::read(&in_the_way).unwrap(), b"not a dictionary");
+    assert!(claims(exfat.path()).is_empty());
+}
+
 /// Checks that `link(2)` fails in `dir`, as the tests of stores without hard links assume.
 fn assert_no_hard_links(dir: &Path) {
     let file = dir.join("link-probe");

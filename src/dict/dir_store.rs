@@ -20,14 +20,20 @@
 //! # Adding, atomically and without id races
 //!
 //! [`DirStore::add`] takes the next id, one more than the highest id ever used (any
-//! `.pgdict` or `.retired` name: retired ids count, and the store never deletes either), and:
+//! `.pgdict`, `.retired` or claim name: retired ids count, and the store never deletes a
+//! dictionary or a marker), and:
 //!
 //! 1. writes the whole file to a new temporary file in the same directory (`.tmp-...`,
 //!    created exclusively) and fsyncs it;
-//! 2. hard-links it to its final name. `link(2)` fails if the name exists, so when another
-//!    process has claimed the same id in the meantime, this adder rereads the directory and
-//!    tries the next id (the file must be rewritten: the id is inside it);
-//! 3. removes the temporary name and fsyncs the directory, so the new name survives a crash.
+//! 2. claims the id: creates `.tmp-claim-<id>` (the id as in a file name) exclusively, which
+//!    fails while another adder holds it;
+//! 3. hard-links the temporary file to its final name. `link(2)` fails if the name exists;
+//! 4. removes the claim and the temporary name, and fsyncs the directory, so the new name
+//!    survives a crash.
+//!
+//! When step 2 or 3 finds the id taken, another process got there first: this adder rereads
+//! the directory and tries a later id, never the lost one again (the file must be rewritten:
+//! the id is inside it).
 //!
 //! A reader therefore sees either no file for an id or a complete, fsynced one, and a crash at
 //! any point leaves either no dictionary or a complete one, plus at most a stray temporary
@@ -39,14 +45,16 @@
 //! ## Without hard links
 //!
 //! Some file systems have no hard links: exFAT and FAT (a USB stick), VirtualBox shared
-//! folders; `link(2)` says EPERM or EOPNOTSUPP there. Step 2 then claims the id instead: it
-//! creates `.tmp-claim-<id>` (the id as in a file name) exclusively, which fails if another
-//! adder holds it (this one tries the next id), renames the temporary file to the final name
-//! if that is still free, and removes the claim. The rename is atomic, so readers still see no
-//! file or a complete one. A claim counts as a used id while it exists, so a crash between
-//! claim and rename leaves a gap in the ids: a claim is a temporary file, removed once stale,
-//! and by then a later id has been taken. Adders on one file system all take the same way (it
-//! has hard links or it has not), which is what makes the claim exclusive.
+//! folders; `link(2)` says EPERM or EOPNOTSUPP there (and a security policy can refuse it to
+//! some processes only). Step 3 then renames the temporary file to the final name if that is
+//! still free. `rename(2)` would replace a file of that name, so it is the claim that makes
+//! the check and the rename one step: every adder claims the id first, whichever way it then
+//! names the file, so adders that link and adders that rename exclude each other too. The
+//! rename is atomic, so readers still see no file or a complete one.
+//!
+//! A claim counts as a used id while it exists, so a crash between claim and publishing leaves
+//! a gap in the ids: a claim is a temporary file, removed once stale, and by then a later id
+//! has usually been taken (if not, the id was never published, and can be).
 //!
 //! # Repairing
 //!
@@ -99,7 +107,7 @@ const DICT_EXT: &str = "pgdict";
 const RETIRED_EXT: &str = "retired";
 /// Temporary files start with this (a dot: hidden, and never a dictionary name).
 const TEMP_PREFIX: &str = ".tmp-";
-/// An add's claim on an id, on a file system without hard links: this, then the id as in a
+/// An add's claim on an id while it publishes the file: this, then the id as in a
 /// dictionary's file name. A temporary file too.
 const CLAIM_PREFIX: &str = ".tmp-claim-";
 /// A temporary file this old is left by an add that never finished (a crash, a signal): each
@@ -133,8 +141,7 @@ const _: () = crate::assert_send_sync::<DirStore>();
 struct Scan {
     dicts: BTreeSet<u32>,
     retired: BTreeSet<u32>,
-    /// Ids an add holds a claim on (on a file system without hard links), or held when a
-    /// crash interrupted it.
+    /// Ids an add holds a claim on while it publishes, or held when a crash interrupted it.
     claimed: BTreeSet<u32>,
     /// Temporary files, claims included.
     temps: Vec<PathBuf>,
@@ -382,8 +389,17 @@ impl DirStore {
     ) -> Result<Arc<Dictionary>, StoreError> {
         let template = Dictionary::new(1, codecs, file::now_micros(), metadata, content)
             .map_err(StoreError::Invalid)?;
+        // The last id another adder took first: never tried again, even when the listing does
+        // not show what took it yet (a directory cache over NFS; a name differing only in case
+        // on a file system that ignores case).
+        let mut lost = 0u32;
         for _ in 0..MAX_ADD_ATTEMPTS {
-            let next = self.next_id()?;
+            let floor = lost
+                .checked_add(1)
+                .ok_or_else(|| StoreError::IdsExhausted {
+                    store: self.describe(),
+                })?;
+            let next = self.next_id()?.max(floor);
             let dict = template.with_id(next).map_err(StoreError::Invalid)?;
             if self.write_new(&dict)? {
                 let dict = Arc::new(dict);
@@ -391,6 +407,7 @@ impl DirStore {
                 return Ok(dict);
             }
             // Another process took `next` in between: look again.
+            lost = next;
         }
         Err(StoreError::TooMuchContention {
             store: self.describe(),
@@ -426,7 +443,7 @@ impl DirStore {
             }
             // Someone else wrote this id just now: compare with theirs.
         }
-        // A claim holds the id (see "Without hard links" in the module documentation).
+        // A claim holds the id (see "Adding" in the module documentation).
         let claim = self.claim_path(id);
         if claim.exists() {
             return Err(StoreError::Claimed {
@@ -635,29 +652,10 @@ impl DirStore {
     }
 
     /// Gives the complete temporary file `temp` the name `final_path` unless that name is
-    /// taken (then false): by a hard link, or on a file system without them under a claim
-    /// (see "Adding" in the module documentation).
+    /// taken or `id` claimed by another adder (then false): under a claim on `id`, by a hard
+    /// link, or on a file system without them by a rename (see "Adding" in the module
+    /// documentation).
     fn publish(&self, temp: &Path, final_path: &Path, id: u32) -> Result<bool, StoreError> {
-        match fs::hard_link(temp, final_path) {
-            Ok(()) => Ok(true),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
-            Err(e) if refuses_hard_links(&e) => self.publish_under_claim(temp, final_path, id),
-            Err(source) => Err(StoreError::Io {
-                op: "link a new dictionary file to",
-                path: final_path.to_path_buf(),
-                source,
-            }),
-        }
-    }
-
-    /// [`DirStore::publish`] without hard links: claims `id` by creating its claim file
-    /// exclusively, then renames `temp` to `final_path` if no file has that name yet.
-    fn publish_under_claim(
-        &self,
-        temp: &Path,
-        final_path: &Path,
-        id: u32,
-    ) -> Result<bool, StoreError> {
         let claim = self.claim_path(id);
         match OpenOptions::new().write(true).create_new(true).open(&claim) {
             Ok(_) => {}
@@ -671,17 +669,12 @@ impl DirStore {
                 })
             }
         }
-        let published = match fs::symlink_metadata(final_path) {
-            Ok(_) => Ok(false),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => fs::rename(temp, final_path)
-                .map(|()| true)
-                .map_err(|source| StoreError::Io {
-                    op: "rename a new dictionary file to",
-                    path: final_path.to_path_buf(),
-                    source,
-                }),
+        let published = match fs::hard_link(temp, final_path) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+            Err(e) if refuses_hard_links(&e) => rename_if_free(temp, final_path),
             Err(source) => Err(StoreError::Io {
-                op: "stat",
+                op: "link a new dictionary file to",
                 path: final_path.to_path_buf(),
                 source,
             }),
@@ -770,6 +763,26 @@ fn parse_id(digits: &str) -> Option<u32> {
     }
     let id: u32 = digits.parse().ok()?;
     (id != 0 && format!("{id:08}") == digits).then_some(id)
+}
+
+/// Renames `temp` to `final_path` unless a file has that name (then false). Safe only under
+/// the id's claim: `rename(2)` replaces a file that appears between the check and the rename.
+fn rename_if_free(temp: &Path, final_path: &Path) -> Result<bool, StoreError> {
+    match fs::symlink_metadata(final_path) {
+        Ok(_) => Ok(false),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => fs::rename(temp, final_path)
+            .map(|()| true)
+            .map_err(|source| StoreError::Io {
+                op: "rename a new dictionary file to",
+                path: final_path.to_path_buf(),
+                source,
+            }),
+        Err(source) => Err(StoreError::Io {
+            op: "stat",
+            path: final_path.to_path_buf(),
+            source,
+        }),
+    }
 }
 
 /// Gives the file `path` the new name `kept_as` too: a hard link, or on a file system without
@@ -870,8 +883,9 @@ mod tests {
         assert_eq!(parse_name("00000001.pgdict.tmp", "pgdict"), None);
     }
 
-    /// What an add does on a file system without hard links, exercised on any file system
-    /// (`tests/store_dir.rs` runs whole adds on exFAT).
+    /// How an add publishes its file under a claim, and the rename it takes on a file system
+    /// without hard links, both exercised on any file system (`tests/store_dir.rs` runs whole
+    /// adds on exFAT).
     #[test]
     fn publishing_under_a_claim() {
         let dir = tempfile::tempdir().unwrap();
@@ -893,24 +907,27 @@ mod tests {
 
         // A free id: the file gets its name, and neither the temporary file nor the claim
         // stays.
-        assert!(store.publish_under_claim(&temp(b"one"), &first, 1).unwrap());
+        let one = temp(b"one");
+        assert!(store.publish(&one, &first, 1).unwrap());
+        fs::remove_file(&one).unwrap();
         assert_eq!(fs::read(&first).unwrap(), b"one");
         assert_eq!(names(), ["00000001.pgdict"]);
 
         // A taken name is left as it was (the caller removes its temporary file).
         let second = temp(b"another one");
-        assert!(!store.publish_under_claim(&second, &first, 1).unwrap());
+        assert!(!store.publish(&second, &first, 1).unwrap());
+        assert!(!rename_if_free(&second, &first).unwrap());
         assert_eq!(fs::read(&first).unwrap(), b"one");
         assert_eq!(names(), [".tmp-test", "00000001.pgdict"]);
         fs::remove_file(&second).unwrap();
 
-        // Another add's claim (or one a crash left) holds its id: nothing is written, and the
-        // claim counts as a used id, so the next add takes the one after.
+        // Another add's claim (or one a crash left) holds its id, even where this add could
+        // link (an adder refused `link(2)` renames under its claim, and a rename would replace
+        // the linked file): nothing is written, and the claim counts as a used id, so the next
+        // add takes the one after.
         fs::write(store.claim_path(2), b"").unwrap();
         let third = temp(b"two");
-        assert!(!store
-            .publish_under_claim(&third, &store.file_path(2), 2)
-            .unwrap());
+        assert!(!store.publish(&third, &store.file_path(2), 2).unwrap());
         assert!(!store.file_path(2).exists());
         assert_eq!(store.next_id().unwrap(), 3);
         fs::remove_file(&third).unwrap();
@@ -918,6 +935,12 @@ mod tests {
         assert_eq!(store.temp_files().unwrap(), [store.claim_path(2)]);
         assert_eq!(store.remove_temp_files(Duration::ZERO).unwrap(), 1);
         assert_eq!(store.next_id().unwrap(), 2);
+
+        // Without hard links the file is renamed to a free name, so the temporary one goes.
+        let fourth = temp(b"two");
+        assert!(rename_if_free(&fourth, &store.file_path(2)).unwrap());
+        assert_eq!(fs::read(store.file_path(2)).unwrap(), b"two");
+        assert_eq!(names(), ["00000001.pgdict", "00000002.pgdict"]);
     }
 
     #[test]

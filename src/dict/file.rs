@@ -20,7 +20,8 @@
 //!       10     2  codecs            u16 bit set: bit 0 pglz, bit 1 lz4, bit 2 zstd;
 //!                                   at least one bit, no other bits
 //!       12     4  id                u32, 1..=u32::MAX
-//!       16     8  created           u64 microseconds since 1970-01-01 00:00:00 UTC
+//!       16     8  created           u64 microseconds since 1970-01-01 00:00:00 UTC,
+//!                                   at most 2^63 - 1 (a PostgreSQL bigint)
 //!       24     4  metadata_len  m   u32, 0..=65536
 //!       28     4  content_len   n   u32, 0..=1048576 (1 MiB)
 //!       32    32  content_sha256    SHA-256 of the content
@@ -40,7 +41,8 @@
 //! version field, a version other than 1, a file shorter than the fixed header, a metadata or
 //! content length over its cap, a file whose size is not `96 + m + n` (truncated or with bytes
 //! after the checksum), a `file_sha256` that does not match, then (the file is now known to be
-//! as it was written) an id of 0, codec bits that are empty or unknown, a `content_sha256`
+//! as it was written) an id of 0, codec bits that are empty or unknown, a creation time over
+//! 2^63 - 1 microseconds (which the PostgreSQL store could not hold), a `content_sha256`
 //! that does not match the content, and metadata that is not a JSON object of the expected
 //! shape. The caps are checked against the file's size before anything is allocated, so a
 //! header can never make a reader allocate more than the file it was given.
@@ -80,6 +82,11 @@ pub const MAX_CONTENT_LEN: usize = 1 << 20;
 
 /// The longest metadata a dictionary may have: 64 KiB of JSON.
 pub const MAX_METADATA_LEN: usize = 1 << 16;
+
+/// The latest creation time a dictionary may have, in microseconds since the Unix epoch:
+/// `i64::MAX` (the year 294,247), what a PostgreSQL `bigint`, and so the PostgreSQL store,
+/// holds. Every dictionary one store holds fits the other.
+pub const MAX_CREATED_MICROS: u64 = i64::MAX as u64;
 
 /// The longest file there can be.
 pub const MAX_FILE_LEN: usize = HEADER_LEN + MAX_METADATA_LEN + MAX_CONTENT_LEN + CHECKSUM_LEN;
@@ -208,6 +215,15 @@ pub enum FormatError {
     BadCodecs {
         /// The bit set in the file.
         bits: u16,
+    },
+    /// The creation time is over [`MAX_CREATED_MICROS`].
+    #[error(
+        "dictionary file: creation time {micros} (microseconds since 1970) is over the limit \
+         of {MAX_CREATED_MICROS}, what a PostgreSQL bigint holds"
+    )]
+    CreatedOutOfRange {
+        /// The creation time given.
+        micros: u64,
     },
     /// The metadata is not valid UTF-8 JSON of the expected shape.
     #[error("dictionary file: bad metadata: {message}")]
@@ -525,8 +541,8 @@ pub struct Dictionary {
 
 impl Dictionary {
     /// A dictionary with this id, codecs, creation time (microseconds since the Unix epoch),
-    /// metadata and content. Fails if the id is 0, the set of codecs is empty, or the content
-    /// or metadata is over its cap.
+    /// metadata and content. Fails if the id is 0, the set of codecs is empty, the creation
+    /// time is over [`MAX_CREATED_MICROS`], or the content or metadata is over its cap.
     pub fn new(
         id: u32,
         codecs: CodecSet,
@@ -554,6 +570,7 @@ impl Dictionary {
                 bits: codecs.bits(),
             });
         }
+        check_created(created_micros)?;
         if content.len() > MAX_CONTENT_LEN {
             return Err(FormatError::ContentTooLong { len: content.len() });
         }
@@ -710,6 +727,7 @@ impl Dictionary {
                 .try_into()
                 .expect("8 bytes"),
         );
+        check_created(created_micros)?;
         let content_start = HEADER_LEN + metadata_len;
         let content = &file[content_start..body_end];
         let stored: Sha256Sum = file[CONTENT_SHA_POS..CONTENT_SHA_POS + 32]
@@ -736,6 +754,13 @@ impl Dictionary {
     }
 }
 
+fn check_created(micros: u64) -> Result<(), FormatError> {
+    if micros > MAX_CREATED_MICROS {
+        return Err(FormatError::CreatedOutOfRange { micros });
+    }
+    Ok(())
+}
+
 fn u16_at(bytes: &[u8], pos: usize) -> u16 {
     u16::from_le_bytes(bytes[pos..pos + 2].try_into().expect("2 bytes"))
 }
@@ -759,9 +784,11 @@ impl fmt::Debug for Dictionary {
 
 /// The current time in microseconds since the Unix epoch (0 if the clock is before it).
 pub fn now_micros() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_micros().try_into().unwrap_or(u64::MAX))
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| {
+        d.as_micros()
+            .try_into()
+            .map_or(MAX_CREATED_MICROS, |m: u64| m.min(MAX_CREATED_MICROS))
+    })
 }
 
 #[cfg(test)]
@@ -829,6 +856,23 @@ mod tests {
         let file = dict.to_bytes();
         assert_eq!(file.len(), 96);
         assert_eq!(Dictionary::from_bytes(&file).unwrap(), dict);
+    }
+
+    /// Every dictionary a directory store holds fits the PostgreSQL store's `bigint`.
+    #[test]
+    fn creation_times_past_a_bigint_are_refused() {
+        let new = |micros| Dictionary::new(1, CodecSet::ALL, micros, Metadata::new(), b"x");
+        assert_eq!(
+            new(MAX_CREATED_MICROS + 1),
+            Err(FormatError::CreatedOutOfRange {
+                micros: MAX_CREATED_MICROS + 1
+            })
+        );
+        assert_eq!(new(u64::MAX).unwrap_err().to_string(), "dictionary file: creation time 18446744073709551615 (microseconds since 1970) is over the limit of 9223372036854775807, what a PostgreSQL bigint holds");
+        assert_eq!(
+            new(MAX_CREATED_MICROS).unwrap().created_micros(),
+            i64::MAX as u64
+        );
     }
 
     #[test]
@@ -914,6 +958,16 @@ mod tests {
             Dictionary::from_bytes(&reseal(bad)),
             Err(FormatError::BadCodecs { bits: 0b1000 })
         );
+        let mut bad = file.clone();
+        bad[16..24].copy_from_slice(&(1u64 << 63).to_le_bytes());
+        assert_eq!(
+            Dictionary::from_bytes(&reseal(bad)),
+            Err(FormatError::CreatedOutOfRange { micros: 1 << 63 })
+        );
+        let mut latest = file.clone();
+        latest[16..24].copy_from_slice(&MAX_CREATED_MICROS.to_le_bytes());
+        let latest = Dictionary::from_bytes(&reseal(latest)).unwrap();
+        assert_eq!(latest.created_micros(), MAX_CREATED_MICROS);
         let mut bad = file.clone();
         bad[40] ^= 1;
         assert!(matches!(

@@ -167,8 +167,8 @@ pub enum StoreError {
         /// How many ids were tried.
         attempts: usize,
     },
-    /// An id could not be put in a directory store because a claim on it is there (on a file
-    /// system without hard links: an add in progress, or one a crash interrupted).
+    /// An id could not be put in a directory store because a claim on it is there (an add in
+    /// progress, or one a crash interrupted).
     #[error(
         "dictionary store: cannot put dictionary {id} in {store}: {} claims the id (an add in \
          progress, or one that a crash interrupted: such a claim is removed once an hour old)",

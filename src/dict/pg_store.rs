@@ -30,8 +30,9 @@
 //!
 //! Triggers on both tables refuse every `UPDATE`, `DELETE` and `TRUNCATE` (the function
 //! `pgdict.refuse_change()`): a dictionary never changes, retirement only goes one way, and
-//! since rows are never deleted, no id is ever used twice. (A superuser can still disable
-//! triggers; the checksums then catch changed content, but not a reused id.)
+//! since rows are never deleted, no id is ever used twice. (The tables' owner, usually the
+//! role that first opened the store, and a superuser can still disable the triggers or drop
+//! the tables; the checksums then catch changed content, but not a reused id.)
 //!
 //! # Ids
 //!
@@ -424,7 +425,8 @@ impl PgStore {
             &[
                 &i64::from(dict.id()),
                 &(dict.codecs().bits() as i16),
-                &(dict.created_micros() as i64),
+                // A dictionary's creation time fits (at most `file::MAX_CREATED_MICROS`).
+                &i64::try_from(dict.created_micros()).unwrap_or(i64::MAX),
                 &metadata_json,
                 &dict.content(),
                 &dict.content_sha256().as_slice(),
