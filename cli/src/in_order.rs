@@ -12,7 +12,7 @@
 
 use std::sync::mpsc;
 
-use anyhow::anyhow;
+use anyhow::{anyhow, Context};
 
 /// Items read together, done by one worker.
 pub struct Batch<T> {
@@ -159,17 +159,22 @@ where
             sent: 0,
             taken: 0,
         };
-        for _ in 0..jobs {
+        for started in 0..jobs {
             let (to_worker, batches) = mpsc::channel::<B>();
             let (results, from_worker) = mpsc::channel::<R>();
-            scope.spawn(move || {
+            let worker = move || {
                 let mut work = new_worker();
                 for batch in batches {
                     if results.send(work(batch)).is_err() {
                         break; // `body` has returned: nobody takes this.
                     }
                 }
-            });
+            };
+            // An error, not a panic, when the system has no more threads to give: returning
+            // ends the workers started so far, and the caller cleans up as after any error.
+            std::thread::Builder::new()
+                .spawn_scoped(scope, worker)
+                .with_context(|| format!("cannot start worker thread {} of {jobs}", started + 1))?;
             in_order.to_workers.push(to_worker);
             in_order.from_workers.push(from_worker);
         }

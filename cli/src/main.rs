@@ -365,8 +365,9 @@ struct CompressArgs {
     #[arg(short, long)]
     quiet: bool,
 
-    /// Compress on N threads (default: one per core). The output is the same bytes for any N.
-    #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    /// Compress on N threads, 1 to 256 (default: one per core). The output is the same bytes
+    /// for any N.
+    #[arg(short, long, value_name = "N", value_parser = jobs_range())]
     jobs: Option<u16>,
 }
 
@@ -418,8 +419,9 @@ struct DecompressArgs {
     #[arg(long, conflicts_with_all = ["out_format", "format"])]
     keep_columns: bool,
 
-    /// Decompress on N threads (default: one per core). The output is the same bytes for any N.
-    #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    /// Decompress on N threads, 1 to 256 (default: one per core). The output is the same bytes
+    /// for any N.
+    #[arg(short, long, value_name = "N", value_parser = jobs_range())]
     jobs: Option<u16>,
 }
 
@@ -630,9 +632,21 @@ struct DemoArgs {
     rounds: usize,
 }
 
-/// Threads that `compress` and `decompress` work on when --jobs does not say: one per core.
+/// The most threads `compress` and `decompress` work on. Two batches (of up to 1 MiB of input
+/// each) a thread are in flight, so this bounds their memory at 512 batches, and starting
+/// threads fails long before `u16::MAX` (at about 16,000 on Linux's 65,530 memory maps a
+/// process, or sooner under a limit of address space).
+const MAX_JOBS: u16 = 256;
+
+/// What --jobs takes: 1 to [`MAX_JOBS`].
+fn jobs_range() -> clap::builder::RangedI64ValueParser<u16> {
+    clap::value_parser!(u16).range(1..=i64::from(MAX_JOBS))
+}
+
+/// Threads that `compress` and `decompress` work on when --jobs does not say: one per core, at
+/// most [`MAX_JOBS`].
 fn default_jobs() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(usize::from(MAX_JOBS)))
 }
 
 fn run(cli: Cli) -> anyhow::Result<u8> {

@@ -108,6 +108,35 @@ fn a_stream_stopped_by_an_error_ends_so_that_no_reader_takes_it() {
     assert!(!dir.path("x.datums").exists());
 }
 
+/// A system that cannot start as many threads as --jobs asks for (here under a 100 MB limit
+/// of address space, which the threads' stacks and heaps use up) is an error naming the
+/// thread, where it used to be a panic and an abort that left a temporary file behind; the
+/// output is left as it was.
+#[test]
+fn too_few_threads_for_the_jobs_asked_is_an_error_and_loses_nothing() {
+    let dir = Dir::new();
+    let rows = corpus_arg("events.jsonl");
+    dir.run(&["compress", &rows, "--dict", "none", "-o", "rows.datums"])
+        .ok();
+    dir.write("out", "before");
+    for args in [
+        ["compress", &rows, "--dict", "none"].as_slice(),
+        &["decompress", "rows.datums"],
+    ] {
+        let mut limited = std::process::Command::new("sh");
+        limited
+            .current_dir(dir.path("."))
+            .env_remove("PGDICT_STORE")
+            .env_remove("PGDICT_PG_STORE")
+            .args(["-c", r#"ulimit -v 100000 && exec "$0" "$@""#])
+            .arg(env!("CARGO_BIN_EXE_pgdict"))
+            .args(args)
+            .args(["--jobs", "256", "-o", "out"]);
+        Run::from(limited.output().unwrap()).fails(1, &["cannot start worker thread", "of 256"]);
+        assert_output_untouched(&dir, "out", b"before");
+    }
+}
+
 #[test]
 fn the_input_is_never_the_output() {
     let dir = Dir::new();

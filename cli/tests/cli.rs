@@ -132,8 +132,12 @@ fn compress_writes_the_same_datums_on_any_number_of_threads() {
         );
     }
     assert_eq!(dir.run(&["decompress", "one.datums"]).ok().stdout, rows);
-    dir.run(&["compress", "rows.txt", "--jobs", "0"])
-        .fails(2, &["--jobs"]);
+    // At most 256 threads: more would fail to start (about 16,000 here) and could hold
+    // gigabytes of batches in flight.
+    for jobs in ["0", "257"] {
+        dir.run(&["compress", "rows.txt", "--jobs", jobs])
+            .fails(2, &["--jobs", "1..=256"]);
+    }
 
     // A row that cannot be read (invalid JSON at row 9,000) ends the output after the 8,999
     // rows before it, on any number of threads, with a line no reader takes.
@@ -181,8 +185,10 @@ fn decompress_writes_the_same_rows_on_any_number_of_threads() {
             "--jobs {jobs}, standard input: other rows"
         );
     }
-    dir.run(&["decompress", "rows.hex", "--jobs", "0"])
-        .fails(2, &["--jobs"]);
+    for jobs in ["0", "257"] {
+        dir.run(&["decompress", "rows.hex", "--jobs", jobs])
+            .fails(2, &["--jobs", "1..=256"]);
+    }
 
     // Datum 9,000 cut short by a byte: a datum that reads but does not decode ends the output
     // after the 8,999 rows before it, on any number of threads; so does a line that is not hex.
