@@ -364,6 +364,50 @@ fn wrong_formats_say_which_format_was_expected() {
         "--hex",
     ])
     .fails(1, &["rows.csv: no CSV column \"c\": the header has a, b"]);
+
+    // Binary COPY where lines are expected (standard input, a file not named *.copy) is
+    // refused by its signature, where it was read as its bytes cut at line feeds; it is read
+    // as what it is when the format says so.
+    dir.write("three.txt", "one\ntwo\nthree\n");
+    dir.run(&[
+        "compress",
+        "three.txt",
+        "--dict",
+        "none",
+        "-o",
+        "three.datums",
+    ])
+    .ok();
+    dir.run(&["decompress", "three.datums", "-o", "three.copy"])
+        .ok();
+    let copy = fs::read(dir.path("three.copy")).unwrap();
+    dir.write("three.bin", &copy);
+    let refusal = [
+        "starts with the signature of binary COPY data",
+        "--format copy",
+    ];
+    for args in [
+        ["compress", "-", "--dict", "none", "--hex"].as_slice(),
+        &["compare", "-"],
+    ] {
+        dir.run_with_stdin(args, &copy)
+            .fails(1, &[&["standard input"], refusal.as_slice()].concat());
+    }
+    dir.run(&["compress", "three.bin", "--dict", "none", "-o", "o.datums"])
+        .fails(1, &[&["three.bin"], refusal.as_slice()].concat());
+    assert!(!dir.path("o.datums").exists());
+    let rows = dir
+        .run(&[
+            "compress",
+            "three.bin",
+            "--format",
+            "copy",
+            "--dict",
+            "none",
+        ])
+        .ok()
+        .stdout;
+    assert_eq!(rows, fs::read(dir.path("three.datums")).unwrap());
 }
 
 /// A dictionary of another store under the same id cannot be recognised from the datum (the

@@ -12,6 +12,7 @@
 //! | one row, or two (one of them held out) | 3, "one row to train on", counts in the singular |
 //! | a dictionary that saves under 1 % | 3, refused, no store; `--force` stores it |
 //! | invalid JSON on line 3 | 1, "bad.jsonl:3: not a JSON value" |
+//! | binary COPY data read as lines (no `--format copy`, no `.copy` name) | 1, "starts with the signature of binary COPY data", no store |
 //! | bad CSV on line 4 | 1, "bad.csv:4: bad CSV" |
 //! | unreachable database (127.0.0.1, a closed port) | 1, "cannot connect to PostgreSQL at 127.0.0.1:PORT" |
 //! | usage errors | 2 |
@@ -404,6 +405,39 @@ fn invalid_json_names_the_line() {
         "{err}"
     );
     assert!(work.stored().is_empty());
+}
+
+/// Binary COPY data where lines are expected is refused by its signature (it was read as its
+/// bytes cut at line feeds, and trained on); with `--format copy` it trains.
+#[test]
+fn binary_copy_is_not_read_as_lines() {
+    use pgdict_trainer::source::copy;
+    let work = Work::new();
+    let mut data = Vec::new();
+    copy::write_header(&mut data).unwrap();
+    for row in json_rows(300) {
+        copy::write_tuple(&mut data, &[Some(&row)]).unwrap();
+    }
+    copy::write_trailer(&mut data).unwrap();
+    work.file("rows.bin", &data);
+    let output = work.run(&["rows.bin"]);
+    assert_exit(&output, 1);
+    assert!(
+        stderr(&output).contains(
+            "pgdict-trainer: error: rows.bin starts with the signature of binary COPY data"
+        ),
+        "{}",
+        stderr(&output)
+    );
+    assert!(
+        stderr(&output).contains("--format copy"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(work.stored().is_empty());
+    let output = work.run(&["--quiet", "--format", "copy", "rows.bin"]);
+    assert_exit(&output, 0);
+    assert_eq!(stdout(&output), "1\n");
 }
 
 #[test]

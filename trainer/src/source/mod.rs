@@ -290,6 +290,16 @@ pub enum SourceError {
         /// What is wrong, and where (the tuple and byte, for the binary format).
         message: String,
     },
+    /// Lines asked of binary COPY data (it starts with that format's signature): read so, it
+    /// would be its bytes cut at line feeds.
+    #[error(
+        "{origin} starts with the signature of binary COPY data (PGCOPY\\n\\377\\r\\n\\0): it \
+         holds no lines"
+    )]
+    BinaryCopyAsLines {
+        /// The file or "standard input".
+        origin: String,
+    },
     /// Records ([`open_records`]) asked of a source that is not COPY data or CSV in a file or
     /// on standard input.
     #[error(
@@ -381,6 +391,10 @@ impl SourceError {
             SourceError::BadCopy { .. } => {
                 "the input must be what COPY ... TO writes, in the text format (a tab between \
                  fields) or (FORMAT binary); of several columns, --copy-column picks one"
+            }
+            SourceError::BinaryCopyAsLines { .. } => {
+                "read it as COPY data: --format copy (with --copy-column N for data of several \
+                 columns), or name the file *.copy"
             }
             SourceError::DatumsFile(_) => {
                 "a datums file is what `pgdict compress` writes; for text use --format lines or \
@@ -729,6 +743,11 @@ fn from_buffered<R: BufRead + 'static>(
 ) -> Result<RowIter, SourceError> {
     Ok(match format {
         Format::Lines => {
+            // Binary COPY read as lines would be its bytes cut at line feeds, silently.
+            let (binary, buffered) = copy::tell_binary(buffered, &origin)?;
+            if binary {
+                return Err(SourceError::BinaryCopyAsLines { origin });
+            }
             let mut lines = LineRows::new(buffered, origin, RowFormat::Lines);
             until_error(move || lines.next_row())
         }

@@ -185,17 +185,15 @@ enum Reader<R> {
 }
 
 /// An input whose first bytes were read to tell its format: those bytes, then the rest.
-type Told<R> = Chain<Cursor<Vec<u8>>, R>;
+pub(crate) type Told<R> = Chain<Cursor<Vec<u8>>, R>;
 
-/// Opens COPY data: tells text from binary by its first bytes and, for a column named by
-/// name, reads the text header line.
-fn open<R: BufRead>(
+/// Whether `input` starts with binary COPY's [`SIGNATURE`], and the input whole again. Reads
+/// only as many bytes as tell: text whose first bytes are not the signature's is read as they
+/// come (a stream's first line is not held back for more).
+pub(crate) fn tell_binary<R: Read>(
     mut input: R,
-    options: &CopyOptions,
-    origin: String,
-) -> Result<Reader<Told<R>>, SourceError> {
-    // Only as many bytes as tell the formats apart: text whose first bytes are not the
-    // signature's is read as they come (a stream's first line is not held back for more).
+    origin: &str,
+) -> Result<(bool, Told<R>), SourceError> {
     let mut start = Vec::with_capacity(SIGNATURE.len());
     while start.len() < SIGNATURE.len() && SIGNATURE.starts_with(&start) {
         let mut chunk = [0u8; SIGNATURE.len()];
@@ -204,11 +202,25 @@ fn open<R: BufRead>(
             Ok(0) => break,
             Ok(n) => start.extend_from_slice(&chunk[..n]),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(source) => return Err(SourceError::Io { origin, source }),
+            Err(source) => {
+                return Err(SourceError::Io {
+                    origin: origin.to_string(),
+                    source,
+                })
+            }
         }
     }
-    let binary = start == SIGNATURE;
-    let input = Cursor::new(start).chain(input);
+    Ok((start == SIGNATURE, Cursor::new(start).chain(input)))
+}
+
+/// Opens COPY data: tells text from binary by its first bytes and, for a column named by
+/// name, reads the text header line.
+fn open<R: BufRead>(
+    input: R,
+    options: &CopyOptions,
+    origin: String,
+) -> Result<Reader<Told<R>>, SourceError> {
+    let (binary, input) = tell_binary(input, &origin)?;
     if !binary {
         return Ok(Reader::Text(TextRows::new(input, options.clone(), origin)?));
     }
