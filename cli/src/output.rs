@@ -62,17 +62,26 @@ fn remove_unfinished_on_signals() {
             .into_iter()
             .filter(|&signal| ignored & (1 << (signal - 1)) == 0)
             .collect();
-        // Without the handler a signal still ends the process, leaving the temporary files.
-        let Ok(mut signals) = signal_hook::iterator::Signals::new(handled) else {
-            return;
-        };
-        std::thread::spawn(move || {
+        // The thread first: signals caught with no thread to act on them would be ignored,
+        // and without the handler a signal still ends the process (leaving the temporary
+        // files). The thread ends at once if the signals cannot be caught.
+        let (give, take) = std::sync::mpsc::channel::<signal_hook::iterator::Signals>();
+        let watch = move || {
+            let Ok(mut signals) = take.recv() else {
+                return;
+            };
             if let Some(signal) = signals.forever().next() {
                 let _held = remove_unfinished();
                 signal_hook::low_level::emulate_default_handler(signal).ok();
                 std::process::exit(128 + signal);
             }
-        });
+        };
+        if std::thread::Builder::new().spawn(watch).is_err() {
+            return;
+        }
+        if let Ok(signals) = signal_hook::iterator::Signals::new(handled) {
+            let _ = give.send(signals);
+        }
     });
 }
 

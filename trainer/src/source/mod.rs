@@ -743,13 +743,26 @@ fn from_buffered<R: BufRead + 'static>(
 ) -> Result<RowIter, SourceError> {
     Ok(match format {
         Format::Lines => {
-            // Binary COPY read as lines would be its bytes cut at line feeds, silently.
-            let (binary, buffered) = copy::tell_binary(buffered, &origin)?;
-            if binary {
-                return Err(SourceError::BinaryCopyAsLines { origin });
-            }
-            let mut lines = LineRows::new(buffered, origin, RowFormat::Lines);
-            until_error(move || lines.next_row())
+            // Binary COPY read as lines would be its bytes cut at line feeds, silently: told
+            // by its first bytes when the first row is asked for (a stream may not have
+            // written any yet when it is opened).
+            let mut input = Some(buffered);
+            let mut lines = None;
+            until_error(move || {
+                if let Some(input) = input.take() {
+                    let (binary, input) = copy::tell_binary(input, &origin)?;
+                    if binary {
+                        return Err(SourceError::BinaryCopyAsLines {
+                            origin: origin.clone(),
+                        });
+                    }
+                    lines = Some(LineRows::new(input, origin.clone(), RowFormat::Lines));
+                }
+                match &mut lines {
+                    Some(lines) => lines.next_row(),
+                    None => Ok(None),
+                }
+            })
         }
         Format::JsonLines => {
             let mut lines = LineRows::new(buffered, origin, RowFormat::JsonLines);

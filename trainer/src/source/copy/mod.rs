@@ -187,28 +187,35 @@ enum Reader<R> {
 /// An input whose first bytes were read to tell its format: those bytes, then the rest.
 pub(crate) type Told<R> = Chain<Cursor<Vec<u8>>, R>;
 
-/// Whether `input` starts with binary COPY's [`SIGNATURE`], and the input whole again. Reads
-/// only as many bytes as tell: text whose first bytes are not the signature's is read as they
-/// come (a stream's first line is not held back for more).
-pub(crate) fn tell_binary<R: Read>(
+/// Whether `input` starts with binary COPY's [`SIGNATURE`], and the input whole again. Looks
+/// at what `input` has buffered, taking bytes out of it only while they are a part of the
+/// signature that more bytes must complete: text is read as it comes (a stream's first line is
+/// not held back for more), and its bytes stay in `input`'s buffer, where a stream's watch
+/// ([`super::Rows::may_wait`]) sees them.
+pub(crate) fn tell_binary<R: BufRead>(
     mut input: R,
     origin: &str,
 ) -> Result<(bool, Told<R>), SourceError> {
     let mut start = Vec::with_capacity(SIGNATURE.len());
-    while start.len() < SIGNATURE.len() && SIGNATURE.starts_with(&start) {
-        let mut chunk = [0u8; SIGNATURE.len()];
-        let wanted = SIGNATURE.len() - start.len();
-        match input.read(&mut chunk[..wanted]) {
-            Ok(0) => break,
-            Ok(n) => start.extend_from_slice(&chunk[..n]),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+    while start.len() < SIGNATURE.len() {
+        let buffered = match input.fill_buf() {
+            Ok(buffered) => buffered,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(source) => {
                 return Err(SourceError::Io {
                     origin: origin.to_string(),
                     source,
                 })
             }
+        };
+        let rest = &SIGNATURE[start.len()..];
+        let head = &buffered[..buffered.len().min(rest.len())];
+        if head.is_empty() || !rest.starts_with(head) {
+            break; // The end, or not the signature.
         }
+        start.extend_from_slice(head);
+        let taken = head.len();
+        input.consume(taken);
     }
     Ok((start == SIGNATURE, Cursor::new(start).chain(input)))
 }
