@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, Once, PoisonError};
 
 use anyhow::Context;
+use pgdict_trainer::source;
 use tempfile::NamedTempFile;
 
 use crate::fail::{usage_error, user_error, Hint};
@@ -95,6 +96,30 @@ fn ignored_signals() -> Option<u64> {
     u64::from_str_radix(mask.trim(), 16).ok()
 }
 
+/// What a command writes, for [`Output::refuse_a_name_for_another_format`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Writes {
+    /// A datums file (`compress`).
+    Datums,
+    /// Hex lines (`compress --hex`), which load as CSV.
+    HexLines,
+    /// Binary COPY of one `bytea` column (`compress --copy`).
+    BinaryCopy,
+    /// COPY data or CSV, the rows as read with their datums in place (`--keep-columns`).
+    Records,
+}
+
+impl Writes {
+    fn describe(self) -> &'static str {
+        match self {
+            Writes::Datums => "a datums file",
+            Writes::HexLines => "hex lines",
+            Writes::BinaryCopy => "binary COPY data",
+            Writes::Records => "COPY data",
+        }
+    }
+}
+
 /// An output: standard output or a file.
 pub struct Output {
     inner: BufWriter<Box<dyn Write>>,
@@ -143,25 +168,46 @@ impl Output {
         Ok(out)
     }
 
-    /// Refuses an `-o` path whose name says another format than the COPY data that
-    /// `--keep-columns` writes (`.datums`, `.hex`, `.jsonl`, `.ndjson`): the file would mislead
-    /// whoever opens it, and `-o NAME.hex` asks for hex lines elsewhere.
-    pub fn refuse_a_name_for_another_format(output: Option<&Path>) -> anyhow::Result<()> {
-        let Some(path) = output else {
+    /// Refuses an `-o` path whose name says another format (`.datums`, `.hex`, `.copy`,
+    /// `.csv`, `.jsonl`, `.ndjson`, in any case) than what `command` writes: the file would
+    /// mislead whoever opens it, and be read back as what its name says. Other names say
+    /// nothing, and are taken.
+    pub fn refuse_a_name_for_another_format(
+        output: Option<&Path>,
+        writes: Writes,
+        command: &str,
+        hint: &str,
+    ) -> anyhow::Result<()> {
+        let Some((path, extension)) =
+            output.and_then(|path| Some((path, source::extension(path)?)))
+        else {
             return Ok(());
         };
-        let format = match path.extension().and_then(|ext| ext.to_str()) {
-            Some("datums") => "a datums file",
-            Some("hex") => "hex lines",
-            Some("jsonl" | "ndjson") => "JSON Lines",
+        let says = match extension.as_str() {
+            "datums" => "a datums file",
+            "hex" => "hex lines",
+            "copy" => "COPY data",
+            "csv" => "CSV",
+            "jsonl" | "ndjson" => "JSON Lines",
             _ => return Ok(()),
         };
+        let fits = match writes {
+            Writes::Datums => extension == "datums",
+            // Hex lines load as CSV (each line a bytea literal).
+            Writes::HexLines => matches!(extension.as_str(), "hex" | "csv"),
+            Writes::BinaryCopy => extension == "copy",
+            Writes::Records => matches!(extension.as_str(), "copy" | "csv"),
+        };
+        if fits {
+            return Ok(());
+        }
         Err(usage_error(
             format!(
-                "--keep-columns writes COPY data, but the name {} says {format}",
+                "{command} writes {}, but the name {} says {says}",
+                writes.describe(),
                 path.display()
             ),
-            "name the output .copy (or .csv for CSV), or drop --keep-columns",
+            hint,
         ))
     }
 

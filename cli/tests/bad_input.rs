@@ -404,6 +404,57 @@ fn wrong_formats_say_which_format_was_expected() {
         .ok()
         .stdout;
     assert_eq!(rows, fs::read(dir.path("three.datums")).unwrap());
+
+    // An output name that says another format than the one written is refused (it was
+    // written, and read back as what its name says); names are read in any case.
+    for (flags, name, message) in [
+        (
+            &["--hex"][..],
+            "x.datums",
+            "compress writes hex lines, but the name x.datums says a datums file",
+        ),
+        (
+            &[],
+            "x.jsonl",
+            "compress writes a datums file, but the name x.jsonl says JSON Lines",
+        ),
+        (
+            &["--copy"],
+            "x.HEX",
+            "compress writes binary COPY data, but the name x.HEX says hex lines",
+        ),
+        (
+            &[],
+            "x.csv",
+            "compress writes a datums file, but the name x.csv says CSV",
+        ),
+    ] {
+        let mut args = vec!["compress", "three.txt", "--dict", "none", "-o", name];
+        args.extend(flags);
+        dir.run(&args)
+            .fails(2, &[message, "name the output for what it holds"]);
+        assert!(!dir.path(name).exists(), "{name}");
+    }
+    dir.run(&["compress", "three.txt", "--dict", "none", "-o", "x.HEX"])
+        .ok();
+    let hex = fs::read_to_string(dir.path("x.HEX")).unwrap();
+    assert!(hex.starts_with("\\x"), "{hex}");
+    dir.run(&[
+        "compress",
+        "three.txt",
+        "--dict",
+        "none",
+        "--hex",
+        "-o",
+        "x.csv",
+    ])
+    .ok();
+    assert_eq!(fs::read_to_string(dir.path("x.csv")).unwrap(), hex);
+    dir.run(&["decompress", "x.HEX", "-o", "back.JSONL"]).ok();
+    assert_eq!(
+        fs::read_to_string(dir.path("back.JSONL")).unwrap(),
+        "\"one\"\n\"two\"\n\"three\"\n"
+    );
 }
 
 /// A dictionary of another store under the same id cannot be recognised from the datum (the

@@ -20,7 +20,7 @@ use pgdict_trainer::source::{self, copy, datums_file, SourceError, SourceSpec};
 
 use crate::fail::{usage_error, user_error, HintExt};
 use crate::in_order::{self, Batch, ResultWriter};
-use crate::output::{write_hex_line, Output};
+use crate::output::{write_hex_line, Output, Writes};
 use crate::row_input::{print_note, row_source, SourceItems};
 use crate::store::AnyStore;
 use crate::text::{counted, thousands};
@@ -61,7 +61,12 @@ pub fn run(store_args: &StoreArgs, args: &CompressArgs) -> anyhow::Result<u8> {
     let jobs = args.jobs.map_or_else(crate::default_jobs, usize::from);
     let dict = dict.as_ref().map(|(_, prepared)| &**prepared);
     let (counts, out) = if args.keep_columns {
-        Output::refuse_a_name_for_another_format(args.output.as_deref())?;
+        Output::refuse_a_name_for_another_format(
+            args.output.as_deref(),
+            Writes::Records,
+            "--keep-columns",
+            "name the output .copy (or .csv for CSV), or drop --keep-columns",
+        )?;
         let (layout, records) = match source::open_records(&spec) {
             Err(SourceError::NoRecords { .. }) => {
                 return Err(usage_error(
@@ -86,19 +91,27 @@ pub fn run(store_args: &StoreArgs, args: &CompressArgs) -> anyhow::Result<u8> {
         // Worth saying even with --quiet: it is about what was compressed.
         print_note(&rows);
         // `-o NAME.hex` asks for hex lines as plainly as --hex does, and `-o NAME.copy` for
-        // binary COPY as --copy does: a datums file under either name would mislead whoever
-        // opens it.
-        let named = |extension: &str| {
-            let output = args.output.as_deref();
-            output.is_some_and(|path| path.extension().is_some_and(|ext| ext == extension))
-        };
-        let form = match (args.copy, args.hex) {
-            (true, _) => OutForm::Copy,
-            (false, true) => OutForm::Hex,
-            _ if named("copy") => OutForm::Copy,
-            _ if named("hex") => OutForm::Hex,
+        // binary COPY as --copy does; a name that says another format than the one asked for
+        // (or rows: `.jsonl`) is refused, as the file would mislead whoever opens it.
+        let named = source::extension;
+        let output = args.output.as_deref();
+        let form = match (args.copy, args.hex, output.and_then(named).as_deref()) {
+            (true, _, _) | (false, false, Some("copy")) => OutForm::Copy,
+            (false, true, _) | (false, false, Some("hex")) => OutForm::Hex,
             _ => OutForm::DatumsFile,
         };
+        let writes = match form {
+            OutForm::DatumsFile => Writes::Datums,
+            OutForm::Hex => Writes::HexLines,
+            OutForm::Copy => Writes::BinaryCopy,
+        };
+        Output::refuse_a_name_for_another_format(
+            output,
+            writes,
+            "compress",
+            "name the output for what it holds: .datums (a datums file), .hex or .csv (hex \
+             lines, --hex), .copy (binary COPY, --copy)",
+        )?;
         let binary = form != OutForm::Hex;
         let mut out = Output::open(args.output.as_deref(), binary, "write hex lines with --hex")?;
         // An error drops `out` unfinished: its file is left as it was (see crate::output).

@@ -124,9 +124,7 @@ impl Datums {
         }
         let path = &input.input;
         let (origin, source) = Source::open(path)?;
-        let by_name = path
-            .extension()
-            .is_some_and(|e| e == "datums")
+        let by_name = (source::extension(path).as_deref() == Some("datums"))
             .then_some(DatumFormatArg::Datums);
         let (format, source) = match input.format.or(by_name) {
             Some(format) => (format, source),

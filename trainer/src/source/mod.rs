@@ -81,12 +81,19 @@ pub enum Format {
     Copy(copy::CopyOptions),
 }
 
+/// A file name's extension in lower case (`None` without one, or not UTF-8): what the name
+/// says the file holds, whichever case it is written in.
+pub fn extension(path: &Path) -> Option<String> {
+    let extension = path.extension()?.to_str()?;
+    Some(extension.to_ascii_lowercase())
+}
+
 impl Format {
     /// The format a file name implies: `.jsonl`/`.ndjson` JSON Lines, `.datums` a datums file,
-    /// `.copy` COPY data of one column, anything else lines. (CSV needs a column, so it is
-    /// never guessed.)
+    /// `.copy` COPY data of one column, anything else lines; in any case (`.JSONL` too). (CSV
+    /// needs a column, so it is never guessed.)
     pub fn from_path(path: &Path) -> Format {
-        match path.extension().and_then(|e| e.to_str()) {
+        match extension(path).as_deref() {
             Some("jsonl" | "ndjson") => Format::JsonLines,
             Some("datums") => Format::Datums,
             Some("copy") => Format::Copy(copy::CopyOptions::default()),
