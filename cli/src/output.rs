@@ -168,6 +168,19 @@ impl Output {
         Ok(out)
     }
 
+    /// A file `flag` names that is written beside a report on standard output (`compare --svg`,
+    /// `dict show --content`): made at once, so that a path that cannot be written fails
+    /// before the work, and not `-`, which would mix it with the report.
+    pub fn beside_report(path: &Path, flag: &str) -> anyhow::Result<Output> {
+        if path == Path::new("-") {
+            return Err(usage_error(
+                format!("{flag} - would mix with the report on standard output"),
+                format!("give {flag} a file name"),
+            ));
+        }
+        Output::file(path)
+    }
+
     /// Refuses an `-o` path whose name says another format (`.datums`, `.hex`, `.copy`,
     /// `.csv`, `.jsonl`, `.ndjson`, in any case) than what `command` writes: the file would
     /// mislead whoever opens it, and be read back as what its name says. Other names say

@@ -1133,6 +1133,13 @@ fn compare_reports_every_method_overall_and_per_bucket() {
     let svg = fs::read_to_string(dir.path("chart.svg")).unwrap();
     assert!(svg.starts_with("<svg ") && svg.trim_end().ends_with("</svg>"));
     assert!(svg.contains("pglz+dict") && svg.contains("256 B-1 KB"));
+    // A chart that cannot be written fails before the work (it failed after it, and the
+    // report was lost), and `-` would mix it with the report.
+    dir.run(&["compare", &events, "--svg", "no-such-dir/chart.svg"])
+        .fails(1, &["cannot create no-such-dir/chart.svg"]);
+    dir.run(&["compare", &events, "--svg", "-"])
+        .fails(2, &["--svg - would mix with the report on standard output"]);
+    assert!(!dir.path("-").exists());
 
     // The table, with dictionaries from the store.
     let pglz_bytes = added_pglz_bytes(&dir.demo_store());
@@ -1236,6 +1243,11 @@ fn dict_list_show_and_retire() {
     );
     assert!(out.contains("measured:   on 1,000 held-out rows"), "{out}");
     assert_eq!(fs::read(dir.path("dict1.bin")).unwrap().len(), pglz_bytes);
+    dir.run(&["dict", "show", "1", "--content", "-"]).fails(
+        2,
+        &["--content - would mix with the report on standard output"],
+    );
+    assert!(!dir.path("-").exists());
 
     // Compress with it, retire it: old datums still decode, auto no longer picks it.
     let rows = corpus_arg("orders_csv.txt");

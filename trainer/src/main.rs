@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 use std::io::{self, Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -131,8 +131,9 @@ struct Args {
     #[arg(long, value_enum, default_value_t = BuilderArg::Pgdict)]
     builder: BuilderArg,
 
-    /// Measure and store FILE's bytes as the dictionary instead of building one: a dictionary
-    /// made elsewhere, or written out of a store by `pgdict dict show --content`. Every sampled
+    /// Measure and store FILE's bytes (`-`: standard input, with the rows elsewhere) as the
+    /// dictionary instead of building one: a dictionary made elsewhere, or written out of a
+    /// store by `pgdict dict show --content`. Every sampled
     /// row is held out (nothing is trained on; rows the content was made from flatter it); the
     /// dictionary is then judged and stored as a built one, under a new id. Not with
     /// --builder, --size or --holdout.
@@ -343,6 +344,14 @@ fn source_spec(args: &Args) -> Result<SourceSpec, Failure> {
     let Some(path) = &args.source else {
         return Err(usage("give a SOURCE or --pg-source".into()));
     };
+    let stdin = Path::new("-");
+    if path == stdin && args.content.as_deref() == Some(stdin) {
+        return Err(usage(
+            "standard input cannot hold both the rows (SOURCE -) and the dictionary content \
+             (--content -): give one of them as a file"
+                .into(),
+        ));
+    }
     let format = args
         .columns
         .format(args.format)
@@ -354,28 +363,45 @@ fn source_spec(args: &Args) -> Result<SourceSpec, Failure> {
     Ok(SourceSpec::from_arg(path, format))
 }
 
-/// The dictionary content `--content` names, checked as [`measure_content`] checks it.
-fn read_content(path: &std::path::Path) -> Result<Vec<u8>, Failure> {
+/// What `--content -` names.
+const STDIN_NAME: &str = "standard input";
+
+/// Where `--content` content comes from, for messages and metadata: the file, or
+/// [`STDIN_NAME`].
+fn content_name(path: &Path) -> String {
+    if path == Path::new("-") {
+        STDIN_NAME.to_string()
+    } else {
+        path.display().to_string()
+    }
+}
+
+/// The dictionary content `--content` names (`-`: standard input), checked as
+/// [`measure_content`] checks it.
+fn read_content(path: &Path) -> Result<Vec<u8>, Failure> {
     let fail = |message: String| Failure {
         message,
         hint: None,
         code: 1,
     };
+    let stdin = path == Path::new("-");
+    let name = match content_name(path) {
+        name if stdin => format!("on {name}"),
+        name => name,
+    };
     // No more than a dictionary may hold is read, and one byte to tell that there is more.
     let mut content = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|file| {
-            file.take(MAX_CONTENT_LEN as u64 + 1)
-                .read_to_end(&mut content)
-        })
-        .map_err(|e| {
-            fail(format!(
-                "cannot read the dictionary content {}: {e}",
-                path.display()
-            ))
-        })?;
-    check_content(&content)
-        .map_err(|why| fail(format!("the dictionary content {} {why}", path.display())))?;
+    let limit = MAX_CONTENT_LEN as u64 + 1;
+    let read = if stdin {
+        std::io::stdin()
+            .lock()
+            .take(limit)
+            .read_to_end(&mut content)
+    } else {
+        std::fs::File::open(path).and_then(|file| file.take(limit).read_to_end(&mut content))
+    };
+    read.map_err(|e| fail(format!("cannot read the dictionary content {name}: {e}")))?;
+    check_content(&content).map_err(|why| fail(format!("the dictionary content {name} {why}")))?;
     Ok(content)
 }
 
@@ -540,7 +566,7 @@ fn run(args: &Args) -> Result<u8, Failure> {
                 }
                 parameters.insert("forced".into(), (args.force && !trained.helps()).into());
                 if let Some(path) = &args.content {
-                    parameters.insert("content_file".into(), path.display().to_string().into());
+                    parameters.insert("content_file".into(), content_name(path).into());
                 }
                 let metadata = trained.metadata(&described, parameters);
                 let dict = store(&target, &trained, metadata)?;
@@ -646,7 +672,7 @@ fn json_report(report: &Report, sample: &pgdict_trainer::sample::Sample, args: &
         "dict_bytes": t.content.len(),
         "size": t.size,
         "builder": t.builder.map(Builder::name),
-        "content_file": args.content.as_ref().map(|path| path.display().to_string()),
+        "content_file": args.content.as_deref().map(content_name),
         "train_seconds": (t.train_seconds * 1000.0).round() / 1000.0,
         "seed": args.seed,
         "sample": {
@@ -671,10 +697,13 @@ fn text_report(report: &Report, args: &Args) -> String {
     let _ = match &args.content {
         Some(path) => writeln!(
             s,
-            "\n{} dictionary: {} bytes given in {}, not built",
+            "\n{} dictionary: {} bytes given {}, not built",
             t.codec,
             t.content.len(),
-            path.display()
+            match content_name(path).as_str() {
+                STDIN_NAME => format!("on {STDIN_NAME}"),
+                file => format!("in {file}"),
+            }
         ),
         None => writeln!(
             s,

@@ -741,6 +741,32 @@ fn given_content_is_measured_on_every_row_and_stored_under_a_new_id() {
         long.len() - 4095
     );
     assert!(stderr(&output).contains(&expected), "{}", stderr(&output));
+
+    // `--content -` reads standard input, with the rows in a file; not both on it.
+    let mut child = work
+        .command(&["--dry-run", "--json", "--content", "-", "rows.txt"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(built.content())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_exit(&output, 0);
+    let report: Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    assert_eq!(report["content_file"], "standard input");
+    assert_eq!(report["dict_bytes"], built.content().len());
+    let output = work.run(&["--content", "-", "-"]);
+    assert_exit(&output, 2);
+    assert!(
+        stderr(&output).contains("standard input cannot hold both the rows"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 #[test]

@@ -84,6 +84,9 @@ pub fn run(store_args: &StoreArgs, args: &CompareArgs) -> anyhow::Result<u8> {
     } else {
         max
     });
+    let chart = (args.svg.as_deref())
+        .map(|path| Output::beside_report(path, "--svg"))
+        .transpose()?;
     let bars = Bars::new(args.json);
     let ReadRows {
         spec,
@@ -147,7 +150,7 @@ pub fn run(store_args: &StoreArgs, args: &CompareArgs) -> anyhow::Result<u8> {
         train_rows,
         dicts: summaries(&dicts),
     };
-    print(&setup, &comparison, args.json, args.svg.as_deref(), &input)?;
+    print(&setup, &comparison, args.json, chart, &input)?;
     Ok(0)
 }
 
@@ -162,20 +165,19 @@ pub fn summaries(dicts: &[Option<DictInfo>; 3]) -> [Option<DictSummary>; 3] {
     })
 }
 
-/// Prints the table (or JSON) and writes the chart.
+/// Prints the table (or JSON) and writes the chart into `chart`, made before the work
+/// ([`Output::beside_report`]: an existing chart is replaced only by a whole one).
 pub fn print(
     setup: &Setup,
     comparison: &Comparison,
     json: bool,
-    svg: Option<&std::path::Path>,
+    chart: Option<Output>,
     title: &str,
 ) -> anyhow::Result<()> {
-    if let Some(path) = svg {
-        // Through Output, as `-o` files: an existing chart is replaced only by a whole one.
-        let mut chart = Output::file(path)?;
+    if let Some(mut chart) = chart {
         chart
             .write_all(crate::svg::chart(title, comparison).as_bytes())
-            .with_context(|| format!("cannot write the chart to {}", path.display()))?;
+            .with_context(|| format!("cannot write the chart to {}", chart.name()))?;
         chart.finish()?;
     }
     let mut out = Output::stdout();

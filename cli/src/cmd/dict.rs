@@ -215,6 +215,9 @@ fn show(
     json: bool,
     content: Option<&std::path::Path>,
 ) -> anyhow::Result<u8> {
+    let content_file = content
+        .map(|path| Output::beside_report(path, "--content"))
+        .transpose()?;
     let store = AnyStore::open(store_args)?;
     let dict = store
         .get(id)
@@ -228,11 +231,10 @@ fn show(
         .map(|(e, _)| *e)
         .unwrap_or(StoreEntry { id, retired: false });
     let auto = auto_ids(&entries);
-    if let Some(path) = content {
+    if let Some(mut file) = content_file {
         // As every output file: replaced only by a whole one (see crate::output).
-        let mut file = Output::file(path)?;
         file.write_all(dict.content())
-            .with_context(|| format!("cannot write {}", path.display()))?;
+            .with_context(|| format!("cannot write {}", file.name()))?;
         file.finish()?;
     }
     let metadata = dict.metadata();
