@@ -271,7 +271,10 @@ impl From<TrainError> for Failure {
                  than --max-bytes are skipped",
             ),
             TrainError::Source(error) => error.hint(),
-            TrainError::Build(pgdict_trainer::BuildError::NothingToLearn { rows: 1, .. }) => Some(
+            TrainError::Build(
+                pgdict_trainer::BuildError::NothingToLearn { rows: 1, .. }
+                | pgdict_trainer::BuildError::TooFewRowsForZstd { .. },
+            ) => Some(
                 "give more rows (a whole column, or thousands of them); --holdout sets the share \
                       held out from training to measure the dictionary",
             ),
@@ -284,7 +287,10 @@ impl From<TrainError> for Failure {
         let code = match error {
             TrainError::DoesNotHelp { .. }
             | TrainError::NothingHeldOut
-            | TrainError::Build(pgdict_trainer::BuildError::NothingToLearn { .. }) => EXIT_REFUSED,
+            | TrainError::Build(
+                pgdict_trainer::BuildError::NothingToLearn { .. }
+                | pgdict_trainer::BuildError::TooFewRowsForZstd { .. },
+            ) => EXIT_REFUSED,
             _ => 1,
         };
         Failure {

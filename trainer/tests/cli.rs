@@ -10,6 +10,7 @@
 //! | binary rows (NUL, 0xFF, no line structure) in a datums file | 0, stored, round trip |
 //! | random bytes | 3, "share no content", no store |
 //! | one row, or two (one of them held out) | 3, "one row to train on", counts in the singular |
+//! | six rows for zstd's trainer | 3, "zstd's trainer needs 7 rows or more" |
 //! | a dictionary that saves under 1 % | 3, refused, no store; `--force` stores it |
 //! | invalid JSON on line 3 | 1, "bad.jsonl:3: not a JSON value" |
 //! | binary COPY data read as lines (no `--format copy`, no `.copy` name) | 1, "starts with the signature of binary COPY data", no store |
@@ -339,6 +340,20 @@ fn one_row_is_too_few_to_train_on() {
     assert_exit(&output, 3);
     assert!(stdout(&output).contains("sample: 1 training row (24 bytes), 1 held out"));
     assert!(stderr(&output).contains("there is one row to train on"));
+    assert!(work.stored().is_empty());
+    // zstd's trainer needs seven (it failed with its own "Src size is incorrect").
+    work.file("six.txt", &lines(&json_rows(6)));
+    let output = work.run(&["--codec", "zstd", "--holdout", "0", "six.txt"]);
+    assert_exit(&output, 3);
+    assert!(
+        stderr(&output).contains(
+            "zstd's trainer needs 7 rows or more (it tries its choices on a quarter of them), \
+             and there are 6"
+        ),
+        "{}",
+        stderr(&output)
+    );
+    assert!(stderr(&output).contains("hint: give more rows"));
     assert!(work.stored().is_empty());
 }
 

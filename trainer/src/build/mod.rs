@@ -128,6 +128,17 @@ pub enum BuildError {
         /// The dictionary size asked for.
         size: usize,
     },
+    /// Too few rows for zstd's trainer ([`zstd::MIN_ROWS`]).
+    #[error(
+        "zstd's trainer needs {} rows or more (it tries its choices on a quarter of them), and \
+         there {}",
+        zstd::MIN_ROWS,
+        if *.rows == 1 { "is 1".to_string() } else { format!("are {rows}") }
+    )]
+    TooFewRowsForZstd {
+        /// How many sample rows there were.
+        rows: usize,
+    },
     /// zstd's trainer failed (it needs a minimum of sample bytes and rows).
     #[error(
         "zstd's trainer failed on {} ({bytes} bytes): {message}",

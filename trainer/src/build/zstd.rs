@@ -35,8 +35,19 @@ pub fn build<S: AsRef<[u8]>>(
     Ok(dict[dict.len().saturating_sub(keep)..].to_vec())
 }
 
+/// The fewest rows zstd's trainer takes: it holds a quarter of them out to test its
+/// parameters on and trains on at least 5 (fastCover's split; fewer fail with zstd's "Src size
+/// is incorrect").
+pub const MIN_ROWS: usize = 7;
+
 /// `zstd::dict::from_samples(samples, size)`: a zstd-format dictionary of at most `size` bytes.
+/// Fewer than [`MIN_ROWS`] samples are refused first, with the reason.
 pub fn train<S: AsRef<[u8]>>(samples: &[S], size: usize) -> Result<Vec<u8>, BuildError> {
+    if samples.len() < MIN_ROWS {
+        return Err(BuildError::TooFewRowsForZstd {
+            rows: samples.len(),
+        });
+    }
     ::zstd::dict::from_samples(samples, size).map_err(|e| BuildError::Zstd {
         rows: samples.len(),
         bytes: samples.iter().map(|s| s.as_ref().len()).sum(),
