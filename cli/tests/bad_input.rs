@@ -450,6 +450,19 @@ fn wrong_formats_say_which_format_was_expected() {
     ])
     .ok();
     assert_eq!(fs::read_to_string(dir.path("x.csv")).unwrap(), hex);
+    // A directory is rows (one a file) only when no format is given.
+    fs::create_dir(dir.path("rows.d")).unwrap();
+    dir.write("rows.d/a", "one");
+    dir.run(&[
+        "compress", "rows.d", "--format", "jsonl", "--dict", "none", "--hex",
+    ])
+    .fails(
+        1,
+        &[
+            "Is a directory",
+            "a directory is read as one row per file only without --format",
+        ],
+    );
     dir.run(&["decompress", "x.HEX", "-o", "back.JSONL"]).ok();
     assert_eq!(
         fs::read_to_string(dir.path("back.JSONL")).unwrap(),

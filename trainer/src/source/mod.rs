@@ -403,6 +403,10 @@ impl SourceError {
                 "read it as COPY data: --format copy (with --copy-column N for data of several \
                  columns), or name the file *.copy"
             }
+            SourceError::Io { source, .. } if source.kind() == io::ErrorKind::IsADirectory => {
+                "a directory is read as one row per file only without --format (and the column \
+                 flags); give a file to read it in a format"
+            }
             SourceError::DatumsFile(_) => {
                 "a datums file is what `pgdict compress` writes; for text use --format lines or \
                  jsonl"
