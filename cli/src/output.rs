@@ -181,6 +181,17 @@ impl Output {
         Output::file(path)
     }
 
+    /// [`Output::refuse_a_name_for_another_format`] for `--keep-columns`, which writes COPY
+    /// data or CSV (in `compress` and `decompress` alike).
+    pub fn refuse_a_name_for_kept_columns(output: Option<&Path>) -> anyhow::Result<()> {
+        Output::refuse_a_name_for_another_format(
+            output,
+            Writes::Records,
+            "--keep-columns",
+            "name the output .copy (or .csv for CSV), or drop --keep-columns",
+        )
+    }
+
     /// Refuses an `-o` path whose name says another format (`.datums`, `.hex`, `.copy`,
     /// `.csv`, `.jsonl`, `.ndjson`, in any case) than what `command` writes: the file would
     /// mislead whoever opens it, and be read back as what its name says. Other names say

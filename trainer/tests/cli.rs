@@ -74,6 +74,19 @@ impl Work {
         self.command(args).output().unwrap()
     }
 
+    /// [`Work::run`] with `stdin` on standard input.
+    fn run_with_stdin(&self, args: &[&str], stdin: &[u8]) -> Output {
+        let mut child = self
+            .command(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(stdin).unwrap();
+        child.wait_with_output().unwrap()
+    }
+
     fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(BIN);
         command
@@ -758,19 +771,10 @@ fn given_content_is_measured_on_every_row_and_stored_under_a_new_id() {
     assert!(stderr(&output).contains(&expected), "{}", stderr(&output));
 
     // `--content -` reads standard input, with the rows in a file; not both on it.
-    let mut child = work
-        .command(&["--dry-run", "--json", "--content", "-", "rows.txt"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(built.content())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
+    let output = work.run_with_stdin(
+        &["--dry-run", "--json", "--content", "-", "rows.txt"],
+        built.content(),
+    );
     assert_exit(&output, 0);
     let report: Value = serde_json::from_str(stdout(&output).trim()).unwrap();
     assert_eq!(report["content_file"], "standard input");
@@ -895,20 +899,7 @@ fn zstd_dictionary_is_judged_against_plain_pglz_and_stored_for_zstd() {
 fn text_report_and_store_from_stdin_and_flag() {
     let work = Work::new();
     let rows = json_rows(1500);
-    let mut child = work
-        .command(&["--store", "elsewhere", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(&lines(&rows))
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
+    let output = work.run_with_stdin(&["--store", "elsewhere", "-"], &lines(&rows));
     assert_exit(&output, 0);
     let text = stdout(&output);
     for needle in [

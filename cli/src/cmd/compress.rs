@@ -61,12 +61,7 @@ pub fn run(store_args: &StoreArgs, args: &CompressArgs) -> anyhow::Result<u8> {
     let jobs = args.jobs.map_or_else(crate::default_jobs, usize::from);
     let dict = dict.as_ref().map(|(_, prepared)| &**prepared);
     let (counts, out) = if args.keep_columns {
-        Output::refuse_a_name_for_another_format(
-            args.output.as_deref(),
-            Writes::Records,
-            "--keep-columns",
-            "name the output .copy (or .csv for CSV), or drop --keep-columns",
-        )?;
+        Output::refuse_a_name_for_kept_columns(args.output.as_deref())?;
         let (layout, records) = match source::open_records(&spec) {
             Err(SourceError::NoRecords { .. }) => {
                 return Err(usage_error(

@@ -20,7 +20,7 @@ use pgdict_trainer::source::{self, copy, datums_file, Format, SourceSpec};
 use crate::datum_input::{record_datum, Datum, Datums};
 use crate::fail::{usage_error, user_error};
 use crate::in_order::{self, Batch, ItemReader, ResultWriter};
-use crate::output::{Output, Writes};
+use crate::output::Output;
 use crate::row_input::{note_terminal_stdin, SourceItems};
 use crate::store::{LazyStore, LocalDictionaries};
 use crate::text::counted;
@@ -97,12 +97,7 @@ pub fn run(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> 
 /// `--keep-columns`: COPY records in, each written back in the same format with its column's
 /// datum decompressed.
 fn run_records(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> {
-    Output::refuse_a_name_for_another_format(
-        args.output.as_deref(),
-        Writes::Records,
-        "--keep-columns",
-        "name the output .copy (or .csv for CSV), or drop --keep-columns",
-    )?;
+    Output::refuse_a_name_for_kept_columns(args.output.as_deref())?;
     // COPY data of one column unless the flags say otherwise.
     let format = (args.datums.columns.format(None))
         .map_err(|conflict| usage_error(conflict.message, conflict.hint))?
