@@ -444,7 +444,7 @@ pub fn records<R: BufRead + 'static>(
 ) -> Result<(Layout, Iter<Record>), SourceError> {
     let mut reader = CsvReader::new(input, options, origin)?;
     let layout = Layout::Csv {
-        header: reader.text.header.clone(),
+        header: reader.text.header_line(),
         syntax: options.syntax.clone(),
     };
     Ok((layout, until_error(move || reader.next_record())))
@@ -658,6 +658,7 @@ impl<R: BufRead> CsvReader<R> {
             line,
             &self.text.buf,
             field.range,
+            self.text.line_end(),
         )))
     }
 }

@@ -91,7 +91,8 @@ pub(super) struct TextRecords<R> {
 /// input's kind (`eol_type` in `copyfromparse.c`) and refuses a line end of another kind
 /// (PostgreSQL's "literal carriage return found in data", "literal newline found in data", and
 /// "unquoted ..." in CSV): the bytes of one are data only where a backslash (text) or quotes
-/// (CSV) make them so. `COPY ... TO` writes `\n`.
+/// (CSV) make them so. `COPY ... TO` writes `\n` (`\r\n` on Windows); records written back
+/// (`--keep-columns`) end as the input's lines do ([`TextRecords::line_end`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum LineEnd {
     /// `\n`.
@@ -121,6 +122,15 @@ impl LineEnd {
         }
     }
 
+    /// Its bytes.
+    pub(super) fn bytes(self) -> &'static [u8] {
+        match self {
+            LineEnd::Lf => b"\n",
+            LineEnd::CrLf => b"\r\n",
+            LineEnd::Cr => b"\r",
+        }
+    }
+
     /// How messages write it.
     pub(super) fn name(self) -> &'static str {
         match self {
@@ -132,6 +142,18 @@ impl LineEnd {
 }
 
 impl<R> TextRecords<R> {
+    /// The line end the input's lines have, as its first line decides: what a record written
+    /// back ends in (a line feed, as `COPY ... TO` writes, before a line has ended).
+    pub(super) fn line_end(&self) -> &'static [u8] {
+        self.line_ends.map_or(b"\n", LineEnd::bytes)
+    }
+
+    /// The header line with the input's line end, if one was read.
+    pub(super) fn header_line(&self) -> Option<Vec<u8>> {
+        let header = self.header.as_ref()?;
+        Some([header.as_slice(), self.line_end()].concat())
+    }
+
     /// At the start of `input`, which `origin` names in messages.
     pub(super) fn new(input: R, origin: String) -> TextRecords<R> {
         TextRecords {

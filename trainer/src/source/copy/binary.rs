@@ -145,6 +145,7 @@ impl<R: Read> BinaryReader<R> {
             before: Vec::new(),
             after: Vec::new(),
             fields: count,
+            end: b"",
         };
         let mut value_at = 0;
         for field in 0..count as usize {

@@ -163,7 +163,7 @@ pub fn records<R: BufRead + 'static>(
     let mut reader = open(input, options, origin)?;
     let layout = match &reader {
         Reader::Text(text) => Layout::Text {
-            header: text.text.header.clone(),
+            header: text.text.header_line(),
             delimiter: text.options.text_delimiter(),
             null: text.options.text_null().to_vec(),
         },
@@ -273,6 +273,9 @@ pub struct Record {
     after: Vec<u8>,
     /// The field count of a binary tuple.
     fields: i16,
+    /// The line end that follows a text record (the input's: `\n`, or `\r\n` as COPY
+    /// writes on Windows, or `\r`), written back after it; none for a binary tuple.
+    end: &'static [u8],
 }
 
 impl Record {
@@ -281,14 +284,15 @@ impl Record {
         self.before.is_empty() && self.after.is_empty()
     }
 
-    /// A record of text data (COPY's text format, or CSV) that starts on `line` and holds
-    /// `bytes`: its column's `value` (`None`: NULL), the field at `field`; the bytes before and
-    /// after that field kept as the input holds them.
+    /// A record of text data (COPY's text format, or CSV) that starts on `line`, holds `bytes`
+    /// and ends in `end`: its column's `value` (`None`: NULL), the field at `field`; the bytes
+    /// before and after that field kept as the input holds them.
     pub(super) fn in_line(
         value: Option<Vec<u8>>,
         line: u64,
         bytes: &[u8],
         field: Range<usize>,
+        end: &'static [u8],
     ) -> Record {
         Record {
             value,
@@ -296,6 +300,7 @@ impl Record {
             before: bytes[..field.start].to_vec(),
             after: bytes[field.end..].to_vec(),
             fields: 0,
+            end,
         }
     }
 }
@@ -329,7 +334,7 @@ pub enum Layout {
     /// The text format.
     Text {
         /// The first line, when it was read as COPY's `HEADER` (a column named by its name),
-        /// without its line end: written back first, as it was.
+        /// with its line end: written back first, as it was.
         header: Option<Vec<u8>>,
         /// The field delimiter.
         delimiter: u8,
@@ -338,7 +343,7 @@ pub enum Layout {
     },
     /// CSV ([`super::csv`]).
     Csv {
-        /// The header record, as it came: written back first.
+        /// The header record, as it came (with its line end): written back first.
         header: Option<Vec<u8>>,
         /// How a field is written.
         syntax: CsvSyntax,
@@ -375,10 +380,7 @@ impl Layout {
             }
             | Layout::Csv {
                 header: Some(line), ..
-            } => {
-                out.extend_from_slice(line);
-                out.push(b'\n');
-            }
+            } => out.extend_from_slice(line),
             Layout::Text { header: None, .. } | Layout::Csv { header: None, .. } => {}
         }
     }
@@ -490,7 +492,7 @@ fn write_text_record(out: &mut Vec<u8>, record: &Record, value: impl FnOnce(&mut
     out.extend_from_slice(&record.before);
     value(out);
     out.extend_from_slice(&record.after);
-    out.push(b'\n');
+    out.extend_from_slice(record.end);
 }
 
 /// Refuses a delimiter and a NULL string that `COPY ... FROM` refuses, and in CSV (`csv`: its
@@ -819,7 +821,7 @@ mod tests {
         assert_eq!(
             layout,
             Layout::Text {
-                header: Some(b"id\tbody\tnote".to_vec()),
+                header: Some(b"id\tbody\tnote\n".to_vec()),
                 delimiter: b'\t',
                 null: b"\\N".to_vec(),
             }

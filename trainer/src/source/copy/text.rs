@@ -160,7 +160,14 @@ impl<R: BufRead> TextRows<R> {
             return Ok(None);
         };
         let value = self.options.value(&self.text.buf[field.clone()]);
-        Ok(Some(Record::in_line(value, line, &self.text.buf, field)))
+        let end = self.text.line_end();
+        Ok(Some(Record::in_line(
+            value,
+            line,
+            &self.text.buf,
+            field,
+            end,
+        )))
     }
 }
 
