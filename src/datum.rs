@@ -1611,7 +1611,9 @@ impl DatumDecoder {
     /// Decodes the first `prefix_len` bytes of a datum (all of it if `prefix_len >= raw_len`):
     /// exactly `min(prefix_len, raw_len)` bytes, or an error. Corruption after the prefix may
     /// go unnoticed, as in PostgreSQL; for pglz at most
-    /// [`pglz::maximum_compressed_size`]`(prefix_len)` payload bytes are read.
+    /// [`pglz::maximum_compressed_size`]`(prefix_len)` payload bytes are read. The whole value
+    /// is decoded and checked as [`Self::decode`] does it, and a `raw_len` that the payload
+    /// cannot produce is refused for every codec.
     pub fn decode_prefix(
         &mut self,
         datum: &[u8],
@@ -1620,8 +1622,17 @@ impl DatumDecoder {
     ) -> Result<Vec<u8>, DatumError> {
         let (header, payload) = checked_payload(datum)?;
         let (pos, raw_len) = (header.header_len, header.raw_len);
-        let wanted = prefix_len.min(raw_len);
+        if prefix_len >= raw_len {
+            // The partial decoders stop at `raw_len`: they would not see a payload that goes
+            // on past it, which `decode` refuses.
+            return self.decode(datum, dicts);
+        }
+        let wanted = prefix_len;
         let (pglz_err, lz4_err, zstd_err) = payload_errors(pos);
+        if header.form.codec() == Some(Codec::Pglz) {
+            // `checked_payload` leaves this to pglz's whole decode, which a prefix skips.
+            pglz::check_raw_len(payload.len(), raw_len).map_err(pglz_err)?;
+        }
         let decoded = match header.form {
             Form::RawShort | Form::RawLong => payload[..wanted].to_vec(),
             Form::Pglz => pglz::decompress_prefix(payload, raw_len, wanted).map_err(pglz_err)?,

@@ -800,6 +800,41 @@ fn corrupt_payloads_are_rejected_with_exact_errors() {
         datum::decode_prefix(&early, 10, &()).unwrap(),
         b"abcdefghij"
     );
+
+    // A prefix of the whole value is checked as the whole decode: an lz4 payload that goes on
+    // past raw_len, or has bytes after its block, was returned cut by the partial decoder.
+    let mut trailing = lz4_payload.clone();
+    trailing.extend_from_slice(b"\0\0");
+    for (what, bytes) in [
+        ("lz4, raw_len - 1", short.clone()),
+        (
+            "lz4, bytes after the block",
+            with_payload(value.len() as u32, 1, &[], &trailing),
+        ),
+    ] {
+        let whole = datum::decode(&bytes, &d9).unwrap_err();
+        let raw_len = datum::parse_header(&bytes).unwrap().raw_len;
+        for k in [raw_len, raw_len + 1, usize::MAX] {
+            assert_eq!(
+                datum::decode_prefix(&bytes, k, &d9),
+                Err(whole.clone()),
+                "{what}, {k}"
+            );
+        }
+    }
+    // A raw_len that the payload cannot produce is refused for a prefix too, as lz4's is (a
+    // 4-byte pglz payload claiming 2^30 - 1 bytes).
+    let impossible = with_payload(max, 0, &[], b"\0abc");
+    let expected = DatumError::Pglz {
+        payload_pos: 8,
+        error: pglz::Error::RawLenImpossible {
+            raw_len: max as usize,
+            payload_len: 4,
+            max_possible: 4 * 88,
+        },
+    };
+    assert_eq!(datum::decode(&impossible, &()), Err(expected.clone()));
+    assert_eq!(datum::decode_prefix(&impossible, 3, &()), Err(expected));
 }
 
 #[test]
