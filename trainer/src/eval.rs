@@ -326,7 +326,7 @@ impl Evaluation {
         };
         match (self.all.get(Method::baseline(codec)), self.all.get(dict)) {
             (Some(plain), Some(dict)) if self.all.datums > 0 => {
-                (dict.stored_bytes as f64) < plain.stored_bytes as f64 * (1.0 - min_saving)
+                (dict.stored_bytes as f64) <= plain.stored_bytes as f64 * (1.0 - min_saving)
             }
             _ => false,
         }
@@ -334,8 +334,12 @@ impl Evaluation {
 
     /// The measured gain for the dictionary's metadata: `codec` with the dictionary against
     /// its [`Method::baseline`] (what PostgreSQL stores for a column compressed with `codec`;
-    /// plain pglz for zstd).
+    /// plain pglz for zstd). None when no row was evaluated (a dictionary stored with
+    /// `--force` and no held-out rows): a gain of nothing over nothing is no gain to record.
     pub fn gain_record(&self, codec: Codec) -> Option<Gain> {
+        if self.all.datums == 0 {
+            return None;
+        }
         let plain = self.all.get(Method::baseline(codec))?;
         let dict = self.all.get(Method::of(codec, true)?)?;
         Some(Gain {
@@ -527,5 +531,47 @@ fn timed<E>(mut f: impl FnMut() -> Result<(), E>) -> Result<f64, E> {
         if runs >= MAX_RUNS || (runs >= MIN_RUNS && start.elapsed() >= MIN_TIMED) {
             return Ok(fastest);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Plain pglz stored 1000 bytes of the held-out rows, pglz with the dictionary `dict`.
+    fn evaluated(datums: u64, dict: u64) -> Evaluation {
+        let measured = |stored_bytes| Measured {
+            stored_bytes,
+            ..Measured::default()
+        };
+        Evaluation {
+            all: Group {
+                datums,
+                raw_bytes: 1000,
+                pglz: measured(1000),
+                pglz_dict: Some(measured(dict)),
+                ..Group::default()
+            },
+            buckets: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_saving_of_exactly_the_minimum_helps() {
+        assert!(evaluated(10, 990).helps(Codec::Pglz, 0.01));
+        assert!(!evaluated(10, 991).helps(Codec::Pglz, 0.01));
+        assert!(!evaluated(0, 0).helps(Codec::Pglz, 0.01));
+    }
+
+    #[test]
+    fn no_gain_is_recorded_for_no_rows() {
+        assert_eq!(
+            evaluated(10, 500)
+                .gain_record(Codec::Pglz)
+                .unwrap()
+                .dict_bytes,
+            500
+        );
+        assert_eq!(evaluated(0, 0).gain_record(Codec::Pglz), None);
     }
 }

@@ -419,6 +419,19 @@ fn a_dictionary_that_does_not_help_is_refused_unless_forced() {
     let store = DirStore::open(work.store()).unwrap();
     let metadata = store.get(1).unwrap().metadata();
     assert_eq!(metadata.parameters["forced"], true);
+    assert_eq!(metadata.gains.len(), 1);
+
+    // Forced with nothing held out: stored with no gain (it was recorded as 0 over 0 bytes,
+    // which `pgdict dict list` showed as NaNx).
+    let output = work.run(&["--force", "--holdout", "0", "self.txt"]);
+    assert_exit(&output, 0);
+    let metadata = DirStore::open(work.store())
+        .unwrap()
+        .get(2)
+        .unwrap()
+        .metadata();
+    assert_eq!(metadata.parameters["forced"], true);
+    assert!(metadata.gains.is_empty(), "{:?}", metadata.gains);
 }
 
 #[test]
