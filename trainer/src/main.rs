@@ -271,7 +271,8 @@ impl From<TrainError> for Failure {
                  than --max-bytes are skipped",
             ),
             TrainError::Source(error) => error.hint(),
-            TrainError::Build(
+            TrainError::AllHeldOut { .. }
+            | TrainError::Build(
                 pgdict_trainer::BuildError::NothingToLearn { rows: 1, .. }
                 | pgdict_trainer::BuildError::TooFewRowsForZstd { .. },
             ) => Some(
@@ -287,6 +288,7 @@ impl From<TrainError> for Failure {
         let code = match error {
             TrainError::DoesNotHelp { .. }
             | TrainError::NothingHeldOut
+            | TrainError::AllHeldOut { .. }
             | TrainError::Build(
                 pgdict_trainer::BuildError::NothingToLearn { .. }
                 | pgdict_trainer::BuildError::TooFewRowsForZstd { .. },

@@ -269,6 +269,17 @@ pub enum TrainError {
         /// Rows the source gave (all too large for the bounds, when not 0).
         seen: u64,
     },
+    /// Every sampled row was held out (a source of a row or two, as the draw fell): nothing
+    /// is left to build from.
+    #[error(
+        "{} held out to measure the dictionary on, and none is left to train on; no \
+         dictionary was created",
+        if *.rows == 1 { "the one sampled row was".to_string() } else { format!("all {rows} sampled rows were") }
+    )]
+    AllHeldOut {
+        /// The rows held out.
+        rows: usize,
+    },
     /// Reading the source failed.
     #[error(transparent)]
     Source(#[from] SourceError),
@@ -345,6 +356,10 @@ pub fn train_split(
     progress: &dyn Progress,
 ) -> Result<Trained, TrainError> {
     if train_rows.iter().all(|r| r.is_empty()) {
+        let held_out = holdout.iter().filter(|r| !r.is_empty()).count();
+        if held_out > 0 {
+            return Err(TrainError::AllHeldOut { rows: held_out });
+        }
         return Err(TrainError::NoRows {
             origin: "the sample".into(),
             seen: 0,
@@ -582,7 +597,9 @@ pub fn sample_source(
     }
     let sample = sampler.finish();
     step.end(|| rows.input_read(), &counted(sample.rows_seen, "row"));
-    if sample.train.is_empty() {
+    // Held-out rows alone are rows: given content is measured on them, and a build says that
+    // they were all held out.
+    if sample.train.is_empty() && sample.eval.is_empty() {
         return Err(TrainError::NoRows {
             origin: origin.to_string(),
             seen: sample.rows_seen,

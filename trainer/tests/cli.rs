@@ -10,6 +10,7 @@
 //! | binary rows (NUL, 0xFF, no line structure) in a datums file | 0, stored, round trip |
 //! | random bytes | 3, "share no content", no store |
 //! | one row, or two (one of them held out) | 3, "one row to train on", counts in the singular |
+//! | one row, held out by the draw | 3, "the one sampled row was held out"; `--content` measures it |
 //! | six rows for zstd's trainer | 3, "zstd's trainer needs 7 rows or more" |
 //! | a dictionary that saves under 1 % | 3, refused, no store; `--force` stores it |
 //! | invalid JSON on line 3 | 1, "bad.jsonl:3: not a JSON value" |
@@ -354,6 +355,29 @@ fn one_row_is_too_few_to_train_on() {
     assert!(stdout(&output).contains("sample: 1 training row (24 bytes), 1 held out"));
     assert!(stderr(&output).contains("there is one row to train on"));
     assert!(work.stored().is_empty());
+    // One row that the draw holds out (seed 3): said so (it said none fit the sample bounds);
+    // given content is measured on it.
+    let output = work.run(&["--seed", "3", "one.txt"]);
+    assert_exit(&output, 3);
+    assert!(
+        stderr(&output).contains(
+            "the one sampled row was held out to measure the dictionary on, and none is left to \
+             train on"
+        ),
+        "{}",
+        stderr(&output)
+    );
+    work.file("content.bin", b"GET /index.html 200 ");
+    let output = work.run(&[
+        "--seed",
+        "3",
+        "--dry-run",
+        "--content",
+        "content.bin",
+        "one.txt",
+    ]);
+    assert_exit(&output, 0);
+    assert!(stdout(&output).contains("sample: 1 row (24 bytes), all held out"));
     // zstd's trainer needs seven (it failed with its own "Src size is incorrect").
     work.file("six.txt", &lines(&json_rows(6)));
     let output = work.run(&["--codec", "zstd", "--holdout", "0", "six.txt"]);
