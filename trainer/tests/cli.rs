@@ -28,11 +28,12 @@
 //! Plus `--json` (the report's fields), `--dry-run`, `PGDICT_STORE`, standard input, and
 //! `--content` (a dictionary given, measured on every row, stored under a new id).
 
+#[path = "../../tests/support/child.rs"]
+mod child;
 #[path = "../../tests/support/small_fs.rs"]
 mod small_fs;
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -77,15 +78,7 @@ impl Work {
 
     /// [`Work::run`] with `stdin` on standard input.
     fn run_with_stdin(&self, args: &[&str], stdin: &[u8]) -> Output {
-        let mut child = self
-            .command(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child.stdin.take().unwrap().write_all(stdin).unwrap();
-        child.wait_with_output().unwrap()
+        child::output_with_stdin(&mut self.command(args), stdin)
     }
 
     fn command(&self, args: &[&str]) -> Command {

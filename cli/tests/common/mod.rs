@@ -3,10 +3,12 @@
 
 #![allow(dead_code)] // each test binary uses a different part
 
+#[path = "../../../tests/support/child.rs"]
+mod child;
+
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 /// A temporary working directory for one test.
@@ -41,21 +43,7 @@ impl Dir {
     }
 
     pub fn run_with_stdin(&self, args: &[&str], stdin: &[u8]) -> Run {
-        let mut child = self
-            .command(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("run pgdict");
-        // Written from another thread: the child writes output while it reads, and a pipe
-        // that nobody empties would stop both.
-        let mut pipe = child.stdin.take().unwrap();
-        let input = stdin.to_vec();
-        let writer = std::thread::spawn(move || pipe.write_all(&input));
-        let run = Run::from(child.wait_with_output().unwrap());
-        writer.join().unwrap().unwrap();
-        run
+        Run::from(child::output_with_stdin(&mut self.command(args), stdin))
     }
 
     /// The dictionaries of `pgdict demo --rounds 1` in ./dicts, what most tests need a store
