@@ -88,9 +88,12 @@ pub fn run(store_args: &StoreArgs, args: &CompressArgs) -> anyhow::Result<u8> {
         // `-o NAME.hex` asks for hex lines as plainly as --hex does, and `-o NAME.copy` for
         // binary COPY as --copy does; a name that says another format than the one asked for
         // (or rows: `.jsonl`) is refused, as the file would mislead whoever opens it.
-        let named = source::extension;
         let output = args.output.as_deref();
-        let form = match (args.copy, args.hex, output.and_then(named).as_deref()) {
+        let form = match (
+            args.copy,
+            args.hex,
+            output.and_then(source::extension).as_deref(),
+        ) {
             (true, _, _) | (false, false, Some("copy")) => OutForm::Copy,
             (false, true, _) | (false, false, Some("hex")) => OutForm::Hex,
             _ => OutForm::DatumsFile,
