@@ -653,8 +653,8 @@ fn put_dict_id(mut id: u32, buf: &mut [u8]) -> usize {
     len + 1
 }
 
-/// Bytes the LEB128 encoding of `id` takes.
-fn dict_id_len(id: u32) -> usize {
+/// Bytes the LEB128 encoding of dictionary id `id` takes in an extended header.
+pub fn dict_id_len(id: u32) -> usize {
     let bits = (32 - id.leading_zeros()).max(1) as usize;
     bits.div_ceil(7)
 }

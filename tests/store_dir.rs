@@ -310,6 +310,7 @@ fn ids_are_never_reused_after_retiring() {
     // Retire the newest: its id still counts.
     store.retire(3).unwrap();
     let reopened = DirStore::open(dir.path()).unwrap();
+    assert_eq!(reopened.next_id().unwrap(), 4);
     let next = reopened
         .add(CodecSet::ALL, &content("b", 3), Metadata::new())
         .unwrap();
@@ -317,6 +318,7 @@ fn ids_are_never_reused_after_retiring() {
     // Even if the retired dictionary's file were lost, its marker keeps the id used.
     reopened.retire(4).unwrap();
     fs::remove_file(reopened.file_path(4)).unwrap();
+    assert_eq!(reopened.next_id().unwrap(), 5);
     let next = DirStore::open(dir.path())
         .unwrap()
         .add(CodecSet::ALL, &content("b", 4), Metadata::new())

@@ -102,10 +102,12 @@ fn add_get_list_retire_and_immutability_in_the_database() {
 
     let mut added = Vec::new();
     for index in 0..3 {
+        let next_id = store.next_id().unwrap();
         let dict = store
             .add(CodecSet::ALL, &content("a", index), metadata("a"))
             .unwrap();
         assert_eq!(dict.id(), index as u32 + 1);
+        assert_eq!(dict.id(), next_id);
         added.push(dict);
     }
     // An empty dictionary with no metadata is a dictionary too.
@@ -148,6 +150,7 @@ fn add_get_list_retire_and_immutability_in_the_database() {
     assert_eq!(reader.active(Codec::Lz4).unwrap().unwrap().id(), 4);
     // The newest is retired: its id is still never reused.
     store.retire(4).unwrap();
+    assert_eq!(reader.next_id().unwrap(), 5);
     let next = store
         .add(CodecSet::ALL, &content("a", 4), Metadata::new())
         .unwrap();

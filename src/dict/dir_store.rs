@@ -582,9 +582,10 @@ impl DirStore {
         Ok(removed)
     }
 
-    /// One more than the highest id any dictionary file, retirement marker or claim has (a
-    /// claim a crash left keeps its id from being taken until the claim is removed as stale).
-    fn next_id(&self) -> Result<u32, StoreError> {
+    /// The id [`DirStore::add`] tries first: one more than the highest id any dictionary file,
+    /// retirement marker or claim has (a claim a crash left keeps its id from being taken
+    /// until the claim is removed as stale). Another adder may take it first.
+    pub fn next_id(&self) -> Result<u32, StoreError> {
         let scan = self.scan()?;
         let max = scan
             .dicts

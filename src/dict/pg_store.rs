@@ -65,6 +65,9 @@ pub const SCHEMA: &str = "pgdict";
 /// The advisory lock key that serializes schema creation: "pgdict" in ASCII.
 const SETUP_LOCK_KEY: i64 = 0x7067_6469_6374;
 
+/// The id the next added dictionary takes (ids are never reused: retired rows stay).
+const NEXT_ID_SQL: &str = "SELECT coalesce(max(id), 0) + 1 FROM pgdict.dictionaries";
+
 /// The schema, created in one transaction on first open.
 const SCHEMA_SQL: &str = r#"
 CREATE SCHEMA IF NOT EXISTS pgdict;
@@ -334,15 +337,10 @@ impl PgStore {
         let what = "adding a dictionary";
         let mut tx = self.begin_write(&mut client, what)?;
         let next: i64 = tx
-            .query_one(
-                "SELECT coalesce(max(id), 0) + 1 FROM pgdict.dictionaries",
-                &[],
-            )
+            .query_one(NEXT_ID_SQL, &[])
             .map_err(|e| self.pg_err(what, e))?
             .get(0);
-        let id = u32::try_from(next).map_err(|_| StoreError::IdsExhausted {
-            store: self.describe(),
-        })?;
+        let id = self.id_from_next(next)?;
         let dict = template.with_id(id).map_err(StoreError::Invalid)?;
         self.insert_row(&mut tx, &dict, false, what)?;
         tx.commit().map_err(|e| self.pg_err(what, e))?;
@@ -350,6 +348,23 @@ impl PgStore {
         let dict = Arc::new(dict);
         self.cache.insert(dict.clone());
         Ok(dict)
+    }
+
+    /// The id [`PgStore::add`] would give now (`max(id) + 1`, read without the lock: another
+    /// adder may take it first).
+    pub fn next_id(&self) -> Result<u32, StoreError> {
+        let next: i64 = self
+            .client()
+            .query_one(NEXT_ID_SQL, &[])
+            .map_err(|e| self.pg_err("reading the next id", e))?
+            .get(0);
+        self.id_from_next(next)
+    }
+
+    fn id_from_next(&self, next: i64) -> Result<u32, StoreError> {
+        u32::try_from(next).map_err(|_| StoreError::IdsExhausted {
+            store: self.describe(),
+        })
     }
 
     /// Puts `dict` in the store under its own id (what [`crate::dict::sync()`] does, from a

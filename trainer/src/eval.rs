@@ -20,8 +20,8 @@ use pgdict::dict::Gain;
 
 use crate::progress::{Phase, Progress};
 
-/// The id a dictionary is prepared under while it is measured. Any id from 1 to 127 gives the
-/// same (1-byte) varint in the extended header, so sizes do not depend on it.
+/// The id a dictionary is prepared under while it is measured when no store says which id it
+/// will take. Any id from 1 to 127 gives the same (1-byte) varint in the extended header.
 pub const EVAL_DICT_ID: u32 = 1;
 
 /// The total stored bytes of `rows`, each encoded alone with `codec` and, if given, `dict`.

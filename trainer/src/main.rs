@@ -10,9 +10,10 @@ use std::time::Instant;
 use clap::error::ErrorKind;
 use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches, Parser, ValueEnum};
-use pgdict::datum::Codec;
+use pgdict::datum::{dict_id_len, Codec};
 use pgdict::dict::file::MAX_CONTENT_LEN;
-use pgdict::dict::{DirStore, PgStore};
+use pgdict::dict::{DirStore, PgStore, StoreError};
+use pgdict_trainer::eval::EVAL_DICT_ID;
 use pgdict_trainer::progress::{counted, thousands, Bars};
 use pgdict_trainer::source::{self, ColumnFlags, FormatName, PageSample, PgSource, SourceSpec};
 use pgdict_trainer::{
@@ -35,10 +36,10 @@ HOW IT WORKS:
      (entropy tables, then content). With --content FILE nothing is built: FILE is the
      dictionary, and every sampled row is held out.
   3. Evaluate: every held-out row is stored alone, as pgdict stores it (whole datum, header
-     counted; the smallest of raw, plain and dictionary form): plain pglz (PostgreSQL's
-     default), pglz with the dictionary, plain lz4, lz4 with the dictionary, and for a zstd
-     dictionary zstd with it. The report gives ratios (raw/stored) per size bucket and
-     speeds.
+     counted, with the id the store gives next; the smallest of raw, plain and dictionary
+     form): plain pglz (PostgreSQL's default), pglz with the dictionary, plain lz4, lz4
+     with the dictionary, and for a zstd dictionary zstd with it. The report gives ratios
+     (raw/stored) per size bucket and speeds.
   4. Store: if the dictionary saves at least 1% of what plain compression stores with its
      codec (plain pglz for zstd, which pgdict stores only with a dictionary), it is added to
      the store and its new id printed. Otherwise it is refused (exit 3) unless --force.
@@ -454,15 +455,7 @@ fn run(args: &Args) -> Result<u8, Failure> {
     // A store that could not take the dictionary fails now, not after the work of training:
     // an unreachable PostgreSQL store or one on a standby, a directory store on a read-only
     // file system (which is created only when a dictionary goes into it).
-    if !args.dry_run {
-        match &target {
-            StoreTarget::Pg(conninfo) => {
-                PgStore::connect(conninfo).and_then(|store| store.check_writable())
-            }
-            StoreTarget::Dir(path) => DirStore::check_can_add(path),
-        }
-        .map_err(TrainError::from)?;
-    }
+    let next_id = next_id(&target, args.dry_run).map_err(TrainError::from)?;
 
     let codecs: &[Codec] = match args.codec {
         CodecArg::Pglz => &[Codec::Pglz],
@@ -534,16 +527,20 @@ fn run(args: &Args) -> Result<u8, Failure> {
     ))?;
 
     let mut refused = false;
+    let mut stored = 0;
     for &codec in codecs {
+        // With --codec both, the second dictionary takes the id after the first's.
+        let dict_id = next_id.saturating_add(stored);
         let train_options = TrainOptions {
             codec,
             builder,
             size: args.size,
             holdout: args.holdout,
             seed: args.seed,
+            dict_id,
         };
         let trained = match &content {
-            Some(content) => measure_content(content.clone(), &sample.eval, codec, &bars)?,
+            Some(content) => measure_content(content.clone(), dict_id, &sample.eval, codec, &bars)?,
             None => train_split(&sample.train, &sample.eval, &train_options, &bars)?,
         };
         let verdict = trained.check_helps();
@@ -578,6 +575,7 @@ fn run(args: &Args) -> Result<u8, Failure> {
                 }
                 let metadata = trained.metadata(&described, parameters);
                 let dict = store(&target, &trained, metadata)?;
+                stored += 1;
                 report.dict_id = Some(dict.id());
                 report.store = Some(target.describe());
             }
@@ -589,6 +587,32 @@ fn run(args: &Args) -> Result<u8, Failure> {
         }
     }
     Ok(if refused { EXIT_REFUSED } else { 0 })
+}
+
+/// The id the store will give the next dictionary, which it is measured under: its header
+/// holds the id, 1 byte long up to 127, 2 bytes up to 16,383. Checks first that the store can
+/// take a dictionary (not with `dry_run`, which reads a directory store if there is one and
+/// leaves a PostgreSQL store alone: measured as dictionary 1).
+fn next_id(target: &StoreTarget, dry_run: bool) -> Result<u32, StoreError> {
+    match target {
+        StoreTarget::Pg(_) if dry_run => Ok(EVAL_DICT_ID),
+        StoreTarget::Pg(conninfo) => {
+            let store = PgStore::connect(conninfo)?;
+            store.check_writable()?;
+            store.next_id()
+        }
+        StoreTarget::Dir(path) => {
+            if !dry_run {
+                DirStore::check_can_add(path)?;
+            }
+            match DirStore::open(path) {
+                Ok(store) => store.next_id(),
+                // Not made yet (it is, by the first dictionary added).
+                Err(StoreError::NotAStore { .. }) if !path.exists() => Ok(1),
+                Err(error) => Err(error),
+            }
+        }
+    }
 }
 
 /// One dictionary's outcome.
@@ -678,6 +702,7 @@ fn json_report(report: &Report, sample: &pgdict_trainer::sample::Sample, args: &
         "refused": report.refused,
         "codec": t.codec.name(),
         "dict_bytes": t.content.len(),
+        "measured_as_id": t.measured_as_id,
         "size": t.size,
         "builder": t.builder.map(Builder::name),
         "content_file": args.content.as_deref().map(content_name),
@@ -739,6 +764,16 @@ fn text_report(report: &Report, args: &Args) -> String {
                 "stored as dictionary {id} in the {}",
                 report.store.as_deref().unwrap_or("store")
             );
+            // Another adder took the id measured under, and the new one is longer.
+            let longer = dict_id_len(id).saturating_sub(dict_id_len(t.measured_as_id));
+            if longer > 0 {
+                let _ = writeln!(
+                    s,
+                    "note: measured as id {}, so each datum stored with it is up to \
+                     {longer} byte(s) larger than measured",
+                    t.measured_as_id
+                );
+            }
         }
         (None, None) if args.dry_run => {
             let _ = writeln!(s, "dry run: not stored");
@@ -753,7 +788,9 @@ fn write_measurements(s: &mut String, t: &Trained) {
     let e = &t.evaluation;
     let _ = writeln!(
         s,
-        "held-out rows, each stored alone as a whole datum (header counted); ratio = raw/stored"
+        "held-out rows, each stored alone as a whole datum (header counted, the dictionary's \
+         as id {}); ratio = raw/stored",
+        t.measured_as_id
     );
     // zstd's column only where it was measured (a zstd dictionary).
     let zstd = e.all.zstd_dict.is_some();

@@ -51,10 +51,14 @@ pub struct TrainOptions {
     pub holdout: f64,
     /// The seed of the split.
     pub seed: u64,
+    /// The id the dictionary is measured under: every dictionary datum's header holds it as
+    /// LEB128 (1 byte up to 127, 2 up to 16,383), so the store's next id measures the datums
+    /// as they will be stored. Default [`EVAL_DICT_ID`] (1).
+    pub dict_id: u32,
 }
 
 impl Default for TrainOptions {
-    /// pglz, pgdict's builder, 4 KiB, 20 % held out, seed 0.
+    /// pglz, pgdict's builder, 4 KiB, 20 % held out, seed 0, measured as dictionary 1.
     fn default() -> Self {
         TrainOptions {
             codec: Codec::Pglz,
@@ -62,6 +66,7 @@ impl Default for TrainOptions {
             size: None,
             holdout: DEFAULT_HOLDOUT,
             seed: 0,
+            dict_id: EVAL_DICT_ID,
         }
     }
 }
@@ -94,6 +99,8 @@ pub struct Trained {
     pub train_bytes: u64,
     /// What it does to the held-out rows.
     pub evaluation: Evaluation,
+    /// The id it was measured under ([`TrainOptions::dict_id`]).
+    pub measured_as_id: u32,
 }
 
 impl Trained {
@@ -383,7 +390,7 @@ pub fn train_split(
         }
         .into());
     }
-    let evaluation = evaluate_content(&content, holdout, options.codec, progress)?;
+    let evaluation = evaluate_content(&content, options.dict_id, holdout, options.codec, progress)?;
     Ok(Trained {
         codec: options.codec,
         content,
@@ -393,21 +400,24 @@ pub fn train_split(
         train_rows: train_rows.len() as u64,
         train_bytes: train_rows.iter().map(|r| r.len() as u64).sum(),
         evaluation,
+        measured_as_id: options.dict_id,
     })
 }
 
 /// Measures `content`, a dictionary made elsewhere (`pgdict dict show --content` writes one
-/// out of a store), on `holdout` as [`train_split`] measures a built one; nothing is built.
-/// The result is judged ([`Trained::check_helps`]) and stored ([`store()`]) as a built one.
-/// Refuses content that [`check_content`] refuses.
+/// out of a store), on `holdout` as [`train_split`] measures a built one, as dictionary
+/// `dict_id` ([`TrainOptions::dict_id`]); nothing is built. The result is judged
+/// ([`Trained::check_helps`]) and stored ([`store()`]) as a built one. Refuses content that
+/// [`check_content`] refuses.
 pub fn measure_content(
     content: Vec<u8>,
+    dict_id: u32,
     holdout: &[Vec<u8>],
     codec: Codec,
     progress: &dyn Progress,
 ) -> Result<Trained, TrainError> {
     check_content(&content).map_err(TrainError::BadContent)?;
-    let evaluation = evaluate_content(&content, holdout, codec, progress)?;
+    let evaluation = evaluate_content(&content, dict_id, holdout, codec, progress)?;
     Ok(Trained {
         codec,
         size: content.len(),
@@ -417,6 +427,7 @@ pub fn measure_content(
         train_rows: 0,
         train_bytes: 0,
         evaluation,
+        measured_as_id: dict_id,
     })
 }
 
@@ -441,15 +452,16 @@ pub fn check_content(content: &[u8]) -> Result<(), String> {
     }
 }
 
-/// `content` prepared as a dictionary and measured on `holdout`.
+/// `content` prepared as dictionary `dict_id` and measured on `holdout`.
 fn evaluate_content(
     content: &[u8],
+    dict_id: u32,
     holdout: &[Vec<u8>],
     codec: Codec,
     progress: &dyn Progress,
 ) -> Result<Evaluation, TrainError> {
     let prepared =
-        Arc::new(PreparedDictionary::new(EVAL_DICT_ID, content).map_err(TrainError::Prepare)?);
+        Arc::new(PreparedDictionary::new(dict_id, content).map_err(TrainError::Prepare)?);
     Ok(eval::evaluate(holdout, Some(&prepared), codec, progress)?)
 }
 

@@ -167,7 +167,8 @@ fn given_content_measures_as_the_built_dictionary_did() {
     let rows = read_rows("csv_airports.txt");
     let (train_rows, holdout) = split(&rows[..3000], 0.2, 5);
     let built = train_split(&train_rows, &holdout, &TrainOptions::default(), &NoProgress).unwrap();
-    let given = measure_content(built.content.clone(), &holdout, Codec::Pglz, &NoProgress).unwrap();
+    let given =
+        measure_content(built.content.clone(), 1, &holdout, Codec::Pglz, &NoProgress).unwrap();
     assert_eq!(given.builder, None);
     assert_eq!(given.builder_name(), "given");
     assert_eq!((given.train_rows, given.train_bytes), (0, 0));
@@ -192,7 +193,7 @@ fn given_content_measures_as_the_built_dictionary_did() {
         ),
     ] {
         assert_eq!(check_content(&content).unwrap_err(), why);
-        let err = measure_content(content, &holdout, Codec::Pglz, &NoProgress).unwrap_err();
+        let err = measure_content(content, 1, &holdout, Codec::Pglz, &NoProgress).unwrap_err();
         assert_eq!(err.to_string(), format!("the dictionary content {why}"));
     }
     assert_eq!(check_content(&[0; 1 << 20]), Ok(()));

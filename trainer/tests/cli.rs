@@ -26,7 +26,8 @@
 //! | `--content` and a source with no rows | 1, "no rows to measure the given dictionary on", no store |
 //!
 //! Plus `--json` (the report's fields), `--dry-run`, `PGDICT_STORE`, standard input, and
-//! `--content` (a dictionary given, measured on every row, stored under a new id).
+//! `--content` (a dictionary given, measured on every row, stored under a new id), and the gain
+//! measured under the id the store gives next (2-byte ids from 128).
 
 #[path = "../../tests/support/child.rs"]
 mod child;
@@ -38,7 +39,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use pgdict::datum::{self, Codec, DatumEncoder, Form};
-use pgdict::dict::DirStore;
+use pgdict::dict::{CodecSet, Dictionary, DirStore, Metadata};
 use pgdict_trainer::progress::thousands;
 use serde_json::Value;
 use small_fs::SmallFs;
@@ -717,6 +718,62 @@ fn json_report_fields_and_dry_run() {
         zstd["eval"].get("zstd_dict").is_none(),
         "zstd measured for lz4"
     );
+}
+
+/// Datum headers hold the dictionary id (LEB128: 2 bytes from 128), so the gain is measured
+/// under the id the store gives next, and the gain stored with the dictionary is the one
+/// its datums get.
+#[test]
+fn the_gain_is_measured_under_the_id_the_store_gives_next() {
+    let work = Work::new();
+    let rows = json_rows(2000);
+    work.file("rows.txt", &lines(&rows));
+    let train = |work: &Work| -> Value {
+        let output = work.run(&["--json", "--seed", "7", "rows.txt"]);
+        assert_exit(&output, 0);
+        serde_json::from_str(stdout(&output).trim()).unwrap()
+    };
+    let dict_bytes = |report: &Value| {
+        report["eval"]["pglz_dict"]["stored_bytes"]
+            .as_u64()
+            .unwrap()
+    };
+
+    let first = train(&work);
+    assert_eq!(first["dict_id"], 1);
+    assert_eq!(first["measured_as_id"], 1);
+
+    // A dictionary synced in under id 199: the next one added is 200.
+    let store = DirStore::open(work.store()).unwrap();
+    let content = store.get(1).unwrap().content().to_vec();
+    let synced = Dictionary::new(
+        199,
+        CodecSet::only(Codec::Pglz),
+        1,
+        Metadata::new(),
+        &content,
+    )
+    .unwrap();
+    store.insert(&synced).unwrap();
+    let second = train(&work);
+    assert_eq!(second["dict_id"], 200);
+    assert_eq!(second["measured_as_id"], 200);
+    let with_dict = round_trip(&work.store(), 200, Codec::Pglz, &rows);
+    assert!(with_dict > 0);
+    // The same rows and seed, so the same dictionary: each dictionary datum is one byte longer.
+    let datums = first["eval"]["datums"].as_u64().unwrap();
+    let longer = dict_bytes(&second) - dict_bytes(&first);
+    assert!(
+        (1..=datums).contains(&longer),
+        "{longer} more bytes over {datums} datums"
+    );
+    let gain = &DirStore::open(work.store())
+        .unwrap()
+        .get(200)
+        .unwrap()
+        .metadata()
+        .gains[0];
+    assert_eq!(gain.dict_bytes, dict_bytes(&second));
 }
 
 #[test]
