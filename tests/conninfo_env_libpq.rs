@@ -148,19 +148,27 @@ fn libpq_port(text: &str) -> u16 {
 fn compare_password(case: &str, at: (&[u8], &[u8]), password: &[u8], info: &ConnInfo) {
     let host = String::from_utf8_lossy(at.0);
     let port = libpq_port(&String::from_utf8_lossy(at.1));
-    let names = |config: &postgres::Config| {
+    let names = |(config, socket): (&postgres::Config, &Option<String>)| {
         let addresses = config.get_hostaddrs().iter().map(|a| a.to_string());
-        [host_names(config), addresses.collect()].concat()
+        [
+            host_names(config),
+            addresses.collect(),
+            socket.iter().cloned().collect(),
+        ]
+        .concat()
     };
     // An address as pgdict prints it (`127.1` is 127.0.0.1).
     let host = match numeric_address(&host) {
         Some(address) => address.to_string(),
         None => host.to_string(),
     };
-    let reached = info
+    let (reached, _) = info
         .hosts()
         .iter()
-        .find(|config| config.get_ports() == [port] && names(config).contains(&host))
+        .zip(info.socket_names())
+        .find(|&(config, socket)| {
+            config.get_ports() == [port] && names((config, socket)).contains(&host)
+        })
         .unwrap_or_else(|| panic!("{case}: libpq stopped at {host}:{port}, which pgdict lacks"));
     assert_eq!(
         reached.get_password().unwrap_or_default(),
@@ -184,8 +192,8 @@ fn compare(case: &str, theirs: &Settings, info: &ConnInfo) {
     );
     // One host each entry of `hostaddr`, else of `host` (else one): its name as given (an
     // empty entry is the default socket directory, which pgdict chooses otherwise: not
-    // compared; beside an address, none), its address, and its port (one for all, or one
-    // each; empty is 5432).
+    // compared; beside an address, none, and a socket directory beside an address is left
+    // out), its address, and its port (one for all, or one each; empty is 5432).
     let entries = |keyword| {
         let list = text(theirs, keyword).unwrap_or_default();
         (!list.is_empty()).then(|| list.split(',').map(str::to_string).collect::<Vec<_>>())
@@ -202,6 +210,11 @@ fn compare(case: &str, theirs: &Settings, info: &ConnInfo) {
         };
         let ours = host_names(host);
         match entry(&names) {
+            // libpq connects to the address by TCP; pgdict leaves the directory out.
+            Some(name) if name.starts_with('/') && entry(&addresses).is_some() => {
+                assert!(ours.is_empty(), "{case}: host {i}");
+                assert_eq!(info.socket_names()[i], Some(name), "{case}: host {i}");
+            }
             Some(name) => assert_eq!(ours, [name], "{case}: host {i}"),
             None if entry(&addresses).is_some() => assert!(ours.is_empty(), "{case}: host {i}"),
             None => {}

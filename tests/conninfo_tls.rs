@@ -16,7 +16,8 @@
 //!   `hostssl` reject lines);
 //! - a `hostaddr` alone connects over TLS (the `postgres` crate alone fails there with "no
 //!   hostname provided"), and `verify-full` refuses it as libpq does; a Unix socket connects
-//!   without TLS whatever `sslmode` says;
+//!   without TLS whatever `sslmode` says, but a socket directory beside a `hostaddr` connects
+//!   to the address over TCP, with TLS as `sslmode` says;
 //! - a role that must present a client certificate (`cert` in pg_hba.conf) connects with one
 //!   (given, or found in `~/.postgresql`), is refused without; a key others may read is refused;
 //! - sessions carry the program's name as their application_name; several hosts are tried
@@ -378,6 +379,20 @@ fn tls_connections_check_certificates_as_libpq_does() {
     // A Unix socket: no TLS, whatever sslmode says (psql connects there too).
     let socket = cluster.sock_dir().display().to_string();
     assert!(!connect(&to(&socket, "sslmode=verify-full"), &no_files).unwrap());
+    // A socket directory beside a hostaddr: TCP to the address, with TLS as sslmode says
+    // (psql: TLS with require and verify-ca; verify-full fails, the certificate being for
+    // no directory). It went without TLS whatever sslmode said.
+    let beside = to(&socket, "hostaddr=127.0.0.1");
+    assert!(connect(&format!("{beside} sslmode=require"), &no_files).unwrap());
+    assert!(connect(&format!("{beside} {ca_only}"), &no_files).unwrap());
+    assert!(!connect(&format!("{beside} sslmode=disable"), &no_files).unwrap());
+    let err = refused(&format!("{beside} {full}"), &no_files);
+    assert!(
+        err.describe()
+            .contains(&format!("cannot match host name \"{socket}\"")),
+        "{}",
+        err.describe()
+    );
 
     // A client certificate for `cert` authentication.
     let as_cert_user = |rest: &str| {

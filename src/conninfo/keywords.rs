@@ -312,10 +312,17 @@ fn url_pairs(url: &str) -> Result<Vec<(String, String)>, String> {
         .into_iter()
         .map(|(keyword, value)| match String::from_utf8(value.bytes) {
             Ok(text) => Ok((keyword, text)),
+            // A secret is named, not shown: messages reach logs.
+            Err(_) if SECRETS.contains(&keyword.as_str()) => {
+                Err(format!("{NOT_UTF8}: the {keyword} (not shown)"))
+            }
             Err(_) => Err(format!("{NOT_UTF8}: \"{}\"", value.source)),
         })
         .collect()
 }
+
+/// The keywords whose values messages never show.
+const SECRETS: [&str; 2] = ["password", "sslpassword"];
 
 /// How the message starts when a URL's percent-encoded value is not UTF-8 (libpq takes any
 /// byte but NUL; pgdict reads settings as text).
@@ -689,6 +696,15 @@ mod tests {
             split("postgresql://db/app%ff").unwrap_err(),
             "percent-encoded value is not UTF-8: \"app%ff\""
         );
+        // A password is named, not shown.
+        for url in [
+            "postgresql://u:s%ffcret@db/app",
+            "postgresql://db/app?sslpassword=s%ffcret",
+        ] {
+            let message = split(url).unwrap_err();
+            assert!(message.ends_with("password (not shown)"), "{message}");
+            assert!(!message.contains("cret"), "{message}");
+        }
         assert_eq!(
             split("postgresql://[]/app").unwrap_err(),
             "IPv6 host address may not be empty in URI: \"postgresql://[]/app\""

@@ -37,7 +37,10 @@
 //! | `ssl_min_protocol_version` | `PGSSLMINPROTOCOLVERSION` | `TLSv1.2`                    |
 //! | `ssl_max_protocol_version` | `PGSSLMAXPROTOCOLVERSION` | none                         |
 //!
-//! A `hostaddr` counts as a host. `target_session_attrs` (`PGTARGETSESSIONATTRS`) takes
+//! A `hostaddr` counts as a host, and makes its host TCP: beside a socket directory
+//! (`host=/tmp hostaddr=127.0.0.1`) the address is connected to, with TLS as `sslmode` says,
+//! as libpq does. An abstract socket (`host=@name`, which libpq on Linux connects to) is
+//! refused by name: the crate connects only to socket files. `target_session_attrs` (`PGTARGETSESSIONATTRS`) takes
 //! libpq's six values; a host whose server is not of that kind passes the turn on.
 //! `load_balance_hosts=random` (libpq 16) tries the hosts in a random order. Also read
 //! as libpq reads them: `requiressl` (`sslmode=require` for `1`, else `prefer`, where it
@@ -128,6 +131,9 @@ pub struct ConnInfo {
     /// One configuration a host, tried in turn as libpq tries them: each with its own
     /// password from the password file and its own TLS retries.
     per_host: Vec<Config>,
+    /// For each of `per_host`, the socket directory named as its host beside a `hostaddr`
+    /// (left out of the configuration: see [`Target::add_to`]).
+    socket_names: Vec<Option<String>>,
 }
 
 /// Parses `conninfo` and fills in what it leaves unset from the environment and libpq's
@@ -375,11 +381,16 @@ pub fn parse_with_env(
     if let Some(password) = per_host.first().and_then(Config::get_password) {
         config.password(password);
     }
+    let socket_names = targets
+        .iter()
+        .map(|target| target.socket_dir_beside_address().map(str::to_string))
+        .collect();
     Ok(ConnInfo {
         config,
         tls,
         target,
         per_host,
+        socket_names,
     })
 }
 
@@ -459,9 +470,23 @@ struct Target {
 }
 
 impl Target {
+    /// The host, if it is a socket directory named beside an address: libpq then connects by
+    /// TCP to the address, with TLS as `sslmode` says (checking a certificate against the
+    /// directory's name, which none matches).
+    fn socket_dir_beside_address(&self) -> Option<&str> {
+        let host = self.host.as_deref()?;
+        (self.hostaddr.is_some() && host.starts_with('/')).then_some(host)
+    }
+
+    /// The crate's settings for this server. A socket directory beside an address is left
+    /// out: the crate would connect to the address, but with no name to give TLS.
     fn add_to(&self, config: &mut Config) {
-        if let Some(host) = &self.host {
-            config.host(host);
+        match &self.host {
+            Some(_) if self.socket_dir_beside_address().is_some() => {}
+            Some(host) => {
+                config.host(host);
+            }
+            None => {}
         }
         if let Some((address, _)) = self.hostaddr {
             config.hostaddr(address);
@@ -523,6 +548,14 @@ fn targets(
             let names: Vec<&str> = list.split(',').collect();
             for name in &names {
                 refuse_zone(name, origin, list)?;
+                if name.starts_with('@') {
+                    // libpq (on Linux) connects to the abstract socket; the crate cannot.
+                    return Err(format!(
+                        "{origin}={list}: {name} names an abstract Unix socket, which pgdict \
+                         cannot connect to (the postgres crate connects to socket files): \
+                         give the server's socket directory or its TCP address"
+                    ));
+                }
             }
             names
         }
@@ -664,9 +697,19 @@ impl ConnInfo {
         &self.per_host
     }
 
-    /// The servers connected to, for messages (see [`servers`]).
+    /// For each of [`ConnInfo::hosts`], the socket directory named as its host beside its
+    /// address (`host=/tmp hostaddr=127.0.0.1`), which libpq reports as the host while it
+    /// connects to the address by TCP; the configuration leaves it out.
+    pub fn socket_names(&self) -> &[Option<String>] {
+        &self.socket_names
+    }
+
+    /// The servers connected to, for messages (see [`servers`]), host by host (the combined
+    /// configuration cannot pair a host named empty, or a socket directory beside an address,
+    /// with its address).
     pub fn servers(&self) -> String {
-        servers(&self.config)
+        let each: Vec<String> = self.per_host.iter().map(servers).collect();
+        each.join(", ")
     }
 
     /// Connects as libpq would with these settings: each host in turn until one takes the
@@ -681,15 +724,17 @@ impl ConnInfo {
             target => vec![target],
         };
         // load_balance_hosts=random (libpq 16): the hosts in a random order.
-        let mut hosts: Vec<&Config> = self.per_host.iter().collect();
+        let mut hosts: Vec<usize> = (0..self.per_host.len()).collect();
         if self.config.get_load_balance_hosts() == postgres::config::LoadBalanceHosts::Random {
             use rand::seq::SliceRandom;
             hosts.shuffle(&mut rand::rng());
         }
         let mut failures = Vec::new();
         'passes: for target in passes {
-            for &config in &hosts {
-                let failure = match self.connect_to(config.clone()) {
+            for &host in &hosts {
+                let config = &self.per_host[host];
+                let socket_name = self.socket_names[host].as_deref();
+                let failure = match self.connect_to(config.clone(), socket_name) {
                     Ok(mut client) => match target.mismatch(&mut client) {
                         Ok(None) => return Ok(client),
                         Ok(Some(why)) => ConnectError::Unsuitable(why.into()),
@@ -714,13 +759,19 @@ impl ConnInfo {
         }
     }
 
-    /// Connects to the one host `config` names.
-    fn connect_to(&self, mut config: Config) -> Result<postgres::Client, ConnectError> {
+    /// Connects to the one host `config` names; `socket_name`, the socket directory named
+    /// as its host beside its address, if one was.
+    fn connect_to(
+        &self,
+        mut config: Config,
+        socket_name: Option<&str>,
+    ) -> Result<postgres::Client, ConnectError> {
         use postgres::config::SslMode as Negotiation;
 
         let hosts = config.get_hosts();
+        // An address makes it TCP, even beside a socket directory (libpq's CHT_HOST_ADDRESS).
         let over_tcp = hosts.iter().any(|host| matches!(host, Host::Tcp(_)))
-            || (hosts.is_empty() && !config.get_hostaddrs().is_empty());
+            || !config.get_hostaddrs().is_empty();
         if !over_tcp || self.tls.mode == SslMode::Disable {
             // libpq never asks for TLS over a Unix socket, whatever sslmode says.
             return connect_plain(config);
@@ -729,11 +780,17 @@ impl ConnInfo {
             // The TLS handshake needs a name, which libpq takes from `host`: the address
             // serves (`verify-full` needs the name it checks the certificate against).
             if self.tls.mode == SslMode::VerifyFull {
-                return Err(ConnectError::Setup(
-                    "host name must be specified for a verified SSL connection (a hostaddr \
-                     alone gives none)"
+                return Err(ConnectError::Setup(match socket_name {
+                    // libpq connects, then finds that the certificate is not for that name.
+                    Some(dir) => format!(
+                        "a server certificate cannot match host name \"{dir}\", a socket \
+                         directory (hostaddr connects over TCP): a verified SSL connection \
+                         needs the server's name as host"
+                    ),
+                    None => "host name must be specified for a verified SSL connection (a \
+                             hostaddr alone gives none)"
                         .into(),
-                ));
+                }));
             }
             for address in config.get_hostaddrs().to_vec() {
                 config.host(&address.to_string());
@@ -1191,6 +1248,60 @@ mod tests {
             .per_host
             .iter()
             .all(|config| config.get_password() == Some(&b"x"[..])));
+    }
+
+    /// A socket directory is `localhost` in the password file only as libpq spells the
+    /// default (`strcmp`), and a host beside an address is still the host looked up.
+    #[test]
+    fn socket_directories_in_the_password_file_are_matched_as_spelled() {
+        use std::os::unix::fs::PermissionsExt;
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pgpass");
+        std::fs::write(
+            &path,
+            "localhost:*:*:*:local\n/var/run/postgresql/:*:*:*:slashed\n/tmp:*:*:*:tmp\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let vars = [("PGPASSFILE", path.to_str().unwrap())];
+        let password = |conninfo: &str| {
+            let info = read_with_env(conninfo, &vars).unwrap();
+            info.per_host[0].get_password().map(<[u8]>::to_vec)
+        };
+        assert_eq!(
+            password("host=/var/run/postgresql user=u"),
+            Some(b"local".to_vec())
+        );
+        assert_eq!(
+            password("host=/var/run/postgresql/ user=u"),
+            Some(b"slashed".to_vec())
+        );
+        assert_eq!(
+            password("host=/tmp hostaddr=127.0.0.1 user=u"),
+            Some(b"tmp".to_vec())
+        );
+    }
+
+    /// A socket directory beside an address: the address is connected to (by TCP), the
+    /// directory kept for messages; an abstract socket (`@name`) is refused by name.
+    #[test]
+    fn a_socket_directory_beside_an_address_and_abstract_sockets() {
+        let info = read_with_env("host=/tmp,db hostaddr=127.0.0.1,::1 port=5433", &[]).unwrap();
+        assert!(info.per_host[0].get_hosts().is_empty());
+        assert_eq!(info.socket_names, [Some("/tmp".to_string()), None]);
+        assert_eq!(info.servers(), "127.0.0.1:5433, db:5433");
+        let info = read_with_env("host=,db2 hostaddr=127.0.0.1,127.0.0.2 port=1", &[]).unwrap();
+        assert_eq!(info.servers(), "127.0.0.1:1, db2:1");
+        assert_eq!(
+            info.per_host[0].get_hostaddrs(),
+            ["127.0.0.1".parse::<std::net::IpAddr>().unwrap()]
+        );
+        let err = read_with_env("host=@pg", &[]).unwrap_err();
+        assert!(
+            err.starts_with("host=@pg: @pg names an abstract Unix socket"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -3,7 +3,6 @@
 
 use std::path::Path;
 
-use postgres::config::Host;
 use postgres::Config;
 
 use super::{Target, DEFAULT_SOCKET_DIRS};
@@ -41,14 +40,17 @@ pub fn read(passfile: Option<String>, env: &dyn Fn(&str) -> Option<String>) -> O
 
 /// The password `file` holds for the database and user of `config`, and for `target`'s host
 /// (its address as given, when it names no host) and port (as given: libpq matches the text).
-pub(super) fn password_for(file: &[u8], config: &Config, target: &Target) -> Option<String> {
+pub(super) fn password_for(file: &[u8], config: &Config, target: &Target) -> Option<Vec<u8>> {
     // A default socket directory is `localhost`: the one pgdict chose (none was named), or the
-    // one Debian's libpq was built with, named.
-    let host = match config.get_hosts().first() {
-        Some(Host::Tcp(name)) => name.clone(),
-        Some(Host::Unix(_)) if target.default_socket => "localhost".into(),
-        Some(Host::Unix(dir)) if dir == Path::new(DEFAULT_SOCKET_DIRS[0]) => "localhost".into(),
-        Some(Host::Unix(dir)) => dir.to_str()?.to_string(),
+    // one Debian's libpq was built with, named as libpq spells it (`strcmp`: not
+    // `/var/run/postgresql/`).
+    let host = match target.host.as_deref() {
+        Some(dir)
+            if dir.starts_with('/') && (target.default_socket || dir == DEFAULT_SOCKET_DIRS[0]) =>
+        {
+            "localhost".into()
+        }
+        Some(name) => name.to_string(),
         None => target.hostaddr.as_ref()?.1.clone(),
     };
     let port = &target.port_text;
@@ -61,10 +63,15 @@ pub(super) fn password_for(file: &[u8], config: &Config, target: &Target) -> Opt
 }
 
 /// The password of the first line of a password file whose fields match `wanted` (host, port,
-/// database, user).
-fn password_in(file: &[u8], wanted: [&str; 4]) -> Option<String> {
+/// database, user): bytes, as libpq sends them, UTF-8 or not.
+fn password_in(file: &[u8], wanted: [&str; 4]) -> Option<Vec<u8>> {
     file.split(|&b| b == b'\n').find_map(|line| {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        // libpq's pg_strip_crlf: every carriage return at the end.
+        let end = line
+            .iter()
+            .rposition(|&b| b != b'\r')
+            .map_or(0, |last| last + 1);
+        let line = &line[..end];
         if line.is_empty() || line.starts_with(b"#") {
             return None;
         }
@@ -81,7 +88,7 @@ fn password_in(file: &[u8], wanted: [&str; 4]) -> Option<String> {
                 b => password.push(b),
             }
         }
-        String::from_utf8(password).ok()
+        Some(password)
     })
 }
 
@@ -122,7 +129,9 @@ mod tests {
             localhost:6543:*:*:socket\r\n\
             ho\\:st:*:*:*:escaped host\n\
             *:*:*:*:anything";
-        let find = |wanted: [&str; 4]| password_in(file, wanted);
+        let find = |wanted: [&str; 4]| {
+            password_in(file, wanted).map(|password| String::from_utf8(password).unwrap())
+        };
         assert_eq!(
             find(["db1", "5432", "app", "alice"]).as_deref(),
             Some("first")
@@ -150,6 +159,21 @@ mod tests {
         assert_eq!(
             password_in(b"db1:5432:app", ["db1", "5432", "app", "alice"]),
             None
+        );
+    }
+
+    /// As libpq: every carriage return ends a line, and the first matching line gives the
+    /// password, UTF-8 or not (it skipped one that was not, for a later line's).
+    #[test]
+    fn line_ends_and_passwords_that_are_not_utf8() {
+        let wanted = ["db", "5432", "app", "alice"];
+        assert_eq!(
+            password_in(b"db:5432:app:alice:pw\r\r\n", wanted),
+            Some(b"pw".to_vec())
+        );
+        assert_eq!(
+            password_in(b"db:5432:app:alice:p\xe9\n*:*:*:*:second\n", wanted),
+            Some(b"p\xe9".to_vec())
         );
     }
 }

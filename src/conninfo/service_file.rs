@@ -14,7 +14,8 @@
 //! dbname=reports
 //! ```
 //!
-//! Lines are trimmed; blank lines and `#` comments are skipped; `[name]` starts a group; in
+//! A line that does not fit libpq's buffer (1,022 bytes and its newline) is an error anywhere in
+//! the file. Lines are trimmed of C's white space (not Unicode's); blank lines and `#` comments are skipped; `[name]` starts a group; in
 //! the group sought, each line is `keyword=value`, split at the first `=` and taken as it is
 //! (no quotes), the first of a keyword given twice counting. The group ends at the next `[`.
 //! A line without `=`, or a keyword libpq does not know (`requiressl` among them: libpq reads
@@ -40,8 +41,7 @@ pub fn settings(
         Some(file) => Some((PathBuf::from(file), true)),
         None => env("HOME").map(|home| (Path::new(&home).join(".pg_service.conf"), false)),
     };
-    let system_dir = env("PGSYSCONFDIR").unwrap_or_else(|| SYSTEM_CONFIG_DIR.into());
-    let system_file = (Path::new(&system_dir).join("pg_service.conf"), false);
+    let system_file = (system_file(env), false);
     for (file, must_open) in user_file.iter().chain([&system_file]) {
         if !must_open && !file.exists() {
             continue;
@@ -59,12 +59,45 @@ pub fn settings(
     Err(format!("definition of service \"{name}\" not found"))
 }
 
+/// libpq reads a service file line into 1024 bytes, and refuses one that fills 1023 of them,
+/// its newline counted.
+const MAX_LINE_LEN: usize = 1022;
+
+/// C's `isspace` in the C locale, which libpq trims lines of (not Unicode's white space).
+fn is_c_space(byte: u8) -> bool {
+    matches!(byte, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r')
+}
+
+/// The system's service file: libpq's "%s/pg_service.conf" of PGSYSCONFDIR (empty, the root
+/// directory's, not the current one's), else of Debian's directory.
+fn system_file(env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
+    let dir = env("PGSYSCONFDIR").unwrap_or_else(|| SYSTEM_CONFIG_DIR.into());
+    PathBuf::from(format!("{dir}/pg_service.conf"))
+}
+
 /// The settings of group `name` in a service file's `text`, if it has the group.
 fn group(text: &[u8], name: &str, file: &Path) -> Result<Option<Vec<(String, String)>>, String> {
     let mut settings: Option<Vec<(String, String)>> = None;
-    for (number, line) in text.split(|&b| b == b'\n').enumerate() {
-        let line = String::from_utf8_lossy(line);
-        let line = line.trim();
+    let lines: Vec<&[u8]> = text.split(|&b| b == b'\n').collect();
+    for (number, &line) in lines.iter().enumerate() {
+        let has_newline = number + 1 < lines.len();
+        if line.len() + usize::from(has_newline) > MAX_LINE_LEN {
+            return Err(format!(
+                "line {} too long in service file \"{}\"",
+                number + 1,
+                file.display()
+            ));
+        }
+        let start = line
+            .iter()
+            .position(|&b| !is_c_space(b))
+            .unwrap_or(line.len());
+        let end = line
+            .iter()
+            .rposition(|&b| !is_c_space(b))
+            .map_or(start, |last| last + 1);
+        let line = String::from_utf8_lossy(&line[start..end]);
+        let line = line.as_ref();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
@@ -159,6 +192,34 @@ mod tests {
             error(b"[s]\nservice=t\n"),
             "nested service specifications not supported in service file \"/etc/x\", line 2"
         );
+        // Trimmed of C's white space only (psql: a syntax error; U+00A0 kept in a value).
+        assert_eq!(
+            error("[s]\n\u{a0}user=x\n".as_bytes()),
+            "syntax error in service file \"/etc/x\", line 2"
+        );
+        let settings = group(
+            "[s]\n\x0buser=bob\u{a0}\x0b\n".as_bytes(),
+            "s",
+            Path::new("f"),
+        );
+        assert_eq!(
+            settings.unwrap().unwrap(),
+            [("user".to_string(), "bob\u{a0}".to_string())]
+        );
+        // A line of 1022 bytes and its newline is too long for libpq's buffer, anywhere in
+        // the file (psql: 1021 bytes read, 1022 refused); the last line has no newline.
+        let line = |len: usize| format!("#{}", "x".repeat(len - 1));
+        let file = |last: &str| format!("[t]\n{}\n[s]\nport=1\n{last}", line(1021));
+        assert!(group(file("").as_bytes(), "s", Path::new("f")).is_ok());
+        assert!(group(file(&line(1022)).as_bytes(), "s", Path::new("f")).is_ok());
+        assert_eq!(
+            error(file(&line(1023)).as_bytes()),
+            "line 5 too long in service file \"/etc/x\""
+        );
+        assert_eq!(
+            error(format!("{}\n", line(1022)).as_bytes()),
+            "line 1 too long in service file \"/etc/x\""
+        );
     }
 
     #[test]
@@ -204,6 +265,11 @@ mod tests {
         assert_eq!(
             settings("b", &env).unwrap_err(),
             "definition of service \"b\" not found"
+        );
+        assert_eq!(system_file(&env), Path::new("/pg_service.conf"));
+        assert_eq!(
+            system_file(&|_| None),
+            Path::new("/etc/postgresql-common/pg_service.conf")
         );
     }
 }

@@ -17,7 +17,8 @@
 //!
 //! The root certificate file is `sslrootcert`, else `~/.postgresql/root.crt`; `verify-ca` and
 //! `verify-full` fail without it. `sslrootcert=system` trusts the system's roots (OpenSSL's
-//! default paths) and, as in libpq 16 and later, only with `verify-full`. The client
+//! default paths) as libpq 16 and later do: only with `verify-full`, which it makes the
+//! default `sslmode` (libpq 15 reads it as a file named `system`, which pgdict does not). The client
 //! certificate is `sslcert`, else `~/.postgresql/postgresql.crt`, sent if the file exists,
 //! with its key `sslkey`, else `~/.postgresql/postgresql.key` (PEM; an encrypted key takes
 //! its passphrase from `sslpassword`), which others may not read. Over a Unix socket there is
@@ -108,7 +109,8 @@ impl SslMode {
 }
 
 /// The TLS settings of a connection string (see the module documentation), files not read yet.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Their `Debug` form leaves the key's passphrase out.
+#[derive(Clone, PartialEq, Eq)]
 pub struct TlsSettings {
     /// `sslmode`.
     pub mode: SslMode,
@@ -131,6 +133,25 @@ pub struct TlsSettings {
     /// `ssl_min_protocol_version` (libpq's default: TLSv1.2) and `ssl_max_protocol_version`;
     /// none (given empty) leaves the bound to OpenSSL.
     pub protocols: (Option<SslVersion>, Option<SslVersion>),
+}
+
+impl std::fmt::Debug for TlsSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TlsSettings")
+            .field("mode", &self.mode)
+            .field("root_cert", &self.root_cert)
+            .field("client_cert", &self.client_cert)
+            .field("client_key", &self.client_key)
+            .field(
+                "key_password",
+                &self.key_password.as_ref().map(|_| "(hidden)"),
+            )
+            .field("crl_file", &self.crl_file)
+            .field("crl_dir", &self.crl_dir)
+            .field("sni", &self.sni)
+            .field("protocols", &self.protocols)
+            .finish()
+    }
 }
 
 /// Where a connector's host name check leaves libpq's message when the server's certificate
@@ -165,6 +186,10 @@ impl TlsSettings {
             // `1` (in a string, `requiressl` was read as `sslmode` already).
             None if setting("requiressl", "PGREQUIRESSL").is_some_and(|v| v.starts_with('1')) => {
                 SslMode::Require
+            }
+            // libpq 16: the system's roots make the default verify-full.
+            None if setting("sslrootcert", "PGSSLROOTCERT").as_deref() == Some(SYSTEM_ROOTS) => {
+                SslMode::VerifyFull
             }
             None => SslMode::Prefer,
         };
@@ -261,7 +286,11 @@ impl TlsSettings {
         connector.set_callback(move |connection, host| {
             // The host name is checked as libpq checks it, below, not by OpenSSL.
             connection.set_verify_hostname(false);
-            connection.set_use_server_name_indication(sni);
+            // libpq sends no name that is only digits and dots, or has a colon (an address);
+            // the crate's test (an address as Rust parses one) would send `127.1`.
+            let address_like =
+                host.bytes().all(|b| b.is_ascii_digit() || b == b'.') || host.contains(':');
+            connection.set_use_server_name_indication(sni && !address_like);
             if check == Check::ChainAndName {
                 let host = host.to_string();
                 let slot = slot.clone();
@@ -500,7 +529,8 @@ fn read_private_key(path: &Path) -> Result<Vec<u8>, String> {
 /// libpq's host name check (`verify-full`; see the module documentation): `Ok` if
 /// `certificate` was issued for `host`, else libpq's message.
 pub fn certificate_matches_host(certificate: &X509Ref, host: &str) -> Result<(), String> {
-    let host_ip = host.parse::<IpAddr>().ok();
+    // An address as libpq tells one (`inet_aton`, `inet_pton`): `127.1` is 127.0.0.1.
+    let host_ip = super::numeric_address(host);
     let mut examined = 0;
     let mut first_name: Option<String> = None;
     let mut check_common_name = true;
@@ -688,6 +718,13 @@ mod tests {
         let dns_ip = certificate(None, &["10.0.0.9"], &["10.0.0.10"]);
         assert_eq!(certificate_matches_host(&dns_ip, "10.0.0.9"), Ok(()));
         assert!(certificate_matches_host(&dns_ip, "10.0.0.11").is_err());
+        // A host that is an address in a short form (libpq's inet_aton): the alternative
+        // address names count, not the common name.
+        let short = certificate(Some("127.1"), &[], &["10.0.0.1"]);
+        assert!(certificate_matches_host(&short, "127.1").is_err());
+        let loopback = certificate(None, &[], &["127.0.0.1"]);
+        assert_eq!(certificate_matches_host(&loopback, "127.1"), Ok(()));
+        assert_eq!(certificate_matches_host(&loopback, "0x7f000001"), Ok(()));
         // No names at all.
         assert_eq!(
             certificate_matches_host(&certificate(None, &[], &[]), "db").unwrap_err(),
@@ -751,6 +788,16 @@ mod tests {
             settings("host=db sslrootcert=system", &vars).unwrap_err(),
             "weak sslmode \"require\" may not be used with sslrootcert=system (use \
              \"verify-full\")"
+        );
+        // With no sslmode anywhere, the system's roots make it verify-full (libpq 16).
+        let tls = settings("host=db sslrootcert=system", &[]).unwrap();
+        assert_eq!(tls.mode, SslMode::VerifyFull);
+        // The key's passphrase is not in the settings' Debug form.
+        let tls = settings("host=db sslpassword=key-passphrase", &[]).unwrap();
+        let debug = format!("{tls:?}");
+        assert!(
+            debug.contains("key_password: Some(\"(hidden)\")") && !debug.contains("key-passphrase"),
+            "{debug}"
         );
     }
 }
