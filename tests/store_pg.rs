@@ -5,6 +5,9 @@
 //!   is the one added, byte for byte in file form;
 //! - the database itself refuses UPDATE, DELETE and TRUNCATE of dictionaries and retirements,
 //!   a row whose checksum does not match its content, and an id used twice;
+//! - what a superuser or the owner does to the tables is caught: the triggers hold in replica
+//!   mode, relabelled rows read as damaged, tables that are not the store's are refused when
+//!   opened, and no function on the search path stands in for PostgreSQL's;
 //! - 8 threads, each with its own connection and its own first open of a store that does not
 //!   exist yet, adding 5 dictionaries each: 40 distinct ids, all readable;
 //! - sync from the PostgreSQL store into a directory store, and from a directory store into
@@ -175,14 +178,16 @@ fn add_get_list_retire_and_immutability_in_the_database() {
     }
     let message = sql_error(
         &mut client,
-        "INSERT INTO pgdict.dictionaries (id, codecs, created_micros, content, content_sha256) \
-         VALUES (50, 1, 0, 'abc'::bytea, sha256('abd'::bytea))",
+        "INSERT INTO pgdict.dictionaries \
+         (id, codecs, created_micros, content, content_sha256, file_sha256) \
+         VALUES (50, 1, 0, 'abc'::bytea, sha256('abd'::bytea), sha256('x'::bytea))",
     );
     assert!(message.contains("check constraint"), "{message}");
     let message = sql_error(
         &mut client,
-        "INSERT INTO pgdict.dictionaries (id, codecs, created_micros, content, content_sha256) \
-         VALUES (1, 1, 0, 'abc'::bytea, sha256('abc'::bytea))",
+        "INSERT INTO pgdict.dictionaries \
+         (id, codecs, created_micros, content, content_sha256, file_sha256) \
+         VALUES (1, 1, 0, 'abc'::bytea, sha256('abc'::bytea), sha256('x'::bytea))",
     );
     assert!(message.contains("23505"), "{message}");
     // Nothing changed.
@@ -200,6 +205,145 @@ fn add_get_list_retire_and_immutability_in_the_database() {
         )
         .unwrap();
     assert!(row.get::<_, bool>(0));
+}
+
+/// What a superuser or the tables' owner can do to the store is caught where it can be: the
+/// triggers hold under `session_replication_role = replica`; a row given another id reads as
+/// damaged; tables that are not the store's (a disabled trigger, another schema version, a
+/// hand-made table, a schema another role owns or made) are refused by name when opened; and
+/// functions a role puts before PostgreSQL's on the search path are not called.
+#[test]
+fn what_is_done_to_the_tables_is_caught() {
+    let cluster = PgCluster::start();
+    let mut admin = cluster.client();
+    let mut database = |name: &str| -> (String, postgres::Client) {
+        admin
+            .batch_execute(&format!("CREATE DATABASE {name}"))
+            .unwrap();
+        let conninfo = format!("{} dbname={name}", cluster.connection_string());
+        let client = postgres::Client::connect(&conninfo, postgres::NoTls).unwrap();
+        (conninfo, client)
+    };
+    let open_error = |conninfo: &str| match PgStore::connect(conninfo) {
+        Ok(_) => panic!("{conninfo}: the store opened"),
+        Err(e) => e.to_string(),
+    };
+
+    // Replica mode silences ordinary triggers, not the store's.
+    let (conninfo, mut client) = database("replica_role");
+    let store = PgStore::connect(&conninfo).unwrap();
+    for index in 0..2 {
+        store
+            .add(CodecSet::ALL, &content("r", index), Metadata::new())
+            .unwrap();
+    }
+    let message = sql_error(
+        &mut client,
+        "SET session_replication_role = replica; DELETE FROM pgdict.dictionaries WHERE id = 2",
+    );
+    assert!(message.contains("immutable"), "{message}");
+    client
+        .batch_execute("SET session_replication_role = DEFAULT")
+        .unwrap();
+
+    // Rows relabelled (triggers disabled by the owner, ids swapped, triggers back): each
+    // row reads as damaged, not as the other dictionary.
+    client
+        .batch_execute(
+            "BEGIN;
+             ALTER TABLE pgdict.dictionaries DISABLE TRIGGER refuse_change;
+             UPDATE pgdict.dictionaries SET id = 100 WHERE id = 1;
+             UPDATE pgdict.dictionaries SET id = 1 WHERE id = 2;
+             UPDATE pgdict.dictionaries SET id = 2 WHERE id = 100;
+             ALTER TABLE pgdict.dictionaries ENABLE ALWAYS TRIGGER refuse_change;
+             COMMIT",
+        )
+        .unwrap();
+    let fresh = PgStore::connect(&conninfo).unwrap();
+    for id in [1, 2] {
+        let err = fresh.get(id).unwrap_err();
+        assert!(matches!(err, StoreError::RowChanged { .. }), "{err:?}");
+        assert!(err.to_string().contains("given another id"), "{err}");
+    }
+
+    // A trigger disabled (or enabled only for origin sessions, as before schema version 2).
+    client
+        .batch_execute("ALTER TABLE pgdict.retired ENABLE TRIGGER refuse_change")
+        .unwrap();
+    let message = open_error(&conninfo);
+    assert!(message.contains("3 of the 4 triggers"), "{message}");
+    client
+        .batch_execute(
+            "ALTER TABLE pgdict.retired ENABLE ALWAYS TRIGGER refuse_change;
+             COMMENT ON TABLE pgdict.dictionaries IS 'pgdict dictionary store, schema version 1'",
+        )
+        .unwrap();
+    let message = open_error(&conninfo);
+    assert!(message.contains("schema version 1"), "{message}");
+
+    // Tables made by hand: opened as they were, they would be trusted.
+    let (conninfo, mut client) = database("hand_made");
+    client
+        .batch_execute(
+            "CREATE SCHEMA pgdict;
+             CREATE TABLE pgdict.dictionaries (id integer PRIMARY KEY, codecs integer,
+                 created_micros bigint, metadata json, content bytea, content_sha256 bytea);
+             CREATE TABLE pgdict.retired (id bigint PRIMARY KEY, retired_at timestamptz)",
+        )
+        .unwrap();
+    let message = open_error(&conninfo);
+    assert!(message.contains("not a pgdict store"), "{message}");
+    client
+        .batch_execute(
+            "COMMENT ON TABLE pgdict.dictionaries IS 'pgdict dictionary store, schema version 2'",
+        )
+        .unwrap();
+    let message = open_error(&conninfo);
+    assert!(
+        message.contains("has the columns (id integer, codecs integer"),
+        "{message}"
+    );
+
+    // A schema that exists without the tables, or that another role owns, is not taken over.
+    let (conninfo, mut client) = database("other_schema");
+    client.batch_execute("CREATE SCHEMA pgdict").unwrap();
+    let message = open_error(&conninfo);
+    assert!(
+        message.contains("schema pgdict exists without"),
+        "{message}"
+    );
+    client
+        .batch_execute(
+            "DROP SCHEMA pgdict;
+             CREATE ROLE mallory LOGIN;
+             CREATE ROLE app LOGIN;
+             GRANT CREATE ON DATABASE other_schema TO app",
+        )
+        .unwrap();
+    let app = format!("{conninfo} user=app");
+    PgStore::connect(&app).unwrap();
+    client
+        .batch_execute("ALTER SCHEMA pgdict OWNER TO mallory")
+        .unwrap();
+    let message = open_error(&app);
+    assert!(message.contains("different owners"), "{message}");
+
+    // A function that would stand in for PostgreSQL's, first on the database's search path:
+    // not called (the store took itself for a standby, and refused to write).
+    let (conninfo, mut client) = database("search_path");
+    client
+        .batch_execute(
+            "CREATE FUNCTION public.pg_is_in_recovery() RETURNS boolean LANGUAGE sql
+                 AS 'SELECT true';
+             ALTER DATABASE search_path SET search_path = public, pg_catalog",
+        )
+        .unwrap();
+    let store = PgStore::connect(&conninfo).unwrap();
+    assert!(!store.opened_on_standby());
+    let dict = store
+        .add(CodecSet::ALL, &content("s", 0), Metadata::new())
+        .unwrap();
+    assert_eq!(dict.id(), 1);
 }
 
 #[test]

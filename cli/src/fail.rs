@@ -143,6 +143,32 @@ pub fn render(error: &anyhow::Error) -> String {
     out
 }
 
+/// What to do about a PostgreSQL store's row that is not what was stored.
+const PG_ROW_CHANGED: &str = "the row was changed behind the store's triggers (by the tables' \
+     owner or a superuser), and pgdict never rewrites a PostgreSQL store's row: restore it from \
+     a backup of the table; the other dictionaries still work";
+
+/// What to do after the PostgreSQL store's connection string was refused, or one of its
+/// statements failed (a failure to connect is [`StoreError::Connect`]), by what was being
+/// done and the SQLSTATE.
+fn postgres_hint(what: &str, message: &str) -> &'static str {
+    if what == "reading the connection string" {
+        "give a libpq connection string (host=... dbname=...) or URL (postgresql://...), as \
+         psql takes it"
+    } else if message.contains("(SQLSTATE 42501)") {
+        "the role lacks a privilege the store needs: USAGE on the schema pgdict and SELECT on \
+         its two tables to read, INSERT to add and retire (CREATE on the database for the first \
+         open, which creates them)"
+    } else if what == "opening the store" {
+        "pgdict creates its schema itself and opens only a store it made: point the connection \
+         string at the database that holds it, or at one without a schema pgdict"
+    } else if message.contains("SQLSTATE") {
+        "the server refused the statement: its message and SQLSTATE above say why"
+    } else {
+        "the connection to the server failed: check that the server is still up and reachable"
+    }
+}
+
 /// What to do next, for the errors whose remedy does not depend on the command.
 fn known_hint(error: &anyhow::Error) -> Option<String> {
     for cause in error.chain() {
@@ -160,15 +186,13 @@ fn known_hint(error: &anyhow::Error) -> Option<String> {
                     "the stores have diverged: ids were added on both sides; keep one store as \
                      the source of truth and rebuild the other from it"
                 }
+                StoreError::RowChanged { .. } => PG_ROW_CHANGED,
                 StoreError::Damaged { .. } | StoreError::IdMismatch { .. } => {
                     "mend it from a store that holds it intact: `pgdict dict sync --from DIR \
                      --repair` (or --from-pg CONNINFO); the other dictionaries still work"
                 }
                 StoreError::Connect { hint, .. } => hint,
-                StoreError::Postgres { .. } => {
-                    "check the connection string (host, port, dbname, user, password) and that \
-                     the server accepts connections"
-                }
+                StoreError::Postgres { what, message, .. } => postgres_hint(what, message),
                 _ => continue,
             };
             return Some(hint.into());
@@ -188,6 +212,11 @@ fn known_hint(error: &anyhow::Error) -> Option<String> {
                      sync`, which refuses stores that hold different dictionaries under one id"
                         .into(),
                 )
+            }
+            Some(DatumError::DictionaryUnreadable { reason, .. })
+                if reason.contains("behind the store's triggers") =>
+            {
+                return Some(PG_ROW_CHANGED.into())
             }
             Some(DatumError::DictionaryUnreadable { .. }) => {
                 return Some(

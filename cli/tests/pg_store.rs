@@ -136,6 +136,47 @@ fn pg_store_and_sync_from_it() {
         err.contains("the source and the destination are the same store"),
         "{err}"
     );
+
+    // Rows relabelled behind the triggers: named as damaged, with a remedy that can work
+    // (sync --repair cannot rewrite a PostgreSQL store's row).
+    let mut moved_client =
+        postgres::Client::connect(&format!("{conninfo} dbname=moved"), postgres::NoTls).unwrap();
+    moved_client
+        .batch_execute(
+            "BEGIN;
+             ALTER TABLE pgdict.dictionaries DISABLE TRIGGER ALL;
+             UPDATE pgdict.dictionaries SET id = 100 WHERE id = 1;
+             UPDATE pgdict.dictionaries SET id = 1 WHERE id = 2;
+             UPDATE pgdict.dictionaries SET id = 2 WHERE id = 100;
+             ALTER TABLE pgdict.dictionaries ENABLE TRIGGER ALL;
+             ALTER TABLE pgdict.dictionaries ENABLE ALWAYS TRIGGER refuse_change;
+             ALTER TABLE pgdict.dictionaries ENABLE ALWAYS TRIGGER refuse_truncate;
+             COMMIT",
+        )
+        .unwrap();
+    let output = run(dir, &["decompress", "o.datums", "--pg-store", &moved]);
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{err}");
+    assert!(
+        err.contains("is not the dictionary it was stored as"),
+        "{err}"
+    );
+    assert!(
+        err.contains("restore it from a backup of the table"),
+        "{err}"
+    );
+    // Tables pgdict did not make are not opened, and the hint says why.
+    moved_client
+        .batch_execute(
+            "DROP SCHEMA pgdict CASCADE;
+             CREATE SCHEMA pgdict;
+             CREATE TABLE pgdict.dictionaries (id bigint);
+             CREATE TABLE pgdict.retired (id bigint)",
+        )
+        .unwrap();
+    let err = pgdict_fails(dir, &["dict", "list", "--pg-store", &moved], 1);
+    assert!(err.contains("not a pgdict store"), "{err}");
+    assert!(err.contains("opens only a store it made"), "{err}");
 }
 
 #[test]

@@ -670,6 +670,16 @@ impl Dictionary {
         out
     }
 
+    /// The SHA-256 that ends the dictionary's file ([`Dictionary::to_bytes`]): of all that
+    /// comes before it, the id included. The PostgreSQL store keeps it beside its columns, so
+    /// that a row given another id is caught as a file given another id would be.
+    pub fn file_sha256(&self) -> Sha256Sum {
+        let file = self.to_bytes();
+        let mut sum = [0; CHECKSUM_LEN];
+        sum.copy_from_slice(&file[file.len() - CHECKSUM_LEN..]);
+        sum
+    }
+
     /// Reads a dictionary file, checking everything (see "Reading: what is rejected" in the
     /// module documentation).
     pub fn from_bytes(file: &[u8]) -> Result<Dictionary, FormatError> {

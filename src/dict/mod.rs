@@ -122,6 +122,22 @@ pub enum StoreError {
         /// What is wrong with it.
         error: FormatError,
     },
+    /// A PostgreSQL store's row is not the record it was stored as: its fields (the id among
+    /// them) do not hash to the file checksum kept with it.
+    #[error(
+        "dictionary store: {location} is not the dictionary it was stored as: its fields hash \
+         to {}, the row keeps {} (changed, or given another id, behind the store's triggers)",
+        file::hex(computed),
+        file::hex(stored)
+    )]
+    RowChanged {
+        /// The row.
+        location: String,
+        /// The file checksum kept in the row.
+        stored: Sha256Sum,
+        /// The file checksum of the row's fields.
+        computed: Sha256Sum,
+    },
     /// A stored dictionary's id is not the one it is filed under.
     #[error(
         "dictionary store: {location} holds dictionary {inside}, but is filed as dictionary \

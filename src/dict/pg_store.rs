@@ -9,7 +9,8 @@
 //! # Schema
 //!
 //! Created on first open on a primary (in one transaction, under an advisory lock, so
-//! concurrent first opens do not collide); never created, or written, on a standby.
+//! concurrent first opens do not collide), by the role that opens it, which then owns the
+//! schema and both tables; never created, or written, on a standby. Schema version 2:
 //!
 //! ```sql
 //! CREATE SCHEMA pgdict;
@@ -20,7 +21,8 @@
 //!     created         timestamptz GENERATED ALWAYS AS (...) STORED,      -- for people
 //!     metadata        json,                          -- kept as written; NULL for none
 //!     content         bytea NOT NULL CHECK (length(content) <= 1048576),
-//!     content_sha256  bytea NOT NULL CHECK (content_sha256 = sha256(content))
+//!     content_sha256  bytea NOT NULL CHECK (content_sha256 = sha256(content)),
+//!     file_sha256     bytea NOT NULL CHECK (length(file_sha256) = 32)  -- the record's, id in it
 //! );
 //! CREATE TABLE pgdict.retired (
 //!     id          bigint PRIMARY KEY REFERENCES pgdict.dictionaries (id),
@@ -28,11 +30,25 @@
 //! );
 //! ```
 //!
+//! A row holds the fields of the dictionary file ([`crate::dict::file`]) and that file's
+//! `file_sha256`, which covers the id: loading rebuilds the file from the row and checks it,
+//! so a row that was given another id (or changed in any field) is refused as damaged, as a
+//! file would be.
+//!
 //! Triggers on both tables refuse every `UPDATE`, `DELETE` and `TRUNCATE` (the function
 //! `pgdict.refuse_change()`): a dictionary never changes, retirement only goes one way, and
-//! since rows are never deleted, no id is ever used twice. (The tables' owner, usually the
-//! role that first opened the store, and a superuser can still disable the triggers or drop
-//! the tables; the checksums then catch changed content, but not a reused id.)
+//! since rows are never deleted, no id is ever used twice. They are enabled `ALWAYS`, so
+//! `session_replication_role = replica` (a superuser's, or a logical replication worker's)
+//! does not silence them. Opening checks the store's shape: schema version, columns, the four
+//! triggers enabled `ALWAYS`, and one owner for the schema and both tables (a schema another
+//! role owns would let that role replace the tables); anything else is refused by name. The
+//! tables' owner and a superuser can still disable the triggers or drop the store, as anyone
+//! who can write a directory store's files can delete them: give writers a role that does not
+//! own the tables (`GRANT SELECT, INSERT` on both) where that matters.
+//!
+//! Every statement runs with `search_path` set to `pg_catalog, pg_temp`, so that no function
+//! or operator another role creates in a schema on the user's path (`public`) stands in for
+//! PostgreSQL's own.
 //!
 //! # Ids
 //!
@@ -68,9 +84,47 @@ const SETUP_LOCK_KEY: i64 = 0x7067_6469_6374;
 /// The id the next added dictionary takes (ids are never reused: retired rows stay).
 const NEXT_ID_SQL: &str = "SELECT coalesce(max(id), 0) + 1 FROM pgdict.dictionaries";
 
-/// The schema, created in one transaction on first open.
+/// The version in the table's comment, which [`SCHEMA_SQL`] creates and opening checks.
+const SCHEMA_VERSION: u32 = 2;
+
+/// How the comment on `pgdict.dictionaries` starts, up to its version number.
+const VERSION_COMMENT: &str = "pgdict dictionary store, schema version ";
+
+/// The columns of each table, as `format_type` names their types.
+const DICTIONARY_COLUMNS: &str = "id bigint, codecs smallint, created_micros bigint, \
+     created timestamp with time zone, metadata json, content bytea, content_sha256 bytea, \
+     file_sha256 bytea";
+const RETIRED_COLUMNS: &str = "id bigint, retired_at timestamp with time zone";
+
+/// The search path of every statement: PostgreSQL's catalog only.
+const SEARCH_PATH_SQL: &str =
+    "SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false)";
+
+/// The schema's shape, or no row when either table is missing: whether one role owns the
+/// schema and both tables, the table's comment, each table's columns, and how many of the
+/// four triggers call `pgdict.refuse_change()` and are enabled `ALWAYS`.
+const SHAPE_SQL: &str = r#"
+SELECT n.nspowner = d.relowner AND n.nspowner = r.relowner,
+       obj_description(d.oid, 'pg_class'),
+       (SELECT string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod), ', '
+                          ORDER BY a.attnum)
+          FROM pg_attribute a WHERE a.attrelid = d.oid AND a.attnum > 0 AND NOT a.attisdropped),
+       (SELECT string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod), ', '
+                          ORDER BY a.attnum)
+          FROM pg_attribute a WHERE a.attrelid = r.oid AND a.attnum > 0 AND NOT a.attisdropped),
+       (SELECT count(*) FROM pg_trigger t JOIN pg_proc p ON p.oid = t.tgfoid
+          WHERE t.tgrelid IN (d.oid, r.oid) AND t.tgname IN ('refuse_change', 'refuse_truncate')
+            AND t.tgenabled = 'A' AND p.proname = 'refuse_change' AND p.pronamespace = n.oid)
+  FROM pg_namespace n
+  JOIN pg_class d ON d.relnamespace = n.oid AND d.relname = 'dictionaries' AND d.relkind = 'r'
+  JOIN pg_class r ON r.relnamespace = n.oid AND r.relname = 'retired' AND r.relkind = 'r'
+ WHERE n.nspname = 'pgdict'
+"#;
+
+/// The schema, created in one transaction on first open. `CREATE SCHEMA` without `IF NOT
+/// EXISTS`: a schema pgdict that is there already without the tables is not taken over.
 const SCHEMA_SQL: &str = r#"
-CREATE SCHEMA IF NOT EXISTS pgdict;
+CREATE SCHEMA pgdict;
 
 CREATE TABLE pgdict.dictionaries (
     id              bigint PRIMARY KEY CHECK (id BETWEEN 1 AND 4294967295),
@@ -80,10 +134,11 @@ CREATE TABLE pgdict.dictionaries (
                     GENERATED ALWAYS AS (to_timestamp(created_micros / 1000000.0)) STORED,
     metadata        json,
     content         bytea NOT NULL CHECK (length(content) <= 1048576),
-    content_sha256  bytea NOT NULL CHECK (content_sha256 = sha256(content))
+    content_sha256  bytea NOT NULL CHECK (content_sha256 = sha256(content)),
+    file_sha256     bytea NOT NULL CHECK (length(file_sha256) = 32)
 );
 COMMENT ON TABLE pgdict.dictionaries IS
-    'pgdict dictionary store, schema version 1: immutable rows; ids are never reused';
+    'pgdict dictionary store, schema version 2: immutable rows; ids are never reused';
 
 CREATE TABLE pgdict.retired (
     id          bigint PRIMARY KEY REFERENCES pgdict.dictionaries (id),
@@ -92,7 +147,8 @@ CREATE TABLE pgdict.retired (
 COMMENT ON TABLE pgdict.retired IS
     'pgdict: retired dictionaries (they still decode; they are no longer used to compress)';
 
-CREATE FUNCTION pgdict.refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION pgdict.refuse_change() RETURNS trigger LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     RAISE EXCEPTION 'pgdict: % on %.% refused: dictionaries are immutable, retirement is '
                     'permanent, and ids are never reused', TG_OP, TG_TABLE_SCHEMA, TG_TABLE_NAME
@@ -109,6 +165,10 @@ CREATE TRIGGER refuse_change BEFORE UPDATE OR DELETE ON pgdict.retired
     FOR EACH ROW EXECUTE FUNCTION pgdict.refuse_change();
 CREATE TRIGGER refuse_truncate BEFORE TRUNCATE ON pgdict.retired
     FOR EACH STATEMENT EXECUTE FUNCTION pgdict.refuse_change();
+ALTER TABLE pgdict.dictionaries ENABLE ALWAYS TRIGGER refuse_change;
+ALTER TABLE pgdict.dictionaries ENABLE ALWAYS TRIGGER refuse_truncate;
+ALTER TABLE pgdict.retired ENABLE ALWAYS TRIGGER refuse_change;
+ALTER TABLE pgdict.retired ENABLE ALWAYS TRIGGER refuse_truncate;
 "#;
 
 /// A dictionary store in a PostgreSQL database (see the module documentation). One store
@@ -166,44 +226,64 @@ impl PgStore {
             what: what.into(),
             message: describe_pg_error(&e),
         };
+        // First, before any other statement: PostgreSQL's own functions and operators only.
+        client
+            .execute(SEARCH_PATH_SQL, &[])
+            .map_err(|e| pg_err("setting the search path", e))?;
         let standby: bool = client
             .query_one("SELECT pg_is_in_recovery()", &[])
             .map_err(|e| pg_err("checking whether the server is a standby", e))?
             .get(0);
-        let exists = |client: &mut Client| -> Result<bool, StoreError> {
-            client
-                .query_one(
-                    "SELECT to_regclass('pgdict.dictionaries') IS NOT NULL \
-                     AND to_regclass('pgdict.retired') IS NOT NULL",
-                    &[],
-                )
-                .map(|row| row.get(0))
-                .map_err(|e| pg_err("looking for the tables pgdict.dictionaries and retired", e))
+        let not_a_store = |message: String| StoreError::Postgres {
+            store: description.clone(),
+            what: "opening the store".into(),
+            message,
         };
         if standby {
-            if !exists(&mut client)? {
-                return Err(StoreError::Postgres {
-                    store: description,
-                    what: "opening the store on a standby".into(),
-                    message: "the tables pgdict.dictionaries and pgdict.retired do not exist \
-                              here; a standby never creates them: open the store on the \
-                              primary once, and they arrive by replication"
-                        .into(),
-                });
+            let shape =
+                read_shape(&mut client).map_err(|e| pg_err("reading the store's shape", e))?;
+            match shape {
+                Some(shape) => shape.check().map_err(not_a_store)?,
+                None => {
+                    return Err(not_a_store(
+                        "the tables pgdict.dictionaries and pgdict.retired do not exist here; \
+                         a standby never creates them: open the store on the primary once, \
+                         and they arrive by replication"
+                            .into(),
+                    ))
+                }
             }
         } else {
             let mut tx = client
                 .transaction()
                 .map_err(|e| pg_err("starting the setup transaction", e))?;
-            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SETUP_LOCK_KEY])
-                .map_err(|e| pg_err("taking the setup lock", e))?;
-            let present: bool = tx
-                .query_one("SELECT to_regclass('pgdict.dictionaries') IS NOT NULL", &[])
-                .map_err(|e| pg_err("looking for the table pgdict.dictionaries", e))?
-                .get(0);
-            if !present {
-                tx.batch_execute(SCHEMA_SQL)
-                    .map_err(|e| pg_err("creating the schema pgdict", e))?;
+            tx.execute(
+                "SELECT pg_catalog.pg_advisory_xact_lock($1::int8)",
+                &[&SETUP_LOCK_KEY],
+            )
+            .map_err(|e| pg_err("taking the setup lock", e))?;
+            match read_shape(&mut tx).map_err(|e| pg_err("reading the store's shape", e))? {
+                Some(shape) => shape.check().map_err(not_a_store)?,
+                None => {
+                    let schema_exists: bool = tx
+                        .query_one(
+                            "SELECT EXISTS (SELECT FROM pg_namespace WHERE nspname = 'pgdict')",
+                            &[],
+                        )
+                        .map_err(|e| pg_err("looking for the schema pgdict", e))?
+                        .get(0);
+                    if schema_exists {
+                        return Err(not_a_store(
+                            "the schema pgdict exists without the store's tables \
+                             (pgdict.dictionaries and pgdict.retired): pgdict creates the \
+                             schema itself, so that no other role owns it; drop the schema \
+                             or use another database"
+                                .into(),
+                        ));
+                    }
+                    tx.batch_execute(SCHEMA_SQL)
+                        .map_err(|e| pg_err("creating the schema pgdict", e))?;
+                }
             }
             tx.commit()
                 .map_err(|e| pg_err("committing the setup transaction", e))?;
@@ -236,14 +316,23 @@ impl PgStore {
                 &[],
             )
             .map_err(|e| self.pg_err("listing dictionaries", e))?;
-        Ok(rows
-            .iter()
-            .map(|row| StoreEntry {
-                // The CHECK constraint keeps ids in u32's range.
-                id: row.get::<_, i64>(0) as u32,
-                retired: row.get(1),
+        rows.iter()
+            .map(|row| {
+                let id: i64 = row.get(0);
+                // The CHECK constraint keeps ids in u32's range; a row out of it is damage.
+                let id = u32::try_from(id)
+                    .ok()
+                    .filter(|&id| id != 0)
+                    .ok_or_else(|| StoreError::Damaged {
+                        location: format!("the row id = {id} of {}", self.description),
+                        error: FormatError::IdZero,
+                    })?;
+                Ok(StoreEntry {
+                    id,
+                    retired: row.get(1),
+                })
             })
-            .collect())
+            .collect()
     }
 
     /// Whether dictionary `id` is retired (false for an id the store does not hold).
@@ -269,7 +358,7 @@ impl PgStore {
             .client()
             .query_opt(
                 "SELECT codecs, created_micros, coalesce(metadata::text, ''), content, \
-                 content_sha256 FROM pgdict.dictionaries WHERE id = $1",
+                 content_sha256, file_sha256 FROM pgdict.dictionaries WHERE id = $1",
                 &[&i64::from(id)],
             )
             .map_err(|e| self.pg_err(&format!("reading dictionary {id}"), e))?;
@@ -293,6 +382,7 @@ impl PgStore {
         let metadata: String = row.get(2);
         let content: Vec<u8> = row.get(3);
         let stored_sha: Vec<u8> = row.get(4);
+        let stored_file_sha: Vec<u8> = row.get(5);
         let dict = Dictionary::from_parts(
             id,
             codecs,
@@ -302,13 +392,20 @@ impl PgStore {
         )
         .map_err(damaged)?;
         if stored_sha.as_slice() != dict.content_sha256() {
-            let mut stored = [0; 32];
-            let n = stored_sha.len().min(32);
-            stored[..n].copy_from_slice(&stored_sha[..n]);
+            let stored = sha_or_zeros(&stored_sha);
             return Err(damaged(FormatError::ContentChecksumMismatch {
                 stored,
                 computed: dict.content_sha256(),
             }));
+        }
+        // The record's checksum covers the id: a row given another id fails here.
+        let computed = dict.file_sha256();
+        if stored_file_sha.as_slice() != computed {
+            return Err(StoreError::RowChanged {
+                location,
+                stored: sha_or_zeros(&stored_file_sha),
+                computed,
+            });
         }
         Ok(dict)
     }
@@ -433,8 +530,8 @@ impl PgStore {
         tx.execute(
             format!(
                 "INSERT INTO pgdict.dictionaries \
-                 (id, codecs, created_micros, metadata, content, content_sha256) \
-                 VALUES ($1, $2, $3, $4::text::json, $5, $6){on_conflict}"
+                 (id, codecs, created_micros, metadata, content, content_sha256, file_sha256) \
+                 VALUES ($1, $2, $3, $4::text::json, $5, $6, $7){on_conflict}"
             )
             .as_str(),
             &[
@@ -445,6 +542,7 @@ impl PgStore {
                 &metadata_json,
                 &dict.content(),
                 &dict.content_sha256().as_slice(),
+                &dict.file_sha256().as_slice(),
             ],
         )
         .map_err(|e| self.pg_err(what, e))
@@ -514,6 +612,100 @@ impl PgStore {
             what: what.into(),
             message: describe_pg_error(&e),
         }
+    }
+}
+
+/// A stored SHA-256 as a sum, for messages (a column of another length padded or cut).
+fn sha_or_zeros(bytes: &[u8]) -> file::Sha256Sum {
+    let mut sum = [0; 32];
+    let n = bytes.len().min(32);
+    sum[..n].copy_from_slice(&bytes[..n]);
+    sum
+}
+
+/// What the catalog says of the store's tables ([`SHAPE_SQL`]).
+struct Shape {
+    one_owner: bool,
+    comment: Option<String>,
+    dictionary_columns: Option<String>,
+    retired_columns: Option<String>,
+    always_triggers: i64,
+}
+
+/// The store's shape, `None` when either table is missing.
+fn read_shape(client: &mut impl postgres::GenericClient) -> Result<Option<Shape>, postgres::Error> {
+    let Some(row) = client.query_opt(SHAPE_SQL, &[])? else {
+        return Ok(None);
+    };
+    Ok(Some(Shape {
+        one_owner: row.try_get(0)?,
+        comment: row.try_get(1)?,
+        dictionary_columns: row.try_get(2)?,
+        retired_columns: row.try_get(3)?,
+        always_triggers: row.try_get(4)?,
+    }))
+}
+
+impl Shape {
+    /// `Err` with what is wrong when the tables are not a store this code reads and trusts.
+    fn check(&self) -> Result<(), String> {
+        let version = self
+            .comment
+            .as_deref()
+            .and_then(|comment| comment.strip_prefix(VERSION_COMMENT))
+            .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|digits| digits.parse::<u32>().ok());
+        match version {
+            Some(SCHEMA_VERSION) => {}
+            Some(version) => {
+                return Err(format!(
+                    "pgdict.dictionaries is a store of schema version {version}, made by \
+                     another version of pgdict; this one reads version {SCHEMA_VERSION} (its \
+                     rows keep the checksum of the whole record, id included)"
+                ))
+            }
+            None => {
+                return Err(
+                    "pgdict.dictionaries is not a pgdict store: its comment does not \
+                            give pgdict's schema version (pgdict creates the tables itself)"
+                        .into(),
+                )
+            }
+        }
+        let columns = [
+            (
+                "pgdict.dictionaries",
+                &self.dictionary_columns,
+                DICTIONARY_COLUMNS,
+            ),
+            ("pgdict.retired", &self.retired_columns, RETIRED_COLUMNS),
+        ];
+        for (table, found, expected) in columns {
+            if found.as_deref() != Some(expected) {
+                return Err(format!(
+                    "{table} has the columns ({}), not the store's ({expected})",
+                    found.as_deref().unwrap_or("")
+                ));
+            }
+        }
+        if self.always_triggers != 4 {
+            return Err(format!(
+                "{} of the 4 triggers that keep the store immutable (refuse_change and \
+                 refuse_truncate on pgdict.dictionaries and pgdict.retired, calling \
+                 pgdict.refuse_change()) are there and enabled ALWAYS; a store whose rows can \
+                 change or go is not trusted (ALTER TABLE ... ENABLE ALWAYS TRIGGER ..., as \
+                 its owner, restores one that was disabled)",
+                self.always_triggers
+            ));
+        }
+        if !self.one_owner {
+            return Err(
+                "the schema pgdict and its tables have different owners: the schema's \
+                        owner could replace the tables; one role must own all three"
+                    .into(),
+            );
+        }
+        Ok(())
     }
 }
 
