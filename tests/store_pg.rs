@@ -237,9 +237,32 @@ fn what_is_done_to_the_tables_is_caught() {
             .add(CodecSet::ALL, &content("r", index), Metadata::new())
             .unwrap();
     }
+    // A role that does not own the tables: reading needs SELECT; adding, INSERT and a lock
+    // that needs UPDATE (which the triggers refuse as they refuse the owner's).
+    client
+        .batch_execute(
+            "CREATE ROLE writer LOGIN;
+             GRANT USAGE ON SCHEMA pgdict TO writer;
+             GRANT SELECT, INSERT ON pgdict.dictionaries, pgdict.retired TO writer",
+        )
+        .unwrap();
+    let writer = PgStore::connect(&format!("{conninfo} user=writer")).unwrap();
+    assert_eq!(writer.get(1).unwrap().id(), 1);
+    let err = writer
+        .add(CodecSet::ALL, &content("w", 0), Metadata::new())
+        .unwrap_err();
+    assert!(err.to_string().contains("42501"), "{err}");
+    client
+        .batch_execute("GRANT UPDATE ON pgdict.dictionaries TO writer")
+        .unwrap();
+    let added = writer
+        .add(CodecSet::ALL, &content("w", 0), Metadata::new())
+        .unwrap();
+    assert_eq!(added.id(), 3);
+    assert!(writer.retire(3).unwrap());
     let message = sql_error(
         &mut client,
-        "SET session_replication_role = replica; DELETE FROM pgdict.dictionaries WHERE id = 2",
+        "SET session_replication_role = replica; DELETE FROM pgdict.dictionaries WHERE id = 3",
     );
     assert!(message.contains("immutable"), "{message}");
     client

@@ -157,8 +157,9 @@ fn postgres_hint(what: &str, message: &str) -> &'static str {
          psql takes it"
     } else if message.contains("(SQLSTATE 42501)") {
         "the role lacks a privilege the store needs: USAGE on the schema pgdict and SELECT on \
-         its two tables to read, INSERT to add and retire (CREATE on the database for the first \
-         open, which creates them)"
+         its two tables to read; to add, INSERT and UPDATE on pgdict.dictionaries (adding locks \
+         it in a mode that needs UPDATE, which its triggers refuse); to retire, INSERT on \
+         pgdict.retired; CREATE on the database for the first open, which makes them"
     } else if what == "opening the store" {
         "pgdict creates its schema itself and opens only a store it made: point the connection \
          string at the database that holds it, or at one without a schema pgdict"

@@ -43,8 +43,10 @@
 //! triggers enabled `ALWAYS`, and one owner for the schema and both tables (a schema another
 //! role owns would let that role replace the tables); anything else is refused by name. The
 //! tables' owner and a superuser can still disable the triggers or drop the store, as anyone
-//! who can write a directory store's files can delete them: give writers a role that does not
-//! own the tables (`GRANT SELECT, INSERT` on both) where that matters.
+//! who can write a directory store's files can delete them: where that matters, give users a
+//! role that does not own the tables (`SELECT` on both to read; to add, `INSERT` and `UPDATE`
+//! on `pgdict.dictionaries`, whose lock below needs `UPDATE`; to retire, `INSERT` on
+//! `pgdict.retired`).
 //!
 //! Every statement runs with `search_path` set to `pg_catalog, pg_temp`, so that no function
 //! or operator another role creates in a schema on the user's path (`public`) stands in for
