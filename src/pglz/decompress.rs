@@ -6,9 +6,10 @@
 //! of the output. With `check_complete`, the output must be filled and the payload consumed
 //! exactly. One limit of its own: a raw length over [`MAX_RAW_LEN`] (2^30 - 1, the most a
 //! varlena's 30-bit length can say) is refused before anything is allocated, where C would
-//! decode into whatever buffer it is given. (Checked against PostgreSQL's C, session 49: 27
-//! million fuzzed payloads and every payload of 0-3 bytes at 20 raw lengths, both
-//! `check_complete` values, no difference in verdict, length or bytes.)
+//! decode into whatever buffer it is given. (Compared with PostgreSQL's C on arbitrary and
+//! damaged payloads by `tests/pglz_differential.rs`; a longer run, 27 million payloads and
+//! every payload of 0-3 bytes at 20 raw lengths, both `check_complete` values, found no
+//! difference in verdict, length or bytes.)
 //!
 //! The copies work in wide steps and may write past the end of what a call returns, within
 //! the output buffer: after [`decompress_prefix_into`] returns `n`, only `out[..n]` is the
