@@ -574,7 +574,10 @@ fn run(args: &Args) -> Result<u8, Failure> {
                     parameters.insert("content_file".into(), content_name(path).into());
                 }
                 let metadata = trained.metadata(&described, parameters);
-                let dict = store(&target, &trained, metadata)?;
+                let dict = match store(&target, &trained, metadata) {
+                    Ok(dict) => dict,
+                    Err(error) => return Err(unstored(error, &trained, &described)),
+                };
                 stored += 1;
                 report.dict_id = Some(dict.id());
                 report.store = Some(target.describe());
@@ -587,6 +590,51 @@ fn run(args: &Args) -> Result<u8, Failure> {
         }
     }
     Ok(if refused { EXIT_REFUSED } else { 0 })
+}
+
+/// The failure of a store that did not take `trained`, with the dictionary kept in a file
+/// (in the current directory, else the temporary one), so that the work of sampling and
+/// building is not lost: its content, which `--content` stores without building it again.
+fn unstored(error: TrainError, trained: &Trained, described: &str) -> Failure {
+    let mut failure = Failure::from(error);
+    if trained.content.is_empty() {
+        return failure;
+    }
+    let name = format!(
+        "pgdict-unstored-{}-{}.bin",
+        trained.codec.name(),
+        std::process::id()
+    );
+    for dir in [PathBuf::from("."), std::env::temp_dir()] {
+        let path = dir.join(&name);
+        // A new file only: nothing of the user's is overwritten.
+        let Ok(mut file) = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        else {
+            continue;
+        };
+        if file
+            .write_all(&trained.content)
+            .and_then(|()| file.sync_all())
+            .is_err()
+        {
+            drop(file);
+            let _ = std::fs::remove_file(&path);
+            continue;
+        }
+        failure.message.push_str(&format!(
+            "\nthe dictionary ({} bytes) is kept in {}: `pgdict-trainer --content {} --codec {}` \
+             with the same source ({described}) measures and stores it without building it again",
+            thousands(trained.content.len() as u64),
+            path.display(),
+            path.display(),
+            trained.codec.name(),
+        ));
+        break;
+    }
+    failure
 }
 
 /// The id the store will give the next dictionary, which it is measured under: its header

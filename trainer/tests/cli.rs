@@ -20,7 +20,7 @@
 //! | usage errors | 2 |
 //! | a directory source with a file over 1 GiB - 1 | 1, "over PostgreSQL's limit", nothing read |
 //! | a read-only store (tmpfs remounted ro) | 1, "Read-only file system", store unchanged |
-//! | a full disk (40 KiB tmpfs) under the store | 1, "No space left on device", no file left |
+//! | a full disk (40 KiB tmpfs) under the store | 1, "No space left on device", no file left in the store; the dictionary kept in `./pgdict-unstored-*.bin`, which `--content` stores |
 //! | `--content` empty, over 1 MiB, missing, or zstd's magic number without a zstd dictionary | 1, named, before the rows are read, no store |
 //! | `--content` with `--builder`, `--size` or `--holdout` | 2 |
 //! | `--content` and a source with no rows | 1, "no rows to measure the given dictionary on", no store |
@@ -1085,4 +1085,33 @@ fn a_full_disk_leaves_no_partial_dictionary() {
     );
     assert_eq!(small.list("dicts"), ["00000001.pgdict"]);
     assert_eq!(round_trip(&store, 1, Codec::Pglz, &json_rows(20)), 20);
+    // The dictionary it could not store is kept, and stores elsewhere without building.
+    let kept: Vec<PathBuf> = fs::read_dir(work.dir.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.to_string_lossy().contains("pgdict-unstored-lz4-"))
+        .collect();
+    assert_eq!(kept.len(), 1, "{}", stderr(&output));
+    let kept_name = kept[0].file_name().unwrap().to_str().unwrap();
+    assert!(
+        stderr(&output).contains(&format!("is kept in ./{kept_name}")),
+        "{}",
+        stderr(&output)
+    );
+    let content = fs::read(&kept[0]).unwrap();
+    assert!(content.len() > 40 * 1024, "{} bytes kept", content.len());
+    let elsewhere = work.path("elsewhere").display().to_string();
+    let output = work.run(&[
+        "rows.txt",
+        "--content",
+        kept_name,
+        "--codec",
+        "lz4",
+        "--store",
+        &elsewhere,
+        "-q",
+    ]);
+    assert_exit(&output, 0);
+    let store = DirStore::open(&elsewhere).unwrap();
+    assert_eq!(store.get(1).unwrap().content(), content.as_slice());
 }
