@@ -12,7 +12,8 @@
 //!   checking nothing), with the method in the datum header (the top two bits of `va_tcinfo`)
 //!   and the method PostgreSQL reports (`pg_column_compression`);
 //! - pgdict decodes each payload to exactly the value SELECTed back, and decodes every tested
-//!   prefix to the value's first bytes;
+//!   prefix to the value's first bytes; so does `pgdict::datum`, given the whole stored
+//!   attribute (raw or compressed, header included) as a datum;
 //! - pgdict's compressor, called as PostgreSQL calls its own (pglz with the default strategy,
 //!   lz4 as `LZ4_compress_default`), produces PostgreSQL's payload byte for byte; and, with
 //!   PostgreSQL's rule for keeping a compressed datum, it keeps exactly the values PostgreSQL
@@ -32,6 +33,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
+use pgdict::datum::{self, NoDictionaries};
 use pgdict::dict::describe_pg_error;
 use pgdict::lz4;
 use pgdict::pglz::{self, Compressor, Strategy};
@@ -459,6 +461,28 @@ fn compare(method: Method, samples: &[Sample], observed: &HashMap<i32, Observed>
         stats.values += 1;
         stats.raw_bytes += value.len();
         let ours = codec.compress(value);
+        // The stored attribute, header and all, is a pgdict datum (DESIGN.md: plain pglz and
+        // lz4 datums are byte-compatible with PostgreSQL's), whole and by prefix.
+        match datum::decode(datum, &NoDictionaries) {
+            Ok(decoded) if decoded == *value => {}
+            Ok(decoded) => failures.push(format!(
+                "{what}: datum::decode of the stored attribute: {}",
+                describe_difference("decoded", &decoded, "value", value)
+            )),
+            Err(e) => failures.push(format!(
+                "{what}: datum::decode of the stored attribute: {e}"
+            )),
+        }
+        for k in [1, 100, value.len() / 2, value.len()] {
+            match datum::decode_prefix(datum, k, &NoDictionaries) {
+                Ok(prefix) if prefix == value[..k] => {}
+                Ok(prefix) => failures.push(format!(
+                    "{what}: datum::decode_prefix(k = {k}): {}",
+                    describe_difference("prefix", &prefix, "value", &value[..k])
+                )),
+                Err(e) => failures.push(format!("{what}: datum::decode_prefix(k = {k}): {e}")),
+            }
+        }
         match parse_varlena(datum) {
             Err(e) => failures.push(format!("{what}: stored datum: {e}")),
             Ok(Stored::Raw { header, data }) => {

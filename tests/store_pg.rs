@@ -183,6 +183,15 @@ fn add_get_list_retire_and_immutability_in_the_database() {
          VALUES (50, 1, 0, 'abc'::bytea, sha256('abd'::bytea), sha256('x'::bytea))",
     );
     assert!(message.contains("check constraint"), "{message}");
+    // Metadata over the file format's 64 KiB, which no dictionary file could hold.
+    let message = sql_error(
+        &mut client,
+        "INSERT INTO pgdict.dictionaries \
+         (id, codecs, created_micros, metadata, content, content_sha256, file_sha256) \
+         VALUES (50, 1, 0, json_build_object('a', repeat('x', 65536)), 'abc'::bytea, \
+                 sha256('abc'::bytea), sha256('x'::bytea))",
+    );
+    assert!(message.contains("dictionaries_metadata_check"), "{message}");
     let message = sql_error(
         &mut client,
         "INSERT INTO pgdict.dictionaries \

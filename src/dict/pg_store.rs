@@ -19,7 +19,7 @@
 //!     codecs          smallint NOT NULL CHECK (codecs BETWEEN 1 AND 7),  -- the file's bit set
 //!     created_micros  bigint NOT NULL CHECK (created_micros >= 0),       -- since the epoch
 //!     created         timestamptz GENERATED ALWAYS AS (...) STORED,      -- for people
-//!     metadata        json,                          -- kept as written; NULL for none
+//!     metadata        json CHECK (octet_length(metadata::text) <= 65536),  -- as written
 //!     content         bytea NOT NULL CHECK (length(content) <= 1048576),
 //!     content_sha256  bytea NOT NULL CHECK (content_sha256 = sha256(content)),
 //!     file_sha256     bytea NOT NULL CHECK (length(file_sha256) = 32)  -- the record's, id in it
@@ -134,7 +134,7 @@ CREATE TABLE pgdict.dictionaries (
     created_micros  bigint NOT NULL CHECK (created_micros >= 0),
     created         timestamptz
                     GENERATED ALWAYS AS (to_timestamp(created_micros / 1000000.0)) STORED,
-    metadata        json,
+    metadata        json CHECK (octet_length(metadata::text) <= 65536),
     content         bytea NOT NULL CHECK (length(content) <= 1048576),
     content_sha256  bytea NOT NULL CHECK (content_sha256 = sha256(content)),
     file_sha256     bytea NOT NULL CHECK (length(file_sha256) = 32)
