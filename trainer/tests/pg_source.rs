@@ -7,7 +7,10 @@
 //! - with `rows_wanted` much smaller than the table, only a sample of its pages is read
 //!   (`TABLESAMPLE SYSTEM ... REPEATABLE`): fewer rows, the same ones for the same seed;
 //! - statistics that promise rows the table no longer holds: the sample comes back empty, and
-//!   the source reads the whole column instead;
+//!   the source reads the whole column instead; the sample's share is set by the rows that
+//!   hold a value (NULLs left out), counted by the server's live-row count where ANALYZE has
+//!   not run (never, or not on an inheritance parent);
+//! - a composite value with a NULL field is a value; `char(n)` keeps its trailing blanks;
 //! - a missing table or column is an error naming it (and the columns there are);
 //! - a connection string without a host connects through PGHOST and PGPORT, as psql would;
 //!   a role that must give a password finds it in the password file; a role the server takes
@@ -112,7 +115,23 @@ fn postgres_column_source() {
              CREATE TABLE parts_low PARTITION OF parts FOR VALUES FROM (0) TO (5000);
              CREATE TABLE parts_high PARTITION OF parts FOR VALUES FROM (5000) TO (MAXVALUE);
              INSERT INTO parts SELECT g, 'part row ' || g FROM generate_series(1, 20000) g;
-             ANALYZE parts_low; ANALYZE parts_high;",
+             ANALYZE parts_low; ANALYZE parts_high;
+             CREATE TABLE mostly_null (v text) WITH (autovacuum_enabled = false);
+             INSERT INTO mostly_null SELECT CASE WHEN g % 100 = 0 THEN 'kept ' || g END
+                 FROM generate_series(1, 20000) g;
+             ANALYZE mostly_null;
+             CREATE TABLE unanalyzed (v text) WITH (autovacuum_enabled = false);
+             INSERT INTO unanalyzed SELECT 'unanalyzed row ' || g FROM generate_series(1, 20000) g;
+             CREATE TABLE inherited (v text) WITH (autovacuum_enabled = false);
+             CREATE TABLE inherited_a () INHERITS (inherited) WITH (autovacuum_enabled = false);
+             CREATE TABLE inherited_b () INHERITS (inherited) WITH (autovacuum_enabled = false);
+             INSERT INTO inherited_a SELECT 'a ' || g FROM generate_series(1, 10000) g;
+             INSERT INTO inherited_b SELECT 'b ' || g FROM generate_series(1, 10000) g;
+             CREATE TYPE pair AS (n int, t text);
+             CREATE TABLE shapes (p pair, c char(6));
+             INSERT INTO shapes VALUES ('(1,x)', 'ab   '), ('(2,)', 'xyz'), ('(,)', NULL),
+                 (NULL, 'abcdef');
+             SELECT pg_stat_force_next_flush();",
         )
         .unwrap();
     client
@@ -238,10 +257,17 @@ fn postgres_column_source() {
         .unwrap()
         .get(0);
     let pages = sampled.page_sample().expect("a sample of pages");
-    assert_eq!(pages.estimated_rows, reltuples as u64);
-    let wanted_percent = 100.0 * 3.0 * 200.0 / f64::from(reltuples);
+    // The rows that hold a value: the table's, less its NULLs (ANALYZE read them all).
+    assert!(f64::from(reltuples) > rows.len() as f64 + 1.0);
     assert!(
-        (pages.percent - wanted_percent).abs() < 1e-6,
+        pages.estimated_rows.abs_diff(rows.len() as u64) <= 1,
+        "{} rows estimated, {} hold a value",
+        pages.estimated_rows,
+        rows.len()
+    );
+    let wanted_percent = 100.0 * 3.0 * 200.0 / rows.len() as f64;
+    assert!(
+        (pages.percent / wanted_percent - 1.0).abs() < 0.01,
         "{} % of the pages, not {wanted_percent}",
         pages.percent
     );
@@ -268,6 +294,29 @@ fn postgres_column_source() {
         .expect("a partitioned table sampled by pages");
     assert_eq!(pages.estimated_rows, 20_000);
     assert!((1..20_000).contains(&sampled_parts), "{sampled_parts}");
+
+    // A column that is NULL in 99 rows of 100: its 200 values are fewer than the sample
+    // wants, so it is read whole (the sample's share was set by the 20,000 rows, and a
+    // handful came back).
+    let mut mostly_null = source::open(&spec(&cluster, "mostly_null", "v", Some(100), 1)).unwrap();
+    assert_eq!(mostly_null.by_ref().count(), 200);
+    assert_eq!(mostly_null.page_sample(), None);
+    // Never analyzed (reltuples -1), and an inheritance parent (reltuples 0, its rows in its
+    // children): the live rows the server counts say how large they are, and they are
+    // sampled by pages (both were read whole).
+    for (table, rows) in [("unanalyzed", 20_000), ("inherited", 20_000)] {
+        let mut sampled = source::open(&spec(&cluster, table, "v", Some(2000), 1)).unwrap();
+        let count = sampled.by_ref().count();
+        let pages = sampled.page_sample().unwrap_or_else(|| panic!("{table}: read whole"));
+        assert_eq!(pages.estimated_rows, rows, "{table}");
+        assert!((1..rows as usize / 2).contains(&count), "{table}: {count} rows");
+    }
+    // A composite value with a NULL field is a value (IS NOT NULL is false for it), and
+    // char(n) is read with the trailing blanks PostgreSQL stores.
+    let pairs = sorted(read(&spec(&cluster, "shapes", "p", None, 0)));
+    assert_eq!(pairs, [b"(,)".to_vec(), b"(1,x)".to_vec(), b"(2,)".to_vec()]);
+    let chars = sorted(read(&spec(&cluster, "shapes", "c", None, 0)));
+    assert_eq!(chars, [b"ab    ".to_vec(), b"abcdef".to_vec(), b"xyz   ".to_vec()]);
 
     // Statistics say 20,000 rows, 3 remain: whatever the pages sampled, all 3 come back.
     let shrunk = read(&spec(&cluster, "shrunk", "v", Some(100), 1));

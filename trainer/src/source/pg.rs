@@ -99,7 +99,7 @@ pub(super) fn open(source: &PgSource) -> Result<Rows, SourceError> {
     let what = format!("looking up table {}", source.table);
     let row = client
         .query_one(
-            "SELECT c.oid, c.oid::regclass::text, c.relkind::text, c.reltuples::float8 \
+            "SELECT c.oid, c.oid::regclass::text, c.relkind::text \
              FROM pg_class c WHERE c.oid = to_regclass($1)",
             &[&source.table],
         )
@@ -121,23 +121,43 @@ pub(super) fn open(source: &PgSource) -> Result<Rows, SourceError> {
     let oid: u32 = row.get(0);
     let table: String = row.get(1);
     let relkind: String = row.get(2);
-    let mut reltuples: f64 = row.get(3);
-    if relkind == "p" && reltuples <= 0.0 {
-        // A partitioned table has statistics of its own only once ANALYZE is run on it
-        // (autovacuum does not): its partitions' say how many rows it holds.
-        reltuples = client
-            .query_one(
-                "WITH RECURSIVE tree(oid) AS ( \
-                   SELECT $1::oid \
-                   UNION ALL SELECT i.inhrelid FROM pg_inherits i \
-                   JOIN tree ON i.inhparent = tree.oid) \
-                 SELECT coalesce(sum(greatest(c.reltuples, 0)), 0)::float8 \
-                 FROM tree JOIN pg_class c ON c.oid = tree.oid WHERE c.relkind <> 'p'",
-                &[&oid],
-            )
-            .map_err(|e| pg_err(&format!("estimating the rows of {table}"), e))?
-            .get(0);
-    }
+    // How many rows hold a value, which the sample's share is set by. For each table with
+    // rows of its own in the inheritance tree (a partitioned table's partitions, an inheritance
+    // parent's children): reltuples (from the last ANALYZE; -1 before the first, 0 for a
+    // parent whose rows are its children's), or the live rows the server counts
+    // (`n_live_tup`) where that is fewer (rows deleted since) or reltuples says nothing. The
+    // live count may be behind (statistics not flushed yet, or none: a standby) or counted
+    // twice (inserts flushed after an ANALYZE), so it only ever lowers a known reltuples,
+    // which reads more rows, not fewer. Less the share of NULLs ANALYZE found in the column.
+    let estimate: f64 = client
+        .query_one(
+            "WITH RECURSIVE tree(oid) AS ( \
+               SELECT $1::oid \
+               UNION ALL SELECT i.inhrelid FROM pg_inherits i \
+               JOIN tree ON i.inhparent = tree.oid) \
+             SELECT coalesce(sum(CASE \
+                 WHEN c.reltuples > 0 AND coalesce(s.n_live_tup, 0) > 0 \
+                     THEN least(c.reltuples::float8, s.n_live_tup::float8) \
+                 WHEN c.reltuples > 0 THEN c.reltuples::float8 \
+                 ELSE coalesce(s.n_live_tup, 0)::float8 END), 0)::float8 \
+             FROM tree JOIN pg_class c ON c.oid = tree.oid \
+             LEFT JOIN pg_stat_all_tables s ON s.relid = c.oid \
+             WHERE c.relkind IN ('r', 'm')",
+            &[&oid],
+        )
+        .map_err(|e| pg_err(&format!("estimating the rows of {table}"), e))?
+        .get(0);
+    let null_frac: f64 = client
+        .query_opt(
+            "SELECT s.null_frac::float8 FROM pg_stats s \
+             JOIN pg_class c ON c.relname = s.tablename \
+             JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = s.schemaname \
+             WHERE c.oid = $1 AND s.attname = $2 ORDER BY s.inherited DESC LIMIT 1",
+            &[&oid, &source.column],
+        )
+        .map_err(|e| pg_err(&format!("estimating the rows of {table}"), e))?
+        .map_or(0.0, |row| row.get(0));
+    let estimated_rows = estimate * (1.0 - null_frac.clamp(0.0, 1.0));
     let what = format!("looking up column {} of {table}", source.column);
     let column = client
         .query_opt(
@@ -154,7 +174,8 @@ pub(super) fn open(source: &PgSource) -> Result<Rows, SourceError> {
                UNION ALL SELECT t.typbasetype FROM pg_type t JOIN base b ON t.oid = b.oid \
                WHERE t.typtype = 'd') \
              SELECT col.name, t.oid = 'bytea'::regtype, col.type_name, t.typlen = -1 \
-             AND (t.typcategory = 'S' OR t.oid IN ('json'::regtype, 'xml'::regtype)) \
+             AND (t.typcategory = 'S' OR t.oid IN ('json'::regtype, 'xml'::regtype)), \
+             t.oid = 'bpchar'::regtype \
              FROM col, base JOIN pg_type t ON t.oid = base.oid WHERE t.typtype <> 'd'",
             &[&oid, &source.column],
         )
@@ -181,6 +202,7 @@ pub(super) fn open(source: &PgSource) -> Result<Rows, SourceError> {
     let bytea: bool = column.get(1);
     let type_name: String = column.get(2);
     let stored_as_text: bool = column.get(3);
+    let padded: bool = column.get(4);
     let note = (!bytea && !stored_as_text).then(|| {
         format!(
             "column {} is {type_name}: its values are read as their text output, which is \
@@ -195,14 +217,21 @@ pub(super) fn open(source: &PgSource) -> Result<Rows, SourceError> {
     let expr = if bytea {
         // A domain over bytea arrives as bytea through the cast; bytea itself is unchanged.
         format!("{quoted_column}::bytea")
+    } else if padded {
+        // char(n) is stored with its trailing blanks, which a cast to text strips; its text
+        // output (what concat takes) keeps them.
+        format!("convert_to(concat({quoted_column}), getdatabaseencoding())")
     } else {
         format!("convert_to({quoted_column}::text, getdatabaseencoding())")
     };
-    let full_query = format!("SELECT {expr} FROM {table} WHERE {quoted_column} IS NOT NULL");
+    // IS DISTINCT FROM NULL: a composite value with a NULL field is a value (IS NOT NULL is
+    // false for it).
+    let not_null = format!("{quoted_column} IS DISTINCT FROM NULL");
+    let full_query = format!("SELECT {expr} FROM {table} WHERE {not_null}");
     // TABLESAMPLE works on tables and materialized views (kinds r, m, p), not views.
     let sample_percent = match source.rows_wanted {
-        Some(wanted) if matches!(relkind.as_str(), "r" | "m" | "p") && reltuples > 0.0 => {
-            let percent = 100.0 * OVERSAMPLE * wanted as f64 / reltuples;
+        Some(wanted) if matches!(relkind.as_str(), "r" | "m" | "p") && estimated_rows > 0.0 => {
+            let percent = 100.0 * OVERSAMPLE * wanted as f64 / estimated_rows;
             (percent < 100.0 / OVERSAMPLE).then_some(percent.max(0.0001))
         }
         _ => None,
@@ -210,7 +239,7 @@ pub(super) fn open(source: &PgSource) -> Result<Rows, SourceError> {
     let query = match sample_percent {
         Some(percent) => format!(
             "SELECT {expr} FROM {table} TABLESAMPLE SYSTEM ({percent}) REPEATABLE ({}) \
-             WHERE {quoted_column} IS NOT NULL",
+             WHERE {not_null}",
             // REPEATABLE takes a float8; keep the seed exact in it.
             source.seed % (1 << 52)
         ),
@@ -218,7 +247,7 @@ pub(super) fn open(source: &PgSource) -> Result<Rows, SourceError> {
     };
     let page_sample = Rc::new(Cell::new(sample_percent.map(|percent| PageSample {
         percent,
-        estimated_rows: reltuples as u64,
+        estimated_rows: estimated_rows as u64,
     })));
     let mut cursor = Cursor {
         client,
