@@ -51,6 +51,22 @@ impl Sample {
     }
 }
 
+/// Whether `file` holds the rows a demo dictionary recorded as its source (`origin`,
+/// [`Loaded::origin`]): the sample file it read (the same file, or the same bytes as the
+/// built-in copy), or the built-in copy.
+pub fn is_demo_source(origin: &str, file: &Path) -> bool {
+    Sample::value_variants().iter().any(|&sample| {
+        let path = sample.path();
+        let read = origin == path.display().to_string();
+        let built_in = origin == format!("{} (built into pgdict)", path.display());
+        let same_file =
+            || matches!((path.canonicalize(), file.canonicalize()), (Ok(a), Ok(b)) if a == b);
+        let same_bytes =
+            || std::fs::read(file).is_ok_and(|bytes| bytes == sample.embedded().as_bytes());
+        (read || built_in) && (same_file() || same_bytes())
+    })
+}
+
 /// The rows of a sample, and where they were read: the file in `./corpus` if there is one,
 /// else the built-in copy.
 pub struct Loaded {

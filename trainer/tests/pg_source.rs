@@ -307,16 +307,27 @@ fn postgres_column_source() {
     for (table, rows) in [("unanalyzed", 20_000), ("inherited", 20_000)] {
         let mut sampled = source::open(&spec(&cluster, table, "v", Some(2000), 1)).unwrap();
         let count = sampled.by_ref().count();
-        let pages = sampled.page_sample().unwrap_or_else(|| panic!("{table}: read whole"));
+        let pages = sampled
+            .page_sample()
+            .unwrap_or_else(|| panic!("{table}: read whole"));
         assert_eq!(pages.estimated_rows, rows, "{table}");
-        assert!((1..rows as usize / 2).contains(&count), "{table}: {count} rows");
+        assert!(
+            (1..rows as usize / 2).contains(&count),
+            "{table}: {count} rows"
+        );
     }
     // A composite value with a NULL field is a value (IS NOT NULL is false for it), and
     // char(n) is read with the trailing blanks PostgreSQL stores.
     let pairs = sorted(read(&spec(&cluster, "shapes", "p", None, 0)));
-    assert_eq!(pairs, [b"(,)".to_vec(), b"(1,x)".to_vec(), b"(2,)".to_vec()]);
+    assert_eq!(
+        pairs,
+        [b"(,)".to_vec(), b"(1,x)".to_vec(), b"(2,)".to_vec()]
+    );
     let chars = sorted(read(&spec(&cluster, "shapes", "c", None, 0)));
-    assert_eq!(chars, [b"ab    ".to_vec(), b"abcdef".to_vec(), b"xyz   ".to_vec()]);
+    assert_eq!(
+        chars,
+        [b"ab    ".to_vec(), b"abcdef".to_vec(), b"xyz   ".to_vec()]
+    );
 
     // Statistics say 20,000 rows, 3 remain: whatever the pages sampled, all 3 come back.
     let shrunk = read(&spec(&cluster, "shrunk", "v", Some(100), 1));

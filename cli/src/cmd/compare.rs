@@ -131,7 +131,16 @@ pub fn run(store_args: &StoreArgs, args: &CompareArgs) -> anyhow::Result<u8> {
         (eval, dicts, Some(train_rows))
     } else {
         let store = AnyStore::open(store_args)?;
-        (rows, from_store(&store, &args.dict)?, None)
+        let dicts = from_store(&store, &args.dict)?;
+        for id in trained_on(&store, &dicts, &spec)? {
+            eprintln!(
+                "pgdict: note: dictionary {id} was trained on {input}: the rows it was built \
+                 from are among those compared, and compress better than rows it has not seen \
+                 (without --dict, compare trains on half of the rows and measures the other \
+                 half)"
+            );
+        }
+        (rows, dicts, None)
     };
     let comparison = measure::compare(
         &eval,
@@ -187,6 +196,41 @@ pub fn print(
         write!(out, "{}", report::table(setup, comparison))?;
     }
     out.finish()
+}
+
+/// The ids of `dicts` whose recorded training source is `spec`: as the trainer records it
+/// (its description, or a file's path), or as the demo does ([`crate::corpus::is_demo_source`]).
+fn trained_on(
+    store: &AnyStore,
+    dicts: &[Option<DictInfo>; 3],
+    spec: &SourceSpec,
+) -> anyhow::Result<Vec<u32>> {
+    let described = spec.describe();
+    let path = match spec {
+        SourceSpec::File { path, .. } => Some(path.display().to_string()),
+        _ => None,
+    };
+    let mut ids: Vec<u32> = dicts.iter().flatten().filter_map(|d| d.id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut same = Vec::new();
+    for id in ids {
+        let source = store
+            .get(id)
+            .with_context(|| format!("cannot load dictionary {id}"))?
+            .metadata()
+            .source;
+        let trained_here = source.is_some_and(|source| {
+            source == described
+                || Some(&source) == path.as_ref()
+                || matches!(spec, SourceSpec::File { path, .. }
+                    if crate::corpus::is_demo_source(&source, path))
+        });
+        if trained_here {
+            same.push(id);
+        }
+    }
+    Ok(same)
 }
 
 /// The dictionaries `--dict` names, by codec: each id serves the codecs it was built for (the
