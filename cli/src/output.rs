@@ -47,53 +47,19 @@ fn remove_unfinished() -> MutexGuard<'static, Vec<PathBuf>> {
 }
 
 /// From the first temporary file on (once): on Ctrl-C (SIGINT), SIGTERM or SIGHUP, removes
-/// the unfinished ones ([`remove_unfinished`]) and then ends the process as the signal would
-/// have: the files they were to replace stay as they were, and nothing is left beside them. A
-/// signal the process was started ignoring (`nohup` ignores SIGHUP; a shell script's `cmd &`,
-/// SIGINT) stays ignored; where that cannot be told, no signal is handled.
+/// the unfinished ones ([`remove_unfinished`]) before the process ends as the signal would
+/// have ([`pgdict_trainer::interrupt`]): the files they were to replace stay as they were, and
+/// nothing is left beside them.
 fn remove_unfinished_on_signals() {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-
     static INSTALLED: Once = Once::new();
     INSTALLED.call_once(|| {
-        let Some(ignored) = ignored_signals() else {
-            return;
-        };
-        let handled: Vec<i32> = [SIGINT, SIGTERM, SIGHUP]
-            .into_iter()
-            .filter(|&signal| ignored & (1 << (signal - 1)) == 0)
-            .collect();
-        // The thread first: signals caught with no thread to act on them would be ignored,
-        // and without the handler a signal still ends the process (leaving the temporary
-        // files). The thread ends at once if the signals cannot be caught.
-        let (give, take) = std::sync::mpsc::channel::<signal_hook::iterator::Signals>();
-        let watch = move || {
-            let Ok(mut signals) = take.recv() else {
-                return;
-            };
-            if let Some(signal) = signals.forever().next() {
-                let _held = remove_unfinished();
-                signal_hook::low_level::emulate_default_handler(signal).ok();
-                std::process::exit(128 + signal);
-            }
-        };
-        if std::thread::Builder::new().spawn(watch).is_err() {
-            return;
-        }
-        if let Ok(signals) = signal_hook::iterator::Signals::new(handled) {
-            let _ = give.send(signals);
-        }
+        // Kept locked until the process ends: no output makes another file meanwhile.
+        let registration = pgdict_trainer::interrupt::on_signal(|| {
+            std::mem::forget(remove_unfinished());
+        });
+        // For the life of the process.
+        std::mem::forget(registration);
     });
-}
-
-/// The signals this process ignores, a bit each (signal N is bit N - 1), as Linux tells in
-/// `/proc/self/status`; `None` where that cannot be read.
-fn ignored_signals() -> Option<u64> {
-    let status = fs::read_to_string("/proc/self/status").ok()?;
-    let mask = status
-        .lines()
-        .find_map(|line| line.strip_prefix("SigIgn:"))?;
-    u64::from_str_radix(mask.trim(), 16).ok()
 }
 
 /// What a command writes, for [`Output::refuse_a_name_for_another_format`].

@@ -827,6 +827,21 @@ impl ConnInfo {
     }
 }
 
+/// Asks the server to cancel the query running in the session `token` came from, as libpq's
+/// `PQcancel` does: over a new connection to the same server, without TLS where the server
+/// takes that, else with TLS as `tls` says (the session's settings).
+pub fn cancel_query(token: &postgres::CancelToken, tls: &TlsSettings) -> Result<(), String> {
+    match token.cancel_query(postgres::NoTls) {
+        Ok(()) => Ok(()),
+        Err(plain) => {
+            let (connector, _) = tls.connector()?;
+            token
+                .cancel_query(connector)
+                .map_err(|e| format!("{plain}; with TLS: {e}"))
+        }
+    }
+}
+
 /// Connects without TLS.
 fn connect_plain(mut config: Config) -> Result<postgres::Client, ConnectError> {
     config.ssl_mode(postgres::config::SslMode::Disable);

@@ -265,6 +265,69 @@ impl PgCluster {
         )
     }
 
+    /// Runs `command` (a pgdict binary, its arguments but the source's given) on a view whose
+    /// rows take 5 s each, interrupts it (SIGINT) once its FETCH is under way, and asserts
+    /// that the server's query ends with the process: cancelled, not left running until it
+    /// next writes to the closed socket (the rest of the 5 s).
+    pub fn assert_interrupt_cancels_fetch(&self, mut command: Command) {
+        let mut client = self.client();
+        client
+            .batch_execute(
+                "CREATE VIEW slow_rows AS SELECT 'row ' || g || pg_sleep(5)::text AS v \
+                 FROM generate_series(1, 100) g",
+            )
+            .unwrap();
+        let fetching = |client: &mut postgres::Client| -> i64 {
+            client
+                .query_one(
+                    "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' \
+                     AND query LIKE 'FETCH %' AND pid <> pg_backend_pid()",
+                    &[],
+                )
+                .unwrap()
+                .get(0)
+        };
+        let conninfo = self.connection_string();
+        let mut child = command
+            .args([
+                "--pg-source",
+                &conninfo,
+                "--table",
+                "slow_rows",
+                "--column",
+                "v",
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        while fetching(&mut client) == 0 {
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "no FETCH began"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let interrupted = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(interrupted.success());
+        let status = child.wait().unwrap();
+        assert!(!status.success(), "{status}");
+        // The 5 s row is cancelled at once; give the server a moment to say so.
+        let ended = Instant::now();
+        while fetching(&mut client) > 0 {
+            assert!(
+                ended.elapsed() < Duration::from_millis(2500),
+                "the FETCH went on after the process ended"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        client.batch_execute("DROP VIEW slow_rows").unwrap();
+    }
+
     /// The server log so far (its last 16 KB), for failure messages.
     pub fn server_log(&self) -> String {
         read_tail(&self.log_file(), 16 * 1024)

@@ -63,6 +63,7 @@
 
 pub mod build;
 pub mod eval;
+pub mod interrupt;
 pub mod progress;
 pub mod sample;
 pub mod source;

@@ -655,3 +655,15 @@ fn a_standby_is_a_source_but_never_a_store() {
         .unwrap()
         .ends_with(&format!("at 127.0.0.1:{}", standby.port())));
 }
+
+/// Ctrl-C while the trainer waits on a slow fetch: the query is cancelled on the server, not
+/// left running until it next writes to a closed socket (see
+/// `PgCluster::assert_interrupt_cancels_fetch`; `pgdict compress` is checked in
+/// cli/tests/pg_store.rs).
+#[test]
+fn an_interrupted_read_cancels_its_query() {
+    let cluster = PgCluster::start();
+    let mut trainer = Command::new(env!("CARGO_BIN_EXE_pgdict-trainer"));
+    trainer.arg("--dry-run").env_remove("PGDICT_STORE");
+    cluster.assert_interrupt_cancels_fetch(trainer);
+}

@@ -72,6 +72,8 @@ pub(super) fn next_batch(batch: i64, bytes: usize) -> i64 {
 /// The cursor's state.
 struct Cursor {
     client: Client,
+    /// Cancels the session's query if a signal ends the process while the cursor lives.
+    _cancel_on_signal: crate::interrupt::Registration,
     server: String,
     /// The query without TABLESAMPLE.
     full_query: String,
@@ -95,6 +97,13 @@ pub(super) fn open(source: &PgSource) -> Result<Rows, SourceError> {
         sqlstate: e.sqlstate(),
         hint: e.hint(),
     })?;
+    // Ctrl-C (or SIGTERM, SIGHUP) cancels the query on the server before the process ends:
+    // else the server goes on with the fetch under way (a slow view's, a large batch's).
+    let token = client.cancel_token();
+    let tls = info.tls.clone();
+    let cancel_on_signal = crate::interrupt::on_signal(move || {
+        let _ = pgdict::conninfo::cancel_query(&token, &tls);
+    });
     let pg_err = |what: &str, e: postgres::Error| pg_error(&server, what, &e);
     let what = format!("looking up table {}", source.table);
     let row = client
@@ -251,6 +260,7 @@ pub(super) fn open(source: &PgSource) -> Result<Rows, SourceError> {
     })));
     let mut cursor = Cursor {
         client,
+        _cancel_on_signal: cancel_on_signal,
         server,
         full_query,
         page_sample: page_sample.clone(),
