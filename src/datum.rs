@@ -172,7 +172,7 @@ const METHOD_EXTENDED: u32 = 3;
 
 /// The most raw bytes one lz4 payload byte can stand for: a match's length grows by 255 per
 /// extension byte (the first bytes of a sequence give less), rounded up.
-const LZ4_MAX_EXPANSION: usize = 256;
+const LZ4_MAX_EXPANSION: usize = crate::lz4::MAX_EXPANSION;
 /// The most raw bytes a zstd payload can produce per 3 bytes: every block has a 3-byte header
 /// and produces at most 128 KiB (`ZSTD_BLOCKSIZE_MAX`).
 const ZSTD_MAX_BLOCK: usize = 128 * 1024;

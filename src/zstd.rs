@@ -142,6 +142,20 @@ pub enum Error {
     /// The payload is empty: a frame has at least a header.
     #[error("zstd: empty payload")]
     EmptyPayload,
+    /// The raw length is more than the payload's frame can produce, by its block headers
+    /// (refused before any output is allocated).
+    #[error(
+        "zstd: raw length {raw_len} is more than the {payload_len}-byte payload's blocks can \
+         produce (at most {max_content})"
+    )]
+    RawLenOverFrame {
+        /// The raw length asked for.
+        raw_len: usize,
+        /// Length of the payload.
+        payload_len: usize,
+        /// The most the frame's blocks can produce.
+        max_content: usize,
+    },
     /// zstd found the payload malformed (or made with another dictionary).
     #[error("zstd: corrupt payload of {payload_len} bytes: {name} (zstd error {code})")]
     Corrupt {
@@ -227,7 +241,34 @@ fn check_input(input: &[u8]) -> Result<(), Error> {
     Ok(())
 }
 
+/// Checks what every decode checks first: the raw length within [`MAX_RAW_LEN`], a payload,
+/// and no bytes after its frame.
 fn check_payload(payload: &[u8], raw_len: usize) -> Result<(), Error> {
+    check_frame(payload, raw_len).map(|_| ())
+}
+
+/// [`check_payload`] for a whole decode, which allocates the raw length: that length must
+/// also be one the frame's blocks can produce. (A prefix decode streams only the bytes asked
+/// for, and gives them even when the frame is shorter than the header says, as PostgreSQL's
+/// slicing does.)
+fn check_whole_payload(payload: &[u8], raw_len: usize) -> Result<(), Error> {
+    if let Some(frame) = check_frame(payload, raw_len)? {
+        // A header's claim is checked against what the blocks can make before the output
+        // is allocated (and, for the decoder into a buffer, zeroed): 37 KB of hostile payload
+        // claiming 1 GiB made it commit 1 GiB before zstd found the frame short.
+        if raw_len > frame.max_content {
+            return Err(Error::RawLenOverFrame {
+                raw_len,
+                payload_len: payload.len(),
+                max_content: frame.max_content,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// [`check_payload`], giving the frame's extent where its headers are whole.
+fn check_frame(payload: &[u8], raw_len: usize) -> Result<Option<FrameExtent>, Error> {
     if raw_len > MAX_RAW_LEN {
         return Err(Error::RawLenTooLarge {
             raw_len,
@@ -237,16 +278,30 @@ fn check_payload(payload: &[u8], raw_len: usize) -> Result<(), Error> {
     if payload.is_empty() {
         return Err(Error::EmptyPayload);
     }
-    if let Some(frame_len) = magicless_frame_len(payload) {
-        if frame_len < payload.len() {
+    let frame = magicless_frame(payload);
+    if let Some(frame) = frame {
+        if frame.len < payload.len() {
             return Err(Error::TrailingBytes {
-                frame_len,
+                frame_len: frame.len,
                 payload_len: payload.len(),
             });
         }
     }
-    Ok(())
+    Ok(frame)
 }
+
+/// A magicless frame's extent, from its headers ([`magicless_frame`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct FrameExtent {
+    /// Bytes of the frame, checksum included.
+    len: usize,
+    /// The most its blocks can produce: a raw block its size, an RLE block the size it
+    /// repeats its byte to, a compressed block at most 128 KiB (zstd's block maximum).
+    max_content: usize,
+}
+
+/// The largest a compressed block decodes to (zstd's `Block_Maximum_Size` is at most this).
+const MAX_BLOCK_CONTENT: usize = 128 * 1024;
 
 /// The length of the magicless frame at the start of `payload`, found by walking its header
 /// and block headers, or `None` if they are cut short or malformed (zstd reports those).
@@ -261,7 +316,7 @@ fn check_payload(payload: &[u8], raw_len: usize) -> Result<(), Error> {
 /// then blocks, each a 3-byte little-endian header (last-block bit 0, type in bits 1-2, size
 /// in bits 3-23) and its content (size bytes; 1 byte for an RLE block); then a 4-byte
 /// checksum if the frame has one.
-fn magicless_frame_len(payload: &[u8]) -> Option<usize> {
+fn magicless_frame(payload: &[u8]) -> Option<FrameExtent> {
     let descriptor = *payload.first()?;
     let single_segment = descriptor & 0x20 != 0;
     let dict_id_len = [0, 1, 2, 4][usize::from(descriptor & 3)];
@@ -273,22 +328,29 @@ fn magicless_frame_len(payload: &[u8]) -> Option<usize> {
         _ => 8,
     };
     let mut pos = 1 + usize::from(!single_segment) + dict_id_len + content_size_len;
+    let mut max_content = 0usize;
     loop {
         let header = payload.get(pos..pos + 3)?;
         let header = u32::from(header[0]) | u32::from(header[1]) << 8 | u32::from(header[2]) << 16;
         let last = header & 1 != 0;
         let size = (header >> 3) as usize;
-        pos += 3 + match (header >> 1) & 3 {
-            0 | 2 => size,
-            1 => 1,
+        let (stored, content) = match (header >> 1) & 3 {
+            0 => (size, size),
+            1 => (1, size),
+            2 => (size, MAX_BLOCK_CONTENT),
             _ => return None,
         };
+        pos += 3 + stored;
+        max_content = max_content.saturating_add(content);
         if last {
             break;
         }
     }
     pos += if descriptor & 0x04 != 0 { 4 } else { 0 };
-    (pos <= payload.len()).then_some(pos)
+    (pos <= payload.len()).then_some(FrameExtent {
+        len: pos,
+        max_content,
+    })
 }
 
 /// An empty vector with room for exactly `len` bytes, or an error instead of an abort.
@@ -610,7 +672,7 @@ impl ZstdDecompressor {
         raw_len: usize,
         dict: Option<&ZstdDictionary>,
     ) -> Result<Vec<u8>, Error> {
-        check_payload(payload, raw_len)?;
+        check_whole_payload(payload, raw_len)?;
         self.decode_checked(payload, raw_len, dict)
     }
 
@@ -644,7 +706,7 @@ impl ZstdDecompressor {
         dict: Option<&ZstdDictionary>,
         out: &mut Vec<u8>,
     ) -> Result<(), Error> {
-        let result = check_payload(payload, raw_len).and_then(|()| {
+        let result = check_whole_payload(payload, raw_len).and_then(|()| {
             // raw_len <= MAX_RAW_LEN: no overflow.
             let room = raw_len + OUTPUT_ROOM;
             if out.len() < room {

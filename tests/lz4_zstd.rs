@@ -375,6 +375,39 @@ fn mangle(payload: &[u8], mut decode: impl FnMut(&[u8]) -> Option<usize>, expect
     }
 }
 
+/// A raw length no payload of that size can expand to is refused before the output is
+/// allocated (a 1-byte payload claiming 1 GiB - 1 zeroed 1 GiB first).
+#[test]
+fn lz4_claims_beyond_the_payload_are_refused_before_allocating() {
+    let payload = lz4::compress(&[b'x'; 1000]).unwrap();
+    let most = payload.len() * lz4::MAX_EXPANSION;
+    let impossible = lz4::Error::RawLenImpossible {
+        raw_len: most + 1,
+        payload_len: payload.len(),
+        max_possible: most,
+    };
+    assert_eq!(lz4::decompress(&payload, most + 1), Err(impossible.clone()));
+    let mut out = Vec::new();
+    assert_eq!(
+        lz4::decompress_into(&payload, most + 1, &mut out),
+        Err(impossible)
+    );
+    assert!(out.capacity() < most, "{} bytes allocated", out.capacity());
+    assert_eq!(
+        lz4::decompress(&[0], lz4::MAX_RAW_LEN),
+        Err(lz4::Error::RawLenImpossible {
+            raw_len: lz4::MAX_RAW_LEN,
+            payload_len: 1,
+            max_possible: lz4::MAX_EXPANSION,
+        })
+    );
+    // Within the bound the claim is liblz4's to judge.
+    assert!(matches!(
+        lz4::decompress(&payload, most),
+        Err(lz4::Error::LengthMismatch { produced: 1000, .. })
+    ));
+}
+
 #[test]
 fn lz4_corrupt_and_mismatched_input_never_panics() {
     let sets = corpus();
@@ -759,6 +792,55 @@ fn zstd_exact_errors() {
         err.to_string(),
         "zstd: payload decodes to 23 bytes, expected 24"
     );
+}
+
+/// A raw length the frame's blocks cannot produce is refused before any output is allocated:
+/// 37 KB of payload claiming 1 GiB - 1 made the decoder into a buffer zero 1 GiB first.
+#[test]
+fn zstd_claims_beyond_the_frame_are_refused_before_allocating() {
+    use zstd::Error;
+    let text: Vec<u8> = (0..110_000u32)
+        .map(|i| b"acgt"[(i.wrapping_mul(2_654_435_761) >> 30) as usize])
+        .collect();
+    let dict = ZstdDictionary::new(&text[..4096]).unwrap();
+    let payload = ZstdCompressor::new()
+        .unwrap()
+        .compress_with_dict(&text, &dict)
+        .unwrap();
+    let mut decompressor = ZstdDecompressor::new().unwrap();
+    let mut out = Vec::new();
+    decompressor
+        .decompress_with_dict_into(&payload, text.len(), &dict, &mut out)
+        .unwrap();
+    assert_eq!(out, text);
+    // One compressed block (110,000 bytes fit in zstd's 128 KiB), and the claim over it.
+    let claim = zstd::MAX_RAW_LEN;
+    let mut out = Vec::new();
+    let err = decompressor
+        .decompress_with_dict_into(&payload, claim, &dict, &mut out)
+        .unwrap_err();
+    assert_eq!(
+        err,
+        Error::RawLenOverFrame {
+            raw_len: claim,
+            payload_len: payload.len(),
+            max_content: 128 * 1024,
+        }
+    );
+    assert!(
+        out.capacity() < 1 << 20,
+        "{} bytes allocated",
+        out.capacity()
+    );
+    assert_eq!(zstd::decompress_with_dict(&payload, claim, &dict), Err(err));
+    // Up to the blocks' most, the claim is zstd's to judge (the frame is short of it).
+    assert!(matches!(
+        zstd::decompress_with_dict(&payload, 128 * 1024, &dict),
+        Err(Error::LengthMismatch {
+            produced: 110_000,
+            expected: 131_072
+        })
+    ));
 }
 
 #[test]
