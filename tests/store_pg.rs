@@ -281,15 +281,7 @@ fn what_is_done_to_the_tables_is_caught() {
     // Rows relabelled (triggers disabled by the owner, ids swapped, triggers back): each
     // row reads as damaged, not as the other dictionary.
     client
-        .batch_execute(
-            "BEGIN;
-             ALTER TABLE pgdict.dictionaries DISABLE TRIGGER refuse_change;
-             UPDATE pgdict.dictionaries SET id = 100 WHERE id = 1;
-             UPDATE pgdict.dictionaries SET id = 1 WHERE id = 2;
-             UPDATE pgdict.dictionaries SET id = 2 WHERE id = 100;
-             ALTER TABLE pgdict.dictionaries ENABLE ALWAYS TRIGGER refuse_change;
-             COMMIT",
-        )
+        .batch_execute(PgCluster::SWAP_DICTIONARIES_1_AND_2)
         .unwrap();
     let fresh = PgStore::connect(&conninfo).unwrap();
     for id in [1, 2] {

@@ -142,17 +142,7 @@ fn pg_store_and_sync_from_it() {
     let mut moved_client =
         postgres::Client::connect(&format!("{conninfo} dbname=moved"), postgres::NoTls).unwrap();
     moved_client
-        .batch_execute(
-            "BEGIN;
-             ALTER TABLE pgdict.dictionaries DISABLE TRIGGER ALL;
-             UPDATE pgdict.dictionaries SET id = 100 WHERE id = 1;
-             UPDATE pgdict.dictionaries SET id = 1 WHERE id = 2;
-             UPDATE pgdict.dictionaries SET id = 2 WHERE id = 100;
-             ALTER TABLE pgdict.dictionaries ENABLE TRIGGER ALL;
-             ALTER TABLE pgdict.dictionaries ENABLE ALWAYS TRIGGER refuse_change;
-             ALTER TABLE pgdict.dictionaries ENABLE ALWAYS TRIGGER refuse_truncate;
-             COMMIT",
-        )
+        .batch_execute(PgCluster::SWAP_DICTIONARIES_1_AND_2)
         .unwrap();
     let output = run(dir, &["decompress", "o.datums", "--pg-store", &moved]);
     let err = String::from_utf8_lossy(&output.stderr);

@@ -265,6 +265,19 @@ impl PgCluster {
         )
     }
 
+    /// What the owner of a PostgreSQL store can do behind its triggers: swap the ids of
+    /// dictionaries 1 and 2 (their other triggers off too, for the retired table's foreign
+    /// key), then put the triggers back as the store made them.
+    pub const SWAP_DICTIONARIES_1_AND_2: &'static str = "BEGIN;
+        ALTER TABLE pgdict.dictionaries DISABLE TRIGGER ALL;
+        UPDATE pgdict.dictionaries SET id = 100 WHERE id = 1;
+        UPDATE pgdict.dictionaries SET id = 1 WHERE id = 2;
+        UPDATE pgdict.dictionaries SET id = 2 WHERE id = 100;
+        ALTER TABLE pgdict.dictionaries ENABLE TRIGGER ALL;
+        ALTER TABLE pgdict.dictionaries ENABLE ALWAYS TRIGGER refuse_change;
+        ALTER TABLE pgdict.dictionaries ENABLE ALWAYS TRIGGER refuse_truncate;
+        COMMIT";
+
     /// Runs `command` (a pgdict binary, its arguments but the source's given) on a view whose
     /// rows take 5 s each, interrupts it (SIGINT) once its FETCH is under way, and asserts
     /// that the server's query ends with the process: cancelled, not left running until it
