@@ -32,8 +32,8 @@
 //!
 //! A row holds the fields of the dictionary file ([`crate::dict::file`]) and that file's
 //! `file_sha256`, which covers the id: loading rebuilds the file from the row and checks it,
-//! so a row that was given another id (or changed in any field) is refused as damaged, as a
-//! file would be.
+//! so a row that was given another id (or changed in any field) is refused
+//! ([`StoreError::RowChanged`]), as a file would be.
 //!
 //! Triggers on both tables refuse every `UPDATE`, `DELETE` and `TRUNCATE` (the function
 //! `pgdict.refuse_change()`): a dictionary never changes, retirement only goes one way, and
@@ -325,9 +325,13 @@ impl PgStore {
                 let id = u32::try_from(id)
                     .ok()
                     .filter(|&id| id != 0)
-                    .ok_or_else(|| StoreError::Damaged {
-                        location: format!("the row id = {id} of {}", self.description),
-                        error: FormatError::IdZero,
+                    .ok_or_else(|| StoreError::Postgres {
+                        store: self.describe(),
+                        what: "listing dictionaries".into(),
+                        message: format!(
+                            "the row id = {id} is outside the ids a dictionary can have \
+                             (1 to 4294967295): the table's CHECK constraint was removed"
+                        ),
                     })?;
                 Ok(StoreEntry {
                     id,
