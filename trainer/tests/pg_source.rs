@@ -350,6 +350,10 @@ fn postgres_column_source() {
         )),
         "{text}"
     );
+    // A mixed-case name unquoted is not a name SQL reads: the hint says how to give it.
+    let err = source::open(&spec(&cluster, "app.Mixed Case", "Body", None, 0)).unwrap_err();
+    assert!(err.to_string().contains("(SQLSTATE 42602)"), "{err}");
+    assert!(err.hint().unwrap().contains("quote a name"), "{err}");
     let err = source::open(&spec(&cluster, "events", "body", None, 0)).unwrap_err();
     assert!(
         err.to_string()

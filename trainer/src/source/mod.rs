@@ -417,6 +417,25 @@ impl SourceError {
                 "the user may not read it: connect as one who may, or GRANT SELECT on the table \
                  to this one"
             }
+            // invalid_name: `--table 'Mixed Case'` unquoted.
+            SourceError::Postgres { sqlstate, .. } if sqlstate.as_deref() == Some("42602") => {
+                "the table is named as SQL names it: quote a name with capitals or spaces in \
+                 it (--table '\"Mixed Case\"'), and give the schema if it is not on the \
+                 search_path (--table 'app.events')"
+            }
+            // serialization_failure: on a standby, a query cancelled by a recovery conflict.
+            SourceError::Postgres { sqlstate, .. } if sqlstate.as_deref() == Some("40001") => {
+                "on a standby, a long read can be cancelled by a conflict with recovery: \
+                 set hot_standby_feedback = on (or raise max_standby_streaming_delay) on the \
+                 standby, or read from the primary; then run the command again"
+            }
+            // admin_shutdown and crash_shutdown, sent as the session ends.
+            SourceError::Postgres { sqlstate, .. }
+                if matches!(sqlstate.as_deref(), Some("57P01" | "57P02")) =>
+            {
+                "the server was shut down (or the session ended by an administrator): run the \
+                 command again once it accepts connections"
+            }
             SourceError::ConnectionLost { .. } => {
                 "the server may have been shut down, restarted or crashed (its log says); run \
                  the command again once it accepts connections"
