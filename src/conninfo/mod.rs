@@ -40,9 +40,10 @@
 //! A `hostaddr` counts as a host, and makes its host TCP: beside a socket directory
 //! (`host=/tmp hostaddr=127.0.0.1`) the address is connected to, with TLS as `sslmode` says,
 //! as libpq does. An abstract socket (`host=@name`, which libpq on Linux connects to) is
-//! refused by name: the crate connects only to socket files. `target_session_attrs` (`PGTARGETSESSIONATTRS`) takes
-//! libpq's six values; a host whose server is not of that kind passes the turn on.
-//! `load_balance_hosts=random` (libpq 16) tries the hosts in a random order. Also read
+//! refused by name: the crate connects only to socket files. `target_session_attrs`
+//! (`PGTARGETSESSIONATTRS`) takes libpq's six values; a host whose server is not of that kind
+//! passes the turn on. `load_balance_hosts=random` (libpq 16) tries the hosts in a random
+//! order. Also read
 //! as libpq reads them: `requiressl` (`sslmode=require` for `1`, else `prefer`, where it
 //! stands in the string; `PGREQUIRESSL=1` when no `sslmode` is set),
 //! `keepalives_count` (the crate's `keepalives_retries`), `fallback_application_name`;
