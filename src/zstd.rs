@@ -142,6 +142,17 @@ pub enum Error {
     /// The payload is empty: a frame has at least a header.
     #[error("zstd: empty payload")]
     EmptyPayload,
+    /// A block of the payload's frame is larger than a block may be (128 KiB, zstd's
+    /// `Block_Maximum_Size` at most): libzstd's one-shot decoder takes such a raw or RLE block
+    /// while its streaming decoder (the prefix decode) refuses it, so both refuse it here
+    /// (found by fuzzing, `tests/fuzz_regressions.rs`).
+    #[error("zstd: a block of the payload's frame holds {size} bytes, over the {max}-byte limit")]
+    BlockTooLarge {
+        /// The block's size (its header's Block_Size).
+        size: usize,
+        /// [`MAX_BLOCK_CONTENT`].
+        max: usize,
+    },
     /// The raw length is more than the payload's frame can produce, by its block headers
     /// (refused before any output is allocated).
     #[error(
@@ -286,6 +297,12 @@ fn check_frame(payload: &[u8], raw_len: usize) -> Result<Option<FrameExtent>, Er
                 payload_len: payload.len(),
             });
         }
+        if frame.largest_block > MAX_BLOCK_CONTENT {
+            return Err(Error::BlockTooLarge {
+                size: frame.largest_block,
+                max: MAX_BLOCK_CONTENT,
+            });
+        }
     }
     Ok(frame)
 }
@@ -298,10 +315,13 @@ struct FrameExtent {
     /// The most its blocks can produce: a raw block its size, an RLE block the size it
     /// repeats its byte to, a compressed block at most 128 KiB (zstd's block maximum).
     max_content: usize,
+    /// The largest Block_Size of its block headers.
+    largest_block: usize,
 }
 
-/// The largest a compressed block decodes to (zstd's `Block_Maximum_Size` is at most this).
-const MAX_BLOCK_CONTENT: usize = 128 * 1024;
+/// The largest a block may be, and a compressed block decode to (zstd's `Block_Maximum_Size`
+/// is at most this).
+pub const MAX_BLOCK_CONTENT: usize = 128 * 1024;
 
 /// The length of the magicless frame at the start of `payload`, found by walking its header
 /// and block headers, or `None` if they are cut short or malformed (zstd reports those).
@@ -329,6 +349,7 @@ fn magicless_frame(payload: &[u8]) -> Option<FrameExtent> {
     };
     let mut pos = 1 + usize::from(!single_segment) + dict_id_len + content_size_len;
     let mut max_content = 0usize;
+    let mut largest_block = 0;
     loop {
         let header = payload.get(pos..pos + 3)?;
         let header = u32::from(header[0]) | u32::from(header[1]) << 8 | u32::from(header[2]) << 16;
@@ -342,6 +363,7 @@ fn magicless_frame(payload: &[u8]) -> Option<FrameExtent> {
         };
         pos += 3 + stored;
         max_content = max_content.saturating_add(content);
+        largest_block = largest_block.max(size);
         if last {
             break;
         }
@@ -350,6 +372,7 @@ fn magicless_frame(payload: &[u8]) -> Option<FrameExtent> {
     (pos <= payload.len()).then_some(FrameExtent {
         len: pos,
         max_content,
+        largest_block,
     })
 }
 

@@ -245,3 +245,52 @@ fn dict_metadata_float_survives_to_json_and_back() {
         "read back from {json}"
     );
 }
+
+/// Found by `zstd_dict_decode` (forty-ninth session): a 6-byte frame (no content size, a
+/// 256 KiB window) of one RLE block repeating `C` 136,380 times, more than a block may hold
+/// (128 KiB). libzstd's one-shot decoder took it, and the whole decode gave the 136,380 bytes;
+/// its streaming decoder refused it ("Destination buffer is too small"), so the prefix of a
+/// datum that decoded whole failed. Both now refuse the frame before libzstd sees it.
+#[test]
+fn zstd_oversized_rle_block_is_refused_whole_and_prefix() {
+    use pgdict::zstd::{self, Error};
+
+    let size: u32 = 136_380;
+    let header = 1 | 1 << 1 | size << 3; // last block, RLE, Block_Size
+    let payload = [
+        0x00, // frame header descriptor: no content size, not single segment, no checksum
+        0x40, // window descriptor: 2^18 bytes
+        header as u8,
+        (header >> 8) as u8,
+        (header >> 16) as u8,
+        b'C',
+    ];
+    let too_large = Error::BlockTooLarge {
+        size: size as usize,
+        max: zstd::MAX_BLOCK_CONTENT,
+    };
+    assert_eq!(
+        zstd::decompress(&payload, size as usize),
+        Err(too_large.clone())
+    );
+    assert_eq!(
+        zstd::decompress_prefix(&payload, size as usize, 20),
+        Err(too_large)
+    );
+    // The largest block allowed still decodes, whole and by prefix.
+    let header = 1 | 1 << 1 | (zstd::MAX_BLOCK_CONTENT as u32) << 3;
+    let payload = [
+        0x00,
+        0x40,
+        header as u8,
+        (header >> 8) as u8,
+        (header >> 16) as u8,
+        b'C',
+    ];
+    let whole = zstd::decompress(&payload, zstd::MAX_BLOCK_CONTENT).unwrap();
+    assert!(whole.len() == zstd::MAX_BLOCK_CONTENT && whole.iter().all(|&b| b == b'C'));
+    assert_eq!(
+        zstd::decompress_prefix(&payload, zstd::MAX_BLOCK_CONTENT, 20).unwrap(),
+        [b'C'; 20]
+    );
+}
