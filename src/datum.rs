@@ -170,9 +170,6 @@ const METHOD_PGLZ: u32 = 0;
 const METHOD_LZ4: u32 = 1;
 const METHOD_EXTENDED: u32 = 3;
 
-/// The most raw bytes one lz4 payload byte can stand for: a match's length grows by 255 per
-/// extension byte (the first bytes of a sequence give less), rounded up.
-const LZ4_MAX_EXPANSION: usize = crate::lz4::MAX_EXPANSION;
 /// The most raw bytes a zstd payload can produce per 3 bytes: every block has a 3-byte header
 /// and produces at most 128 KiB (`ZSTD_BLOCKSIZE_MAX`).
 const ZSTD_MAX_BLOCK: usize = 128 * 1024;
@@ -1403,7 +1400,7 @@ pub struct DatumDecoder {
 fn check_expansion(codec: Codec, raw_len: usize, payload_len: usize) -> Result<(), DatumError> {
     let max_possible = match codec {
         Codec::Pglz => return Ok(()),
-        Codec::Lz4 => payload_len.saturating_mul(LZ4_MAX_EXPANSION),
+        Codec::Lz4 => payload_len.saturating_mul(crate::lz4::MAX_EXPANSION),
         Codec::Zstd => payload_len.div_ceil(3).saturating_mul(ZSTD_MAX_BLOCK),
     };
     if raw_len > max_possible {

@@ -375,8 +375,9 @@ fn find_zero_offset(block: &[u8]) -> Result<(), Error> {
     Ok(())
 }
 
-/// The most an lz4 block expands: each extra match-length byte (255) adds 255 bytes of output,
-/// and nothing adds more per byte of payload.
+/// The most raw bytes one byte of an lz4 block can stand for: each extra match-length byte
+/// (255) adds 255 bytes of output, the first bytes of a sequence give less, and nothing more,
+/// rounded up. The datum decoder checks a header's raw length against it too.
 pub const MAX_EXPANSION: usize = 256;
 
 fn check_raw_len(raw_len: usize) -> Result<(), Error> {

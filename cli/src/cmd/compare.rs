@@ -206,8 +206,8 @@ fn trained_on(
     spec: &SourceSpec,
 ) -> anyhow::Result<Vec<u32>> {
     let described = spec.describe();
-    let path = match spec {
-        SourceSpec::File { path, .. } => Some(path.display().to_string()),
+    let file = match spec {
+        SourceSpec::File { path, .. } => Some(path.as_path()),
         _ => None,
     };
     let mut ids: Vec<u32> = dicts.iter().flatten().filter_map(|d| d.id).collect();
@@ -222,9 +222,10 @@ fn trained_on(
             .source;
         let trained_here = source.is_some_and(|source| {
             source == described
-                || Some(&source) == path.as_ref()
-                || matches!(spec, SourceSpec::File { path, .. }
-                    if crate::corpus::is_demo_source(&source, path))
+                || file.is_some_and(|file| {
+                    source == file.display().to_string()
+                        || crate::corpus::is_demo_source(&source, file)
+                })
         });
         if trained_here {
             same.push(id);
