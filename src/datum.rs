@@ -454,8 +454,8 @@ pub enum DatumError {
         id: u32,
         /// What was searched ([`DictionaryLookup::describe`]).
         store: String,
-        /// What the store said.
-        reason: String,
+        /// What the store said, and its error ([`LookupFailure::downcast_ref`]).
+        reason: LookupFailure,
     },
     /// A datum names a dictionary with a codec the dictionary found under that id was not
     /// built for: it was written with another dictionary of that id.
@@ -908,7 +908,7 @@ pub trait DictionaryLookup {
     /// The dictionary with this id: `Ok(None)` when there is none; `Err(reason)` when there is
     /// one but it cannot be had (a damaged file, a lost connection), so that the decode error
     /// says what is wrong instead of calling the dictionary missing.
-    fn dictionary(&self, id: u32) -> Result<Option<Arc<PreparedDictionary>>, String>;
+    fn dictionary(&self, id: u32) -> Result<Option<Arc<PreparedDictionary>>, LookupFailure>;
 
     /// The dictionary with this id, borrowed, where the lookup holds its dictionaries in
     /// memory; `None` sends the decoder to [`Self::dictionary`]. A borrow spares each decode
@@ -920,6 +920,42 @@ pub trait DictionaryLookup {
     /// What is searched, for error messages: the store's path, say.
     fn describe(&self) -> String;
 }
+
+/// Why a [`DictionaryLookup`] could not produce a dictionary it holds: the lookup's own error
+/// (a [`crate::dict::StoreError`] for the stores), kept whole so that a caller can act on what
+/// failed ([`Self::downcast_ref`]) rather than on its text.
+///
+/// It displays as that error. It is not that error's `source()`: [`DatumError`]'s message
+/// already includes it, and a chain that showed it twice would say the same thing twice.
+/// Two failures are equal when their messages are (as [`DatumError`] compares).
+#[derive(Clone, Debug)]
+pub struct LookupFailure(Arc<dyn std::error::Error + Send + Sync>);
+
+impl LookupFailure {
+    /// Wraps the lookup's error (a message is a `&str` or `String`).
+    pub fn new(error: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> LookupFailure {
+        LookupFailure(Arc::from(error.into()))
+    }
+
+    /// The lookup's error, if it is an `E`.
+    pub fn downcast_ref<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        self.0.downcast_ref::<E>()
+    }
+}
+
+impl fmt::Display for LookupFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl PartialEq for LookupFailure {
+    fn eq(&self, other: &LookupFailure) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl Eq for LookupFailure {}
 
 /// A set of prepared dictionaries in memory, by id.
 #[derive(Clone, Debug, Default)]
@@ -1003,7 +1039,7 @@ impl FromIterator<Arc<PreparedDictionary>> for Dictionaries {
 }
 
 impl DictionaryLookup for Dictionaries {
-    fn dictionary(&self, id: u32) -> Result<Option<Arc<PreparedDictionary>>, String> {
+    fn dictionary(&self, id: u32) -> Result<Option<Arc<PreparedDictionary>>, LookupFailure> {
         Ok(self.by_id.get(&id).cloned())
     }
 
@@ -1020,7 +1056,7 @@ impl DictionaryLookup for Dictionaries {
 }
 
 impl DictionaryLookup for HashMap<u32, Arc<PreparedDictionary>> {
-    fn dictionary(&self, id: u32) -> Result<Option<Arc<PreparedDictionary>>, String> {
+    fn dictionary(&self, id: u32) -> Result<Option<Arc<PreparedDictionary>>, LookupFailure> {
         Ok(self.get(&id).cloned())
     }
 
@@ -1039,7 +1075,7 @@ impl DictionaryLookup for HashMap<u32, Arc<PreparedDictionary>> {
 pub struct NoDictionaries;
 
 impl DictionaryLookup for NoDictionaries {
-    fn dictionary(&self, _id: u32) -> Result<Option<Arc<PreparedDictionary>>, String> {
+    fn dictionary(&self, _id: u32) -> Result<Option<Arc<PreparedDictionary>>, LookupFailure> {
         Ok(None)
     }
 
@@ -1050,7 +1086,7 @@ impl DictionaryLookup for NoDictionaries {
 
 /// `()` is [`NoDictionaries`].
 impl DictionaryLookup for () {
-    fn dictionary(&self, _id: u32) -> Result<Option<Arc<PreparedDictionary>>, String> {
+    fn dictionary(&self, _id: u32) -> Result<Option<Arc<PreparedDictionary>>, LookupFailure> {
         Ok(None)
     }
 

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use pgdict::datum::{
     self, Codec, DatumDecoder, DatumEncoder, DatumError, Dictionaries, DictionaryLookup, Form,
-    Header, NoDictionaries, PreparedDictionary, MAX_INPUT_LEN,
+    Header, LookupFailure, NoDictionaries, PreparedDictionary, MAX_INPUT_LEN,
 };
 use pgdict::dict::CodecSet;
 use pgdict::{lz4, pglz, zstd};
@@ -882,7 +882,7 @@ fn missing_dictionary_message_names_the_id_the_store_and_the_fix() {
 fn a_lookup_that_answers_with_another_id_is_caught() {
     struct Liar(Arc<PreparedDictionary>);
     impl DictionaryLookup for Liar {
-        fn dictionary(&self, _id: u32) -> Result<Option<Arc<PreparedDictionary>>, String> {
+        fn dictionary(&self, _id: u32) -> Result<Option<Arc<PreparedDictionary>>, LookupFailure> {
             Ok(Some(self.0.clone()))
         }
         fn describe(&self) -> String {

@@ -551,9 +551,20 @@ fn datums_decode_through_the_store_and_a_missing_id_is_named() {
     let fresh = DirStore::open(dir.path()).unwrap();
     let err = datum::decode(&datum, &fresh).unwrap_err();
     let message = err.to_string();
+    // The store's own error travels with it, for a caller to act on.
+    let DatumError::DictionaryUnreadable { id: 42, reason, .. } = &err else {
+        panic!("{err:?}")
+    };
     assert!(
-        matches!(err, DatumError::DictionaryUnreadable { id: 42, .. }),
-        "{err:?}"
+        matches!(
+            reason.downcast_ref::<StoreError>(),
+            Some(StoreError::IdMismatch {
+                filed: 42,
+                inside: 1,
+                ..
+            })
+        ),
+        "{reason:?}"
     );
     assert!(message.contains("00000042.pgdict"), "{message}");
     assert!(message.contains("holds dictionary 1"), "{message}");

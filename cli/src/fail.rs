@@ -170,63 +170,56 @@ fn postgres_hint(what: &str, message: &str) -> &'static str {
     }
 }
 
+/// What to do about a store's error, where there is something to do.
+fn store_hint(error: &StoreError) -> Option<&'static str> {
+    Some(match error {
+        StoreError::NotAStore { .. } => {
+            "create a store with `pgdict demo` (it trains two dictionaries into ./dicts), or \
+             point --store (or PGDICT_STORE) at an existing one"
+        }
+        StoreError::NotFound { .. } => {
+            "`pgdict dict list` shows the ids this store holds; `pgdict dict sync --from DIR` \
+             copies dictionaries from another store"
+        }
+        StoreError::Conflict { .. } | StoreError::Exists { .. } => {
+            "the stores have diverged: ids were added on both sides; keep one store as the \
+             source of truth and rebuild the other from it"
+        }
+        StoreError::RowChanged { .. } => PG_ROW_CHANGED,
+        StoreError::Damaged { .. } | StoreError::IdMismatch { .. } => {
+            "mend it from a store that holds it intact: `pgdict dict sync --from DIR --repair` \
+             (or --from-pg CONNINFO); the other dictionaries still work"
+        }
+        StoreError::Connect { hint, .. } => hint,
+        StoreError::Postgres { what, message, .. } => postgres_hint(what, message),
+        _ => return None,
+    })
+}
+
 /// What to do next, for the errors whose remedy does not depend on the command.
 fn known_hint(error: &anyhow::Error) -> Option<String> {
     for cause in error.chain() {
-        if let Some(e) = cause.downcast_ref::<StoreError>() {
-            let hint = match e {
-                StoreError::NotAStore { .. } => {
-                    "create a store with `pgdict demo` (it trains two dictionaries into ./dicts), \
-                     or point --store (or PGDICT_STORE) at an existing one"
-                }
-                StoreError::NotFound { .. } => {
-                    "`pgdict dict list` shows the ids this store holds; `pgdict dict sync --from \
-                     DIR` copies dictionaries from another store"
-                }
-                StoreError::Conflict { .. } | StoreError::Exists { .. } => {
-                    "the stores have diverged: ids were added on both sides; keep one store as \
-                     the source of truth and rebuild the other from it"
-                }
-                StoreError::RowChanged { .. } => PG_ROW_CHANGED,
-                StoreError::Damaged { .. } | StoreError::IdMismatch { .. } => {
-                    "mend it from a store that holds it intact: `pgdict dict sync --from DIR \
-                     --repair` (or --from-pg CONNINFO); the other dictionaries still work"
-                }
-                StoreError::Connect { hint, .. } => hint,
-                StoreError::Postgres { what, message, .. } => postgres_hint(what, message),
-                _ => continue,
-            };
+        if let Some(hint) = cause.downcast_ref::<StoreError>().and_then(store_hint) {
             return Some(hint.into());
         }
-        match cause.downcast_ref::<DatumError>() {
-            Some(DatumError::MissingDictionary { .. }) => {
-                return Some(
-                    "copy it from a store that has it: `pgdict dict sync --from DIR` (or \
-                     --from-pg CONNINFO), or point --store at that store"
-                        .into(),
-                )
+        let hint = match cause.downcast_ref::<DatumError>() {
+            Some(DatumError::MissingDictionary { .. }) => Some(
+                "copy it from a store that has it: `pgdict dict sync --from DIR` (or --from-pg \
+                 CONNINFO), or point --store at that store",
+            ),
+            Some(DatumError::ForeignDictionary { .. }) => Some(
+                "decode with the store the datums were written with (--store, --pg-store); keep \
+                 one store as the source of truth and copy from it with `pgdict dict sync`, \
+                 which refuses stores that hold different dictionaries under one id",
+            ),
+            // The store's error is the reason, and its hint the remedy.
+            Some(DatumError::DictionaryUnreadable { reason, .. }) => {
+                reason.downcast_ref::<StoreError>().and_then(store_hint)
             }
-            Some(DatumError::ForeignDictionary { .. }) => {
-                return Some(
-                    "decode with the store the datums were written with (--store, --pg-store); \
-                     keep one store as the source of truth and copy from it with `pgdict dict \
-                     sync`, which refuses stores that hold different dictionaries under one id"
-                        .into(),
-                )
-            }
-            Some(DatumError::DictionaryUnreadable { reason, .. })
-                if reason.contains("behind the store's triggers") =>
-            {
-                return Some(PG_ROW_CHANGED.into())
-            }
-            Some(DatumError::DictionaryUnreadable { .. }) => {
-                return Some(
-                    "if its file is damaged, mend it from a store that holds it intact: `pgdict \
-                     dict sync --from DIR --repair` (or --from-pg CONNINFO)"
-                        .into(),
-                )
-            }
-            _ => {}
+            _ => None,
+        };
+        if let Some(hint) = hint {
+            return Some(hint.into());
         }
         if let Some(hint) = cause
             .downcast_ref::<SourceError>()

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
 use anyhow::Context;
-use pgdict::datum::{self, Codec, DictionaryLookup, PreparedDictionary};
+use pgdict::datum::{self, Codec, DictionaryLookup, LookupFailure, PreparedDictionary};
 use pgdict::dict::{CodecSet, Dictionary, DirStore, Metadata, PgStore, StoreEntry, StoreError};
 
 use crate::fail::user_error;
@@ -190,7 +190,7 @@ pub fn open_dir(path: &Path) -> anyhow::Result<DirStore> {
 }
 
 impl DictionaryLookup for AnyStore {
-    fn dictionary(&self, id: u32) -> Result<Option<Arc<PreparedDictionary>>, String> {
+    fn dictionary(&self, id: u32) -> Result<Option<Arc<PreparedDictionary>>, LookupFailure> {
         match self {
             AnyStore::Dir(s) => s.dictionary(id),
             AnyStore::Pg(s) => s.dictionary(id),
@@ -237,7 +237,7 @@ impl<'a> LazyStore<'a> {
 }
 
 impl DictionaryLookup for LazyStore<'_> {
-    fn dictionary(&self, id: u32) -> Result<Option<Arc<PreparedDictionary>>, String> {
+    fn dictionary(&self, id: u32) -> Result<Option<Arc<PreparedDictionary>>, LookupFailure> {
         match self.get() {
             Ok(store) => store.dictionary(id),
             // No store: the decode error names the id and says the store cannot be opened.
@@ -293,7 +293,7 @@ impl<'a> LocalDictionaries<'a> {
 }
 
 impl DictionaryLookup for LocalDictionaries<'_> {
-    fn dictionary(&self, id: u32) -> Result<Option<Arc<PreparedDictionary>>, String> {
+    fn dictionary(&self, id: u32) -> Result<Option<Arc<PreparedDictionary>>, LookupFailure> {
         self.store.dictionary(id)
     }
 

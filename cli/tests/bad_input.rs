@@ -311,7 +311,7 @@ fn truncated_input_names_the_record_and_keeps_the_output() {
                 "datum 1",
                 "dictionary 1",
                 "00000001.pgdict",
-                "hint: if its file is damaged",
+                "hint: mend it from a store that holds it intact",
             ],
         );
     assert_output_untouched(&dir, "out.txt", &before);

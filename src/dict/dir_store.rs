@@ -91,7 +91,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use crate::datum::{Codec, DictionaryLookup, PreparedDictionary};
+use crate::datum::{Codec, DictionaryLookup, LookupFailure, PreparedDictionary};
 use crate::dict::file::{self, CodecSet, Dictionary, FormatError, Metadata};
 use crate::dict::{lookup_answer, newest_active, Cache, Store, StoreEntry, StoreError};
 
@@ -857,7 +857,7 @@ impl Store for DirStore {
 impl DictionaryLookup for DirStore {
     /// The prepared dictionary; `Ok(None)` if the store does not hold it, `Err` with the
     /// reason if its file is damaged.
-    fn dictionary(&self, id: u32) -> Result<Option<Arc<PreparedDictionary>>, String> {
+    fn dictionary(&self, id: u32) -> Result<Option<Arc<PreparedDictionary>>, LookupFailure> {
         lookup_answer(self.prepared(id))
     }
 

@@ -48,7 +48,7 @@ use std::io;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use crate::datum::{Codec, DatumError, PreparedDictionary};
+use crate::datum::{Codec, DatumError, LookupFailure, PreparedDictionary};
 
 pub mod dir_store;
 pub mod file;
@@ -265,11 +265,11 @@ pub enum StoreError {
 /// "not there" is `Ok(None)`; any other failure is the reason the dictionary cannot be read.
 pub(crate) fn lookup_answer(
     prepared: Result<Arc<PreparedDictionary>, StoreError>,
-) -> Result<Option<Arc<PreparedDictionary>>, String> {
+) -> Result<Option<Arc<PreparedDictionary>>, LookupFailure> {
     match prepared {
         Ok(prepared) => Ok(Some(prepared)),
         Err(StoreError::NotFound { .. }) => Ok(None),
-        Err(e) => Err(e.to_string()),
+        Err(e) => Err(LookupFailure::new(e)),
     }
 }
 

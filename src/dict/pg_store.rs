@@ -71,7 +71,7 @@ use postgres::error::SqlState;
 use postgres::{Client, Transaction};
 
 use crate::conninfo;
-use crate::datum::{Codec, DictionaryLookup, PreparedDictionary};
+use crate::datum::{Codec, DictionaryLookup, LookupFailure, PreparedDictionary};
 use crate::dict::file::{self, CodecSet, Dictionary, FormatError, Metadata};
 use crate::dict::{
     lock, lookup_answer, newest_active, Cache, Inserted, Store, StoreEntry, StoreError,
@@ -782,7 +782,7 @@ impl Store for PgStore {
 impl DictionaryLookup for PgStore {
     /// The prepared dictionary; `Ok(None)` if the store does not hold it (yet: on a standby it
     /// may arrive later), `Err` with the reason if it cannot be read.
-    fn dictionary(&self, id: u32) -> Result<Option<Arc<PreparedDictionary>>, String> {
+    fn dictionary(&self, id: u32) -> Result<Option<Arc<PreparedDictionary>>, LookupFailure> {
         lookup_answer(self.prepared(id))
     }
 
