@@ -582,7 +582,8 @@ fn postgres_column_source() {
     // The client sees the end of the stream or a reset, as the timing falls.
     assert!(
         err.to_string().starts_with(&format!(
-            "PostgreSQL at 127.0.0.1:{}: fetching rows: the connection to the server was lost (",
+            "PostgreSQL at 127.0.0.1:{}: fetching rows of column payload of events: the \
+             connection to the server was lost (",
             cluster.port()
         )),
         "{err}"

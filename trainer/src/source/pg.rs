@@ -75,6 +75,8 @@ struct Cursor {
     /// Cancels the session's query if a signal ends the process while the cursor lives.
     _cancel_on_signal: crate::interrupt::Registration,
     server: String,
+    /// "column C of T", for error messages.
+    read: String,
     /// The query without TABLESAMPLE.
     full_query: String,
     /// Shared with [`Rows`]: cleared if the sample finds no rows and the whole column is
@@ -138,35 +140,30 @@ pub(super) fn open(source: &PgSource) -> Result<Rows, SourceError> {
     // live count may be behind (statistics not flushed yet, or none: a standby) or counted
     // twice (inserts flushed after an ANALYZE), so it only ever lowers a known reltuples,
     // which reads more rows, not fewer. Less the share of NULLs ANALYZE found in the column.
-    let estimate: f64 = client
+    let estimated_rows: f64 = client
         .query_one(
             "WITH RECURSIVE tree(oid) AS ( \
                SELECT $1::oid \
                UNION ALL SELECT i.inhrelid FROM pg_inherits i \
-               JOIN tree ON i.inhparent = tree.oid) \
+               JOIN tree ON i.inhparent = tree.oid), \
+             null_frac AS ( \
+               SELECT s.null_frac::float8 AS share FROM pg_stats s \
+               JOIN pg_class c ON c.relname = s.tablename \
+               JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = s.schemaname \
+               WHERE c.oid = $1 AND s.attname = $2 ORDER BY s.inherited DESC LIMIT 1) \
              SELECT coalesce(sum(CASE \
                  WHEN c.reltuples > 0 AND coalesce(s.n_live_tup, 0) > 0 \
                      THEN least(c.reltuples::float8, s.n_live_tup::float8) \
                  WHEN c.reltuples > 0 THEN c.reltuples::float8 \
                  ELSE coalesce(s.n_live_tup, 0)::float8 END), 0)::float8 \
+               * (1 - least(greatest(coalesce((SELECT share FROM null_frac), 0), 0), 1)) \
              FROM tree JOIN pg_class c ON c.oid = tree.oid \
              LEFT JOIN pg_stat_all_tables s ON s.relid = c.oid \
              WHERE c.relkind IN ('r', 'm')",
-            &[&oid],
-        )
-        .map_err(|e| pg_err(&format!("estimating the rows of {table}"), e))?
-        .get(0);
-    let null_frac: f64 = client
-        .query_opt(
-            "SELECT s.null_frac::float8 FROM pg_stats s \
-             JOIN pg_class c ON c.relname = s.tablename \
-             JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = s.schemaname \
-             WHERE c.oid = $1 AND s.attname = $2 ORDER BY s.inherited DESC LIMIT 1",
             &[&oid, &source.column],
         )
         .map_err(|e| pg_err(&format!("estimating the rows of {table}"), e))?
-        .map_or(0.0, |row| row.get(0));
-    let estimated_rows = estimate * (1.0 - null_frac.clamp(0.0, 1.0));
+        .get(0);
     let what = format!("looking up column {} of {table}", source.column);
     let column = client
         .query_opt(
@@ -262,6 +259,7 @@ pub(super) fn open(source: &PgSource) -> Result<Rows, SourceError> {
         client,
         _cancel_on_signal: cancel_on_signal,
         server,
+        read: format!("column {} of {table}", source.column),
         full_query,
         page_sample: page_sample.clone(),
         buffer: VecDeque::new(),
@@ -290,7 +288,7 @@ impl Cursor {
         let sql = format!("BEGIN READ ONLY; DECLARE {CURSOR} NO SCROLL CURSOR FOR {query}");
         self.client
             .batch_execute(&sql)
-            .map_err(|e| self.err("opening a cursor on the column", e))
+            .map_err(|e| self.err(&format!("opening a cursor on {}", self.read), e))
     }
 
     fn fetch(&mut self) -> Result<(), SourceError> {
@@ -298,7 +296,7 @@ impl Cursor {
         let rows = self
             .client
             .query(sql.as_str(), &[])
-            .map_err(|e| self.err("fetching rows", e))?;
+            .map_err(|e| self.err(&format!("fetching rows of {}", self.read), e))?;
         let mut bytes = 0;
         for row in rows {
             // The query reads every column as bytea.
@@ -316,9 +314,9 @@ impl Cursor {
         }
         if self.buffer.is_empty() && self.page_sample.get().is_some() && self.yielded == 0 {
             // The statistics promised rows the sampled pages did not hold: read it all.
-            self.client
-                .batch_execute("COMMIT")
-                .map_err(|e| self.err("closing the sampling cursor", e))?;
+            self.client.batch_execute("COMMIT").map_err(|e| {
+                self.err(&format!("closing the sampling cursor on {}", self.read), e)
+            })?;
             self.page_sample.set(None);
             let query = self.full_query.clone();
             self.declare(&query)?;
