@@ -36,9 +36,11 @@ pub(super) fn detect(mut source: Source, origin: &str) -> anyhow::Result<(DatumF
 pub(super) enum Told {
     /// PostgreSQL's binary COPY: it starts with the signature.
     Copy,
-    /// Hex text: its first line holding `\x`, and the lines before it, are text.
+    /// Hex text: its first line holding `\x`, and the lines before it, are text, and they are
+    /// not escape text.
     Hex,
     /// Escape text: text whose first lines each decode to one datum ([`escape_lines_agree`]).
+    /// It is told before hex text, as it may hold `\\x`.
     Escape,
     /// A datums file: each of its first records holds a datum exactly as long as the record
     /// ([`datum_records_agree`]).
@@ -65,16 +67,19 @@ pub(super) fn tell(start: &[u8], ended: bool) -> Option<Told> {
     let settled = ended || start.len() >= TEXT_WINDOW;
     let text = &window[..text_len(window, ended)];
     let all_text = text.len() == window.len();
-    match text.windows(2).position(|w| w == b"\\x") {
-        Some(x) if text[x..].contains(&b'\n') || (all_text && settled) => return Some(Told::Hex),
-        Some(_) => {}
-        // Text without a literal: escape text if its lines read as datums.
-        None if all_text => match escape_lines_agree(text, settled) {
-            Some(true) => return Some(Told::Escape),
-            _ if !settled => return None,
-            _ => {}
-        },
-        None => {}
+    // Escape text first: psql writes a backslash in a value as `\\`, so a value holding a
+    // backslash then `x` puts `\\x` in escape text. No line of hex text reads as escape text
+    // (`\x` is no escape; a header line is no datum), so hex text is told by its first line.
+    match all_text.then(|| escape_lines_agree(text, settled)) {
+        Some(Some(true)) => return Some(Told::Escape),
+        // Escape text so far: its next lines tell.
+        Some(None) => return None,
+        _ => {}
+    }
+    if let Some(x) = text.windows(2).position(|w| w == b"\\x") {
+        if text[x..].contains(&b'\n') || (all_text && settled) {
+            return Some(Told::Hex);
+        }
     }
     // Text so far, with a literal on a line yet to end.
     if all_text && !settled {

@@ -14,10 +14,10 @@
 //! The input streams through: this reader holds one datum at a time (`decompress` then holds a
 //! few batches of them, see `crate::in_order`). When neither `--format` nor the file name
 //! (`.datums`) says the format, it is told from the input's start, at most [`TEXT_WINDOW`]
-//! bytes of it ([`tell`]): binary COPY if it starts with COPY's signature; hex if its first
-//! line holding `\x` and the lines before it are text;
-//! escape text if it is text whose first lines each decode to one datum, as long as its own
-//! header says;
+//! bytes of it ([`tell`]): binary COPY if it starts with COPY's signature; escape text if it
+//! is text whose first lines each decode to one datum, as long as its own header says (escape
+//! text may hold `\\x`: a backslash, then `x`); hex if its first line holding `\x` and the
+//! lines before it are text;
 //! a datums file if each of its first records holds a datum exactly as long as the record, as
 //! the datum's own header says (what `pgdict compress` writes); otherwise a datums file, then
 //! varlenas back to back, whichever reads to the end. Standard input (or a pipe) is read only
@@ -913,6 +913,12 @@ mod tests {
             format!("{e:#}").starts_with("line 2: invalid input"),
             "{e:#}"
         );
+        // A value holding a backslash then `x` (`\\x` in escape text) is not hex text's
+        // literal: psql's escape output of zstd datums often has one.
+        let text = b"\\037C:\\\\xfiles\\\\data\n\\005a\n";
+        assert_eq!(detect_bytes(text).unwrap(), DatumFormatArg::Escape);
+        let found = parse(DatumFormatArg::Escape, &text[..]).unwrap();
+        assert_eq!(found[0].bytes, b"\x1fC:\\xfiles\\data");
         // Text whose lines are not datums is not escape text (nor any other format).
         let e = detect_bytes(b"abc\ndef\n").unwrap_err();
         assert!(format!("{e:#}").contains("neither hex text"), "{e:#}");
