@@ -167,6 +167,17 @@ pub enum Error {
         /// The most the frame's blocks can produce.
         max_content: usize,
     },
+    /// The payload's frame cannot be walked by its headers (a block header cut off, a block
+    /// running past the payload's end, the reserved block type): a whole decode refuses it
+    /// before allocating the raw length, which the blocks would otherwise not bound.
+    #[error(
+        "zstd: corrupt payload of {payload_len} bytes: its frame's block headers are cut off \
+         or malformed"
+    )]
+    MalformedFrame {
+        /// Length of the payload.
+        payload_len: usize,
+    },
     /// zstd found the payload malformed (or made with another dictionary).
     #[error("zstd: corrupt payload of {payload_len} bytes: {name} (zstd error {code})")]
     Corrupt {
@@ -263,17 +274,20 @@ fn check_payload(payload: &[u8], raw_len: usize) -> Result<(), Error> {
 /// for, and gives them even when the frame is shorter than the header says, as PostgreSQL's
 /// slicing does.)
 fn check_whole_payload(payload: &[u8], raw_len: usize) -> Result<(), Error> {
-    if let Some(frame) = check_frame(payload, raw_len)? {
-        // A header's claim is checked against what the blocks can make before the output
-        // is allocated (and, for the decoder into a buffer, zeroed): 37 KB of hostile payload
-        // claiming 1 GiB made it commit 1 GiB before zstd found the frame short.
-        if raw_len > frame.max_content {
-            return Err(Error::RawLenOverFrame {
-                raw_len,
-                payload_len: payload.len(),
-                max_content: frame.max_content,
-            });
-        }
+    // A header's claim is checked against what the blocks can make before the output is
+    // allocated (and, for the decoder into a buffer, zeroed): 37 KB of hostile payload
+    // claiming 1 GiB made it commit 1 GiB before zstd found the frame short. A frame that
+    // cannot be walked bounds nothing, and zstd would refuse it anyway: it is refused first
+    // (24 KB with a reserved block type committed 1 GiB the same way).
+    let frame = check_frame(payload, raw_len)?.ok_or(Error::MalformedFrame {
+        payload_len: payload.len(),
+    })?;
+    if raw_len > frame.max_content {
+        return Err(Error::RawLenOverFrame {
+            raw_len,
+            payload_len: payload.len(),
+            max_content: frame.max_content,
+        });
     }
     Ok(())
 }
@@ -324,7 +338,8 @@ struct FrameExtent {
 pub const MAX_BLOCK_CONTENT: usize = 128 * 1024;
 
 /// The length of the magicless frame at the start of `payload`, found by walking its header
-/// and block headers, or `None` if they are cut short or malformed (zstd reports those).
+/// and block headers, or `None` if they are cut short or malformed (a whole decode refuses those as
+/// [`Error::MalformedFrame`]; a prefix decode leaves them to zstd).
 ///
 /// A datum's payload is one frame; zstd's one-shot decoder would go on to decode a second
 /// frame after it, and its streaming decoder (the prefix decode) would not, so a payload
@@ -847,6 +862,11 @@ fn whole_frame_verdict(
     }
 }
 
+/// The output room a prefix decode starts with: a block's most. It grows as zstd fills it,
+/// so that the room reserved follows the bytes the frame gives, not the length its header
+/// claims (a 24 KB datum claiming 1 GiB reserved 1 GiB).
+const PREFIX_FIRST_ROOM: usize = MAX_BLOCK_CONTENT;
+
 /// Streams the first `wanted` (1..=`raw_len`) bytes out of a frame, in a context of its own.
 fn stream_prefix(
     payload: &[u8],
@@ -854,7 +874,7 @@ fn stream_prefix(
     wanted: usize,
     dict: Option<&ZstdDictionary>,
 ) -> Result<Vec<u8>, Error> {
-    let mut out = alloc_output(wanted)?;
+    let mut out = alloc_output(wanted.min(PREFIX_FIRST_ROOM))?;
     let prepared = dict.and_then(|d| d.prepared.as_ref());
     let dict_len = dict.map_or(0, |d| d.len);
     let bad = |code| corrupt(code, payload.len());
@@ -871,26 +891,36 @@ fn stream_prefix(
     }
 
     let mut input = InBuffer::around(payload);
-    let mut output = OutBuffer::around(&mut out);
     loop {
-        let (in_before, out_before) = (input.pos(), output.pos());
+        if out.len() == out.capacity() {
+            // Full, short of `wanted`: twice the room, at most `wanted`.
+            let more = out.len().min(wanted - out.len());
+            out.try_reserve_exact(more)
+                .map_err(|_| Error::OutOfMemory {
+                    bytes: out.len() + more,
+                })?;
+        }
+        let (in_before, out_before) = (input.pos(), out.len());
+        // zstd writes into the spare capacity and sets `out`'s length.
+        let mut output = OutBuffer::around_pos(&mut out, out_before);
         let hint = dctx
             .decompress_stream(&mut output, &mut input)
             .map_err(bad)?;
-        if output.pos() == wanted {
+        let produced = output.pos();
+        if produced >= wanted {
             break;
         }
         // End of frame (hint 0), or no progress: the payload ran out before the prefix.
-        if hint == 0 || (input.pos() == in_before && output.pos() == out_before) {
+        if hint == 0 || (input.pos() == in_before && produced == out_before) {
             return Err(Error::PrefixShort {
                 wanted,
-                produced: output.pos(),
+                produced,
                 raw_len,
             });
         }
     }
-    // `output` has set `out`'s length after every call; it is done with `out` now.
-    debug_assert_eq!(out.len(), wanted);
+    // The allocator may have given more room than asked for.
+    out.truncate(wanted);
     Ok(out)
 }
 

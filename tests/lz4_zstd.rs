@@ -5,6 +5,8 @@
 //! The corpus is read from `$PGDICT_CORPUS/rows`, else `../shared/corpus/rows` next to the
 //! workspace (`support/corpus.rs`). A missing corpus fails the tests.
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::os::raw::{c_char, c_int};
 
 use pgdict::lz4::{self, Lz4Compressor, Lz4Dictionary};
@@ -13,6 +15,52 @@ use pgdict::zstd::{self, ZstdCompressor, ZstdDecompressor, ZstdDictionary};
 #[allow(dead_code)]
 #[path = "support/corpus.rs"]
 mod corpus;
+
+/// The system allocator, noting the largest allocation each thread asks for
+/// ([`largest_allocation_of`]): a decoder must not reserve what a hostile header claims.
+struct NotingAllocator;
+
+thread_local! {
+    static LARGEST_ALLOCATION: Cell<usize> = const { Cell::new(0) };
+}
+
+fn note_allocation(size: usize) {
+    // `try_with`: nothing to note while the thread's locals are being torn down.
+    let _ = LARGEST_ALLOCATION.try_with(|largest| largest.set(largest.get().max(size)));
+}
+
+// SAFETY: every call is passed to `System` unchanged; noting a size allocates nothing.
+unsafe impl GlobalAlloc for NotingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note_allocation(layout.size());
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        note_allocation(layout.size());
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note_allocation(new_size);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: NotingAllocator = NotingAllocator;
+
+/// `work`'s result and the largest allocation it asked Rust's allocator for on this thread
+/// (zstd's own allocations, through malloc, are not seen).
+fn largest_allocation_of<T>(work: impl FnOnce() -> T) -> (T, usize) {
+    LARGEST_ALLOCATION.with(|largest| largest.set(0));
+    let result = work();
+    (result, LARGEST_ALLOCATION.with(Cell::get))
+}
 
 /// Rows per corpus file that are compressed (the rest feed dictionaries).
 const ROWS: usize = 200;
@@ -744,11 +792,14 @@ fn zstd_exact_errors() {
         b"hello hello hello he"
     );
     // With the magic number, the frame is not magicless: its first byte is a bad header.
+    // A whole decode refuses it before zstd reads it, as a frame its headers cannot walk.
     let framed = [&ZSTD_MAGIC[..], &payload].concat();
-    assert!(matches!(
+    assert_eq!(
         zstd::decompress(&framed, 23),
-        Err(Error::Corrupt { .. })
-    ));
+        Err(Error::MalformedFrame {
+            payload_len: framed.len()
+        })
+    );
     // Bytes after the frame are refused before zstd reads them as a second frame.
     let trailing = [&payload[..], &[0xFF, 0xFF]].concat();
     assert_eq!(
@@ -833,6 +884,52 @@ fn zstd_claims_beyond_the_frame_are_refused_before_allocating() {
         out.capacity()
     );
     assert_eq!(zstd::decompress_with_dict(&payload, claim, &dict), Err(err));
+    // A frame its headers cannot walk bounds nothing: refused before allocating too (24 KB of
+    // payload whose block header has the reserved type, or a block cut off, made the decoder
+    // reserve the 1 GiB claimed, and the decoder into a buffer zero it).
+    let block_len = (payload.len() - 6) as u32;
+    let reserved_type = [
+        &[0x00, 0x00][..],
+        &(3 << 1 | 1 | block_len << 3).to_le_bytes()[..3],
+    ]
+    .concat();
+    for malformed in [
+        [&reserved_type[..], &payload[5..]].concat(),
+        payload[..payload.len() - 1].to_vec(),
+    ] {
+        let (err, largest) = largest_allocation_of(|| {
+            decompressor.decompress_with_dict_into(&malformed, claim, &dict, &mut out)
+        });
+        let expected = Error::MalformedFrame {
+            payload_len: malformed.len(),
+        };
+        assert_eq!(err, Err(expected.clone()));
+        assert!(largest < 1 << 20, "{largest} bytes allocated");
+        let (err, largest) =
+            largest_allocation_of(|| zstd::decompress_with_dict(&malformed, claim, &dict));
+        assert_eq!(err, Err(expected));
+        assert!(largest < 1 << 20, "{largest} bytes allocated");
+    }
+    // A prefix decode's output grows with what the frame gives, not with the claim.
+    let (prefix, largest) = largest_allocation_of(|| {
+        zstd::decompress_prefix_with_dict(&payload, claim, claim - 1, &dict)
+    });
+    assert!(
+        matches!(
+            prefix,
+            Err(Error::PrefixShort {
+                produced: 110_000,
+                ..
+            })
+        ),
+        "{prefix:?}"
+    );
+    assert!(largest < 1 << 20, "{largest} bytes allocated");
+    let (prefix, largest) = largest_allocation_of(|| {
+        zstd::decompress_prefix_with_dict(&payload, claim, 100_000, &dict)
+    });
+    assert_eq!(prefix.unwrap(), text[..100_000]);
+    assert!(largest < 1 << 20, "{largest} bytes allocated");
     // Up to the blocks' most, the claim is zstd's to judge (the frame is short of it).
     assert!(matches!(
         zstd::decompress_with_dict(&payload, 128 * 1024, &dict),
