@@ -338,8 +338,8 @@ struct FrameExtent {
 pub const MAX_BLOCK_CONTENT: usize = 128 * 1024;
 
 /// The length of the magicless frame at the start of `payload`, found by walking its header
-/// and block headers, or `None` if they are cut short or malformed (a whole decode refuses those as
-/// [`Error::MalformedFrame`]; a prefix decode leaves them to zstd).
+/// and block headers, or `None` if they are cut short or malformed (a whole decode refuses
+/// those as [`Error::MalformedFrame`]; a prefix decode leaves them to zstd).
 ///
 /// A datum's payload is one frame; zstd's one-shot decoder would go on to decode a second
 /// frame after it, and its streaming decoder (the prefix decode) would not, so a payload
