@@ -24,20 +24,22 @@
 //! `PGDICT_TEST_CHILD_*` variables that tell the child what to do.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs;
+use std::fs::{self, File};
+use std::io;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::thread;
+use std::time::{Duration, Instant, SystemTime};
 
 #[path = "support/small_fs.rs"]
 mod small_fs;
 
 use pgdict::datum::{self, Codec, DatumEncoder, DatumError, DictionaryLookup, Form};
 use pgdict::dict::{
-    self, CodecSet, Dictionary, DirStore, FormatError, Gain, Metadata, Repaired, StoreEntry,
-    StoreError, SyncOptions,
+    self, CodecSet, Dictionary, DirStore, FormatError, Gain, Inserted, Metadata, Repaired,
+    StoreEntry, StoreError, SyncOptions,
 };
 use small_fs::SmallFs;
 use tempfile::TempDir;
@@ -634,6 +636,79 @@ fn a_leftover_claim_is_named_when_it_holds_an_id_without_hard_links() {
         "{err}"
     );
     assert!(!store.file_path(1).exists());
+}
+
+/// A claim a crash left is removed once stale by the insert it is in the way of: a sync used
+/// to fail on it for good, as only a successful write removed stale files.
+#[test]
+fn a_stale_claim_does_not_block_an_insert() {
+    let (dir, store) = new_store();
+    let claim = dir.path().join(".tmp-claim-00000003");
+    let file = File::create(&claim).unwrap();
+    file.set_modified(
+        SystemTime::now() - dict::dir_store::STALE_TEMP_AGE - Duration::from_secs(60),
+    )
+    .unwrap();
+    drop(file);
+    let three = Dictionary::new(3, CodecSet::ALL, 0, Metadata::new(), &content("c", 3)).unwrap();
+    assert_eq!(store.insert(&three).unwrap(), Inserted::Added);
+    assert!(!claim.exists());
+    assert_eq!(store.get(3).unwrap().content(), content("c", 3));
+}
+
+/// An insert that finds another writer's claim on the id waits for that writer, then compares
+/// with what it wrote: three syncs into one store at once used to fail now and then with
+/// "gave up ... taken by others", having looked twice within microseconds.
+#[test]
+fn an_insert_waits_for_the_writer_holding_the_claim() {
+    let (source_dir, source) = new_store();
+    source
+        .add(CodecSet::ALL, &content("c", 0), Metadata::new())
+        .unwrap();
+    let (dir, store) = new_store();
+    let claim = dir.path().join(".tmp-claim-00000001");
+    fs::write(&claim, b"").unwrap();
+    let other_writer = thread::spawn({
+        let (from, to) = (source.file_path(1), store.file_path(1));
+        move || {
+            thread::sleep(Duration::from_millis(50));
+            fs::copy(from, to).unwrap();
+            fs::remove_file(claim).unwrap();
+        }
+    });
+    let inserted = store.insert(&source.get(1).unwrap());
+    other_writer.join().unwrap();
+    assert_eq!(inserted.unwrap(), Inserted::AlreadyPresent);
+    drop(source_dir);
+}
+
+/// A FIFO or a symbolic link to nothing under a dictionary's name is named as what it is;
+/// reading the FIFO used to wait for a writer forever, and the link was "not in the store".
+#[test]
+fn a_fifo_or_dangling_link_named_as_a_dictionary_is_an_error_naming_it() {
+    let (dir, store) = new_store();
+    store
+        .add(CodecSet::ALL, &content("c", 0), Metadata::new())
+        .unwrap();
+    let fifo = store.file_path(2);
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    std::os::unix::fs::symlink(dir.path().join("nowhere"), store.file_path(3)).unwrap();
+    let fresh = DirStore::open(dir.path()).unwrap();
+    assert_eq!(ids(&fresh.list().unwrap()), [1, 2, 3]);
+    let err = fresh.get(2).unwrap_err();
+    assert!(
+        matches!(&err, StoreError::Io { path, .. } if *path == fifo),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("not a regular file"), "{err}");
+    let err = fresh.get(3).unwrap_err();
+    assert!(
+        matches!(&err, StoreError::Io { source, .. } if source.kind() == io::ErrorKind::NotFound),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("00000003.pgdict"), "{err}");
+    assert_eq!(fresh.get(1).unwrap().content(), content("c", 0));
 }
 
 /// An id lost once is not tried again, even when the listing does not show what took it: on

@@ -190,6 +190,18 @@ fn store_hint(error: &StoreError) -> Option<&'static str> {
             "mend it from a store that holds it intact: `pgdict dict sync --from DIR --repair` \
              (or --from-pg CONNINFO); the other dictionaries still work"
         }
+        StoreError::Claimed { .. } => {
+            "another pgdict may be putting that id in the store now: run it again in a moment; \
+             if none is running, the claim was left by one that was killed, and removing the \
+             claim file named above lets the id in"
+        }
+        StoreError::TooMuchContention { .. } => {
+            "other processes kept adding to the store at the same time: run it again"
+        }
+        StoreError::IdsExhausted { .. } => {
+            "a file or retirement marker with a huge id (made by hand?) takes the ids after it: \
+             list the store's directory for the highest-numbered name"
+        }
         StoreError::Connect { hint, .. } => hint,
         StoreError::Postgres { what, message, .. } => postgres_hint(what, message),
         _ => return None,
@@ -230,8 +242,15 @@ fn known_hint(error: &anyhow::Error) -> Option<String> {
         if let Some(e) = cause.downcast_ref::<io::Error>() {
             let hint = match e.kind() {
                 io::ErrorKind::NotFound => "check the path (`-` reads standard input)",
-                io::ErrorKind::PermissionDenied => "check the file's permissions",
-                io::ErrorKind::IsADirectory => "give a file, not a directory",
+                io::ErrorKind::PermissionDenied => {
+                    "check the permissions of the file or directory named above"
+                }
+                io::ErrorKind::ReadOnlyFilesystem => {
+                    "the file system named above is mounted read-only"
+                }
+                io::ErrorKind::IsADirectory => {
+                    "the path named above is a directory, where a file is needed"
+                }
                 _ => continue,
             };
             return Some(hint.into());

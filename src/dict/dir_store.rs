@@ -37,9 +37,9 @@
 //!
 //! A reader therefore sees either no file for an id or a complete, fsynced one, and a crash at
 //! any point leaves either no dictionary or a complete one, plus at most a stray temporary
-//! file ([`DirStore::temp_files`], [`DirStore::remove_temp_files`]), which the next add
-//! removes once it is [`STALE_TEMP_AGE`] old (an add in progress holds its temporary file for
-//! milliseconds, so no other writer's file goes). Two processes never get
+//! file ([`DirStore::temp_files`], [`DirStore::remove_temp_files`]), which the next add (after
+//! it succeeds) or insert (before it starts) removes once it is [`STALE_TEMP_AGE`] old (an add
+//! in progress holds its temporary file for milliseconds, so no other writer's file goes). Two processes never get
 //! the same id, with no lock file to go stale.
 //!
 //! ## Without hard links
@@ -121,6 +121,9 @@ const FAULT_ADD_AFTER_TEMP: &str = "dir-store-add-after-temp";
 /// How many ids one add tries before giving up: each failure means another process added a
 /// dictionary in between, so this bounds nothing a real workload reaches.
 const MAX_ADD_ATTEMPTS: usize = 1000;
+/// How many times [`DirStore::insert`] looks for an id another writer is putting in the store
+/// (waiting 1, 2, 4, ... 64 ms in between: about half a second in all).
+const INSERT_ATTEMPTS: usize = 12;
 
 /// Distinguishes the temporary files of one process.
 static TEMP_SEQ: AtomicU64 = AtomicU64::new(0);
@@ -319,7 +322,10 @@ impl DirStore {
         let path = self.file_path(id);
         let bytes = match read_capped(&path) {
             Ok(bytes) => bytes,
-            Err(ReadError::Io(e)) if e.kind() == io::ErrorKind::NotFound => {
+            // A symbolic link to nothing is a name the listing shows: not "not in the store".
+            Err(ReadError::Io(e))
+                if e.kind() == io::ErrorKind::NotFound && fs::symlink_metadata(&path).is_err() =>
+            {
                 return Err(StoreError::NotFound {
                     id,
                     store: self.describe(),
@@ -420,7 +426,12 @@ impl DirStore {
     /// [`StoreError::Exists`], and nothing is written.
     pub fn insert(&self, dict: &Dictionary) -> Result<Inserted, StoreError> {
         let id = dict.id();
-        for _ in 0..2 {
+        // A claim a crash left on this id would refuse every later insert of it (an add
+        // only removes stale files after it succeeds, and a sync that cannot insert never
+        // does): housekeeping first.
+        let _ = self.remove_temp_files(STALE_TEMP_AGE);
+        let claim = self.claim_path(id);
+        for attempt in 0..INSERT_ATTEMPTS {
             match self.get(id) {
                 Ok(there) => {
                     return if there.content_sha256() == dict.content_sha256() {
@@ -437,14 +448,16 @@ impl DirStore {
                 Err(StoreError::NotFound { .. }) => {}
                 Err(e) => return Err(e),
             }
-            if self.write_new(dict)? {
+            if !claim.exists() && self.write_new(dict)? {
                 self.cache.insert(Arc::new(dict.clone()));
                 return Ok(Inserted::Added);
             }
-            // Someone else wrote this id just now: compare with theirs.
+            // Another writer holds the id's claim (a sync of the same id: milliseconds) or
+            // wrote the id just now: wait for it, then compare with what it wrote.
+            std::thread::sleep(Duration::from_millis(1 << attempt.min(6)));
         }
-        // A claim holds the id (see "Adding" in the module documentation).
-        let claim = self.claim_path(id);
+        // A claim holds the id still (see "Adding" in the module documentation): a crashed
+        // adder's, not yet stale.
         if claim.exists() {
             return Err(StoreError::Claimed {
                 id,
@@ -452,10 +465,10 @@ impl DirStore {
                 claim,
             });
         }
-        // The name was taken, then gone again: only a hand-made change does that.
+        // The name was taken, then gone again, every time: only hand-made changes do that.
         Err(StoreError::TooMuchContention {
             store: self.describe(),
-            attempts: 2,
+            attempts: INSERT_ATTEMPTS,
         })
     }
 
@@ -824,8 +837,22 @@ enum ReadError {
 /// Reads a file, refusing one longer than any dictionary file can be before reading it (and
 /// never reading more than that, should it grow meanwhile).
 fn read_capped(path: &Path) -> Result<Vec<u8>, ReadError> {
-    let file = File::open(path).map_err(ReadError::Io)?;
-    let len = file.metadata().map_err(ReadError::Io)?.len();
+    use std::os::unix::fs::OpenOptionsExt;
+    // Non-blocking: opening a FIFO of a dictionary's name would otherwise wait for a writer.
+    // (It changes nothing for a regular file.)
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(ReadError::Io)?;
+    let metadata = file.metadata().map_err(ReadError::Io)?;
+    if !metadata.is_file() {
+        return Err(ReadError::Io(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file (a dictionary file is one)",
+        )));
+    }
+    let len = metadata.len();
     let cap = file::MAX_FILE_LEN as u64;
     if len > cap {
         return Err(ReadError::TooLong(len));

@@ -173,9 +173,10 @@ pub enum StoreError {
         /// The store.
         store: String,
     },
-    /// Too many concurrent adders kept taking the id this one chose.
+    /// Other writers kept taking the id this one chose.
     #[error(
-        "dictionary store: gave up adding to {store} after {attempts} ids were taken by others"
+        "dictionary store: gave up adding to {store} after {attempts} attempts: other writers \
+         kept taking the id"
     )]
     TooMuchContention {
         /// The store.
