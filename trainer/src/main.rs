@@ -41,8 +41,10 @@ HOW IT WORKS:
      with the dictionary, and for a zstd dictionary zstd with it. The report gives ratios
      (raw/stored) per size bucket and speeds.
   4. Store: if the dictionary saves at least 1% of what plain compression stores with its
-     codec (plain pglz for zstd, which pgdict stores only with a dictionary), it is added to
-     the store and its new id printed. Otherwise it is refused (exit 3) unless --force.
+     codec (plain pglz for zstd, which pgdict stores only with a dictionary), and 1% of what
+     the codec stores with an empty dictionary (the dictionary form's own saving), it is
+     added to the store and its new id printed. Otherwise it is refused (exit 3) unless
+     --force.
 
 SOURCES:
   rows.txt               one datum per line (line feed not included; empty lines skipped)
@@ -288,6 +290,7 @@ impl From<TrainError> for Failure {
         };
         let code = match error {
             TrainError::DoesNotHelp { .. }
+            | TrainError::ContentDoesNotHelp { .. }
             | TrainError::NothingHeldOut
             | TrainError::AllHeldOut { .. }
             | TrainError::Build(

@@ -142,6 +142,20 @@ impl Trained {
         let baseline = Method::baseline(codec);
         let plain = self.evaluation.all.get(baseline);
         let dict = Method::of(codec, true).and_then(|m| self.evaluation.all.get(m));
+        if let (Some(plain), Some(dict), Some(empty)) =
+            (plain, dict, self.evaluation.empty_dict_bytes)
+        {
+            if dict.stored_bytes as f64 <= plain.stored_bytes as f64 * (1.0 - MIN_SAVING) {
+                return Err(TrainError::ContentDoesNotHelp {
+                    codec,
+                    baseline: baseline.codec(),
+                    rows: self.evaluation.all.datums,
+                    plain_bytes: plain.stored_bytes,
+                    empty_bytes: empty,
+                    dict_bytes: dict.stored_bytes,
+                });
+            }
+        }
         Err(TrainError::DoesNotHelp {
             codec,
             baseline: baseline.codec(),
@@ -244,6 +258,9 @@ pub fn evaluation_json(evaluation: &Evaluation) -> Value {
             .filter_map(|b| Some((b.bucket?.label().to_string(), group(b))))
             .collect();
         map.insert("buckets".into(), Value::Object(buckets));
+        if let Some(empty) = evaluation.empty_dict_bytes {
+            map.insert("empty_dict_stored_bytes".into(), empty.into());
+        }
     }
     all
 }
@@ -319,6 +336,31 @@ pub enum TrainError {
         rows: u64,
         /// Stored bytes with plain `baseline` compression.
         plain_bytes: u64,
+        /// Stored bytes with the dictionary.
+        dict_bytes: u64,
+    },
+    /// The dictionary saves over plain compression, but no more than an empty dictionary
+    /// does ([`Evaluation::empty_dict_bytes`](crate::eval::Evaluation::empty_dict_bytes)):
+    /// the saving is the dictionary form's, not the content's.
+    #[error(
+        "the dictionary's content does not help: on {}, {codec} with it stores {dict_bytes} \
+         bytes against {plain_bytes} for plain {baseline}, but {empty_bytes} with an empty \
+         dictionary (the dictionary form's own saving; the content must save at least {}% \
+         more); not stored (--force stores it anyway)",
+        counted(*.rows, "held-out row"),
+        MIN_SAVING * 100.0
+    )]
+    ContentDoesNotHelp {
+        /// The codec judged.
+        codec: Codec,
+        /// What it was judged against, without a dictionary: the same codec (pglz for zstd).
+        baseline: Codec,
+        /// Held-out rows.
+        rows: u64,
+        /// Stored bytes with plain `baseline` compression.
+        plain_bytes: u64,
+        /// Stored bytes with `codec` and an empty dictionary.
+        empty_bytes: u64,
         /// Stored bytes with the dictionary.
         dict_bytes: u64,
     },

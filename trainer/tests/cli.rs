@@ -13,6 +13,7 @@
 //! | one row, held out by the draw | 3, "the one sampled row was held out"; `--content` measures it |
 //! | six rows for zstd's trainer | 3, "zstd's trainer needs 7 rows or more" |
 //! | a dictionary that saves under 1 % | 3, refused, no store; `--force` stores it |
+//! | random bytes as `--content`, on rows pglz's dictionary form saves on without content | 3, "the dictionary's content does not help", no store |
 //! | invalid JSON on line 3 | 1, "bad.jsonl:3: not a JSON value" |
 //! | binary COPY data read as lines (no `--format copy`, no `.copy` name) | 1, "starts with the signature of binary COPY data", no store |
 //! | bad CSV on line 4 | 1, "bad.csv:4: bad CSV" |
@@ -411,6 +412,41 @@ fn a_dictionary_that_does_not_help_is_refused_unless_forced() {
         "{err}"
     );
     assert!(stdout(&output).contains("refused: the dictionary does not help"));
+    assert!(work.stored().is_empty());
+
+    // Random bytes as the dictionary, on rows PostgreSQL's default leaves raw (300 random
+    // letters and a phrase five times: about 20 % to save, under its 25 %): pglz's dictionary
+    // form saves on them, with any content or none, and the content adds nothing.
+    let rows: Vec<Vec<u8>> = (0..600)
+        .map(|i| {
+            let letters: Vec<u8> = noise(i, 300).iter().map(|b| b'a' + b % 26).collect();
+            [
+                letters,
+                format!("<row {i:05} says hi> ").repeat(5).into_bytes(),
+            ]
+            .concat()
+        })
+        .collect();
+    work.file("unshared.txt", &lines(&rows));
+    work.file("random.bin", &noise(9999, 4095));
+    let output = work.run(&["--json", "--content", "random.bin", "unshared.txt"]);
+    assert_exit(&output, 3);
+    let err = stderr(&output);
+    assert!(
+        err.contains("refused: the dictionary's content does not help: on 600 held-out rows")
+            && err.contains("with an empty dictionary"),
+        "{err}"
+    );
+    let report: Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    let eval = &report["eval"];
+    assert!(
+        eval["pglz_dict"]["stored_bytes"].as_u64() < eval["pglz"]["stored_bytes"].as_u64(),
+        "{eval}"
+    );
+    assert_eq!(
+        eval["pglz_dict"]["stored_bytes"],
+        eval["empty_dict_stored_bytes"]
+    );
     assert!(work.stored().is_empty());
 
     // Nothing held out: nothing to judge by, refused the same way.
