@@ -190,8 +190,8 @@ pub enum DatumFormatArg {
     /// Length-prefixed records, as `pgdict compress` writes them: u32 little-endian length,
     /// then the datum.
     Datums,
-    /// Hex text, one datum per line: `\x0b616263` as psql prints a bytea (aligned or `-At`
-    /// output; headers and row counts are skipped), `\\x0b616263` as COPY's text format
+    /// Hex text, one datum per line: `\x09616263` as psql prints a bytea (aligned or `-At`
+    /// output; headers and row counts are skipped), `\\x09616263` as COPY's text format
     /// writes it (psql's \copy; `\N`, a NULL, is skipped), or a bytea array `{"\\x..",NULL}`
     /// as pageinspect's tuple_data_split prints it. In a line of several fields (`|` or a tab
     /// between them), each bytea is a datum.
@@ -402,7 +402,7 @@ struct DecompressArgs {
     /// any bytes: COPY t (body) FROM STDIN (FORMAT binary) loads it into a text or bytea
     /// column). Each is what `--format` reads back. Default: from the name of `-o`'s file as
     /// `--format` reads names (.jsonl/.ndjson: jsonl, .datums: datums, .copy: copy), else
-    /// lines.
+    /// lines; a name saying another format than the one given (or .hex) is refused.
     #[arg(long, value_enum, value_name = "FORMAT")]
     out_format: Option<RowOutFormat>,
 
@@ -440,17 +440,18 @@ pub enum RowOutFormat {
 
 /// Show each datum's header: form, PostgreSQL method, codec, dictionary id, raw and stored size
 ///
-/// Reads datums files, hex lines as psql prints a bytea (`\x0b616263`, aligned or `psql -At`
-/// output) or COPY's text format writes it (`\\x0b616263`), bytea arrays as pageinspect's
+/// Reads datums files, hex lines as psql prints a bytea (`\x09616263`, aligned or `psql -At`
+/// output) or COPY's text format writes it (`\\x09616263`), bytea arrays as pageinspect's
 /// `tuple_data_split` prints them, a binary COPY of a bytea column, and binary varlenas back
 /// to back; and the datum column of COPY data or CSV (--copy-column, --csv-column: what
 /// `compress --keep-columns` writes). Every datum is checked as a reader checks it; an invalid
 /// one is marked, and the exit status is then 3.
 ///
-/// To look at what PostgreSQL itself stored, with pageinspect:
+/// To look at what PostgreSQL itself stored, with pageinspect (`[2]`: the column's number;
+/// tuple_data_split gives every column, and an integer's bytes are no datum):
 ///
-///   psql -At -c "SELECT tuple_data_split('t'::regclass, t_data, t_infomask, t_infomask2, t_bits)
-///                FROM heap_page_items(get_raw_page('t', 0))" | pgdict inspect
+///   psql -At -c "SELECT (tuple_data_split('t'::regclass, t_data, t_infomask, t_infomask2,
+///                t_bits))[2] FROM heap_page_items(get_raw_page('t', 0))" | pgdict inspect
 ///
 /// The datums `compress --keep-columns` wrote beside the other columns:
 ///

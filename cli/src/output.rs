@@ -73,6 +73,10 @@ pub enum Writes {
     BinaryCopy,
     /// COPY data or CSV, the rows as read with their datums in place (`--keep-columns`).
     Records,
+    /// Rows, one a line (`decompress`): CSV rows come back as CSV.
+    Lines,
+    /// Rows as JSON Lines (`decompress --out-format jsonl`).
+    JsonLines,
 }
 
 impl Writes {
@@ -82,6 +86,8 @@ impl Writes {
             Writes::HexLines => "hex lines",
             Writes::BinaryCopy => "binary COPY data",
             Writes::Records => "COPY data",
+            Writes::Lines => "lines of text",
+            Writes::JsonLines => "JSON Lines",
         }
     }
 }
@@ -187,6 +193,8 @@ impl Output {
             Writes::HexLines => matches!(extension.as_str(), "hex" | "csv"),
             Writes::BinaryCopy => extension == "copy",
             Writes::Records => matches!(extension.as_str(), "copy" | "csv"),
+            Writes::Lines => extension == "csv",
+            Writes::JsonLines => matches!(extension.as_str(), "jsonl" | "ndjson"),
         };
         if fits {
             return Ok(());
@@ -412,7 +420,7 @@ fn keep_owner(file: &fs::File, old: &fs::Metadata) {
     }
 }
 
-/// Writes `bytes` as a bytea hex literal line: `\x0b616263`.
+/// Writes `bytes` as a bytea hex literal line: `\x09616263`.
 pub fn write_hex_line(out: &mut impl Write, bytes: &[u8]) -> io::Result<()> {
     let mut line = vec![0; 3 + 2 * bytes.len()];
     let (start, rest) = line.split_at_mut(2);

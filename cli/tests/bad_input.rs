@@ -468,6 +468,35 @@ fn wrong_formats_say_which_format_was_expected() {
         fs::read_to_string(dir.path("back.JSONL")).unwrap(),
         "\"one\"\n\"two\"\n\"three\"\n"
     );
+    // decompress refuses such names too (it wrote lines into back.jsonl or back.hex).
+    for (flags, name, message) in [
+        (
+            &["--out-format", "lines"][..],
+            "back.jsonl",
+            "decompress writes lines of text, but the name back.jsonl says JSON Lines",
+        ),
+        (
+            &[],
+            "back.hex",
+            "decompress writes lines of text, but the name back.hex says hex lines",
+        ),
+        (
+            &["--out-format", "datums"],
+            "back.copy",
+            "decompress writes a datums file, but the name back.copy says COPY data",
+        ),
+    ] {
+        let mut args = vec!["decompress", "x.HEX", "-o", name];
+        args.extend(flags);
+        dir.run(&args)
+            .fails(2, &[message, "name the output for what it holds"]);
+        assert!(!dir.path(name).exists(), "{name}");
+    }
+    dir.run(&["decompress", "x.HEX", "-o", "back.csv"]).ok();
+    assert_eq!(
+        fs::read_to_string(dir.path("back.csv")).unwrap(),
+        "one\ntwo\nthree\n"
+    );
 }
 
 /// A dictionary of another store under the same id cannot be recognised from the datum (the

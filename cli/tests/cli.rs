@@ -355,7 +355,7 @@ fn compress_decompress_round_trip_as_datums_file_hex_and_copy() {
     assert_eq!(back.stdout, fs::read(&jsonl).unwrap());
 
     // Without --out-format, the output file's name picks the format as --format reads names;
-    // an explicit --out-format wins over the name.
+    // an explicit --out-format the name contradicts is refused (see bad_input.rs).
     dir.run(&["decompress", "m.datums", "-o", "m.jsonl"]).ok();
     assert_eq!(
         fs::read(dir.path("m.jsonl")).unwrap(),
@@ -376,7 +376,7 @@ fn compress_decompress_round_trip_as_datums_file_hex_and_copy() {
         "-o",
         "m2.jsonl",
     ])
-    .fails(1, &["holds a line feed"]);
+    .fails(2, &["the name m2.jsonl says JSON Lines"]);
     assert!(!dir.path("m.txt").exists() && !dir.path("m2.jsonl").exists());
 }
 

@@ -20,7 +20,7 @@ use pgdict_trainer::source::{self, copy, datums_file, Format, SourceSpec};
 use crate::datum_input::{record_datum, Datum, Datums};
 use crate::fail::{usage_error, user_error};
 use crate::in_order::{self, Batch, ItemReader, ResultWriter};
-use crate::output::Output;
+use crate::output::{Output, Writes};
 use crate::row_input::{note_terminal_stdin, SourceItems};
 use crate::store::{LazyStore, LocalDictionaries};
 use crate::text::counted;
@@ -43,6 +43,21 @@ pub fn run(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> 
         },
         None => RowOutFormat::Lines,
     });
+    // A name saying another format than --out-format writes is refused, as compress does.
+    let writes = match out_format {
+        RowOutFormat::Lines => Writes::Lines,
+        RowOutFormat::Jsonl => Writes::JsonLines,
+        RowOutFormat::Datums => Writes::Datums,
+        RowOutFormat::Copy => Writes::BinaryCopy,
+    };
+    Output::refuse_a_name_for_another_format(
+        args.output.as_deref(),
+        writes,
+        "decompress",
+        "name the output for what it holds: without --out-format, the name says what to write \
+         (.jsonl: JSON Lines, .datums: a datums file, .copy: binary COPY, .csv or another \
+         name: lines); decompress writes no hex lines",
+    )?;
     let binary = matches!(out_format, RowOutFormat::Datums | RowOutFormat::Copy);
     let mut out = Output::open(
         args.output.as_deref(),

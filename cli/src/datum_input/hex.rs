@@ -1,5 +1,5 @@
-//! Hex text: what psql prints of a bytea column (`\x0b616263`), with its decorations, what
-//! COPY's text format writes of one (`\\x0b616263`), and bytea arrays; and the hint for CSV
+//! Hex text: what psql prints of a bytea column (`\x09616263`), with its decorations, what
+//! COPY's text format writes of one (`\\x09616263`), and bytea arrays; and the hint for CSV
 //! read as hex text.
 
 use std::collections::VecDeque;
@@ -15,9 +15,9 @@ use crate::fail::Hint;
 /// `\x` and two digits a byte, with room for a few other columns and the line end.
 const MAX_HEX_LINE_LEN: usize = 2 * datums_file::MAX_DATUM_LEN + 4096;
 
-/// Hex text: each line holds datums as psql prints a bytea (`\x0b616263`) or COPY's text
-/// format writes one (`\\x0b616263`, and `\N` for a NULL, which is no datum), or a bytea array
-/// as pageinspect's `tuple_data_split` prints one (`{"\\x0b616263",NULL}`). psql's decorations
+/// Hex text: each line holds datums as psql prints a bytea (`\x09616263`) or COPY's text
+/// format writes one (`\\x09616263`, and `\N` for a NULL, which is no datum), or a bytea array
+/// as pageinspect's `tuple_data_split` prints one (`{"\\x09616263",NULL}`). psql's decorations
 /// (a header line over a line of dashes, `(3 rows)`, `-[ RECORD 1 ]-`) are skipped, and in
 /// rows of several columns (`1 | \x0b61`, or COPY's `1<tab>\\x0b61`) every field that is a
 /// bytea is a datum.

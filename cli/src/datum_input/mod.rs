@@ -4,7 +4,7 @@
 //!
 //! ```text
 //!   datums    u32 little-endian length, then the datum; again   (what `pgdict compress` writes)
-//!   hex       lines of `\x0b616263` as psql prints a bytea (`\\x0b616263` as COPY's text
+//!   hex       lines of `\x09616263` as psql prints a bytea (`\\x09616263` as COPY's text
 //!             format writes it), or bytea arrays `{"\\x0b61",NULL}`
 //!   escape    lines of `\013abc` as psql prints a bytea under `bytea_output = escape`
 //!   copy      PostgreSQL's binary COPY of one bytea column (`pgdict_trainer::source::copy`)
