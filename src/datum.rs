@@ -436,10 +436,7 @@ pub enum DatumError {
         position: usize,
     },
     /// The datum's dictionary is not in the store it was looked up in.
-    #[error(
-        "datum: dictionary {id} is not in {store}; run `pgdict dict sync` to copy it \
-         from a store that has it"
-    )]
+    #[error("datum: dictionary {id} is not in {store}")]
     MissingDictionary {
         /// The dictionary id from the header.
         id: u32,
@@ -1080,7 +1077,7 @@ impl DictionaryLookup for NoDictionaries {
     }
 
     fn describe(&self) -> String {
-        "no dictionary store (none was given)".to_string()
+        "an empty set of dictionaries (no store was given)".to_string()
     }
 }
 

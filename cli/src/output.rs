@@ -310,7 +310,8 @@ impl Output {
             });
         let temp = match temp {
             Ok(temp) => temp,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            // (Not for a directory that is there but takes no new file by that answer: /proc.)
+            Err(e) if e.kind() == io::ErrorKind::NotFound && !dir.is_dir() => {
                 return Err(user_error(
                     format!(
                         "cannot create {name}: there is no directory {}",

@@ -200,7 +200,9 @@ pub(super) fn detect_binary(source: &Source, origin: &str) -> anyhow::Result<Dat
             root_message(&as_datums),
             root_message(&as_varlenas)
         ),
-        "say which it is with --format datums|hex|escape|copy|varlena",
+        "say which it is with --format datums|hex|escape|copy|varlena; for a bytea column of \
+         COPY data or CSV (what \\copy writes, also of one column), name it with --copy-column \
+         or --csv-column (0 for the first)",
     ))
 }
 

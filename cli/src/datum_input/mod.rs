@@ -268,8 +268,28 @@ fn bytea_datum(text: &[u8]) -> anyhow::Result<Vec<u8>> {
     anyhow::bail!(
         "not a bytea in hex (\\x...), and in escape format it is {}, not a datum ({why}): {}",
         counted(bytes.len() as u64, "byte"),
-        hex::shorten(&String::from_utf8_lossy(text), 40)
+        hex::shorten(&printable(text), 40)
     )
+}
+
+/// `text` to show in a message: control characters (NUL, ESC, ...) and bytes that are not
+/// UTF-8 escaped as Rust writes them (`\0`, `\u{1b}`, `\xff`), so none reaches the terminal;
+/// the rest, backslashes included, as it is.
+fn printable(text: &[u8]) -> String {
+    let mut shown = String::with_capacity(text.len());
+    for chunk in text.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if c.is_control() {
+                shown.extend(c.escape_debug());
+            } else {
+                shown.push(c);
+            }
+        }
+        for byte in chunk.invalid() {
+            shown.push_str(&format!("\\x{byte:02x}"));
+        }
+    }
+    shown
 }
 
 impl ItemReader for Datums {
@@ -562,7 +582,8 @@ fn format_hint(format: DatumFormatArg) -> &'static str {
         }
         DatumFormatArg::Hex => {
             "give one datum per line as psql prints a bytea: \\x followed by an even number of \
-             hex digits (`psql -At` prints nothing else)"
+             hex digits (`psql -At` prints nothing else); COPY data of a bytea column under \
+             bytea_output = escape is read with --copy-column 0"
         }
         DatumFormatArg::Escape => {
             "give one datum per line as psql -At prints a bytea under bytea_output = escape: \
@@ -866,6 +887,16 @@ mod tests {
             let e = format!("{:#}", bytea_datum(text).unwrap_err());
             assert!(e.contains(said), "{e}");
         }
+    }
+
+    #[test]
+    fn messages_show_control_bytes_escaped() {
+        assert_eq!(
+            printable(b"a\\x\0\x1b[31m\xff\t\xc3\xa9"),
+            "a\\x\\0\\u{1b}[31m\\xff\\té"
+        );
+        let e = format!("{:#}", bytea_datum(b"\x0c\0\0\0\x19hello").unwrap_err());
+        assert!(e.ends_with(": \\u{c}\\0\\0\\0\\u{19}hello"), "{e}");
     }
 
     #[test]
