@@ -362,6 +362,21 @@ fn dict(id: u32, bytes: &[u8]) -> Arc<PreparedDictionary> {
     Arc::new(PreparedDictionary::new(id, bytes).unwrap())
 }
 
+/// The smallest pglz dictionary datum is 13 bytes (10 of header, a control byte, a 2-byte tag
+/// of up to 17 bytes), so it beats raw's n + 1 from 13 raw bytes on, which
+/// `Strategy::DICTIONARY` starts trying at.
+#[test]
+fn a_pglz_dictionary_datum_pays_from_13_bytes() {
+    let text = b"0123456789abcdefghij";
+    let d = dict(3, text);
+    let mut encoder = DatumEncoder::new();
+    for n in 10..=17 {
+        let stored = encoder.encode(&text[..n], Codec::Pglz, Some(&d)).unwrap();
+        let expected = if n >= 13 { 13 } else { n + 1 };
+        assert_eq!(stored.len(), expected, "{n} bytes");
+    }
+}
+
 #[test]
 fn corrupt_headers_are_rejected_with_exact_errors() {
     let d7: Dictionaries = [dict(7, b"some dictionary bytes, some dictionary bytes")]

@@ -164,12 +164,13 @@ impl Strategy {
     /// PostgreSQL's 32-byte minimum and 25 % rule were made for an empty history, where short
     /// inputs rarely compress. With a dictionary short inputs do, and the datum encoder
     /// compares whole stored datums (headers included) and keeps the smallest form anyway, so
-    /// this strategy only refuses what cannot pay: inputs under 8 bytes (the dictionary form's
-    /// header alone is 10 bytes against raw's 1) and results that save nothing. It still gives
+    /// this strategy only refuses what cannot pay: inputs under 13 bytes (the dictionary form
+    /// is at least 13 bytes, its 10-byte header and one tag under a control byte, against raw's
+    /// n + 1) and results that save nothing. It still gives
     /// up after 1 KB of output without a match, as PostgreSQL's default does, so incompressible
     /// data costs little time.
     pub const DICTIONARY: Strategy = Strategy {
-        min_input_size: 8, // Under 8 bytes no compressed form beats raw
+        min_input_size: 13, // Under 13 bytes no dictionary datum beats raw
         max_input_size: i32::MAX,
         min_comp_rate: 0, // Any saving; the datum encoder picks the smallest form
         first_success_by: 1024, // Give up if no match in the first 1 KB of output
