@@ -182,8 +182,10 @@ fn store_hint(error: &StoreError) -> Option<&'static str> {
              copies dictionaries from another store"
         }
         StoreError::Conflict { .. } | StoreError::Exists { .. } => {
-            "the stores have diverged: ids were added on both sides; keep one store as the \
-             source of truth and rebuild the other from it"
+            "the stores have diverged: each gave these ids to a different dictionary, and the \
+             datums written with either name it by id: keep both stores whole (deleting a \
+             dictionary loses its datums), decode each side's datums with its own store, and \
+             from now on add dictionaries on one side only and sync from it"
         }
         StoreError::RowChanged { .. } => PG_ROW_CHANGED,
         StoreError::Damaged { .. } | StoreError::IdMismatch { .. } => {

@@ -139,6 +139,26 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
     (year, month, day)
 }
 
+/// `text` to show in a message or a table: control characters (NUL, ESC, ...) and bytes that
+/// are not UTF-8 escaped as Rust writes them (`\0`, `\u{1b}`, `\xff`), so none reaches the
+/// terminal; the rest, backslashes included, as it is.
+pub fn printable(text: &[u8]) -> String {
+    let mut shown = String::with_capacity(text.len());
+    for chunk in text.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if c.is_control() {
+                shown.extend(c.escape_debug());
+            } else {
+                shown.push(c);
+            }
+        }
+        for byte in chunk.invalid() {
+            shown.push_str(&format!("\\x{byte:02x}"));
+        }
+    }
+    shown
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

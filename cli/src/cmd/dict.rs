@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 
 use crate::output::Output;
 use crate::store::{open_dir, AnyStore};
-use crate::text::{thousands, utc, Align, Table};
+use crate::text::{printable, thousands, utc, Align, Table};
 use crate::{DictCommand, StoreArgs, SyncArgs};
 
 pub fn run(store_args: &StoreArgs, command: DictCommand) -> anyhow::Result<u8> {
@@ -160,7 +160,9 @@ fn list(store_args: &StoreArgs, json: bool) -> anyhow::Result<u8> {
                     utc(dict.created_micros()),
                     status(entry, &auto),
                     gains(dict),
-                    dict.metadata().source.unwrap_or_else(|| "-".into()),
+                    dict.metadata()
+                        .source
+                        .map_or_else(|| "-".into(), |s| printable(s.as_bytes())),
                 ],
                 Err(_) => {
                     let mut row = vec![entry.id.to_string()];
@@ -259,11 +261,13 @@ fn show(
             ),
             ("created", utc(dict.created_micros())),
         ];
+        // Metadata comes from whoever made the dictionary: shown escaped, never as terminal
+        // control sequences.
         if let Some(source) = &metadata.source {
-            lines.push(("source", source.clone()));
+            lines.push(("source", printable(source.as_bytes())));
         }
         if let Some(trainer) = &metadata.trainer {
-            lines.push(("trainer", trainer.clone()));
+            lines.push(("trainer", printable(trainer.as_bytes())));
         }
         if let (Some(rows), Some(bytes)) = (metadata.sample_rows, metadata.sample_bytes) {
             lines.push((

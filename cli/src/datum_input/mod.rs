@@ -268,28 +268,8 @@ fn bytea_datum(text: &[u8]) -> anyhow::Result<Vec<u8>> {
     anyhow::bail!(
         "not a bytea in hex (\\x...), and in escape format it is {}, not a datum ({why}): {}",
         counted(bytes.len() as u64, "byte"),
-        hex::shorten(&printable(text), 40)
+        hex::shorten(&crate::text::printable(text), 40)
     )
-}
-
-/// `text` to show in a message: control characters (NUL, ESC, ...) and bytes that are not
-/// UTF-8 escaped as Rust writes them (`\0`, `\u{1b}`, `\xff`), so none reaches the terminal;
-/// the rest, backslashes included, as it is.
-fn printable(text: &[u8]) -> String {
-    let mut shown = String::with_capacity(text.len());
-    for chunk in text.utf8_chunks() {
-        for c in chunk.valid().chars() {
-            if c.is_control() {
-                shown.extend(c.escape_debug());
-            } else {
-                shown.push(c);
-            }
-        }
-        for byte in chunk.invalid() {
-            shown.push_str(&format!("\\x{byte:02x}"));
-        }
-    }
-    shown
 }
 
 impl ItemReader for Datums {
@@ -892,7 +872,7 @@ mod tests {
     #[test]
     fn messages_show_control_bytes_escaped() {
         assert_eq!(
-            printable(b"a\\x\0\x1b[31m\xff\t\xc3\xa9"),
+            crate::text::printable(b"a\\x\0\x1b[31m\xff\t\xc3\xa9"),
             "a\\x\\0\\u{1b}[31m\\xff\\té"
         );
         let e = format!("{:#}", bytea_datum(b"\x0c\0\0\0\x19hello").unwrap_err());
