@@ -72,9 +72,11 @@ EXAMPLES:
   pgdict-trainer --codec both --json rows.txt   pglz and lz4 dictionaries, JSON report
   pgdict-trainer --codec zstd rows.jsonl        a 64 KB zstd dictionary (not PostgreSQL's)
   pgdict-trainer --dry-run --builder zstd rows.txt   measure zstd's trainer, store nothing
-  pgdict dict show 3 --content d3.bin && pgdict-trainer --content d3.bin --store other rows.txt
-                                                a dictionary of one store, measured on these
-                                                rows, into another under a new id";
+  pgdict dict show 3 --content d3.bin && pgdict-trainer --codec lz4 --content d3.bin \\
+      --store other rows.txt                    lz4 dictionary 3 of one store, measured on
+                                                these rows, into another under a new id
+                                                (--codec as `dict show` says: pglz is the
+                                                default)";
 
 /// Train a compression dictionary for small PostgreSQL values, measure what it buys on rows
 /// it was not trained on, and add it to a pgdict dictionary store.

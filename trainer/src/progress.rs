@@ -195,6 +195,9 @@ impl Progress for Bars {
     fn end(&self, message: &str) {
         if let Some(bar) = self.current.take() {
             bar.finish_with_message(message.to_string());
+            // indicatif leaves the cursor at the end of the finished bar: what is written
+            // next (the report, on standard output) starts on a line of its own.
+            eprintln!();
         }
     }
 }

@@ -853,8 +853,18 @@ fn open_dir(path: &Path) -> Result<Rows, SourceError> {
     for entry in fs::read_dir(path).map_err(io_err(origin.clone()))? {
         let entry = entry.map_err(io_err(origin.clone()))?;
         let file = entry.path();
-        // Follow symbolic links; skip subdirectories, sockets and the like.
-        let meta = fs::metadata(&file).map_err(io_err(file.display().to_string()))?;
+        // Follow symbolic links; skip subdirectories, sockets and the like, and links to
+        // nothing.
+        let meta = match fs::metadata(&file) {
+            Ok(meta) => meta,
+            Err(e)
+                if e.kind() == std::io::ErrorKind::NotFound
+                    && entry.file_type().is_ok_and(|t| t.is_symlink()) =>
+            {
+                continue
+            }
+            Err(e) => return Err(io_err(file.display().to_string())(e)),
+        };
         if meta.is_file() {
             len += meta.len();
             files.push((entry.file_name(), file));
@@ -1096,6 +1106,8 @@ mod tests {
         file(dir.path(), "c.bin", b"\0\x01\x02");
         fs::create_dir(dir.path().join("sub")).unwrap();
         file(&dir.path().join("sub"), "z", b"not read");
+        // A link to nothing is skipped too (it stopped the whole read).
+        std::os::unix::fs::symlink(dir.path().join("gone"), dir.path().join("d-dangling")).unwrap();
         let spec = SourceSpec::from_arg(dir.path(), None);
         assert_eq!(spec, SourceSpec::Dir(dir.path().to_path_buf()));
         let mut rows = open(&spec).unwrap();
