@@ -530,6 +530,15 @@ fn run(args: &Args) -> Result<u8, Failure> {
         thousands(sample.bytes_seen),
         args.seed,
     ))?;
+    if sample.rows_too_long > 0 {
+        out.text(&format!(
+            "note: {} left out, each longer than the sample may hold in all (--max-bytes {}; \
+             {} for the held-out rows)\n",
+            counted(sample.rows_too_long, "row"),
+            thousands(options.max_bytes as u64),
+            thousands(options.holdout_limits().max_bytes as u64),
+        ))?;
+    }
 
     let mut refused = false;
     let mut stored = 0;
@@ -767,6 +776,7 @@ fn json_report(report: &Report, sample: &pgdict_trainer::sample::Sample, args: &
             "train_rows": t.train_rows,
             "train_bytes": t.train_bytes,
             "holdout_rows": sample.eval.len(),
+            "rows_too_long": sample.rows_too_long,
             "table_sample_percent": report.page_sample.map(|pages| pages.percent),
             "table_rows_estimate": report.page_sample.map(|pages| pages.estimated_rows),
         },

@@ -53,6 +53,8 @@ pub struct Sample {
     pub rows_seen: u64,
     /// Bytes offered to the sampler in all.
     pub bytes_seen: u64,
+    /// Rows left out for being longer than their side may hold in all (its `max_bytes`).
+    pub rows_too_long: u64,
 }
 
 /// One side's reservoir: the rows in key order up to the first that does not fit the limits.
@@ -135,6 +137,7 @@ pub struct Sampler {
     eval: Reservoir,
     rows_seen: u64,
     bytes_seen: u64,
+    rows_too_long: u64,
 }
 
 impl Sampler {
@@ -158,6 +161,7 @@ impl Sampler {
             eval: Reservoir::new(eval),
             rows_seen: 0,
             bytes_seen: 0,
+            rows_too_long: 0,
         }
     }
 
@@ -168,11 +172,15 @@ impl Sampler {
         let index = self.rows_seen;
         self.rows_seen += 1;
         self.bytes_seen += row.len() as u64;
-        if side < self.eval_threshold {
-            self.eval.offer(key, index, row);
+        let reservoir = if side < self.eval_threshold {
+            &mut self.eval
         } else {
-            self.train.offer(key, index, row);
+            &mut self.train
+        };
+        if row.len() > reservoir.limits.max_bytes {
+            self.rows_too_long += 1;
         }
+        reservoir.offer(key, index, row);
     }
 
     /// The two samples.
@@ -182,6 +190,7 @@ impl Sampler {
             eval: self.eval.into_rows(),
             rows_seen: self.rows_seen,
             bytes_seen: self.bytes_seen,
+            rows_too_long: self.rows_too_long,
         }
     }
 }
@@ -264,6 +273,10 @@ mod tests {
             &rows,
         );
         assert!(s.train.is_empty());
+        // ... and counted, for the report to say so.
+        assert_eq!(s.rows_too_long, 1000);
+        let s = sample(3, train, Limits::UNBOUNDED, 0.0, &rows);
+        assert_eq!(s.rows_too_long, 0);
     }
 
     /// Under a byte bound that binds, with rows of two sizes: a small row read late is kept
