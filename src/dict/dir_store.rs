@@ -39,8 +39,8 @@
 //! any point leaves either no dictionary or a complete one, plus at most a stray temporary
 //! file ([`DirStore::temp_files`], [`DirStore::remove_temp_files`]), which the next add (after
 //! it succeeds) or insert (before it starts) removes once it is [`STALE_TEMP_AGE`] old (an add
-//! in progress holds its temporary file for milliseconds, so no other writer's file goes). Two processes never get
-//! the same id, with no lock file to go stale.
+//! in progress holds its temporary file for milliseconds, so no other writer's file goes).
+//! Two processes never get the same id, with no lock file to go stale.
 //!
 //! ## Without hard links
 //!
