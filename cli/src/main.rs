@@ -458,6 +458,9 @@ pub enum RowOutFormat {
 ///   pgdict inspect packed.csv --csv-column body
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
+// The help is this comment as written: SQL's `[2]` is a subscript, not a link, and escaping it
+// would show the backslashes.
+#[allow(rustdoc::broken_intra_doc_links)]
 struct InspectArgs {
     #[command(flatten)]
     datums: DatumInput,
