@@ -170,10 +170,6 @@ const METHOD_PGLZ: u32 = 0;
 const METHOD_LZ4: u32 = 1;
 const METHOD_EXTENDED: u32 = 3;
 
-/// The most raw bytes a zstd payload can produce per 3 bytes: every block has a 3-byte header
-/// and produces at most 128 KiB (`ZSTD_BLOCKSIZE_MAX`).
-const ZSTD_MAX_BLOCK: usize = 128 * 1024;
-
 /// A codec a datum can be compressed with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Codec {
@@ -1434,7 +1430,10 @@ fn check_expansion(codec: Codec, raw_len: usize, payload_len: usize) -> Result<(
     let max_possible = match codec {
         Codec::Pglz => return Ok(()),
         Codec::Lz4 => payload_len.saturating_mul(crate::lz4::MAX_EXPANSION),
-        Codec::Zstd => payload_len.div_ceil(3).saturating_mul(ZSTD_MAX_BLOCK),
+        // Every block has a 3-byte header and produces at most a block's most.
+        Codec::Zstd => payload_len
+            .div_ceil(3)
+            .saturating_mul(crate::zstd::MAX_BLOCK_CONTENT),
     };
     if raw_len > max_possible {
         return Err(DatumError::RawLenImpossible {

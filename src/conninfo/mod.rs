@@ -43,9 +43,8 @@
 //! refused by name: the crate connects only to socket files. `target_session_attrs`
 //! (`PGTARGETSESSIONATTRS`) takes libpq's six values; a host whose server is not of that kind
 //! passes the turn on. `load_balance_hosts=random` (libpq 16) tries the hosts in a random
-//! order. Also read
-//! as libpq reads them: `requiressl` (`sslmode=require` for `1`, else `prefer`, where it
-//! stands in the string; `PGREQUIRESSL=1` when no `sslmode` is set),
+//! order. Also read as libpq reads them: `requiressl` (`sslmode=require` for `1`, else
+//! `prefer`, where it stands in the string; `PGREQUIRESSL=1` when no `sslmode` is set),
 //! `keepalives_count` (the crate's `keepalives_retries`), `fallback_application_name`;
 //! `gssencmode` `disable` and `prefer` (pgdict, like a libpq built without GSSAPI, has no
 //! GSS encryption: `require` is refused); `client_encoding` only as UTF8 (or `auto`), which

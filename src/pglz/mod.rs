@@ -166,9 +166,8 @@ impl Strategy {
     /// compares whole stored datums (headers included) and keeps the smallest form anyway, so
     /// this strategy only refuses what cannot pay: inputs under 13 bytes (the dictionary form
     /// is at least 13 bytes, its 10-byte header and one tag under a control byte, against raw's
-    /// n + 1) and results that save nothing. It still gives
-    /// up after 1 KB of output without a match, as PostgreSQL's default does, so incompressible
-    /// data costs little time.
+    /// n + 1) and results that save nothing. It still gives up after 1 KB of output without a
+    /// match, as PostgreSQL's default does, so incompressible data costs little time.
     pub const DICTIONARY: Strategy = Strategy {
         min_input_size: 13, // Under 13 bytes no dictionary datum beats raw
         max_input_size: i32::MAX,
