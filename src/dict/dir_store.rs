@@ -38,9 +38,9 @@
 //! A reader therefore sees either no file for an id or a complete, fsynced one, and a crash at
 //! any point leaves either no dictionary or a complete one, plus at most a stray temporary
 //! file ([`DirStore::temp_files`], [`DirStore::remove_temp_files`]), which the next add (after
-//! it succeeds) or insert (before it starts) removes once it is [`STALE_TEMP_AGE`] old (an add
-//! in progress holds its temporary file for milliseconds, so no other writer's file goes).
-//! Two processes never get the same id, with no lock file to go stale.
+//! it succeeds) or insert (finding a claim in its way) removes once it is [`STALE_TEMP_AGE`]
+//! old (an add in progress holds its temporary file for milliseconds, so no other writer's
+//! file goes). Two processes never get the same id, with no lock file to go stale.
 //!
 //! ## Without hard links
 //!
@@ -426,11 +426,13 @@ impl DirStore {
     /// [`StoreError::Exists`], and nothing is written.
     pub fn insert(&self, dict: &Dictionary) -> Result<Inserted, StoreError> {
         let id = dict.id();
-        // A claim a crash left on this id would refuse every later insert of it (an add
-        // only removes stale files after it succeeds, and a sync that cannot insert never
-        // does): housekeeping first.
-        let _ = self.remove_temp_files(STALE_TEMP_AGE);
         let claim = self.claim_path(id);
+        if claim.exists() {
+            // A claim a crash left on this id would refuse every later insert of it (an add
+            // only removes stale files after it succeeds, and a sync that cannot insert never
+            // does): housekeeping first.
+            let _ = self.remove_temp_files(STALE_TEMP_AGE);
+        }
         for attempt in 0..INSERT_ATTEMPTS {
             match self.get(id) {
                 Ok(there) => {
