@@ -33,15 +33,31 @@ pub fn stored_bytes<S: AsRef<[u8]>>(
     let prepared = dict
         .map(|bytes| PreparedDictionary::new(EVAL_DICT_ID, bytes))
         .transpose()?;
+    stored_bytes_with(rows, codec, prepared.as_ref()).map_err(|(_, error)| error)
+}
+
+/// [`stored_bytes`] with a prepared dictionary; an error comes with the index of its row.
+fn stored_bytes_with<S: AsRef<[u8]>>(
+    rows: &[S],
+    codec: Codec,
+    dict: Option<&PreparedDictionary>,
+) -> Result<usize, (usize, DatumError)> {
     let mut encoder = DatumEncoder::new();
     let mut out = Vec::new();
     let mut total = 0;
-    for row in rows {
+    for (i, row) in rows.iter().enumerate() {
         out.clear();
-        let header = encoder.encode_into(row.as_ref(), codec, prepared.as_ref(), &mut out)?;
+        let header = encoder
+            .encode_into(row.as_ref(), codec, dict, &mut out)
+            .map_err(|error| (i, error))?;
         total += header.total_len;
     }
     Ok(total)
+}
+
+/// Whether `bytes` is at least `min_saving` (a share) less than `than`.
+fn saves(bytes: u64, than: u64, min_saving: f64) -> bool {
+    bytes as f64 <= than as f64 * (1.0 - min_saving)
 }
 
 /// Raw bytes over stored bytes (0 when nothing was stored).
@@ -324,28 +340,41 @@ pub struct Evaluation {
 impl Evaluation {
     /// Whether the dictionary, used with `codec`, saves at least `min_saving` (a share: 0.01
     /// is 1 %) of the bytes its [`Method::baseline`] stores (plain `codec`; plain pglz for
-    /// zstd). False when nothing was evaluated, or no dictionary was.
+    /// zstd) and of what `codec` stores with an empty dictionary (where measured). False when
+    /// nothing was evaluated, or no dictionary was.
     ///
-    /// It must also save `min_saving` of what the same codec stores with an empty dictionary
-    /// ([`Evaluation::empty_dict_bytes`], where measured): else the saving is the dictionary
-    /// form's, and any content, random bytes included, would show it (4 KB of random bytes
-    /// "helped" pglz on 6 of the 8 corpus sets, 1.05-1.14x).
+    /// The second: else the saving is the dictionary form's, and any content, random bytes
+    /// included, would show it (4 KB of random bytes "helped" pglz on 6 of the 8 corpus sets,
+    /// 1.05-1.14x).
     pub fn helps(&self, codec: Codec, min_saving: f64) -> bool {
-        let Some(dict) = Method::of(codec, true) else {
-            return false;
-        };
-        let saves_on = |bytes: u64, dict: &Measured| {
-            (dict.stored_bytes as f64) <= bytes as f64 * (1.0 - min_saving)
-        };
-        match (self.all.get(Method::baseline(codec)), self.all.get(dict)) {
-            (Some(plain), Some(dict)) if self.all.datums > 0 => {
-                saves_on(plain.stored_bytes, dict)
-                    && self
-                        .empty_dict_bytes
-                        .is_none_or(|empty| saves_on(empty, dict))
-            }
+        self.saves_over_plain(codec, min_saving) && self.saves_over_empty(codec, min_saving)
+    }
+
+    /// The first half of [`Evaluation::helps`]: the saving over the baseline.
+    pub fn saves_over_plain(&self, codec: Codec, min_saving: f64) -> bool {
+        match (
+            self.dict_measured(codec),
+            self.all.get(Method::baseline(codec)),
+        ) {
+            (Some(dict), Some(plain)) => saves(dict.stored_bytes, plain.stored_bytes, min_saving),
             _ => false,
         }
+    }
+
+    /// The second half of [`Evaluation::helps`]: the saving over an empty dictionary
+    /// ([`Evaluation::empty_dict_bytes`]; true where that was not measured).
+    pub fn saves_over_empty(&self, codec: Codec, min_saving: f64) -> bool {
+        match (self.dict_measured(codec), self.empty_dict_bytes) {
+            (Some(dict), Some(empty)) => saves(dict.stored_bytes, empty, min_saving),
+            (Some(_), None) => true,
+            (None, _) => false,
+        }
+    }
+
+    /// `codec` with the dictionary on all rows, if there were rows and a dictionary.
+    fn dict_measured(&self, codec: Codec) -> Option<&Measured> {
+        let measured = self.all.get(Method::of(codec, true)?)?;
+        (self.all.datums > 0).then_some(measured)
     }
 
     /// The measured gain for the dictionary's metadata: `codec` with the dictionary against
@@ -476,25 +505,14 @@ fn empty_dict_bytes<S: AsRef<[u8]>>(
     id: u32,
     codec: Codec,
 ) -> Result<u64, EvalError> {
-    let datum_err = |row: usize| {
-        move |error| EvalError::Datum {
-            method: "an empty dictionary",
-            row: row + 1,
-            error,
-        }
+    let datum_err = |(row, error): (usize, DatumError)| EvalError::Datum {
+        method: "an empty dictionary",
+        row: row + 1,
+        error,
     };
-    let empty = PreparedDictionary::new(id, &[]).map_err(datum_err(0))?;
-    let mut encoder = DatumEncoder::new();
-    let mut out = Vec::new();
-    let mut total = 0;
-    for (i, row) in holdout.iter().enumerate() {
-        out.clear();
-        let header = encoder
-            .encode_into(row.as_ref(), codec, Some(&empty), &mut out)
-            .map_err(datum_err(i))?;
-        total += header.total_len as u64;
-    }
-    Ok(total)
+    let empty = PreparedDictionary::new(id, &[]).map_err(|error| datum_err((0, error)))?;
+    let total = stored_bytes_with(holdout, codec, Some(&empty)).map_err(datum_err)?;
+    Ok(total as u64)
 }
 
 /// One method on the rows `indices` of `holdout`.

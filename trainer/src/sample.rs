@@ -91,8 +91,13 @@ impl Reservoir {
         self.cutoff = Some(self.cutoff.map_or(key, |cutoff| cutoff.min(key)));
     }
 
+    /// Whether `row` is longer than this side may hold in all: it is never taken.
+    fn too_long(&self, row: &[u8]) -> bool {
+        row.len() > self.limits.max_bytes
+    }
+
     fn offer(&mut self, key: u64, index: u64, row: &[u8]) {
-        if self.limits.max_rows == 0 || row.len() > self.limits.max_bytes {
+        if self.limits.max_rows == 0 || self.too_long(row) {
             return;
         }
         if self.cutoff.is_some_and(|cutoff| key >= cutoff) {
@@ -177,7 +182,7 @@ impl Sampler {
         } else {
             &mut self.train
         };
-        if row.len() > reservoir.limits.max_bytes {
+        if reservoir.too_long(row) {
             self.rows_too_long += 1;
         }
         reservoir.offer(key, index, row);

@@ -142,10 +142,11 @@ impl Trained {
         let baseline = Method::baseline(codec);
         let plain = self.evaluation.all.get(baseline);
         let dict = Method::of(codec, true).and_then(|m| self.evaluation.all.get(m));
-        if let (Some(plain), Some(dict), Some(empty)) =
-            (plain, dict, self.evaluation.empty_dict_bytes)
-        {
-            if dict.stored_bytes as f64 <= plain.stored_bytes as f64 * (1.0 - MIN_SAVING) {
+        if self.evaluation.saves_over_plain(codec, MIN_SAVING) {
+            // So the saving over an empty dictionary is what falls short.
+            if let (Some(plain), Some(dict), Some(empty)) =
+                (plain, dict, self.evaluation.empty_dict_bytes)
+            {
                 return Err(TrainError::ContentDoesNotHelp {
                     codec,
                     baseline: baseline.codec(),
