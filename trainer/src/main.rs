@@ -125,8 +125,9 @@ struct Args {
     codec: CodecArg,
 
     /// Dictionary size in bytes (K, M suffixes: KiB, MiB), at most 1 MiB (a dictionary file's
-    /// limit). Default: 4096 for pglz (it reaches the last 4095 bytes), 65536 for lz4 (its
-    /// window) and zstd.
+    /// limit), and where zstd's trainer builds (zstd, lz4 with --builder zstd) at least 256.
+    /// Default: 4096 for pglz (it reaches the last 4095 bytes), 65536 for lz4 (its window) and
+    /// zstd.
     #[arg(long, value_name = "BYTES", value_parser = parse_size)]
     size: Option<usize>,
 
@@ -284,6 +285,7 @@ impl From<TrainError> for Failure {
                 "give more rows (a whole column, or thousands of them); --holdout sets the share \
                       held out from training to measure the dictionary",
             ),
+            TrainError::Build(pgdict_trainer::BuildError::TooSmallForZstd { .. }) => None,
             TrainError::Build(_) => Some(
                 "the rows may share too little (random or already compressed data), or --size \
                  leaves too little room for what they share",
@@ -457,17 +459,42 @@ fn run(args: &Args) -> Result<u8, Failure> {
         None => StoreTarget::Dir(args.store.clone()),
     };
 
-    // A store that could not take the dictionary fails now, not after the work of training:
-    // an unreachable PostgreSQL store or one on a standby, a directory store on a read-only
-    // file system (which is created only when a dictionary goes into it).
-    let next_id = next_id(&target, args.dry_run).map_err(TrainError::from)?;
-
     let codecs: &[Codec] = match args.codec {
         CodecArg::Pglz => &[Codec::Pglz],
         CodecArg::Lz4 => &[Codec::Lz4],
         CodecArg::Both => &[Codec::Pglz, Codec::Lz4],
         CodecArg::Zstd => &[Codec::Zstd],
     };
+    let builder = match args.builder {
+        BuilderArg::Pgdict => Builder::Pgdict,
+        BuilderArg::Zstd => Builder::Zstd,
+    };
+    if let Some(size) = args.size {
+        for &codec in codecs {
+            let least = builder.min_size(codec);
+            if size < least {
+                return Err(Failure {
+                    message: format!(
+                        "--size {size} is too small: zstd's trainer, which builds {codec} \
+                         dictionaries{}, makes them of {least} bytes or more",
+                        if codec == Codec::Zstd {
+                            ""
+                        } else {
+                            " with --builder zstd"
+                        },
+                    ),
+                    hint: None,
+                    code: 2,
+                });
+            }
+        }
+    }
+
+    // A store that could not take the dictionary fails now, not after the work of training:
+    // an unreachable PostgreSQL store or one on a standby, a directory store on a read-only
+    // file system (which is created only when a dictionary goes into it).
+    let next_id = next_id(&target, args.dry_run).map_err(TrainError::from)?;
+
     // Given content is read and checked before the rows are.
     let content = match &args.content {
         Some(path) => {
@@ -504,10 +531,6 @@ fn run(args: &Args) -> Result<u8, Failure> {
     drop(rows);
     let sample_seconds = start.elapsed().as_secs_f64();
 
-    let builder = match args.builder {
-        BuilderArg::Pgdict => Builder::Pgdict,
-        BuilderArg::Zstd => Builder::Zstd,
-    };
     let mut out = Output::new(args);
     let of_pages = page_sample.map_or(String::new(), |sample| format!(" from {sample}"));
     let sampled = match &content {

@@ -59,6 +59,15 @@ impl Builder {
         }
     }
 
+    /// The smallest size this builder builds a dictionary for `codec` at: 1 byte, except
+    /// where zstd's trainer makes the dictionary at that size ([`zstd::MIN_TRAIN_SIZE`]).
+    pub fn min_size(self, codec: Codec) -> usize {
+        match (self.for_codec(codec), codec) {
+            (Builder::Zstd, Codec::Lz4 | Codec::Zstd) => zstd::MIN_TRAIN_SIZE,
+            _ => 1,
+        }
+    }
+
     /// Builds a dictionary of at most `size` bytes for `codec` from `samples` (the training
     /// rows, one datum each), with [`Builder::for_codec`].
     pub fn build<S: AsRef<[u8]>>(
@@ -125,6 +134,15 @@ pub enum BuildError {
     NothingToLearn {
         /// How many sample rows there were.
         rows: usize,
+        /// The dictionary size asked for.
+        size: usize,
+    },
+    /// A size under the least zstd's trainer makes ([`zstd::MIN_TRAIN_SIZE`]).
+    #[error(
+        "zstd's trainer makes dictionaries of {} bytes or more, and {size} were asked for",
+        zstd::MIN_TRAIN_SIZE
+    )]
+    TooSmallForZstd {
         /// The dictionary size asked for.
         size: usize,
     },

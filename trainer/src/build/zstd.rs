@@ -35,14 +35,23 @@ pub fn build<S: AsRef<[u8]>>(
     Ok(dict[dict.len().saturating_sub(keep)..].to_vec())
 }
 
+/// The smallest dictionary zstd's trainer makes (its `ZDICT_DICTSIZE_MIN`): a smaller size
+/// fails with zstd's "Destination buffer is too small". The pglz baseline trains at
+/// [`PGLZ_TRAIN_SIZE`] whatever the size, so only zstd and lz4 dictionaries meet this floor.
+pub const MIN_TRAIN_SIZE: usize = 256;
+
 /// The fewest rows zstd's trainer takes: it holds a quarter of them out to test its
 /// parameters on and trains on at least 5 (fastCover's split; fewer fail with zstd's "Src size
 /// is incorrect").
 pub const MIN_ROWS: usize = 7;
 
 /// `zstd::dict::from_samples(samples, size)`: a zstd-format dictionary of at most `size` bytes.
-/// Fewer than [`MIN_ROWS`] samples are refused first, with the reason.
+/// A size under [`MIN_TRAIN_SIZE`] and fewer than [`MIN_ROWS`] samples are refused first, with
+/// the reason.
 pub fn train<S: AsRef<[u8]>>(samples: &[S], size: usize) -> Result<Vec<u8>, BuildError> {
+    if size < MIN_TRAIN_SIZE {
+        return Err(BuildError::TooSmallForZstd { size });
+    }
     if samples.len() < MIN_ROWS {
         return Err(BuildError::TooFewRowsForZstd {
             rows: samples.len(),
