@@ -18,7 +18,7 @@ pub enum Phase {
     /// Reading the source into the reservoirs; counted in input bytes when the input's size
     /// is known, else in rows.
     Sampling,
-    /// Building the dictionary (no count: a spinner).
+    /// Building the dictionary (no count: a spinner, and the build's stage as it begins).
     Building,
     /// Compressing and decompressing the held-out rows; counted in rows.
     Evaluating,
@@ -54,6 +54,11 @@ pub trait Progress {
     /// The step has done `done` units so far (a position, not an increment).
     fn update(&self, done: u64) {
         let _ = done;
+    }
+
+    /// What the step is doing now, for steps that count nothing (a build's stages).
+    fn note(&self, what: &str) {
+        let _ = what;
     }
 
     /// The step has ended; `message` sums it up (shown if the bar stays on screen).
@@ -189,6 +194,12 @@ impl Progress for Bars {
     fn update(&self, done: u64) {
         if let Some(bar) = self.current.borrow().as_ref() {
             bar.set_position(done);
+        }
+    }
+
+    fn note(&self, what: &str) {
+        if let Some(bar) = self.current.borrow().as_ref() {
+            bar.set_message(what.to_string());
         }
     }
 

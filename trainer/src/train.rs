@@ -418,7 +418,11 @@ pub fn train_split(
     let size = options.size();
     progress.begin(Phase::Building, None);
     let start = Instant::now();
-    let content = options.builder.build(train_rows, options.codec, size)?;
+    let content = options
+        .builder
+        .build_noting(train_rows, options.codec, size, &|stage| {
+            progress.note(stage)
+        })?;
     let train_seconds = start.elapsed().as_secs_f64();
     progress.end(&format!(
         "{} bytes from {} in {train_seconds:.2} s",

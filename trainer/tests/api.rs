@@ -10,12 +10,13 @@
 mod corpus;
 
 use corpus::corpus_rows;
+use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::Instant;
 
 use pgdict::datum::{self, Codec, DatumEncoder, Form, PreparedDictionary};
 use pgdict::dict::DirStore;
-use pgdict_trainer::progress::NoProgress;
+use pgdict_trainer::progress::{NoProgress, Phase, Progress};
 use pgdict_trainer::source::{self, SourceSpec};
 use pgdict_trainer::{
     check_content, evaluate, measure_content, sample_source, split, store, train, train_split,
@@ -162,11 +163,55 @@ fn train_store_zstd() {
     }
 }
 
+/// What a training reports, as `begin LABEL`, `note WHAT` and `end` lines.
+#[derive(Default)]
+struct Recorder {
+    events: RefCell<Vec<String>>,
+}
+
+impl Progress for Recorder {
+    fn begin(&self, phase: Phase, _total: Option<u64>) {
+        self.events
+            .borrow_mut()
+            .push(format!("begin {}", phase.label()));
+    }
+
+    fn note(&self, what: &str) {
+        self.events.borrow_mut().push(format!("note {what}"));
+    }
+
+    fn end(&self, _message: &str) {
+        self.events.borrow_mut().push("end".into());
+    }
+}
+
 #[test]
 fn given_content_measures_as_the_built_dictionary_did() {
     let rows = read_rows("csv_airports.txt");
     let (train_rows, holdout) = split(&rows[..3000], 0.2, 5);
-    let built = train_split(&train_rows, &holdout, &TrainOptions::default(), &NoProgress).unwrap();
+    let recorder = Recorder::default();
+    let built = train_split(&train_rows, &holdout, &TrainOptions::default(), &recorder).unwrap();
+    // The build's spinner is told each stage as it begins, in order, before the build ends.
+    let events = recorder.events.take();
+    let building = events.iter().position(|e| e == "begin building").unwrap();
+    let built_at = building + events[building..].iter().position(|e| e == "end").unwrap();
+    let stages: Vec<&str> = events[building + 1..built_at]
+        .iter()
+        .map(|e| e.strip_prefix("note ").expect("only notes while building"))
+        .collect();
+    for (stage, first_words) in stages.iter().zip([
+        "counting the 4-byte strings of",
+        "seeding",
+        "rating",
+        "refining",
+        "refining with other rows in the roles, round 1 of",
+    ]) {
+        assert!(stage.starts_with(first_words), "{stages:#?}");
+    }
+    assert!(
+        stages.last().unwrap().starts_with("choosing"),
+        "{stages:#?}"
+    );
     let given =
         measure_content(built.content.clone(), 1, &holdout, Codec::Pglz, &NoProgress).unwrap();
     assert_eq!(given.builder, None);

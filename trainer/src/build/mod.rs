@@ -76,10 +76,25 @@ impl Builder {
         codec: Codec,
         size: usize,
     ) -> Result<Vec<u8>, BuildError> {
+        self.build_noting(samples, codec, size, &|_| {})
+    }
+
+    /// [`Builder::build`], telling `note` what the build is doing as each of its stages
+    /// begins (pgdict's builder: counting, seeding, refining, ...; zstd's trainer says
+    /// nothing): for a progress display, on the calling thread.
+    pub fn build_noting<S: AsRef<[u8]>>(
+        self,
+        samples: &[S],
+        codec: Codec,
+        size: usize,
+        note: &dyn Fn(&str),
+    ) -> Result<Vec<u8>, BuildError> {
         check_input(samples, size)?;
         let dict = match self.for_codec(codec) {
             Builder::Zstd => zstd::build(samples, codec, size)?,
-            Builder::Pgdict => pgdict::PgdictBuilder::default().build(samples, codec, size)?,
+            Builder::Pgdict => {
+                pgdict::PgdictBuilder::default().build_noting(samples, codec, size, note)?
+            }
         };
         if dict.is_empty() {
             return Err(BuildError::NothingToLearn {

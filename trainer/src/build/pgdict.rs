@@ -522,6 +522,18 @@ impl PgdictBuilder {
         codec: Codec,
         size: usize,
     ) -> Result<Vec<u8>, BuildError> {
+        self.build_noting(samples, codec, size, &|_| {})
+    }
+
+    /// [`PgdictBuilder::build`], telling `note` which stage (see the top) begins: counting,
+    /// seeding, rating, refining, refining with swapped roles (each round), choosing.
+    pub fn build_noting<S: AsRef<[u8]>>(
+        &self,
+        samples: &[S],
+        codec: Codec,
+        size: usize,
+        note: &dyn Fn(&str),
+    ) -> Result<Vec<u8>, BuildError> {
         if codec == Codec::Zstd {
             return super::zstd::build(samples, codec, size);
         }
@@ -562,6 +574,10 @@ impl PgdictBuilder {
             .into_iter()
             .map(|i| rows[i])
             .collect();
+        note(&format!(
+            "counting the {k}-byte strings of {}",
+            crate::progress::counted(count_rows.len() as u64, "row")
+        ));
         let counts = KmerCounts::count(&count_rows, k);
         let min_df = ((count_rows.len() as f64 * self.min_df_share).ceil() as u32).max(2);
         // Validation rows, apart from both: they choose between refined dictionaries, so that
@@ -593,6 +609,7 @@ impl PgdictBuilder {
         let valid = Probe::new(valid_index.iter().map(|&i| rows[i]).collect(), codec);
 
         // Seeds.
+        note("seeding");
         let mut seeds: Vec<Vec<u8>> = Vec::new();
         let mut own = pool.select(&KmerSet::default(), &HashSet::new(), budget);
         own.reverse(); // chosen best first; the best goes last
@@ -610,6 +627,7 @@ impl PgdictBuilder {
             // dictionary: the end is where liblz4's hash slots survive (see the top).
             if codec == Codec::Lz4 && budget > max_useful_size(Codec::Pglz) {
                 if let Ok(z) = super::zstd::train(&count_rows, budget) {
+                    note("seeding: a pglz dictionary for the end");
                     // One seed refined (two ways): half the work of a pglz build. Without
                     // the swapped stage: with it the lz4 gain over zstd's trainer fell from
                     // 5.2 % to 4.9 % (airports 5.5 % to 3.3 %).
@@ -637,6 +655,7 @@ impl PgdictBuilder {
         } else {
             1
         };
+        note(&format!("rating {} seeds", seeds.len()));
         let mut rated: Vec<(Vec<u8>, Outcome)> = seeds
             .into_iter()
             .map(|seed| {
@@ -664,6 +683,7 @@ impl PgdictBuilder {
         // Refinement: each start once each way; the validation rows choose, the first listed
         // on a tie.
         let context = Context::new(&pool, &pool_rows, &probe, budget, k, codec == Codec::Lz4);
+        note(&format!("refining {} seeds", starts.len()));
         let mut results = if codec == Codec::Pglz && self.pglz_new_bytes_credit {
             // The residual and the wide way judge pieces by the bytes they add to what the
             // rows copy from themselves; the pool way as before.
@@ -780,7 +800,11 @@ impl PgdictBuilder {
                 })
                 .collect();
             let mut done: Vec<Vec<u8>> = Vec::new();
-            for _ in 0..self.swap_rounds {
+            for round in 1..=self.swap_rounds {
+                note(&format!(
+                    "refining with other rows in the roles, round {round} of at most {}",
+                    self.swap_rounds
+                ));
                 let (_, first) = results
                     .iter()
                     .min_by_key(|(stored, _)| *stored)
@@ -841,6 +865,11 @@ impl PgdictBuilder {
                 done.push(first);
             }
         }
+        note(&format!(
+            "choosing among {} results on {}",
+            results.len(),
+            crate::progress::counted(valid.rows() as u64, "validation row")
+        ));
         let mut best: Option<(usize, Vec<u8>)> = None;
         for (stored, dict) in results {
             // For lz4 the validation rows choose the phase too.
