@@ -3,7 +3,8 @@
 //! - `*.jsonl` (JSON Lines): one JSON value per line. A JSON string is the datum (decoded, so
 //!   it may contain newlines); any other value is the datum as its line of compact JSON text.
 //! - anything else: one datum per line, verbatim; the line feed (and a carriage return
-//!   before it) is not part of the datum.
+//!   before it) is not part of the datum. A carriage return at the very end of the input,
+//!   with no line feed after it, ends no line and is the last datum's.
 //!
 //! Empty lines are not datums and are skipped. A UTF-8 byte order mark at the start of a JSON
 //! Lines file is not part of its first value ([`BYTE_ORDER_MARK`]; RFC 8259 lets a JSON reader
@@ -84,7 +85,7 @@ pub fn parse_rows(
         RowFormat::JsonLines => bytes.strip_prefix(BYTE_ORDER_MARK).unwrap_or(bytes),
         RowFormat::Lines => bytes,
     };
-    for (index, line) in bytes.split(|&b| b == b'\n').enumerate() {
+    for (index, line) in bytes.split_inclusive(|&b| b == b'\n').enumerate() {
         let row = line_row(line, format).map_err(|e| RowsError::BadJson {
             path: origin.to_string(),
             line: index + 1,
@@ -95,15 +96,20 @@ pub fn parse_rows(
     Ok(datums)
 }
 
-/// The row one line holds, given with its line feed or without: `None` for an empty line
-/// (the line feed, and a carriage return before it, are not part of the row). An error only
-/// for JSON Lines, a line that is not one JSON value ([`json_line_row`]).
+/// The row one line holds, given with its line feed (the last line of a file may have none):
+/// `None` for an empty line. The line feed, and a carriage return before it, are not part of
+/// the row; a carriage return that ends the input with no line feed after it is, in lines (it
+/// ends no line), and is whitespace around the value in JSON Lines. An error only for JSON
+/// Lines, a line that is not one JSON value ([`json_line_row`]).
 pub fn line_row(
     line: &[u8],
     format: RowFormat,
 ) -> Result<Option<Cow<'_, [u8]>>, serde_json::Error> {
-    let line = line.strip_suffix(b"\n").unwrap_or(line);
-    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let line = match line.strip_suffix(b"\n") {
+        Some(line) => line.strip_suffix(b"\r").unwrap_or(line),
+        None if format == RowFormat::JsonLines => line.strip_suffix(b"\r").unwrap_or(line),
+        None => line,
+    };
     if line.is_empty() {
         return Ok(None);
     }
@@ -212,5 +218,17 @@ mod tests {
     fn lines_drop_line_feeds_and_empty_lines() {
         let rows = parse_rows(b"a,b\r\n\nc,d", RowFormat::Lines, "t.txt").unwrap();
         assert_eq!(rows, vec![b"a,b".to_vec(), b"c,d".to_vec()]);
+    }
+
+    /// A carriage return with no line feed after it ends no line: at the end of the input it
+    /// is the last row's (a lone `\r` is a row), and only JSON Lines reads it as whitespace.
+    #[test]
+    fn a_carriage_return_ending_the_input_is_data_in_lines() {
+        let rows = parse_rows(b"a\r\nb\r", RowFormat::Lines, "t.txt").unwrap();
+        assert_eq!(rows, vec![b"a".to_vec(), b"b\r".to_vec()]);
+        let rows = parse_rows(b"a\n\r", RowFormat::Lines, "t.txt").unwrap();
+        assert_eq!(rows, vec![b"a".to_vec(), b"\r".to_vec()]);
+        let rows = parse_rows(b"1\r\n2\r", RowFormat::JsonLines, "t.jsonl").unwrap();
+        assert_eq!(rows, vec![b"1".to_vec(), b"2".to_vec()]);
     }
 }

@@ -958,6 +958,14 @@ mod tests {
         let all: Vec<Vec<u8>> = rows.by_ref().collect::<Result<_, _>>().unwrap();
         assert_eq!(all, [b"one".to_vec(), b"two".to_vec(), b"three".to_vec()]);
         assert_eq!(rows.input_read(), 15);
+
+        // A carriage return with no line feed after it ends no line: the last row's.
+        let path = file(dir.path(), "b.txt", b"one\r\ntwo\r");
+        let all: Vec<Vec<u8>> = open(&SourceSpec::from_arg(&path, None))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(all, [b"one".to_vec(), b"two\r".to_vec()]);
     }
 
     #[test]
