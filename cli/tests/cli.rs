@@ -501,6 +501,16 @@ fn a_csv_column_with_another_delimiter_is_read_as_the_trainer_reads_it() {
             &["--copy-null", "", "--format", "lines"],
             "--copy-null reads COPY data, but --format says lines",
         ),
+        // A CSV column by index: is the first line a header? COPY writes one only if told.
+        (
+            &["--csv-column", "1"],
+            "say whether the CSV's first line is a header (--csv-header) or data \
+             (--csv-no-header)",
+        ),
+        (
+            &["--csv-column", "1", "--csv-header", "--csv-no-header"],
+            "cannot be used with",
+        ),
         // COPY's text options are checked as COPY ... FROM checks them.
         (&["--copy-delimiter", "a"], "COPY delimiter cannot be \"a\""),
         (

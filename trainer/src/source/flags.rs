@@ -46,7 +46,13 @@ pub struct ColumnFlags {
     #[arg(long, value_name = "NAME|INDEX")]
     pub csv_column: Option<String>,
 
-    /// The CSV has no header line (its first record is data; name the column by index).
+    /// The CSV's first line is a header, as COPY ... TO ... (FORMAT csv, HEADER) writes one.
+    /// Said by a column name; with an index, say this or --csv-no-header.
+    #[arg(long, conflicts_with = "csv_no_header")]
+    pub csv_header: bool,
+
+    /// The CSV has no header line, as COPY ... TO ... (FORMAT csv) writes it without HEADER
+    /// (its first record is data; name the column by index).
     #[arg(long)]
     pub csv_no_header: bool,
 
@@ -107,6 +113,7 @@ impl ColumnFlags {
     fn csv_flag(&self) -> Option<&'static str> {
         [
             ("--csv-column", self.csv_column.is_some()),
+            ("--csv-header", self.csv_header),
             ("--csv-no-header", self.csv_no_header),
             ("--csv-delimiter", self.csv_delimiter.is_some()),
             ("--csv-null", self.csv_null.is_some()),
@@ -213,6 +220,21 @@ impl ColumnFlags {
             hint: "give --csv-delimiter, --csv-null, --csv-quote and --csv-escape as COPY ... TO \
                    was given DELIMITER, NULL, QUOTE and ESCAPE",
         })?;
+        // A name says there is a header; an index does not, and COPY writes none unless told:
+        // taken for a header, a first record of data would be passed over (or, with
+        // --keep-columns, written back as it is where a datum belongs).
+        if let Column::Index(index) = csv.column {
+            if !self.csv_header && !self.csv_no_header {
+                return Err(FormatConflict {
+                    message: format!(
+                        "--csv-column {index} is an index: say whether the CSV's first line is \
+                         a header (--csv-header) or data (--csv-no-header)"
+                    ),
+                    hint: "COPY ... TO ... (FORMAT csv) writes a header line only when given \
+                           HEADER",
+                });
+            }
+        }
         Ok(Format::Csv(csv))
     }
 }
@@ -251,10 +273,24 @@ mod tests {
         };
         assert_eq!(options.column, Column::Name("body".into()));
         assert!(options.has_header);
-        assert!(matches!(
-            said(Some(Csv), Some("1"), None),
-            Ok(Some(Format::Csv(_)))
-        ));
+        // An index leaves the header unsaid: the flags must say it.
+        assert_eq!(
+            said(Some(Csv), Some("1"), None).unwrap_err(),
+            "--csv-column 1 is an index: say whether the CSV's first line is a header \
+             (--csv-header) or data (--csv-no-header)"
+        );
+        for (header, no_header) in [(true, false), (false, true)] {
+            let flags = ColumnFlags {
+                csv_header: header,
+                csv_no_header: no_header,
+                ..flags(Some("1"), None)
+            };
+            let Ok(Some(Format::Csv(options))) = flags.format(Some(Csv)) else {
+                panic!("not CSV");
+            };
+            assert_eq!(options.column, Column::Index(1));
+            assert_eq!(options.has_header, header);
+        }
         for (format, csv, copy, message) in [
             (
                 None,

@@ -393,7 +393,8 @@ impl SourceError {
                  data gives as its HEADER)"
             }
             SourceError::NoColumn { .. } => {
-                "check --csv-column (a header name or a 0-based index) and --csv-no-header"
+                "check --csv-column (a header name or a 0-based index) and --csv-header or \
+                 --csv-no-header"
             }
             SourceError::BadCopy { .. } => {
                 "the input must be what COPY ... TO writes, in the text format (a tab between \
