@@ -256,9 +256,22 @@ impl Output {
     /// The output at `path`: a regular file (or a new one) through a temporary file in its
     /// directory (so that the final rename stays within one file system), anything else in
     /// place.
+    ///
+    /// A dictionary store's file is never written: not under a name a directory store reads
+    /// (`00000001.pgdict`, `00000001.retired`), nor over a file that is a dictionary (it may be
+    /// the only copy of one that datums name).
     pub fn file(path: &Path) -> anyhow::Result<Output> {
         let name = path.display().to_string();
         let cannot_create = || format!("cannot create {name}");
+        if pgdict::dict::dir_store::names_a_store_file(path) {
+            return Err(user_error(
+                format!(
+                    "{name} is named as a dictionary store's file: written in a store, it would \
+                     replace, add or retire a dictionary"
+                ),
+                "write to a file of another name",
+            ));
+        }
         // Follows a symbolic link; a dangling one is a new file, as for `File::create`.
         let existing = fs::metadata(path).ok();
         if let Some(metadata) = &existing {
@@ -266,6 +279,15 @@ impl Output {
                 return Err(user_error(
                     format!("{name} is a directory"),
                     "give the path of a file to write",
+                ));
+            }
+            if metadata.is_file() && is_a_dictionary_file(path) {
+                return Err(user_error(
+                    format!(
+                        "{name} is a pgdict dictionary file: writing it would destroy the \
+                         dictionary, and every datum that names it could no longer be decoded"
+                    ),
+                    "write to another file",
                 ));
             }
             if !metadata.is_file() {
@@ -382,6 +404,15 @@ impl Drop for Output {
             unlist(temp, drop);
         }
     }
+}
+
+/// Whether the file at `path` starts as a dictionary file does ([`pgdict::dict::file::MAGIC`]).
+/// A file that cannot be read is not known to be one (writing it will say why it fails).
+fn is_a_dictionary_file(path: &Path) -> bool {
+    let mut start = [0; pgdict::dict::file::MAGIC.len()];
+    fs::File::open(path)
+        .and_then(|mut file| io::Read::read_exact(&mut file, &mut start))
+        .is_ok_and(|()| start == pgdict::dict::file::MAGIC)
 }
 
 /// Settles a temporary file (`settle` renames it over its file, or drops it, which removes

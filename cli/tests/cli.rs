@@ -1296,9 +1296,40 @@ fn dict_list_show_and_retire() {
         &["--content - would mix with the report on standard output"],
     );
     assert!(!dir.path("-").exists());
+    // No output is written over a dictionary, nor under a name a store reads: either could
+    // destroy the only copy of a dictionary that datums name, or add or retire one.
+    let dictionary = fs::read(dir.path("dicts/00000001.pgdict")).unwrap();
+    fs::write(dir.path("backup.bin"), &dictionary).unwrap();
+    let rows = corpus_arg("orders_csv.txt");
+    for (args, message) in [
+        (
+            &["dict", "show", "2", "--content", "dicts/00000001.pgdict"][..],
+            "named as a dictionary store's file",
+        ),
+        (
+            &["compress", &rows, "-o", "dicts/00000009.pgdict"],
+            "named as a dictionary store's file",
+        ),
+        (
+            &["compress", &rows, "-o", "dicts/00000001.retired"],
+            "named as a dictionary store's file",
+        ),
+        (
+            &["compress", &rows, "--hex", "-o", "backup.bin"],
+            "backup.bin is a pgdict dictionary file",
+        ),
+    ] {
+        dir.run(args).fails(1, &[message]);
+    }
+    assert_eq!(
+        fs::read(dir.path("dicts/00000001.pgdict")).unwrap(),
+        dictionary
+    );
+    assert_eq!(fs::read(dir.path("backup.bin")).unwrap(), dictionary);
+    assert!(!dir.path("dicts/00000009.pgdict").exists());
+    assert!(!dir.path("dicts/00000001.retired").exists());
 
     // Compress with it, retire it: old datums still decode, auto no longer picks it.
-    let rows = corpus_arg("orders_csv.txt");
     dir.run(&["compress", &rows, "-o", "orders.datums"]).ok();
     let out = dir.run(&["dict", "retire", "1"]).ok().stdout();
     assert!(out.starts_with("retired dictionary 1"), "{out}");

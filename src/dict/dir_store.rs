@@ -766,6 +766,17 @@ impl DirStore {
     }
 }
 
+/// Whether `path`'s file name is one a directory store reads (`00000001.pgdict`, a
+/// dictionary; `00000001.retired`, its retirement): a file written under such a name in a
+/// store replaces, adds or retires a dictionary, so pgdict writes none but through the store.
+pub fn names_a_store_file(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|name| name.to_str())
+        .is_some_and(|name| {
+            parse_name(name, DICT_EXT).is_some() || parse_name(name, RETIRED_EXT).is_some()
+        })
+}
+
 /// The id of a store file name `<digits>.<ext>`, if the digits are the id's canonical form
 /// (at least 8 digits, zero-padded to 8 only).
 fn parse_name(name: &str, ext: &str) -> Option<u32> {
