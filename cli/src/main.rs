@@ -21,7 +21,8 @@ mod text;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::parser::ValueSource;
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use pgdict::datum::Codec;
 use pgdict_trainer::source::{ColumnFlags, FormatName};
@@ -38,7 +39,8 @@ Exit status:
 
 Environment:
   PGDICT_STORE     the dictionary store directory, when --store is not given (default: dicts)
-  PGDICT_PG_STORE  a PostgreSQL store to use instead, when --pg-store is not given";
+  PGDICT_PG_STORE  a PostgreSQL store to use instead, when neither --store nor --pg-store is
+                   given";
 
 /// Dictionary-trained compression of small PostgreSQL datums
 ///
@@ -665,8 +667,44 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
     }
 }
 
+/// Where `--store` and `--pg-store` got their values, wherever on the command line they
+/// were given (they are global: before the command or after it).
+fn store_sources(matches: &clap::ArgMatches) -> [Option<ValueSource>; 2] {
+    let mut sources = ["store", "pg_store"].map(|id| matches.value_source(id));
+    if let Some((_, sub)) = matches.subcommand() {
+        for (source, deeper) in sources.iter_mut().zip(store_sources(sub)) {
+            // The command line outranks the environment, which outranks a default.
+            *source = (*source).max(deeper);
+        }
+    }
+    sources
+}
+
+/// The store the arguments choose: `--store` and `--pg-store` given together on the command
+/// line are a usage error; a `--store` given on the command line outranks `PGDICT_PG_STORE`
+/// from the environment (as any flag outranks the environment), and `--pg-store` (or
+/// `PGDICT_PG_STORE`) outranks the directory's default and `PGDICT_STORE`.
+fn choose_store(cli: &mut Cli, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+    let [store, pg_store] = store_sources(matches);
+    let command_line = Some(ValueSource::CommandLine);
+    if store == command_line && pg_store == command_line {
+        return Err(Cli::command().error(
+            clap::error::ErrorKind::ArgumentConflict,
+            "the argument '--store <DIR>' cannot be used with '--pg-store <CONNINFO>'",
+        ));
+    }
+    if store == command_line {
+        cli.store.pg_store = None;
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let parsed = Cli::command()
+        .try_get_matches()
+        .and_then(|matches| Ok((Cli::from_arg_matches(&matches)?, matches)))
+        .and_then(|(mut cli, matches)| choose_store(&mut cli, &matches).map(|()| cli));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(error) => {
             // Help and version go to stdout with status 0; usage errors to stderr with 2.

@@ -1356,6 +1356,35 @@ fn dict_list_show_and_retire() {
         .fails(1, &["dictionary 7 is not in", "pgdict dict list"]);
     dir.run(&["dict", "retire", "0"])
         .fails(2, &["dictionary ids start at 1"]);
+
+    // PGDICT_PG_STORE is the store unless a flag says otherwise: --store outranks it (it
+    // used to be outranked, and the database's dictionaries used in its place), and the two
+    // flags together are a usage error, wherever they stand.
+    let nowhere = format!("host={}", dir.path("no-server").display());
+    let with_env = |args: &[&str]| {
+        Run::from(
+            dir.command(args)
+                .env("PGDICT_PG_STORE", &nowhere)
+                .output()
+                .unwrap(),
+        )
+    };
+    with_env(&["dict", "list"]).fails(1, &["no-server"]);
+    let out = with_env(&["--store", "dicts", "dict", "list"])
+        .ok()
+        .stdout();
+    assert!(out.contains("retired"), "{out}");
+    let out = with_env(&["dict", "list", "--store", "dicts"])
+        .ok()
+        .stdout();
+    assert!(out.contains("retired"), "{out}");
+    for args in [
+        &["--store", "dicts", "--pg-store", &nowhere, "dict", "list"][..],
+        &["--store", "dicts", "dict", "list", "--pg-store", &nowhere],
+        &["dict", "list", "--pg-store", &nowhere, "--store", "dicts"],
+    ] {
+        dir.run(args).fails(2, &["cannot be used with"]);
+    }
 }
 
 #[test]

@@ -182,8 +182,9 @@ struct Args {
     store: PathBuf,
 
     /// Add the dictionary to the PostgreSQL store (table pgdict.dictionaries, created if
-    /// missing) at this connection string, instead of a directory.
-    #[arg(long, value_name = "CONNINFO")]
+    /// missing) at this connection string, instead of a directory. From PGDICT_PG_STORE when
+    /// neither --store nor --pg-store is given, as for `pgdict`.
+    #[arg(long, value_name = "CONNINFO", env = "PGDICT_PG_STORE")]
     pg_store: Option<String>,
 
     /// Store the dictionary even if it does not help on the held-out rows.
@@ -314,19 +315,24 @@ impl From<TrainError> for Failure {
 fn main() -> ExitCode {
     // clap exits with 2 on a usage error, 0 for --help and --version.
     let matches = Args::command().get_matches();
-    let args = match Args::from_arg_matches(&matches) {
+    let mut args = match Args::from_arg_matches(&matches) {
         Ok(args) => args,
         Err(error) => error.exit(),
     };
-    // --store and --pg-store exclude each other, but PGDICT_STORE (which sets --store) may
-    // stay in the environment when --pg-store is given.
-    if args.pg_store.is_some() && matches.value_source("store") == Some(ValueSource::CommandLine) {
-        Args::command()
-            .error(
-                ErrorKind::ArgumentConflict,
-                "the argument '--store <DIR>' cannot be used with '--pg-store <CONNINFO>'",
-            )
-            .exit();
+    // The store is chosen as `pgdict` chooses it: --store and --pg-store exclude each other
+    // on the command line; a flag outranks the environment (--store, PGDICT_PG_STORE), and a
+    // PostgreSQL store outranks a directory named by PGDICT_STORE or the default.
+    let command_line = Some(ValueSource::CommandLine);
+    if matches.value_source("store") == command_line {
+        if matches.value_source("pg_store") == command_line {
+            Args::command()
+                .error(
+                    ErrorKind::ArgumentConflict,
+                    "the argument '--store <DIR>' cannot be used with '--pg-store <CONNINFO>'",
+                )
+                .exit();
+        }
+        args.pg_store = None;
     }
     match run(&args) {
         Ok(code) => ExitCode::from(code),

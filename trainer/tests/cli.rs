@@ -90,6 +90,7 @@ impl Work {
             .args(args)
             .current_dir(self.dir.path())
             .env("PGDICT_STORE", self.store())
+            .env_remove("PGDICT_PG_STORE")
             .stdin(Stdio::null());
         command
     }
@@ -1053,6 +1054,39 @@ fn a_size_under_what_zstds_trainer_makes_is_a_usage_error() {
         let size = report["dict_bytes"].as_u64().unwrap();
         assert!(size > 0 && size <= 256, "{args:?}: {size}");
     }
+}
+
+/// The trainer chooses the store as `pgdict` does: `PGDICT_PG_STORE` when no store flag is
+/// given (it used to be ignored: the dictionary went into ./dicts, and `pgdict`, reading the
+/// database's store, decoded its datums with another dictionary under the same id), a
+/// `--store` flag over it, and never both flags.
+#[test]
+fn pgdict_pg_store_is_the_store_unless_a_flag_says_otherwise() {
+    let work = Work::new();
+    work.file("rows.txt", &lines(&json_rows(1500)));
+    // No server listens on a socket in a directory that does not exist.
+    let nowhere = format!("host={}", work.path("no-server").display());
+    let output = work
+        .command(&["-q", "rows.txt"])
+        .env("PGDICT_PG_STORE", &nowhere)
+        .output()
+        .unwrap();
+    assert_exit(&output, 1);
+    assert!(stderr(&output).contains("no-server"), "{}", stderr(&output));
+    assert!(work.stored().is_empty());
+
+    let output = work
+        .command(&["-q", "--store", "flagged", "rows.txt"])
+        .env("PGDICT_PG_STORE", &nowhere)
+        .output()
+        .unwrap();
+    assert_exit(&output, 0);
+    assert_eq!(stdout(&output).trim(), "1");
+    assert!(work.path("flagged/00000001.pgdict").exists());
+
+    let output = work.run(&["--store", "a", "--pg-store", &nowhere, "rows.txt"]);
+    assert_exit(&output, 2);
+    assert!(stderr(&output).contains("cannot be used with"));
 }
 
 #[test]
