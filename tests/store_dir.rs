@@ -38,8 +38,8 @@ mod small_fs;
 
 use pgdict::datum::{self, Codec, DatumEncoder, DatumError, DictionaryLookup, Form};
 use pgdict::dict::{
-    self, CodecSet, Dictionary, DirStore, FormatError, Gain, Inserted, Metadata, Repaired,
-    StoreEntry, StoreError, SyncOptions,
+    self, CodecSet, Destination, Dictionary, DirStore, FormatError, Gain, Inserted, Metadata,
+    Repaired, Store, StoreEntry, StoreError, SyncOptions, SyncReport,
 };
 use small_fs::SmallFs;
 use tempfile::TempDir;
@@ -456,6 +456,24 @@ fn damaged_files_are_named_and_the_others_still_load() {
         .add(CodecSet::ALL, &content("e", 6), Metadata::new())
         .unwrap();
     assert_eq!(next.id(), 7);
+
+    // A damaged dictionary can be retired (retiring needs no content): a damaged newest
+    // dictionary no longer stands in the way of `active` for its codec. It used to be
+    // refused, leaving --dict auto failing until a repair.
+    let damaged_newest = (dir.path().join(format!("{:08}.pgdict", 8)), bytes(5));
+    fs::write(&damaged_newest.0, &damaged_newest.1[..40]).unwrap();
+    assert!(fresh.active(Codec::Pglz).is_err());
+    assert!(fresh.retire(8).unwrap());
+    assert_eq!(fresh.active(Codec::Pglz).unwrap().unwrap().id(), 7);
+    for id in [2, 3] {
+        assert!(fresh.retire(id).unwrap());
+        assert!(fresh.is_retired(id).unwrap());
+    }
+    // A missing one cannot.
+    assert!(matches!(
+        fresh.retire(9),
+        Err(StoreError::NotFound { id: 9, .. })
+    ));
 }
 
 #[test]
@@ -962,6 +980,122 @@ fn source_and_destination(dicts: usize) -> [(TempDir, DirStore); 2] {
             .unwrap();
     }
     [source, new_store()]
+}
+
+/// A directory store whose writes fail once `writes` of them are done (a disk that fills,
+/// a connection lost), for syncs that stop part way.
+struct FailingStore {
+    store: DirStore,
+    writes: std::cell::Cell<usize>,
+}
+
+impl FailingStore {
+    fn write(&self) -> Result<(), StoreError> {
+        match self.writes.get().checked_sub(1) {
+            Some(left) => {
+                self.writes.set(left);
+                Ok(())
+            }
+            None => Err(StoreError::Io {
+                op: "write",
+                path: self.store.path().to_path_buf(),
+                source: io::Error::from_raw_os_error(28), // ENOSPC
+            }),
+        }
+    }
+}
+
+impl Store for FailingStore {
+    fn describe(&self) -> String {
+        self.store.describe()
+    }
+    fn entries(&self) -> Result<Vec<StoreEntry>, StoreError> {
+        Store::entries(&self.store)
+    }
+    fn get(&self, id: u32) -> Result<Arc<Dictionary>, StoreError> {
+        Store::get(&self.store, id)
+    }
+}
+
+impl Destination for FailingStore {
+    fn insert(&self, dict: &Dictionary) -> Result<Inserted, StoreError> {
+        self.write()?;
+        self.store.insert(dict)
+    }
+    fn insert_retired(&self, dict: &Dictionary) -> Result<Inserted, StoreError> {
+        self.write()?;
+        self.store.insert_retired(dict)
+    }
+    fn retire(&self, id: u32) -> Result<bool, StoreError> {
+        self.write()?;
+        self.store.retire(id)
+    }
+    fn repair(&self, dict: &Dictionary) -> Result<Repaired, StoreError> {
+        self.write()?;
+        self.store.repair(dict)
+    }
+}
+
+/// A sync that fails part way leaves no dictionary active that the source has retired, and
+/// says what it did before the failure. It used to copy everything first and retire last, so
+/// a full disk left every retired dictionary it had copied active: `--dict auto` then
+/// compressed with a dictionary its operator had retired.
+#[test]
+fn a_sync_that_stops_part_way_leaves_no_retired_dictionary_active() {
+    let [(_src_dir, source), (_dst_dir, destination)] = source_and_destination(5);
+    // The destination holds 1 and 2, active; the source has retired 2, 3 and 4.
+    for id in [1, 2] {
+        destination.insert(&source.get(id).unwrap()).unwrap();
+    }
+    for id in [2, 3, 4] {
+        source.retire(id).unwrap();
+    }
+    for writes in 0..4 {
+        let copy = TempDir::new().unwrap();
+        let to = DirStore::create(copy.path().join("dicts")).unwrap();
+        for id in [1, 2] {
+            to.insert(&source.get(id).unwrap()).unwrap();
+        }
+        let failing = FailingStore {
+            store: to,
+            writes: writes.into(),
+        };
+        let mut report = SyncReport::default();
+        let error =
+            dict::sync_into(&source, &failing, SyncOptions::default(), &mut report).unwrap_err();
+        assert!(error.to_string().contains("No space left"), "{error}");
+        // Every dictionary the sync put there went in as the source has it: retired or not.
+        let to = &failing.store;
+        let mut copied = Vec::new();
+        for entry in to.list().unwrap().into_iter().filter(|e| e.id > 2) {
+            let retired_in_source = source.is_retired(entry.id).unwrap();
+            assert_eq!(
+                entry.retired, retired_in_source,
+                "after {writes} writes: dictionary {} in {report:?}",
+                entry.id
+            );
+            copied.push(entry.id);
+        }
+        assert_eq!(copied, report.copied);
+        // The report says what was done: every copy and retirement it lists is there.
+        for &id in &report.copied {
+            assert_eq!(
+                to.get(id).unwrap().to_bytes(),
+                source.get(id).unwrap().to_bytes()
+            );
+        }
+        for &id in &report.retired {
+            assert!(to.is_retired(id).unwrap(), "{id} reported retired");
+        }
+        // The writes, in order: retire 2 (held already), copy 3 and 4 retired, copy 5.
+        assert_eq!(report.retired.len(), writes.min(3), "{report:?}");
+        assert_eq!(report.copied.len(), writes.saturating_sub(1), "{report:?}");
+    }
+    // Without a failure: everything.
+    let report = dict::sync(&source, &destination).unwrap();
+    assert_eq!(report.copied, vec![3, 4, 5]);
+    assert_eq!(report.retired, vec![2, 3, 4]);
+    assert!(destination.is_retired(3).unwrap() && !destination.is_retired(5).unwrap());
 }
 
 #[test]

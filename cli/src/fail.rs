@@ -190,7 +190,9 @@ fn store_hint(error: &StoreError) -> Option<&'static str> {
         StoreError::RowChanged { .. } => PG_ROW_CHANGED,
         StoreError::Damaged { .. } | StoreError::IdMismatch { .. } => {
             "mend it from a store that holds it intact: `pgdict dict sync --from DIR --repair` \
-             (or --from-pg CONNINFO); the other dictionaries still work"
+             (or --from-pg CONNINFO); without one, `pgdict dict retire ID` stops --dict auto \
+             from choosing it (datums that name it cannot be decoded until it is mended), and \
+             --dict ID chooses another"
         }
         StoreError::Claimed { .. } => {
             "another pgdict may be putting that id in the store now: run it again in a moment; \

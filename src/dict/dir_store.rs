@@ -532,9 +532,35 @@ impl DirStore {
     /// Retires dictionary `id`: it still decodes, but [`DirStore::active`] no longer picks it.
     /// Returns whether it was retired just now (false: it already was). Its id is never
     /// reused.
+    ///
+    /// A damaged dictionary file can be retired (retiring needs no content, and a damaged
+    /// newest dictionary would otherwise keep `active` failing for its codec until repaired);
+    /// a missing one cannot.
     pub fn retire(&self, id: u32) -> Result<bool, StoreError> {
-        // Only a dictionary the store holds (and can read) can be retired.
-        self.get(id)?;
+        match self.get(id) {
+            Ok(_) | Err(StoreError::Damaged { .. } | StoreError::IdMismatch { .. }) => {}
+            Err(e) => return Err(e),
+        }
+        self.mark_retired(id)
+    }
+
+    /// [`DirStore::insert`] of a dictionary that is retired: the retirement marker is made
+    /// first, so that the dictionary is never active here, not even for a moment (a sync that
+    /// failed between copying and retiring used to leave retired dictionaries active). If the
+    /// insert fails, a marker made for it is removed: the store is left as it was.
+    pub fn insert_retired(&self, dict: &Dictionary) -> Result<Inserted, StoreError> {
+        let marked = self.mark_retired(dict.id())?;
+        let inserted = self.insert(dict);
+        if inserted.is_err() && marked {
+            let _ = fs::remove_file(self.retired_path(dict.id()));
+            let _ = self.sync_dir();
+        }
+        inserted
+    }
+
+    /// Creates `id`'s retirement marker; whether it was created just now (false: it was
+    /// there).
+    fn mark_retired(&self, id: u32) -> Result<bool, StoreError> {
         let path = self.retired_path(id);
         match OpenOptions::new().write(true).create_new(true).open(&path) {
             Ok(marker) => {

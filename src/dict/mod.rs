@@ -60,7 +60,7 @@ pub use dir_store::{DirStore, Inserted, Repaired};
 pub use file::{CodecSet, Dictionary, FormatError, Gain, Metadata, Sha256Sum};
 #[cfg(feature = "pg-store")]
 pub use pg_store::{describe_pg_error, PgStore};
-pub use sync::{sync, sync_with, Conflict, Destination, SyncOptions, SyncReport};
+pub use sync::{sync, sync_into, sync_with, Conflict, Destination, SyncOptions, SyncReport};
 
 /// One dictionary a store holds, as [`Store::entries`] lists it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -476,6 +476,18 @@ impl PgStore {
     /// [`PgStore::add`] takes, so an add never meets the id in between. Fails with
     /// [`StoreError::ReadOnly`] on a standby.
     pub fn insert(&self, dict: &Dictionary) -> Result<Inserted, StoreError> {
+        self.insert_as(dict, false)
+    }
+
+    /// [`PgStore::insert`] of a dictionary that is retired: its row and its retirement go in
+    /// one transaction, so that it is never active here, not even for a moment (a sync that
+    /// failed in between used to leave a retired dictionary active). An id held already is
+    /// compared as by `insert`, and not retired.
+    pub fn insert_retired(&self, dict: &Dictionary) -> Result<Inserted, StoreError> {
+        self.insert_as(dict, true)
+    }
+
+    fn insert_as(&self, dict: &Dictionary, retired: bool) -> Result<Inserted, StoreError> {
         let mut client = self.client();
         let what = format!("inserting dictionary {}", dict.id());
         let mut tx = self.begin_write(&mut client, &what)?;
@@ -497,6 +509,13 @@ impl PgStore {
                     ours: dict.content_sha256(),
                 })
             };
+        }
+        if retired {
+            tx.execute(
+                "INSERT INTO pgdict.retired (id) VALUES ($1)",
+                &[&i64::from(dict.id())],
+            )
+            .map_err(|e| self.pg_err(&format!("retiring dictionary {}", dict.id()), e))?;
         }
         tx.commit().map_err(|e| self.pg_err(&what, e))?;
         drop(client);

@@ -10,11 +10,16 @@
 //!    the two sides is a conflict; a damaged file on either side is an error, unless
 //!    [`SyncOptions::repair`] is set and the damaged file is the destination's. Any conflict
 //!    refuses the whole sync, listing every conflicting id, before anything is written.
-//! 2. **Copy.** Write each missing dictionary with the store's atomic add-under-an-id
-//!    ([`DirStore::insert`]: temporary file, fsync, link, fsync the directory; or
-//!    `PgStore::insert`: one transaction), by increasing id; with `repair`, replace each damaged
-//!    destination file by the source's dictionary ([`DirStore::repair`], which keeps the
-//!    damaged bytes; a PostgreSQL store's rows are never replaced); then retire.
+//! 2. **Copy.** Retire what the destination holds and the source has retired; write each
+//!    missing dictionary with the store's atomic add-under-an-id ([`DirStore::insert`]:
+//!    temporary file, fsync, link, fsync the directory; or `PgStore::insert`: one
+//!    transaction), by increasing id, a retired one retired as it goes in
+//!    ([`DirStore::insert_retired`]: its marker first; `PgStore::insert_retired`: in the same
+//!    transaction); with `repair`, replace each damaged destination file by the source's
+//!    dictionary ([`DirStore::repair`], which keeps the damaged bytes; a PostgreSQL store's
+//!    rows are never replaced), then retire it if the source has. A failure part way (a full
+//!    disk, a lost connection) thus never leaves active a dictionary the source has retired,
+//!    and [`sync_into`] says what was done before it.
 //!
 //! A damaged file cannot show which dictionary it held, so repairing trusts the source: it is
 //! for stores kept in step from one source of truth (a primary's store and its standbys'),
@@ -75,6 +80,10 @@ pub trait Destination: Store {
     /// [`StoreError::Exists`].
     fn insert(&self, dict: &Dictionary) -> Result<Inserted, StoreError>;
 
+    /// [`Destination::insert`] of a dictionary that is retired, never active in the store,
+    /// not even for a moment.
+    fn insert_retired(&self, dict: &Dictionary) -> Result<Inserted, StoreError>;
+
     /// Retires `id`; whether it was retired just now.
     fn retire(&self, id: u32) -> Result<bool, StoreError>;
 
@@ -85,6 +94,10 @@ pub trait Destination: Store {
 impl Destination for DirStore {
     fn insert(&self, dict: &Dictionary) -> Result<Inserted, StoreError> {
         DirStore::insert(self, dict)
+    }
+
+    fn insert_retired(&self, dict: &Dictionary) -> Result<Inserted, StoreError> {
+        DirStore::insert_retired(self, dict)
     }
 
     fn retire(&self, id: u32) -> Result<bool, StoreError> {
@@ -100,6 +113,10 @@ impl Destination for DirStore {
 impl Destination for crate::dict::PgStore {
     fn insert(&self, dict: &Dictionary) -> Result<Inserted, StoreError> {
         crate::dict::PgStore::insert(self, dict)
+    }
+
+    fn insert_retired(&self, dict: &Dictionary) -> Result<Inserted, StoreError> {
+        crate::dict::PgStore::insert_retired(self, dict)
     }
 
     fn retire(&self, id: u32) -> Result<bool, StoreError> {
@@ -132,6 +149,20 @@ pub fn sync_with(
     to: &dyn Destination,
     options: SyncOptions,
 ) -> Result<SyncReport, StoreError> {
+    let mut report = SyncReport::default();
+    sync_into(from, to, options, &mut report)?;
+    Ok(report)
+}
+
+/// [`sync_with`], saying in `report` what it did also when it fails part way (phase 2 can:
+/// a full disk, a lost connection, a privilege missing), so that the failure can say which
+/// dictionaries were copied, repaired or retired before it.
+pub fn sync_into(
+    from: &dyn Store,
+    to: &dyn Destination,
+    options: SyncOptions,
+    report: &mut SyncReport,
+) -> Result<(), StoreError> {
     // Phase 1: check everything.
     let source = from.entries()?;
     let destination: BTreeMap<u32, bool> = to
@@ -139,7 +170,6 @@ pub fn sync_with(
         .into_iter()
         .map(|entry| (entry.id, entry.retired))
         .collect();
-    let mut report = SyncReport::default();
     let mut conflicts = Vec::new();
     let mut to_copy = Vec::new();
     let mut to_retire = Vec::new();
@@ -174,12 +204,7 @@ pub fn sync_with(
                     to_retire.push(entry.id);
                 }
             }
-            None => {
-                if entry.retired {
-                    to_retire.push(entry.id);
-                }
-                to_copy.push(dict);
-            }
+            None => to_copy.push((dict, entry.retired)),
         }
     }
     if !conflicts.is_empty() {
@@ -189,26 +214,56 @@ pub fn sync_with(
             conflicts,
         });
     }
-    // Phase 2: copy, repair, then retire (retiring needs a file that reads).
-    for dict in to_copy {
-        match to.insert(&dict)? {
-            Inserted::Added => report.copied.push(dict.id()),
-            Inserted::AlreadyPresent => report.present.push(dict.id()),
+    // Phase 2: retire what the destination holds already, copy (a retired dictionary goes in
+    // retired), repair, then retire what was repaired. A failure part way leaves no
+    // dictionary active that the source has retired.
+    let (to_retire_now, to_retire_repaired): (Vec<u32>, Vec<u32>) = to_retire
+        .into_iter()
+        .partition(|id| !to_repair.iter().any(|dict| dict.id() == *id));
+    let result = (|| {
+        for id in to_retire_now {
+            if to.retire(id)? {
+                report.retired.push(id);
+            }
         }
-    }
-    for dict in to_repair {
-        match to.repair(&dict)? {
-            Repaired::Replaced { kept_as } => report.repaired.push((dict.id(), kept_as)),
-            Repaired::AlreadyIntact => report.present.push(dict.id()),
+        for (dict, retired) in to_copy {
+            let inserted = if retired {
+                to.insert_retired(&dict)?
+            } else {
+                to.insert(&dict)?
+            };
+            match inserted {
+                Inserted::Added => {
+                    report.copied.push(dict.id());
+                    if retired {
+                        report.retired.push(dict.id());
+                    }
+                }
+                // Another writer put it there since phase 1.
+                Inserted::AlreadyPresent => {
+                    report.present.push(dict.id());
+                    if retired && to.retire(dict.id())? {
+                        report.retired.push(dict.id());
+                    }
+                }
+            }
         }
-    }
-    for id in to_retire {
-        if to.retire(id)? {
-            report.retired.push(id);
+        for dict in to_repair {
+            match to.repair(&dict)? {
+                Repaired::Replaced { kept_as } => report.repaired.push((dict.id(), kept_as)),
+                Repaired::AlreadyIntact => report.present.push(dict.id()),
+            }
         }
-    }
+        for id in to_retire_repaired {
+            if to.retire(id)? {
+                report.retired.push(id);
+            }
+        }
+        Ok(())
+    })();
     report.present.sort_unstable();
-    Ok(report)
+    report.retired.sort_unstable();
+    result
 }
 
 /// The conflicts for an error message: `3 (sha256 0123456789abcdef... there, ... here)`.

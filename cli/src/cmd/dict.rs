@@ -374,8 +374,38 @@ fn sync(store_args: &StoreArgs, args: &SyncArgs) -> anyhow::Result<u8> {
     let options = dict::SyncOptions {
         repair: args.repair,
     };
-    let report = dict::sync_with(from.as_ref(), to.as_ref(), options)
-        .with_context(|| format!("cannot sync {} from {}", to.describe(), from.describe()))?;
+    let mut report = dict::SyncReport::default();
+    let synced = dict::sync_into(from.as_ref(), to.as_ref(), options, &mut report);
+    let mut out = Output::stdout();
+    if let Err(error) = synced {
+        // What was done before the failure stays done (each dictionary complete, none that
+        // the source retired left active): say what it was.
+        let done = report.copied.len() + report.retired.len() + report.repaired.len();
+        if done > 0 {
+            writeln!(
+                out,
+                "stopped syncing {} from {}; done before the error:",
+                to.describe(),
+                from.describe()
+            )?;
+            write_sync_report(&mut out, &report, args.repair)?;
+            out.finish()?;
+        }
+        return Err(anyhow::Error::new(error))
+            .with_context(|| format!("cannot sync {} from {}", to.describe(), from.describe()));
+    }
+    writeln!(out, "synced {} from {}", to.describe(), from.describe())?;
+    write_sync_report(&mut out, &report, args.repair)?;
+    out.finish()?;
+    Ok(0)
+}
+
+/// The lines of a sync's report: the ids copied, already there, retired there, repaired.
+fn write_sync_report(
+    out: &mut Output,
+    report: &dict::SyncReport,
+    repair: bool,
+) -> std::io::Result<()> {
     let ids = |ids: &[u32]| -> String {
         if ids.is_empty() {
             "none".into()
@@ -386,12 +416,10 @@ fn sync(store_args: &StoreArgs, args: &SyncArgs) -> anyhow::Result<u8> {
                 .join(", ")
         }
     };
-    let mut out = Output::stdout();
-    writeln!(out, "synced {} from {}", to.describe(), from.describe())?;
     writeln!(out, "  copied:          {}", ids(&report.copied))?;
     writeln!(out, "  already there:   {}", ids(&report.present))?;
     writeln!(out, "  retired there:   {}", ids(&report.retired))?;
-    if args.repair {
+    if repair {
         let repaired: Vec<u32> = report.repaired.iter().map(|(id, _)| *id).collect();
         writeln!(out, "  repaired:        {}", ids(&repaired))?;
         for (id, kept_as) in &report.repaired {
@@ -402,8 +430,7 @@ fn sync(store_args: &StoreArgs, args: &SyncArgs) -> anyhow::Result<u8> {
             )?;
         }
     }
-    out.finish()?;
-    Ok(0)
+    Ok(())
 }
 
 fn same_dir(a: &std::path::Path, b: &std::path::Path) -> bool {
