@@ -96,9 +96,10 @@
 //!
 //! # Reading: what is rejected
 //!
-//! [`parse_header`] and [`decode`] reject, with a [`DatumError`] that names the byte position and
-//! the numbers involved (never a panic, never an out-of-bounds read or an allocation the payload
-//! cannot justify):
+//! [`parse_header`] (the header alone), [`check_header`] (the header, and the `raw_len` its
+//! payload can expand to) and [`decode`] reject, with a [`DatumError`] that names the byte
+//! position and the numbers involved (never a panic, never an out-of-bounds read or an
+//! allocation the payload cannot justify):
 //!
 //! - an empty datum, or a header cut off by the end of the datum;
 //! - the byte `0x01`: a TOAST pointer, which points at a value stored elsewhere;
@@ -108,9 +109,10 @@
 //!   shortest form (a last byte of 0 after others), or 0;
 //! - a dictionary id that the [`DictionaryLookup`] does not have
 //!   ([`DatumError::MissingDictionary`]: sync the stores);
-//! - a `raw_len` the payload cannot possibly expand to (checked before allocating), and any
-//!   payload that does not decode to exactly `raw_len` bytes, or reaches back before its
-//!   history (the codec errors, wrapped with the payload's position).
+//! - a `raw_len` the payload cannot possibly expand to (checked before allocating: from
+//!   [`check_header`] on), and any payload that does not decode to exactly `raw_len` bytes, or
+//!   reaches back before its history (the codec errors, wrapped with the payload's position:
+//!   [`decode`] only).
 //!
 //! Decoding with the wrong dictionary (another dictionary under the same id) is not detected by
 //! the format: it gives an error or `raw_len` bytes of wrong content. The one exception: a
@@ -779,6 +781,18 @@ pub fn parse_header(datum: &[u8]) -> Result<Header, DatumError> {
             total_len: header.total_len,
             len: datum.len(),
         });
+    }
+    Ok(header)
+}
+
+/// [`parse_header`], and the header's `raw_len` within what its payload can expand to: every
+/// check that needs no decoding (what a reader of headers, such as `pgdict inspect`, can say
+/// of a datum without its dictionary). A datum that passes may still fail to decode.
+pub fn check_header(datum: &[u8]) -> Result<Header, DatumError> {
+    let (header, payload) = checked_payload(datum)?;
+    if header.form.codec() == Some(Codec::Pglz) {
+        let (pglz_err, _, _) = payload_errors(header.header_len);
+        pglz::check_raw_len(payload.len(), header.raw_len).map_err(pglz_err)?;
     }
     Ok(header)
 }

@@ -99,7 +99,9 @@ impl Found {
     /// What datum `d`'s header says; `check`, if given, is run on the datum when its header
     /// reads.
     fn read(d: Datum, check: Option<impl FnOnce(&[u8]) -> Check>) -> Found {
-        let header = datum::parse_header(&d.bytes).map_err(|e| e.to_string());
+        // The header, and a raw length the payload can expand to: an impossible one is an
+        // invalid datum whether or not --verify decodes it.
+        let header = datum::check_header(&d.bytes).map_err(|e| e.to_string());
         let check = match (check, &header) {
             (Some(check), Ok(_)) => Some(check(&d.bytes)),
             _ => None,
@@ -252,7 +254,11 @@ impl Summary {
     /// Counts datum `n` (1-based).
     fn add(&mut self, n: u64, f: &Found) {
         self.datums += 1;
+        // A datum that does not decode is invalid, and counted as such only: not in the
+        // bytes, nor as a datum of its form.
+        let fails = matches!(f.check, Some(Check::Fails(_)));
         match &f.header {
+            Ok(_) if fails => {}
             Ok(h) => {
                 self.raw_bytes += h.raw_len as u64;
                 self.stored_bytes += h.total_len as u64;
@@ -678,6 +684,42 @@ mod tests {
             "{line}"
         );
         assert!(line.ends_with(r#","valid":false}"#), "{line}");
+    }
+
+    /// The summary counts a datum that does not decode as invalid, and nowhere else: not in
+    /// the bytes, nor as one of its form (it used to be both, beside "1 invalid" on the
+    /// problem lines only). Nor does a raw length its payload cannot reach pass unverified.
+    #[test]
+    fn the_summary_counts_a_datum_that_fails_as_invalid_only() {
+        let row = [b"abcdefgh".as_slice(); 16].concat();
+        let pglz = DatumEncoder::new().encode(&row, Codec::Pglz, None).unwrap();
+        let mut summary = Summary::default();
+        for (n, check) in [(1, Check::Decodes), (2, Check::Fails("no".into()))] {
+            let datum = Datum {
+                bytes: pglz.clone(),
+                position: Position::Line(n as usize),
+            };
+            summary.add(n, &Found::read(datum, Some(move |_: &[u8]| check)));
+        }
+        assert_eq!((summary.datums, summary.plain), (2, 1));
+        assert_eq!(summary.raw_bytes, 128);
+        assert_eq!(summary.stored_bytes, pglz.len() as u64);
+        let text = summary.text("x.hex", "hex");
+        assert!(text.contains(", 1 invalid\n"), "{text}");
+        assert_eq!(summary.problems.len(), 1);
+
+        // pglz claiming 2^30 - 1 bytes from a 9-byte payload: invalid without --verify.
+        let impossible = b"\x46\x00\x00\x00\xff\xff\xff\x3f\x00abcdefgh".to_vec();
+        let datum = Datum {
+            bytes: impossible,
+            position: Position::Line(3),
+        };
+        let found = Found::read(datum, None::<fn(&[u8]) -> Check>);
+        let error = found.header.as_ref().unwrap_err();
+        assert!(
+            error.contains("cannot expand to 1073741823 bytes"),
+            "{error}"
+        );
     }
 
     #[test]
