@@ -34,7 +34,18 @@ else
 fi
 echo "fuzz/ci.sh: built and seeded in $(( $(date +%s) - start )) s"
 
-for target in $(cargo fuzz list); do
+# Every target Cargo.toml declares, or none is fuzzed at all: a `for` over `$(cargo fuzz list)`
+# would run no target, and pass, if the listing failed or printed nothing (an assignment
+# fails under `set -e` when its command does).
+targets=$(cargo fuzz list)
+declared=$(grep -c '^\[\[bin\]\]' Cargo.toml || true)
+listed=$(echo "$targets" | grep -c . || true)
+if [ "$listed" -eq 0 ] || [ "$listed" -ne "$declared" ]; then
+    echo "fuzz/ci.sh: cargo fuzz list names $listed targets, Cargo.toml declares $declared" >&2
+    exit 1
+fi
+
+for target in $targets; do
     # datum_header: small datums, and no single allocation over 256 MiB (the most a
     # 4096-byte datum can justify is a zstd payload's 32,768-fold expansion, under 180 MiB).
     case "$target" in

@@ -36,22 +36,23 @@ fn offset_zero_block() -> Vec<u8> {
 /// `Vec`'s bytes were never initialised). The heap is poisoned with 0xAA just before, so
 /// the leaked bytes show.
 ///
-/// Either an error or the whole decode's bytes (zeros for the offset-0 match) is acceptable.
+/// pgdict now refuses such a block before liblz4 reads it (the third test), and these two pin
+/// that refusal where the leak was: any bytes handed out would be a regression.
 #[test]
 fn lz4_prefix_with_offset_zero_match_returns_no_unwritten_bytes() {
     let block = offset_zero_block();
     let (raw_len, prefix_len) = (100, 40);
     for poison in [0xaa_u8, 0x55] {
         drop(black_box(vec![poison; prefix_len]));
-        let result = lz4::decompress_prefix(&block, raw_len, prefix_len);
-        if let Ok(out) = result {
-            let mut expected = b"0123456789abcdefghij".to_vec();
-            expected.resize(prefix_len, 0);
-            assert_eq!(
-                out, expected,
-                "the prefix holds bytes liblz4 never wrote (heap poisoned with {poison:#x})"
-            );
-        }
+        // Refused before liblz4 reads it (it used to hand out bytes it never wrote).
+        assert_eq!(
+            lz4::decompress_prefix(&block, raw_len, prefix_len),
+            Err(lz4::Error::ZeroOffset {
+                pos: 22,
+                payload_len: block.len()
+            }),
+            "heap poisoned with {poison:#x}"
+        );
     }
 }
 
@@ -66,11 +67,12 @@ fn lz4_datum_prefix_with_offset_zero_match_returns_no_unwritten_bytes() {
     stored.extend_from_slice(&block);
     let prefix_len = 40;
     drop(black_box(vec![0xaa_u8; prefix_len]));
-    if let Ok(out) = datum::decode_prefix(&stored, prefix_len, &NoDictionaries) {
-        assert!(
-            out[20..].iter().all(|&b| b == 0),
-            "the prefix holds bytes liblz4 never wrote: {out:?}"
-        );
+    match datum::decode_prefix(&stored, prefix_len, &NoDictionaries) {
+        Err(datum::DatumError::Lz4 {
+            payload_pos: 8,
+            error: lz4::Error::ZeroOffset { pos: 22, .. },
+        }) => {}
+        other => panic!("an offset-0 match in an lz4 datum's prefix: {other:?}"),
     }
 }
 
@@ -176,13 +178,23 @@ fn zstd_two_frame_payload_whole_and_prefix_decodes_agree() {
 
     let mut payload = zstd::compress(b"first frame, ").expect("compresses");
     payload.extend_from_slice(&zstd::compress(b"second frame").expect("compresses"));
-    let raw_len = 25;
-    let whole = zstd::decompress(&payload, raw_len);
-    let prefix = zstd::decompress_prefix(&payload, raw_len, 20);
-    match (&whole, &prefix) {
-        (Ok(whole), Ok(prefix)) => assert_eq!(whole[..20], prefix[..]),
-        (Err(_), _) => {}
-        (Ok(_), Err(e)) => panic!("the whole decode accepts two frames, the prefix decode: {e:?}"),
+    // Both refuse the second frame as bytes after the first, the prefix decode too (a prefix
+    // cut from two frames would give `substr()` bytes of a datum whose whole read fails), for
+    // a datum whose prefix is cut from a whole decode and for one streamed.
+    let frame_len = zstd::compress(b"first frame, ").expect("compresses").len();
+    let trailing = zstd::Error::TrailingBytes {
+        frame_len,
+        payload_len: payload.len(),
+    };
+    for raw_len in [25, zstd::PREFIX_WHOLE_MAX + 1] {
+        assert_eq!(zstd::decompress(&payload, raw_len), Err(trailing.clone()));
+        for prefix in [10, 20] {
+            assert_eq!(
+                zstd::decompress_prefix(&payload, raw_len, prefix),
+                Err(trailing.clone()),
+                "raw_len {raw_len}, prefix {prefix}"
+            );
+        }
     }
 }
 

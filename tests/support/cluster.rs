@@ -16,9 +16,9 @@
 //! replication test needs are on from the start (`wal_level=replica`, `max_wal_senders=4`,
 //! `hot_standby=on`), plus `fsync=off`, because a test cluster need not survive a power cut.
 //!
-//! Server binaries come from `PGDICT_PG_BINDIR`, or else from `pg_config --bindir`. A missing
-//! binary fails the test with a message saying what to install: a test that needs a server
-//! never skips silently. initdb refuses to run as root, so when the tests run as root every
+//! Server binaries come from `PGDICT_PG_BINDIR`, else `/usr/lib/postgresql/15/bin` (Debian's
+//! PostgreSQL 15), else `pg_config --bindir`. A missing binary fails the test with a message
+//! saying what to install: a test that needs a server never skips silently. initdb refuses to run as root, so when the tests run as root every
 //! server binary runs as the `postgres` user through `runuser`.
 //!
 //! Dropping a cluster stops its server (`pg_ctl stop -m immediate`) and removes the directory.
@@ -509,8 +509,13 @@ impl Drop for PgCluster {
 impl Binaries {
     /// Finds the server binaries and decides whether they must run as `postgres`.
     fn locate() -> Binaries {
+        // PostgreSQL 15's own directory before `pg_config` on PATH: Debian's /usr/bin/pg_config
+        // answers for the newest version installed, which may not be 15 (pgref/build.rs links
+        // 15's C pglz the same way).
+        let debian_15 = Path::new("/usr/lib/postgresql/15/bin");
         let dir = match std::env::var_os("PGDICT_PG_BINDIR") {
             Some(dir) => PathBuf::from(dir),
+            None if debian_15.join("initdb").exists() => debian_15.to_path_buf(),
             None => {
                 let output = Command::new("pg_config").arg("--bindir").output();
                 match output {
