@@ -6,7 +6,7 @@ use pgdict_trainer::SizeBucket;
 use serde_json::{json, Map, Value};
 
 use crate::measure::{Comparison, MethodResult, Stats, METHODS};
-use crate::text::{counted, mb_s, percent, thousands, Align, Table};
+use crate::text::{counted, mb_s, percent, printable, thousands, Align, Table};
 
 /// What was compared, besides the measurements.
 pub struct Setup {
@@ -57,7 +57,7 @@ pub fn table(setup: &Setup, comparison: &Comparison) -> String {
     out.push_str(&format!(
         "rows: {} from {}\n",
         thousands(setup.rows),
-        setup.input
+        printable(setup.input.as_bytes())
     ));
     if let Some(pages) = setup.page_sample {
         out.push_str(&format!("      read from {pages}\n"));
@@ -93,7 +93,7 @@ pub fn table(setup: &Setup, comparison: &Comparison) -> String {
                 "  {:<5} {:>6} bytes  {}\n",
                 codec.name(),
                 thousands(d.bytes as u64),
-                d.origin
+                printable(d.origin.as_bytes())
             )),
             None => out.push_str(&format!(
                 "  {:<5} none (no {}+dict row)\n",

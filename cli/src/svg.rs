@@ -29,18 +29,27 @@ fn colour(codec: Codec, dict: bool) -> &'static str {
 }
 
 fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
+    // Control characters (which XML 1.0 refuses, even as references) shown as escapes first.
+    crate::text::printable(text.as_bytes())
+        .replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
 }
 
-/// A tick step that gives at most 8 ticks up to `max`.
+/// A tick step that gives at most 8 ticks up to `max`: 0.25, 0.5, then 1, 2 or 5 times a
+/// power of ten, however large `max` is (a ratio of thousands, for rows of one repeated byte).
 fn tick_step(max: f64) -> f64 {
-    [0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0]
+    if !max.is_finite() {
+        return 1.0;
+    }
+    let decades = (0..).flat_map(|power| [1.0, 2.0, 5.0].map(|m| m * 10f64.powi(power)));
+    // Ends: a step of infinity gives 0 ticks.
+    [0.25, 0.5]
         .into_iter()
+        .chain(decades)
         .find(|step| max / step <= 8.0)
-        .unwrap_or(200.0)
+        .unwrap_or(1.0)
 }
 
 /// The chart: one group of bars per non-empty size bucket, then one for all sizes.
@@ -198,4 +207,37 @@ pub fn chart(title: &str, comparison: &Comparison) -> String {
 fn trim_number(x: f64) -> String {
     let text = format!("{x:.2}");
     text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_stay_few_at_any_ratio() {
+        for (max, step) in [
+            (1.5, 0.25),
+            (3.0, 0.5),
+            (7.9, 1.0),
+            (30.0, 5.0),
+            (18_868.0, 5000.0),
+        ] {
+            assert_eq!(tick_step(max), step, "{max}");
+        }
+        for max in [0.0, 0.3, 9.0, 123.0, 1e9, 1e300] {
+            assert!(max / tick_step(max) <= 8.0, "{max}");
+        }
+        assert_eq!(tick_step(f64::INFINITY), 1.0);
+        assert_eq!(tick_step(f64::NAN), 1.0);
+    }
+
+    /// A file name is text in the chart: control characters, which XML 1.0 refuses even as
+    /// character references, are shown as escapes, and markup is escaped.
+    #[test]
+    fn text_is_escaped_for_xml() {
+        assert_eq!(
+            escape("we<i&rd\"\u{1}\u{1b} \u{fffe}"),
+            "we&lt;i&amp;rd&quot;\\u{1}\\u{1b} \\u{fffe}"
+        );
+    }
 }

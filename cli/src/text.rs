@@ -101,8 +101,16 @@ pub fn mb_s(speed: Option<f64>) -> String {
 }
 
 /// A share as a percentage: `12.5 %`.
+/// `share` as a percentage to one decimal, never rounded to 0.0 or 100.0 unless exactly so: a
+/// share of 1 in 4,001 is `99.9 %`, not `100.0 %` (which would say all).
 pub fn percent(share: f64) -> String {
-    format!("{:.1} %", share * 100.0)
+    let shown = (share * 1000.0).round() / 10.0;
+    let shown = if share > 0.0 && share < 1.0 {
+        shown.clamp(0.1, 99.9)
+    } else {
+        shown
+    };
+    format!("{shown:.1} %")
 }
 
 /// Microseconds since the Unix epoch as UTC: `2026-11-30 01:02:03Z`.
@@ -139,15 +147,18 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
     (year, month, day)
 }
 
-/// `text` to show in a message or a table: control characters (NUL, ESC, ...) and bytes that
-/// are not UTF-8 escaped as Rust writes them (`\0`, `\u{1b}`, `\xff`), so none reaches the
-/// terminal; the rest, backslashes included, as it is.
+/// `text` to show in a message, a table or a chart: control characters (NUL, ESC, C1's CSI,
+/// ...), invisible format characters ([`is_invisible_format`]: a bidirectional override) and
+/// bytes that are not UTF-8 escaped as Rust writes them (`\0`, `\u{1b}`, `\u{202e}`, `\xff`),
+/// so none reaches the terminal or an XML file; the rest, backslashes included, as it is.
 pub fn printable(text: &[u8]) -> String {
     let mut shown = String::with_capacity(text.len());
     for chunk in text.utf8_chunks() {
         for c in chunk.valid().chars() {
             if c.is_control() {
                 shown.extend(c.escape_debug());
+            } else if is_invisible_format(c) {
+                shown.extend(c.escape_unicode());
             } else {
                 shown.push(c);
             }
@@ -159,9 +170,46 @@ pub fn printable(text: &[u8]) -> String {
     shown
 }
 
+/// A character that changes how the text around it shows while showing nothing itself:
+/// bidirectional overrides and isolates (which can make a name read as another: "Trojan
+/// Source"), zero-width characters, the byte order mark, and the noncharacters U+FFFE and
+/// U+FFFF (which XML refuses).
+fn is_invisible_format(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061c}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{feff}'
+            | '\u{fffe}'
+            | '\u{ffff}'
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn printable_escapes_what_would_act_on_a_terminal_or_hide() {
+        assert_eq!(
+            printable("a\x1b[31m\u{9b}b\u{202e}c\\d\u{fffe}é".as_bytes()),
+            "a\\u{1b}[31m\\u{9b}b\\u{202e}c\\d\\u{fffe}é"
+        );
+        assert_eq!(printable(b"\xff\x00"), "\\xff\\0");
+    }
+
+    #[test]
+    fn a_percentage_is_all_or_none_only_when_exactly() {
+        assert_eq!(percent(1.0), "100.0 %");
+        assert_eq!(percent(0.0), "0.0 %");
+        assert_eq!(percent(4000.0 / 4001.0), "99.9 %");
+        assert_eq!(percent(1.0 / 10_000.0), "0.1 %");
+        assert_eq!(percent(0.5), "50.0 %");
+        assert_eq!(percent(0.1234), "12.3 %");
+    }
 
     #[test]
     fn dates() {

@@ -16,7 +16,7 @@ use crate::output::Output;
 use crate::report::{self, DictSummary, Setup};
 use crate::row_input::{read_rows, ReadRows};
 use crate::store::AnyStore;
-use crate::text::thousands;
+use crate::text::{counted, thousands};
 use crate::{CompareArgs, DictArg, StoreArgs};
 
 /// Each phase (compress, decompress) is timed for at least this long, all methods together.
@@ -122,6 +122,14 @@ pub fn run(store_args: &StoreArgs, args: &CompareArgs) -> anyhow::Result<u8> {
                 Err(TrainError::Build(error)) => {
                     eprintln!("pgdict: no {codec} dictionary: {error}");
                 }
+                // The trainer's words for these speak of its own sample and held-out share.
+                Err(TrainError::NoRows { .. } | TrainError::AllHeldOut { .. }) => {
+                    eprintln!(
+                        "pgdict: no {codec} dictionary: the {} it would train on {} empty",
+                        counted(train_part.len() as u64, "row"),
+                        if train_part.len() == 1 { "is" } else { "are" }
+                    );
+                }
                 Err(error) => {
                     return Err(error).with_context(|| format!("cannot train a {codec} dictionary"))
                 }
@@ -174,8 +182,9 @@ pub fn summaries(dicts: &[Option<DictInfo>; 3]) -> [Option<DictSummary>; 3] {
     })
 }
 
-/// Prints the table (or JSON) and writes the chart into `chart`, made before the work
-/// ([`Output::beside_report`]: an existing chart is replaced only by a whole one).
+/// Prints the table (or JSON), then writes the chart into `chart`, made before the work
+/// ([`Output::beside_report`]: an existing chart is replaced only by a whole one). The report
+/// comes first: a chart that cannot be written (a full disk) does not take it with it.
 pub fn print(
     setup: &Setup,
     comparison: &Comparison,
@@ -183,19 +192,20 @@ pub fn print(
     chart: Option<Output>,
     title: &str,
 ) -> anyhow::Result<()> {
-    if let Some(mut chart) = chart {
-        chart
-            .write_all(crate::svg::chart(title, comparison).as_bytes())
-            .with_context(|| format!("cannot write the chart to {}", chart.name()))?;
-        chart.finish()?;
-    }
     let mut out = Output::stdout();
     if json {
         writeln!(out, "{}", report::json(setup, comparison))?;
     } else {
         write!(out, "{}", report::table(setup, comparison))?;
     }
-    out.finish()
+    out.finish()?;
+    if let Some(mut chart) = chart {
+        chart
+            .write_all(crate::svg::chart(title, comparison).as_bytes())
+            .with_context(|| format!("cannot write the chart to {}", chart.name()))?;
+        chart.finish()?;
+    }
+    Ok(())
 }
 
 /// The ids of `dicts` whose recorded training source is `spec`: as the trainer records it
