@@ -1004,6 +1004,13 @@ fn a_store_on_a_standby_reads_and_refuses_writes() {
         &["demo", "--rounds", "1", "--pg-store", &on_standby],
     ));
     assert!(out.contains("kept dictionary 1 (pglz"), "{out}");
+    // The commands it suggests read the same store (they read ./dicts), without echoing the
+    // connection string, which may hold a password.
+    assert!(
+        out.contains("  pgdict --pg-store CONNINFO dict list\n"),
+        "{out}"
+    );
+    assert!(!out.contains(&on_standby), "{out}");
     // The advice is said once (the hint used to repeat the detail word for word).
     let stderr = pgdict_fails(dir, &["dict", "retire", "1", "--pg-store", &on_standby], 1);
     assert!(

@@ -107,8 +107,10 @@ pub fn run(store_args: &StoreArgs, args: &DemoArgs) -> anyhow::Result<u8> {
     } else {
         "ROWS".to_string()
     };
+    // The store the demo used, so that the commands below read it (not ./dicts). The
+    // connection string is not echoed: it may hold a password.
     let store_flag = match &store_args.pg_store {
-        Some(_) => String::new(),
+        Some(_) => " --pg-store CONNINFO".to_string(),
         None if store_args.store == std::path::Path::new("dicts") => String::new(),
         None => format!(" --store {}", store_args.store.display()),
     };
