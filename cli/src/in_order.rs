@@ -10,6 +10,7 @@
 //! ready), the batch held is sent, everything in flight written and the output flushed: rows
 //! come out as the input comes in, not when a batch fills.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::mpsc;
 
 use anyhow::{anyhow, Context};
@@ -165,7 +166,13 @@ where
             let worker = move || {
                 let mut work = new_worker();
                 for batch in batches {
-                    if results.send(work(batch)).is_err() {
+                    // A panic (a bug) ends this worker like an error, not the process: its
+                    // results channel closes, `body` returns "a worker thread stopped", and the
+                    // command ends its output as broken (a consumer must not take what came
+                    // before for all of it). The panic's message is on standard error already.
+                    let result = std::panic::catch_unwind(AssertUnwindSafe(|| work(batch)));
+                    let Ok(result) = result else { break };
+                    if results.send(result).is_err() {
                         break; // `body` has returned: nobody takes this.
                     }
                 }
@@ -331,6 +338,37 @@ mod tests {
                 format!("cannot read item {at}")
             );
             assert_eq!(written.items.len() as u64, at, "{jobs} jobs");
+        }
+    }
+
+    /// A worker that panics (a bug) ends the work with an error, as a worker's error does,
+    /// after the results before its batch: the caller then ends its output as broken. The
+    /// panic used to unwind through the thread scope instead, past that ending, while the
+    /// output flushed what it held as if it were all.
+    #[test]
+    fn a_worker_that_panics_ends_the_work_with_an_error() {
+        let count = 4 * BATCH_ITEMS as u64;
+        let at = 2 * BATCH_ITEMS as u64 + 7;
+        for jobs in [1, 2, 3] {
+            let mut written = Written::default();
+            let panicking = || {
+                let mut inner = worker(None);
+                move |batch: Batch<u64>| {
+                    if batch.items.contains(&at) {
+                        panic!("a bug on item {at}");
+                    }
+                    inner(batch)
+                }
+            };
+            let error = run(jobs, panicking, &mut numbers(count), &mut written);
+            assert_eq!(error.unwrap_err().to_string(), "a worker thread stopped");
+            // Whole batches before the one that panicked, and nothing after it.
+            let expected: Vec<u64> = (0..2 * BATCH_ITEMS as u64).map(|n| n * 10).collect();
+            assert!(
+                written.items == expected,
+                "{jobs} jobs: {}",
+                written.items.len()
+            );
         }
     }
 
