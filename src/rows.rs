@@ -1,6 +1,6 @@
 //! Reading datums from row files: the formats of `corpus/` and `../shared/corpus/rows`.
 //!
-//! - `*.jsonl` (JSON Lines): one JSON value per line. A JSON string is the datum (decoded, so
+//! - `*.jsonl`, `*.ndjson` (JSON Lines, the extension in any case): one JSON value per line. A JSON string is the datum (decoded, so
 //!   it may contain newlines); any other value is the datum as its line of compact JSON text.
 //! - anything else: one datum per line, verbatim; the line feed (and a carriage return
 //!   before it) is not part of the datum. A carriage return at the very end of the input,
@@ -28,10 +28,12 @@ pub enum RowFormat {
 }
 
 impl RowFormat {
-    /// The format a file's extension implies: `.jsonl` is JSON Lines, anything else lines.
+    /// The format a file's extension implies, as the commands read it: `.jsonl` or `.ndjson`
+    /// (in any case) is JSON Lines, anything else lines.
     pub fn from_path(path: &Path) -> RowFormat {
-        match path.extension().and_then(|e| e.to_str()) {
-            Some("jsonl") => RowFormat::JsonLines,
+        let extension = path.extension().and_then(|e| e.to_str());
+        match extension.map(str::to_ascii_lowercase).as_deref() {
+            Some("jsonl" | "ndjson") => RowFormat::JsonLines,
             _ => RowFormat::Lines,
         }
     }
@@ -212,6 +214,16 @@ mod tests {
         }
         let e = row(b"[\"ok\", \"\xc3\"]").unwrap_err();
         assert_eq!(e.to_string(), "invalid UTF-8 at byte 8 of the line");
+    }
+
+    #[test]
+    fn the_extension_says_json_lines_in_any_case() {
+        for name in ["a.jsonl", "a.JSONL", "b.ndjson", "b.NdJson"] {
+            assert_eq!(RowFormat::from_path(Path::new(name)), RowFormat::JsonLines);
+        }
+        for name in ["a.json", "a.txt", "jsonl", "a.jsonl.gz"] {
+            assert_eq!(RowFormat::from_path(Path::new(name)), RowFormat::Lines);
+        }
     }
 
     #[test]

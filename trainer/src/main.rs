@@ -53,6 +53,9 @@ SOURCES:
   rows.csv --csv-column body      one CSV column, by header name or 0-based index
   rows.copy              what COPY (SELECT body FROM t) TO STDOUT writes, text or
                          (FORMAT binary); of several columns --copy-column picks one
+                         (CSV and COPY data in the database's encoding, or UTF-8: not in
+                         SJIS, BIG5, GBK, UHC, GB18030 or JOHAB, whose characters may hold
+                         the bytes of \\ and \", which COPY leaves unescaped in them)
   DIR/                   one datum per regular file, in file-name order
   -                      standard input (--format says how it holds datums; lines by default)
   --pg-source 'host=db user=app dbname=app' --table events --column payload

@@ -20,6 +20,11 @@
 //!              columns' names
 //! ```
 //!
+//! The data is read as bytes, in an encoding whose multibyte characters never hold an ASCII
+//! byte (UTF-8, any server encoding): in SJIS, BIG5, GBK, UHC, GB18030 or JOHAB (client-only
+//! encodings, `COPY ... (ENCODING 'SJIS')`), a character's second byte may be a quote, an
+//! escape or a delimiter, and would be read as one.
+//!
 //! Every record must have as many fields as the first. A UTF-8 byte order mark at the start of
 //! a header is not part of the first column's name (spreadsheets write one); elsewhere it is
 //! data, as COPY reads it (and it is written back). As in `COPY ... FROM`, the first line end

@@ -29,6 +29,13 @@
 //! end decides the input's kind, and a `\r` or `\n` that no backslash escapes and that is not
 //! a line end of that kind is refused.
 //!
+//! The text is read as bytes, so the data must be in an encoding whose multibyte characters
+//! never hold an ASCII byte: UTF-8, the database's own (every server encoding is such), LATIN1,
+//! ... A client-only encoding (`COPY ... TO ... (ENCODING 'SJIS')`, or SJIS, BIG5, GBK, UHC,
+//! GB18030, JOHAB as the client encoding) may put a `\` as a character's second byte, which
+//! COPY writes unescaped (`COPY ... FROM` converts to the server's encoding before it parses);
+//! read here, it would be taken for an escape.
+//!
 //! Where this differs from `COPY ... FROM` (`tests/copy_text_postgres.rs` loads generated
 //! lines into a server and reads them here, with the default options and two others; what the
 //! server loads reads as the same values, and what it refuses for a line end, pgdict refuses):
@@ -49,8 +56,10 @@
 //!   trailer     i16 -1     (the input may also end after a whole tuple, as PostgreSQL takes it)
 //! ```
 //!
-//! A value is the bytes of its column's binary form: for `text`, `varchar`, `json`, `xml` and
-//! `bytea` the bytes PostgreSQL stores; for `jsonb` a version byte (1) and the text. A value's
+//! A value is the bytes of its column's binary form: for `bytea` the bytes PostgreSQL stores;
+//! for `text`, `varchar`, `json` and `xml` the text in the client encoding (the database's
+//! bytes when the two are the same: `psql` sets it from the locale, `PGCLIENTENCODING`
+//! overrides it); for `jsonb` a version byte (1) and the text. A value's
 //! length is checked against PostgreSQL's limit before it is read, and its buffer grows as its
 //! bytes arrive: a damaged length cannot make the reader allocate more than the input holds.
 //!
