@@ -276,10 +276,15 @@ fn parse_rounds(text: &str) -> Result<usize, String> {
     }
 }
 
+/// A dictionary id alone (`dict show`, `dict retire`): `auto` and `none` are not ids.
 fn parse_dict_id(text: &str) -> Result<u32, String> {
-    match parse_dict_arg(text)? {
-        DictArg::Id(id) => Ok(id),
-        _ => Err(format!("`{text}` is not a dictionary id (a number from 1)")),
+    match text.parse::<u32>() {
+        Ok(0) => Err("dictionary ids start at 1".into()),
+        Ok(id) => Ok(id),
+        Err(_) => Err(format!(
+            "`{text}` is not a dictionary id (a number from 1 to {})",
+            u32::MAX
+        )),
     }
 }
 

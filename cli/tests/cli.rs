@@ -1438,6 +1438,21 @@ fn sync_copies_between_directory_stores_and_refuses_diverged_ones() {
         fs::read(dir.path("a/00000002.pgdict")).unwrap(),
         fs::read(dir.path("b/00000002.pgdict")).unwrap()
     );
+    // A store is not synced from itself, however spelled: a usage error.
+    dir.run(&["dict", "sync", "--from", "a", "--to", "./a/"])
+        .fails(2, &["the source and the destination are the same store"]);
+    for (args, message) in [
+        (
+            &["dict", "retire", "auto"][..],
+            "`auto` is not a dictionary id",
+        ),
+        (
+            &["dict", "show", "4294967296"],
+            "(a number from 1 to 4294967295)",
+        ),
+    ] {
+        dir.run(args).fails(2, &[message]);
+    }
     // Datums written with store a decode with store b.
     let rows = corpus_arg("events.jsonl");
     dir.run(&["compress", &rows, "--store", "a", "-o", "e.datums"])

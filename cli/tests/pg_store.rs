@@ -130,7 +130,7 @@ fn pg_store_and_sync_from_it() {
     let err = pgdict_fails(
         dir,
         &["dict", "sync", "--from-pg", &moved, "--pg-store", &moved],
-        1,
+        2,
     );
     assert!(
         err.contains("the source and the destination are the same store"),

@@ -336,8 +336,9 @@ fn retire(store_args: &StoreArgs, id: u32) -> anyhow::Result<u8> {
 }
 
 fn sync(store_args: &StoreArgs, args: &SyncArgs) -> anyhow::Result<u8> {
+    // Flags that do not go together, found once the stores are opened: a usage error.
     let same_store = |name: String| {
-        crate::fail::user_error(
+        crate::fail::usage_error(
             format!("the source and the destination are the same store: {name}"),
             "give the other store with --to DIR, or --pg-store CONNINFO (default: --store)",
         )
