@@ -50,7 +50,8 @@ const NOTE: &str = "\
 ratio: raw bytes / stored bytes, whole datums (headers counted); vs pglz: plain pglz's stored
 bytes (what PostgreSQL stores) / this method's; stored raw: datums kept uncompressed;
 MB/s: of raw bytes, every datum written (compress) or read back (decompress)
-zstd*: no dictionary is not a form pgdict stores; counted as the frame behind a 10-byte header";
+zstd*: no dictionary is not a form pgdict stores; counted as the frame behind a 10-byte header
+sizes: raw bytes, a range holding its first size and not its last (64-256 B: 64 to 255)";
 
 pub fn table(setup: &Setup, comparison: &Comparison) -> String {
     let mut out = String::new();
