@@ -278,7 +278,8 @@ impl Coder for ZstdReference {
             let frame = datum
                 .get(ZSTD_REFERENCE_HEADER..)
                 .ok_or_else(|| anyhow!("zstd reference datum cut off"))?;
-            *out = self.decompressor.decompress(frame, raw_len)?;
+            // Into the reused buffer, as every other method decodes.
+            self.decompressor.decompress_into(frame, raw_len, out)?;
         } else {
             self.decoder.decode_into(datum, &NoDictionaries, out)?;
         }
