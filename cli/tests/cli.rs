@@ -1384,6 +1384,21 @@ fn dict_list_show_and_retire() {
     // Nor does naming it: a retired dictionary no longer compresses (DESIGN.md).
     dir.run(&["compress", &rows, "--dict", "1", "-o", "again.datums"])
         .fails(1, &["dictionary 1 is retired", "--dict auto"]);
+    // compare measures it when named, and says it is retired.
+    let out = dir
+        .run(&[
+            "compare",
+            "--dict",
+            "1",
+            "--rounds",
+            "1",
+            "--max-rows",
+            "50",
+            &rows,
+        ])
+        .ok()
+        .stdout();
+    assert!(out.contains("  dictionary 1 (retired) of "), "{out}");
     assert!(!dir.path("again.datums").exists());
     // PostgreSQL has no zstd: the hint names the trainer, not a plain form.
     let out = dir

@@ -280,14 +280,22 @@ fn from_store(store: &AnyStore, choices: &[DictArg]) -> anyhow::Result<[Option<D
                         id: Some(dict.id()),
                         // The source shows when `auto` took a dictionary trained on other
                         // rows (a store serving several columns).
-                        origin: match dict.metadata().source {
-                            Some(source) => format!(
-                                "dictionary {} of {}, trained on {source}",
-                                dict.id(),
-                                store.describe()
-                            ),
-                            None => format!("dictionary {} of {}", dict.id(), store.describe()),
-                        },
+                        origin: format!(
+                            "dictionary {}{} of {}{}",
+                            dict.id(),
+                            // Named by id, a retired one is measured: said, as compress would
+                            // refuse it.
+                            if store.is_retired(dict.id())? {
+                                " (retired)"
+                            } else {
+                                ""
+                            },
+                            store.describe(),
+                            match dict.metadata().source {
+                                Some(source) => format!(", trained on {source}"),
+                                None => String::new(),
+                            }
+                        ),
                     });
                 }
             }
