@@ -429,17 +429,51 @@ fn unlist<T>(temp: NamedTempFile, settle: impl FnOnce(NamedTempFile) -> T) -> T 
 /// Bytes buffered before a write.
 const BUFFER: usize = 1 << 16;
 
+/// A write that failed, naming the output: what a report's `writeln!(out, ...)?` returns, so
+/// that the message says where it could not write (not a bare "No space left on device").
+#[derive(Debug)]
+struct WriteFailed {
+    name: String,
+    source: io::Error,
+}
+
+impl std::fmt::Display for WriteFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cannot write to {}", self.name)
+    }
+}
+
+impl std::error::Error for WriteFailed {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
+impl Output {
+    /// `error`, naming this output; of the same kind, so that a closed pipe stays one.
+    fn named(&self, error: io::Error) -> io::Error {
+        let kind = error.kind();
+        io::Error::new(
+            kind,
+            WriteFailed {
+                name: self.name.clone(),
+                source: error,
+            },
+        )
+    }
+}
+
 impl Write for Output {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.inner.write(buf)
+        self.inner.write(buf).map_err(|e| self.named(e))
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        self.inner.write_all(buf)
+        self.inner.write_all(buf).map_err(|e| self.named(e))
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
+        self.inner.flush().map_err(|e| self.named(e))
     }
 }
 

@@ -761,6 +761,23 @@ fn a_full_disk_loses_nothing() {
         1,
         &["cannot write to standard output", "No space left on device"],
     );
+    // A report too says where it could not write (it said "No space left on device" alone).
+    for args in [
+        &["dict", "list", "--store", &store][..],
+        &["demo", "--rounds", "1"],
+    ] {
+        let run = Run::from(
+            dir.command(args)
+                .stdout(File::create("/dev/full").unwrap())
+                .stderr(Stdio::piped())
+                .output()
+                .unwrap(),
+        );
+        run.fails(
+            1,
+            &["error: cannot write to standard output\n  detail: No space left on device"],
+        );
+    }
 }
 
 /// A store and output files on exFAT, which has no hard links (a USB stick, a VirtualBox
