@@ -1485,6 +1485,30 @@ fn sync_copies_between_directory_stores_and_refuses_diverged_ones() {
     assert!(out.contains("already there:   1, 2"), "{out}");
     assert!(out.contains("retired there:   2"), "{out}");
 
+    // A sync killed while copying a retired dictionary (aborted after writing its temporary
+    // file): the marker went in first, so it is never active there; the next sync copies it
+    // in beside the marker. (Copying first and retiring last, a crash in between left it
+    // active, and --dict auto compressed with it.)
+    fs::create_dir(dir.path("d")).unwrap();
+    fs::copy(dir.path("a/00000001.pgdict"), dir.path("d/00000001.pgdict")).unwrap();
+    let crashed = dir
+        .command(&["dict", "sync", "--from", "a", "--to", "d"])
+        .env("PGDICT_FAULT_INJECT", "dir-store-add-after-temp")
+        .output()
+        .unwrap();
+    assert!(!crashed.status.success());
+    assert!(dir.path("d/00000001.pgdict").exists() && dir.path("d/00000002.retired").exists());
+    assert!(!dir.path("d/00000002.pgdict").exists());
+    let out = dir.run(&["dict", "list", "--store", "d"]).ok().stdout();
+    assert!(!out.contains("lz4"), "{out}");
+    let out = dir
+        .run(&["dict", "sync", "--from", "a", "--to", "d"])
+        .ok()
+        .stdout();
+    assert!(out.contains("copied:          2"), "{out}");
+    let out = dir.run(&["dict", "list", "--store", "d"]).ok().stdout();
+    assert!(out.lines().nth(2).unwrap().contains("retired"), "{out}");
+
     // A store whose dictionary 1 is another one: refused, nothing changed, status 4.
     dir.copy_demo_store(DemoStore::OrdersCsv, "c");
     let before = fs::read(dir.path("c/00000001.pgdict")).unwrap();

@@ -546,16 +546,18 @@ impl DirStore {
 
     /// [`DirStore::insert`] of a dictionary that is retired: the retirement marker is made
     /// first, so that the dictionary is never active here, not even for a moment (a sync that
-    /// failed between copying and retiring used to leave retired dictionaries active). If the
-    /// insert fails, a marker made for it is removed: the store is left as it was.
+    /// failed between copying and retiring used to leave retired dictionaries active).
+    ///
+    /// If the insert fails, the marker stays, as every marker does (retiring goes one way): a
+    /// marker without its dictionary is listed nowhere and picked by nothing, keeps its id
+    /// from [`DirStore::add`] (as every id ever used does), and the next sync puts the
+    /// dictionary in beside it, retired. Removing it would race with another sync of the same
+    /// source, which may have found the marker, inserted the dictionary and reported it
+    /// retired meanwhile. (A different dictionary that took the id meanwhile, which only a
+    /// second source can put there, is [`StoreError::Exists`], and retired with the marker.)
     pub fn insert_retired(&self, dict: &Dictionary) -> Result<Inserted, StoreError> {
-        let marked = self.mark_retired(dict.id())?;
-        let inserted = self.insert(dict);
-        if inserted.is_err() && marked {
-            let _ = fs::remove_file(self.retired_path(dict.id()));
-            let _ = self.sync_dir();
-        }
-        inserted
+        self.mark_retired(dict.id())?;
+        self.insert(dict)
     }
 
     /// Creates `id`'s retirement marker; whether it was created just now (false: it was
