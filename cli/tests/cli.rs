@@ -523,6 +523,60 @@ fn a_csv_column_with_another_delimiter_is_read_as_the_trainer_reads_it() {
     }
 }
 
+/// Text COPY written with HEADER, its column given by index: `--copy-header` says the first
+/// line is the header (it was taken for a row: compressed, and trained on), which
+/// `--keep-columns` writes back as it came.
+#[test]
+fn a_copy_header_is_passed_over_when_said() {
+    let dir = Dir::new();
+    dir.write("h.copy", "id\tbody\n1\tfirst\n2\tsecond\n");
+    let hex = |extra: &[&str]| {
+        let args = [
+            &[
+                "compress",
+                "h.copy",
+                "--copy-column",
+                "1",
+                "--dict",
+                "none",
+                "--hex",
+            ],
+            extra,
+        ]
+        .concat();
+        dir.run(&args).ok().stdout()
+    };
+    assert_eq!(hex(&[]).lines().count(), 3);
+    assert_eq!(
+        hex(&["--copy-header"]),
+        "\\x0d6669727374\n\\x0f7365636f6e64\n"
+    );
+    let packed = [
+        "compress",
+        "h.copy",
+        "--copy-column",
+        "1",
+        "--copy-header",
+        "--keep-columns",
+        "--dict",
+        "none",
+        "-o",
+        "packed.copy",
+    ];
+    dir.run(&packed).ok();
+    let back = dir
+        .run(&[
+            "decompress",
+            "packed.copy",
+            "--copy-column",
+            "1",
+            "--copy-header",
+            "--keep-columns",
+        ])
+        .ok();
+    assert_eq!(back.stdout, b"id\tbody\n1\tfirst\n2\tsecond\n");
+}
+
 /// `--keep-columns`: COPY data of several columns comes out as the same rows with the
 /// column's values replaced by their datums (the datums `compress` writes for the column
 /// alone, NULLs kept, empty values compressed), in the text format with its header line (its

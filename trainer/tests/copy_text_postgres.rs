@@ -136,6 +136,7 @@ fn what_copy_from_loads_reads_as_the_same_values() {
                 column: None,
                 delimiter: Some(delimiter),
                 null: Some(null.as_bytes().to_vec()),
+                header: false,
             },
         };
         let mut tally = Tally::default();

@@ -96,6 +96,11 @@ pub struct ColumnFlags {
     /// Default: \N.
     #[arg(long, value_name = "STRING")]
     pub copy_null: Option<String>,
+
+    /// The text COPY data starts with a header line, as COPY ... TO writes it given HEADER:
+    /// with --copy-column INDEX it is passed over (a column name says so anyway).
+    #[arg(long)]
+    pub copy_header: bool,
 }
 
 /// Flags that contradict each other, or leave out what they need: a usage error.
@@ -131,6 +136,7 @@ impl ColumnFlags {
             ("--copy-column", self.copy_column.is_some()),
             ("--copy-delimiter", self.copy_delimiter.is_some()),
             ("--copy-null", self.copy_null.is_some()),
+            ("--copy-header", self.copy_header),
         ]
         .into_iter()
         .find_map(|(flag, given)| given.then_some(flag))
@@ -150,6 +156,7 @@ impl ColumnFlags {
             column: self.copy_column.as_deref().map(Column::parse),
             delimiter: self.copy_delimiter,
             null: self.copy_null.as_ref().map(|null| null.as_bytes().to_vec()),
+            header: self.copy_header,
         };
         let (csv_flag, copy_flag) = (self.csv_flag(), self.copy_flag());
         match (format, csv_flag, copy_flag) {
@@ -335,6 +342,7 @@ mod tests {
                 column: None,
                 delimiter: Some(b'|'),
                 null: Some(Vec::new()),
+                header: false,
             }))
         );
         for (delimiter, null, message) in [

@@ -114,6 +114,9 @@ pub struct CopyOptions {
     pub delimiter: Option<u8>,
     /// The text format's NULL string; `None`: `\N`.
     pub null: Option<Vec<u8>>,
+    /// The text data starts with a header line (PostgreSQL 15's `HEADER`), as a column named
+    /// by name says anyway: with a column index, it is passed over (and written back first).
+    pub header: bool,
 }
 
 impl CopyOptions {
@@ -240,11 +243,11 @@ fn open<R: BufRead>(
     if !binary {
         return Ok(Reader::Text(TextRows::new(input, options.clone(), origin)?));
     }
-    if options.delimiter.is_some() || options.null.is_some() {
+    if options.delimiter.is_some() || options.null.is_some() || options.header {
         return Err(SourceError::BadCopy {
             origin,
-            message: "binary COPY data has no delimiter or NULL string (the text format's \
-                      DELIMITER and NULL)"
+            message: "binary COPY data has no delimiter, NULL string or header line (the \
+                      text format's DELIMITER, NULL and HEADER)"
                 .into(),
         });
     }
@@ -652,6 +655,21 @@ mod tests {
             strings(text_rows(&header, name).unwrap()),
             ["first\tbody", "third"]
         );
+        // By index, the header line is data unless said to be a header (--copy-header).
+        let by_index = |header_flag| {
+            let options = CopyOptions {
+                header: header_flag,
+                ..CopyOptions::column(Some(Column::Index(1)))
+            };
+            let read = rows(
+                Cursor::new(header.clone().into_bytes()),
+                &options,
+                "in".into(),
+            );
+            strings(read.unwrap().collect::<Result<_, _>>().unwrap())
+        };
+        assert_eq!(by_index(false), ["body\\text", "first\tbody", "third"]);
+        assert_eq!(by_index(true), ["first\tbody", "third"]);
     }
 
     #[test]
@@ -871,6 +889,7 @@ mod tests {
             column: Some(Column::Index(1)),
             delimiter: Some(b'|'),
             null: Some(b"NULL".to_vec()),
+            header: false,
         };
         let input = b"1|a\\|b\\tc|NULL\n2|\\N|x\n3||NULL\n4|NULL|y\n";
         let read: Vec<Vec<u8>> = rows(Cursor::new(input.to_vec()), &options, "in".into())
@@ -900,16 +919,22 @@ mod tests {
             .write_record(&mut out, &records[1], Some(b"p|q"))
             .unwrap();
         assert_eq!(out, b"1|NULL|NULL\n2|p\\|q|x\n");
-        // Binary data takes neither.
+        // Binary data takes none of them, nor a header line.
         let binary_data = binary(&[&[Some(b"a")]]);
-        let error = match rows(Cursor::new(binary_data), &options, "in".into()) {
-            Ok(_) => panic!("binary data read with a delimiter"),
-            Err(error) => error.to_string(),
+        let header = CopyOptions {
+            header: true,
+            ..CopyOptions::column(Some(Column::Index(0)))
         };
-        assert!(
-            error.contains("binary COPY data has no delimiter or NULL string"),
-            "{error}"
-        );
+        for options in [&options, &header] {
+            let error = match rows(Cursor::new(binary_data.clone()), options, "in".into()) {
+                Ok(_) => panic!("binary data read with {options:?}"),
+                Err(error) => error.to_string(),
+            };
+            assert!(
+                error.contains("binary COPY data has no delimiter, NULL string or header line"),
+                "{error}"
+            );
+        }
     }
 
     #[test]

@@ -22,7 +22,15 @@ impl<R: BufRead> TextRows<R> {
             options,
         };
         match rows.options.column.clone() {
-            Some(Column::Index(index)) => rows.text.index = index,
+            Some(Column::Index(index)) => {
+                rows.text.index = index;
+                // A header line said to be there: passed over, and kept to be written back.
+                if rows.options.header && rows.read_line()?.is_some() {
+                    let fields = split_fields(&rows.text.buf, rows.options.text_delimiter());
+                    rows.text.fields = Some(fields.len());
+                    rows.text.header = Some(rows.text.buf.clone());
+                }
+            }
             Some(Column::Name(name)) => {
                 let no_column = |origin: &str, reason: String| SourceError::NoColumn {
                     format: "COPY",
