@@ -572,7 +572,8 @@ enum DictCommand {
         content: Option<PathBuf>,
     },
     /// Retire a dictionary: it still decodes every datum that names it, but `--dict auto` no
-    /// longer picks it. Its id is never reused. There is no undo.
+    /// longer picks it. Its id is never reused. There is no undo. A damaged dictionary can be
+    /// retired too (then `--dict auto` picks the one before it); it decodes once mended.
     Retire {
         /// The dictionary's id.
         #[arg(value_parser = parse_dict_id)]
@@ -698,7 +699,11 @@ fn choose_store(cli: &mut Cli, matches: &clap::ArgMatches) -> Result<(), clap::E
             "the argument '--store <DIR>' cannot be used with '--pg-store <CONNINFO>'",
         ));
     }
-    if store == command_line {
+    // An empty PGDICT_PG_STORE (exported empty to unset it) names no store, as an empty
+    // PGDICT_STORE names none: not a connection to the local server's defaults.
+    if store == command_line
+        || (pg_store != command_line && cli.store.pg_store.as_deref() == Some(""))
+    {
         cli.store.pg_store = None;
     }
     Ok(())

@@ -44,7 +44,8 @@ fn tick_step(max: f64) -> f64 {
         return 1.0;
     }
     let decades = (0..).flat_map(|power| [1.0, 2.0, 5.0].map(|m| m * 10f64.powi(power)));
-    // Ends: a step of infinity gives 0 ticks.
+    // Always found: a finite max is at most 8 steps of some power of ten (past 1e308 the
+    // step is infinite, and max / step is 0).
     [0.25, 0.5]
         .into_iter()
         .chain(decades)

@@ -100,7 +100,6 @@ pub fn mb_s(speed: Option<f64>) -> String {
     }
 }
 
-/// A share as a percentage: `12.5 %`.
 /// `share` as a percentage to one decimal, never rounded to 0.0 or 100.0 unless exactly so: a
 /// share of 1 in 4,001 is `99.9 %`, not `100.0 %` (which would say all).
 pub fn percent(share: f64) -> String {

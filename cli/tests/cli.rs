@@ -1477,6 +1477,14 @@ fn dict_list_show_and_retire() {
         )
     };
     with_env(&["dict", "list"]).fails(1, &["no-server"]);
+    // Exported empty, it names no store (it connected to the local server's defaults).
+    let empty = Run::from(
+        dir.command(&["dict", "list"])
+            .env("PGDICT_PG_STORE", "")
+            .output()
+            .unwrap(),
+    );
+    assert!(empty.ok().stdout().contains("retired"));
     let out = with_env(&["--store", "dicts", "dict", "list"])
         .ok()
         .stdout();
@@ -1492,6 +1500,16 @@ fn dict_list_show_and_retire() {
     ] {
         dir.run(args).fails(2, &["cannot be used with"]);
     }
+
+    // A damaged dictionary can be retired, and the message does not say it still decodes.
+    let file = dir.path("dicts/00000002.pgdict");
+    let bytes = fs::read(&file).unwrap();
+    fs::write(&file, &bytes[..40]).unwrap();
+    let out = dir.run(&["dict", "retire", "2"]).ok().stdout();
+    assert!(
+        out.contains("it is damaged: datums that name it decode once it is mended"),
+        "{out}"
+    );
 }
 
 #[test]

@@ -337,6 +337,10 @@ fn main() -> ExitCode {
         }
         args.pg_store = None;
     }
+    // An empty PGDICT_PG_STORE names no store (as pgdict reads it).
+    if matches.value_source("pg_store") != command_line && args.pg_store.as_deref() == Some("") {
+        args.pg_store = None;
+    }
     match run(&args) {
         Ok(code) => ExitCode::from(code),
         Err(failure) => {

@@ -1087,6 +1087,15 @@ fn pgdict_pg_store_is_the_store_unless_a_flag_says_otherwise() {
     let output = work.run(&["--store", "a", "--pg-store", &nowhere, "rows.txt"]);
     assert_exit(&output, 2);
     assert!(stderr(&output).contains("cannot be used with"));
+
+    // Exported empty, it names no store: the directory store is used.
+    let output = work
+        .command(&["-q", "rows.txt"])
+        .env("PGDICT_PG_STORE", "")
+        .output()
+        .unwrap();
+    assert_exit(&output, 0);
+    assert!(!work.stored().is_empty());
 }
 
 #[test]

@@ -316,12 +316,19 @@ fn retire(store_args: &StoreArgs, id: u32) -> anyhow::Result<u8> {
     let done = store
         .retire(id)
         .with_context(|| format!("cannot retire dictionary {id}"))?;
+    // A damaged dictionary can be retired too, but decodes nothing until it is mended.
+    let decodes = match store.get(id) {
+        Ok(_) => "datums that name it still decode",
+        Err(_) => {
+            "it is damaged: datums that name it decode once it is mended (`pgdict dict sync \
+             --from DIR --repair`)"
+        }
+    };
     let mut out = Output::stdout();
     if done {
         writeln!(
             out,
-            "retired dictionary {id} in {}: datums that name it still decode; `--dict auto` no \
-             longer picks it",
+            "retired dictionary {id} in {}: {decodes}; `--dict auto` no longer picks it",
             store.describe()
         )?;
     } else {

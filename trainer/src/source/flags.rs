@@ -47,7 +47,7 @@ pub struct ColumnFlags {
     pub csv_column: Option<String>,
 
     /// The CSV's first line is a header, as COPY ... TO ... (FORMAT csv, HEADER) writes one.
-    /// Said by a column name; with an index, say this or --csv-no-header.
+    /// A column name implies it; with an index, say this or --csv-no-header.
     #[arg(long, conflicts_with = "csv_no_header")]
     pub csv_header: bool,
 
@@ -230,6 +230,15 @@ impl ColumnFlags {
         // A name says there is a header; an index does not, and COPY writes none unless told:
         // taken for a header, a first record of data would be passed over (or, with
         // --keep-columns, written back as it is where a datum belongs).
+        if let (Column::Name(name), true) = (&csv.column, self.csv_no_header) {
+            return Err(FormatConflict {
+                message: format!(
+                    "--csv-column {name} names a column, which only a header line can, but \
+                     --csv-no-header says there is none"
+                ),
+                hint: "give the column's 0-based index, or drop --csv-no-header",
+            });
+        }
         if let Column::Index(index) = csv.column {
             if !self.csv_header && !self.csv_no_header {
                 return Err(FormatConflict {
@@ -285,6 +294,15 @@ mod tests {
             said(Some(Csv), Some("1"), None).unwrap_err(),
             "--csv-column 1 is an index: say whether the CSV's first line is a header \
              (--csv-header) or data (--csv-no-header)"
+        );
+        let named_without_header = ColumnFlags {
+            csv_no_header: true,
+            ..flags(Some("body"), None)
+        };
+        assert_eq!(
+            named_without_header.format(None).unwrap_err().message,
+            "--csv-column body names a column, which only a header line can, but \
+             --csv-no-header says there is none"
         );
         for (header, no_header) in [(true, false), (false, true)] {
             let flags = ColumnFlags {
