@@ -75,10 +75,12 @@ fn format(mode: u8) -> Format {
         5 => Format::Copy(CopyOptions::default()),
         6 => Format::Copy(CopyOptions::column(Some(Column::Index(1)))),
         7 => Format::Copy(CopyOptions::column(Some(Column::Name("b".into())))),
+        // With a header line said to be there (--copy-header), passed over by index.
         _ => Format::Copy(CopyOptions {
             column: Some(Column::Index(1)),
             delimiter: Some(b'|'),
             null: Some(Vec::new()),
+            header: true,
         }),
     }
 }
