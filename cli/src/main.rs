@@ -686,26 +686,14 @@ fn store_sources(matches: &clap::ArgMatches) -> [Option<ValueSource>; 2] {
     sources
 }
 
-/// The store the arguments choose: `--store` and `--pg-store` given together on the command
-/// line are a usage error; a `--store` given on the command line outranks `PGDICT_PG_STORE`
-/// from the environment (as any flag outranks the environment), and `--pg-store` (or
-/// `PGDICT_PG_STORE`) outranks the directory's default and `PGDICT_STORE`.
+/// The store the arguments choose, as the trainer chooses it
+/// ([`pgdict_trainer::chosen_pg_store`]).
 fn choose_store(cli: &mut Cli, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
     let [store, pg_store] = store_sources(matches);
-    let command_line = Some(ValueSource::CommandLine);
-    if store == command_line && pg_store == command_line {
-        return Err(Cli::command().error(
-            clap::error::ErrorKind::ArgumentConflict,
-            "the argument '--store <DIR>' cannot be used with '--pg-store <CONNINFO>'",
-        ));
-    }
-    // An empty PGDICT_PG_STORE (exported empty to unset it) names no store, as an empty
-    // PGDICT_STORE names none: not a connection to the local server's defaults.
-    if store == command_line
-        || (pg_store != command_line && cli.store.pg_store.as_deref() == Some(""))
-    {
-        cli.store.pg_store = None;
-    }
+    cli.store.pg_store =
+        pgdict_trainer::chosen_pg_store(store, pg_store, cli.store.pg_store.take()).map_err(
+            |conflict| Cli::command().error(clap::error::ErrorKind::ArgumentConflict, conflict),
+        )?;
     Ok(())
 }
 

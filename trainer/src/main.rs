@@ -8,7 +8,6 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::error::ErrorKind;
-use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches, Parser, ValueEnum};
 use pgdict::datum::{dict_id_len, Codec};
 use pgdict::dict::file::MAX_CONTENT_LEN;
@@ -322,25 +321,17 @@ fn main() -> ExitCode {
         Ok(args) => args,
         Err(error) => error.exit(),
     };
-    // The store is chosen as `pgdict` chooses it: --store and --pg-store exclude each other
-    // on the command line; a flag outranks the environment (--store, PGDICT_PG_STORE), and a
-    // PostgreSQL store outranks a directory named by PGDICT_STORE or the default.
-    let command_line = Some(ValueSource::CommandLine);
-    if matches.value_source("store") == command_line {
-        if matches.value_source("pg_store") == command_line {
-            Args::command()
-                .error(
-                    ErrorKind::ArgumentConflict,
-                    "the argument '--store <DIR>' cannot be used with '--pg-store <CONNINFO>'",
-                )
-                .exit();
-        }
-        args.pg_store = None;
-    }
-    // An empty PGDICT_PG_STORE names no store (as pgdict reads it).
-    if matches.value_source("pg_store") != command_line && args.pg_store.as_deref() == Some("") {
-        args.pg_store = None;
-    }
+    // The store is chosen as `pgdict` chooses it.
+    args.pg_store = match pgdict_trainer::chosen_pg_store(
+        matches.value_source("store"),
+        matches.value_source("pg_store"),
+        args.pg_store.take(),
+    ) {
+        Ok(pg_store) => pg_store,
+        Err(conflict) => Args::command()
+            .error(ErrorKind::ArgumentConflict, conflict)
+            .exit(),
+    };
     match run(&args) {
         Ok(code) => ExitCode::from(code),
         Err(failure) => {

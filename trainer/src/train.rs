@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
+use clap::parser::ValueSource;
 use pgdict::datum::{Codec, DatumError, PreparedDictionary};
 use pgdict::dict::file::MAX_CONTENT_LEN;
 use pgdict::dict::{CodecSet, Dictionary, DirStore, Metadata, StoreError};
@@ -521,6 +522,32 @@ pub enum StoreTarget {
     Pg(String),
 }
 
+/// `--store` and `--pg-store` both given on the command line: a usage error in both commands.
+#[derive(Debug, thiserror::Error)]
+#[error("the argument '--store <DIR>' cannot be used with '--pg-store <CONNINFO>'")]
+pub struct StoreFlagsConflict;
+
+/// The PostgreSQL store `pgdict` and `pgdict-trainer` alike use (`None`: the directory store),
+/// from `--pg-store`'s value (`conninfo`: the flag's, or `PGDICT_PG_STORE`'s) and where it and
+/// `--store` got theirs: the two flags together are refused; a flag outranks the environment
+/// (`--store` outranks `PGDICT_PG_STORE`); a PostgreSQL store outranks a directory named by
+/// `PGDICT_STORE` or the default; and an empty `PGDICT_PG_STORE` (exported empty to unset it)
+/// names no store, as an empty `PGDICT_STORE` names none, rather than the local server's
+/// defaults.
+pub fn chosen_pg_store(
+    store: Option<ValueSource>,
+    pg_store: Option<ValueSource>,
+    conninfo: Option<String>,
+) -> Result<Option<String>, StoreFlagsConflict> {
+    let command_line = Some(ValueSource::CommandLine);
+    match (store == command_line, pg_store == command_line) {
+        (true, true) => Err(StoreFlagsConflict),
+        (true, false) => Ok(None),
+        (false, true) => Ok(conninfo),
+        (false, false) => Ok(conninfo.filter(|conninfo| !conninfo.is_empty())),
+    }
+}
+
 impl StoreTarget {
     /// The default: the directory store at [`DirStore::default_path`] (`$PGDICT_STORE`, else
     /// `dicts`).
@@ -665,4 +692,35 @@ pub fn sample_source(
         });
     }
     Ok(sample)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_store_flags_and_environment_choose_one_store() {
+        use ValueSource::{CommandLine, DefaultValue, EnvVariable};
+        let pg = || Some("host=db".to_string());
+        let empty = || Some(String::new());
+        let chosen = |store, pg_store, conninfo| chosen_pg_store(store, pg_store, conninfo);
+        assert!(chosen(Some(CommandLine), Some(CommandLine), pg()).is_err());
+        // A flag outranks the environment.
+        assert_eq!(
+            chosen(Some(CommandLine), Some(EnvVariable), pg()).unwrap(),
+            None
+        );
+        assert_eq!(
+            chosen(Some(EnvVariable), Some(CommandLine), pg()).unwrap(),
+            pg()
+        );
+        // A PostgreSQL store outranks PGDICT_STORE and the default directory.
+        for store in [Some(EnvVariable), Some(DefaultValue)] {
+            assert_eq!(chosen(store, Some(EnvVariable), pg()).unwrap(), pg());
+            assert_eq!(chosen(store, None, None).unwrap(), None);
+            // Exported empty, PGDICT_PG_STORE names none; an empty flag is taken as given.
+            assert_eq!(chosen(store, Some(EnvVariable), empty()).unwrap(), None);
+            assert_eq!(chosen(store, Some(CommandLine), empty()).unwrap(), empty());
+        }
+    }
 }
