@@ -174,6 +174,7 @@ pub fn sync_into(
     let mut to_copy = Vec::new();
     let mut to_retire = Vec::new();
     let mut to_repair = Vec::new();
+    let mut to_retire_repaired = Vec::new();
     for entry in &source {
         let dict = from.get(entry.id)?;
         match destination.get(&entry.id) {
@@ -183,8 +184,9 @@ pub fn sync_into(
                     Err(StoreError::Damaged { .. } | StoreError::IdMismatch { .. })
                         if options.repair =>
                     {
+                        // Retired after the repairs, last in phase 2.
                         if entry.retired && !retired_there {
-                            to_retire.push(entry.id);
+                            to_retire_repaired.push(entry.id);
                         }
                         to_repair.push(dict);
                         continue;
@@ -217,11 +219,8 @@ pub fn sync_into(
     // Phase 2: retire what the destination holds already, copy (a retired dictionary goes in
     // retired), repair, then retire what was repaired. A failure part way leaves no
     // dictionary active that the source has retired.
-    let (to_retire_now, to_retire_repaired): (Vec<u32>, Vec<u32>) = to_retire
-        .into_iter()
-        .partition(|id| !to_repair.iter().any(|dict| dict.id() == *id));
     let result = (|| {
-        for id in to_retire_now {
+        for id in to_retire {
             if to.retire(id)? {
                 report.retired.push(id);
             }
