@@ -318,11 +318,15 @@ fn retire(store_args: &StoreArgs, id: u32) -> anyhow::Result<u8> {
         .with_context(|| format!("cannot retire dictionary {id}"))?;
     // A damaged dictionary can be retired too, but decodes nothing until it is mended.
     let decodes = match store.get(id) {
-        Ok(_) => "datums that name it still decode",
-        Err(_) => {
+        Err(
+            StoreError::Damaged { .. }
+            | StoreError::IdMismatch { .. }
+            | StoreError::RowChanged { .. },
+        ) => {
             "it is damaged: datums that name it decode once it is mended (`pgdict dict sync \
              --from DIR --repair`)"
         }
+        _ => "datums that name it still decode",
     };
     let mut out = Output::stdout();
     if done {
