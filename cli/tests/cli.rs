@@ -1080,7 +1080,7 @@ fn inspect_writes_the_same_table_from_a_file_and_from_standard_input() {
         3,
         &[
             "1 of the 301 datums of mix.hex are invalid",
-            "cannot check 100 datums of mix.hex without dictionary 1",
+            "cannot check 100 datums of mix.hex, which name dictionary 1",
         ],
     );
     let from_stdin = dir
@@ -1132,7 +1132,7 @@ fn inspect_writes_the_same_table_from_a_file_and_from_standard_input() {
     dir.run(&[&verify[..], &["extended.hex"]].concat()).fails(
         1,
         &[
-            "error: cannot check 100 datums of extended.hex without dictionary 1",
+            "error: cannot check 100 datums of extended.hex, which name dictionary 1",
             "hint: copy it from a store that has it",
         ],
     );
@@ -1737,6 +1737,18 @@ fn a_closed_pipe_is_success() {
         assert_eq!(run.status, Some(0), "{args:?}: {}", run.stderr);
         assert!(run.stderr.is_empty(), "{args:?}: {}", run.stderr);
     }
+}
+
+/// The demo stores its dictionaries whoever reads its output: `pgdict demo | head -1` stored
+/// the pglz one only (the closed pipe ended it, with success, before the lz4 one was added).
+#[test]
+fn a_demo_whose_reader_goes_early_stores_both_dictionaries() {
+    let dir = Dir::new();
+    let run = read_a_line_and_close(&dir, &["demo", "--rounds", "1"]);
+    assert_eq!(run.status, Some(0), "{}", run.stderr);
+    assert!(run.stderr.is_empty(), "{}", run.stderr);
+    assert!(dir.path("dicts/00000001.pgdict").is_file());
+    assert!(dir.path("dicts/00000002.pgdict").is_file());
 }
 
 /// `decompress` and `compress` stream: what has come in on standard input comes out while it

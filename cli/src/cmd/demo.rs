@@ -25,13 +25,15 @@ pub fn run(store_args: &StoreArgs, args: &DemoArgs) -> anyhow::Result<u8> {
     let store = AnyStore::open_or_create(store_args)?;
     let bars = Bars::new(false);
     let mut out = Output::stdout();
-    writeln!(
-        out,
+    // A reader that goes early (`pgdict demo | head -1`) does not stop the dictionaries from
+    // being stored: the store must not depend on who reads the output.
+    let mut reader_gone = false;
+    let title = format!(
         "pgdict demo: {} sample rows of {}",
         thousands(total as u64),
         loaded.origin
-    )?;
-    out.flush()?;
+    );
+    say(&mut out, &mut reader_gone, &title)?;
 
     let mut dicts: [Option<DictInfo>; 3] = [None, None, None];
     for codec in Codec::ALL {
@@ -68,12 +70,11 @@ pub fn run(store_args: &StoreArgs, args: &DemoArgs) -> anyhow::Result<u8> {
             dict.id(),
             thousands(dict.content().len() as u64)
         );
-        if added {
-            writeln!(out, "added {what} to {}", store.describe())?;
-        } else {
-            writeln!(out, "kept {what}: {} already holds it", store.describe())?;
-        }
-        out.flush()?;
+        let done = match added {
+            true => format!("added {what} to {}", store.describe()),
+            false => format!("kept {what}: {} already holds it", store.describe()),
+        };
+        say(&mut out, &mut reader_gone, &done)?;
         dicts[codec.code() as usize] = Some(DictInfo {
             prepared: store
                 .prepared(dict.id())
@@ -81,6 +82,9 @@ pub fn run(store_args: &StoreArgs, args: &DemoArgs) -> anyhow::Result<u8> {
             id: Some(dict.id()),
             origin: format!("dictionary {}, {}", dict.id(), trained_origin(&trained)),
         });
+    }
+    if reader_gone {
+        return Ok(0); // The comparison is for the reader alone.
     }
     writeln!(out)?;
     let comparison = measure::compare(
@@ -139,6 +143,21 @@ pub fn run(store_args: &StoreArgs, args: &DemoArgs) -> anyhow::Result<u8> {
     )?;
     out.finish()?;
     Ok(0)
+}
+
+/// Writes `line` and a line end to `out` at once, unless its reader has gone (`reader_gone`,
+/// set here when a write finds the pipe closed).
+fn say(out: &mut Output, reader_gone: &mut bool, line: &str) -> std::io::Result<()> {
+    if *reader_gone {
+        return Ok(());
+    }
+    match writeln!(out, "{line}").and_then(|()| out.flush()) {
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => {
+            *reader_gone = true;
+            Ok(())
+        }
+        written => written,
+    }
 }
 
 /// The dictionary `--dict auto` picks for `codec`, if it has this content: running the demo
