@@ -473,8 +473,11 @@ struct InspectArgs {
     datums: DatumInput,
 
     /// Also decode each datum (looking its dictionary up in the store) and say whether it reads
-    /// back to its raw length. A datum whose dictionary the store lacks (or cannot read) is
-    /// `unchecked`, not invalid; then the exit status is 1, unless invalid datums make it 3.
+    /// back to its raw length (`ok`). A datum whose dictionary the store lacks, cannot read or
+    /// holds for another codec is `unchecked`, not invalid; then the exit status is 1, unless
+    /// invalid datums make it 3. A datum holds no checksum: decoded with another store's
+    /// dictionary of the same id and codec it may still read back to its length, in wrong
+    /// bytes (`pgdict dict sync` keeps stores from differing under one id).
     #[arg(long)]
     verify: bool,
 

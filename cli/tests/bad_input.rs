@@ -644,7 +644,7 @@ fn a_store_whose_dictionary_is_for_another_codec_is_not_the_one_the_datums_name(
         .fails(
             1,
             &[
-                "cannot check 2,000 datums of e.datums without dictionary 1",
+                "cannot check 2,000 datums of e.datums, which name dictionary 1",
                 foreign,
                 hint,
             ],

@@ -286,7 +286,9 @@ impl Summary {
         }
     }
 
-    /// `2,000 datums of rows.datums without dictionary 1`: the datums not checked, if any.
+    /// `2,000 datums of rows.datums, which name dictionary 1`: the datums not checked, if any
+    /// (why, the errors say: a dictionary the store lacks, cannot read, or holds for another
+    /// codec).
     fn not_checked_text(&self, origin: &str) -> Option<String> {
         if self.not_checked.is_empty() {
             return None;
@@ -299,7 +301,7 @@ impl Summary {
             "dictionaries"
         };
         Some(format!(
-            "{} of {origin} without {noun} {}",
+            "{} of {origin}, which name {noun} {}",
             counted(count, "datum"),
             ids.join(", ")
         ))
