@@ -380,6 +380,20 @@ fn find_zero_offset(block: &[u8]) -> Result<(), Error> {
 /// rounded up. The datum decoder checks a header's raw length against it too.
 pub const MAX_EXPANSION: usize = 256;
 
+/// Refuses a raw length `payload` cannot expand to, before any output is allocated (and
+/// zeroed): a 1-byte payload claiming 1 GiB would have it committed.
+fn check_expansion(payload: &[u8], raw_len: usize) -> Result<(), Error> {
+    let max_possible = payload.len().saturating_mul(MAX_EXPANSION);
+    if raw_len > max_possible {
+        return Err(Error::RawLenImpossible {
+            raw_len,
+            payload_len: payload.len(),
+            max_possible,
+        });
+    }
+    Ok(())
+}
+
 fn check_raw_len(raw_len: usize) -> Result<(), Error> {
     if raw_len > MAX_RAW_LEN {
         return Err(Error::RawLenTooLarge {
@@ -539,15 +553,9 @@ fn decompress_into_impl(
 ) -> Result<(), Error> {
     check_raw_len(raw_len)?;
     let src_len = check_payload(payload)?;
-    // Before the output is allocated (and zeroed): a 1-byte payload claiming 1 GiB zeroed it.
-    let max_possible = payload.len().saturating_mul(MAX_EXPANSION);
-    if raw_len > max_possible {
+    if let Err(error) = check_expansion(payload, raw_len) {
         out.clear();
-        return Err(Error::RawLenImpossible {
-            raw_len,
-            payload_len: payload.len(),
-            max_possible,
-        });
+        return Err(error);
     }
     debug_assert!(dict.len() <= DICT_WINDOW);
     zero_output(out, raw_len)?;
@@ -591,6 +599,7 @@ fn decompress_prefix_impl(
 ) -> Result<Vec<u8>, Error> {
     check_raw_len(raw_len)?;
     let src_len = check_payload(payload)?;
+    check_expansion(payload, raw_len)?;
     debug_assert!(dict.len() <= DICT_WINDOW);
     let wanted = prefix_len.min(raw_len);
     let mut out = alloc_output(wanted)?;

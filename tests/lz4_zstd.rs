@@ -449,6 +449,27 @@ fn lz4_claims_beyond_the_payload_are_refused_before_allocating() {
             max_possible: lz4::MAX_EXPANSION,
         })
     );
+    // The prefix decoders too: they allocated the prefix (here 1 GiB - 1) first.
+    let two_bytes = [0x10, b'a'];
+    let refused = lz4::Error::RawLenImpossible {
+        raw_len: lz4::MAX_RAW_LEN,
+        payload_len: 2,
+        max_possible: 2 * lz4::MAX_EXPANSION,
+    };
+    let max = lz4::MAX_RAW_LEN;
+    let dictionary = lz4::Lz4Dictionary::new(b"some dictionary bytes");
+    assert_eq!(
+        lz4::decompress_prefix(&two_bytes, max, max),
+        Err(refused.clone())
+    );
+    assert_eq!(
+        lz4::decompress_prefix_with_dict(&two_bytes, max, max, b"dictionary"),
+        Err(refused.clone())
+    );
+    assert_eq!(
+        dictionary.decompress_prefix(&two_bytes, max, max),
+        Err(refused)
+    );
     // Within the bound the claim is liblz4's to judge.
     assert!(matches!(
         lz4::decompress(&payload, most),
