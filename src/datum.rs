@@ -797,8 +797,9 @@ pub fn check_header(datum: &[u8]) -> Result<Header, DatumError> {
     Ok(header)
 }
 
-/// A dictionary prepared for every codec: built once from its bytes, then shared (`Send +
-/// Sync`, usually in an [`Arc`]) by every thread that encodes or decodes with it.
+/// A dictionary prepared for every codec it may be used with: built once from its bytes, then
+/// shared (`Send + Sync`, usually in an [`Arc`]) by every thread that encodes or decodes with
+/// it.
 pub struct PreparedDictionary {
     id: u32,
     /// The codecs its store says it was built for ([`PreparedDictionary::built_for`]); `None`:
@@ -807,7 +808,8 @@ pub struct PreparedDictionary {
     bytes: Box<[u8]>,
     pglz: PglzDictionary,
     lz4: Lz4Dictionary,
-    zstd: ZstdDictionary,
+    /// `None` only where `codecs` leaves zstd out ([`PreparedDictionary::for_codecs`]).
+    zstd: Option<ZstdDictionary>,
 }
 
 const _: () = crate::assert_send_sync::<PreparedDictionary>();
@@ -827,14 +829,42 @@ impl PreparedDictionary {
         bytes: &[u8],
         level: i32,
     ) -> Result<PreparedDictionary, DatumError> {
+        PreparedDictionary::prepare(id, bytes, None, level)
+    }
+
+    /// Prepares `bytes` as dictionary `id` to be used with `codecs` only (as
+    /// [`PreparedDictionary::built_for`] says), zstd compressing at `zstd_level`. The zstd side
+    /// is prepared only if zstd is one of them: then any bytes make a pglz or lz4 dictionary
+    /// (zstd refuses bytes that start with its dictionary magic number and are not a zstd
+    /// dictionary), and nothing is spent on a side that is never used.
+    pub fn for_codecs(
+        id: u32,
+        bytes: &[u8],
+        codecs: CodecSet,
+        zstd_level: i32,
+    ) -> Result<PreparedDictionary, DatumError> {
+        PreparedDictionary::prepare(id, bytes, Some(codecs), zstd_level)
+    }
+
+    fn prepare(
+        id: u32,
+        bytes: &[u8],
+        codecs: Option<CodecSet>,
+        level: i32,
+    ) -> Result<PreparedDictionary, DatumError> {
         if id == 0 {
             return Err(DatumError::DictionaryIdZero);
         }
-        let zstd = ZstdDictionary::with_level(bytes, level)
-            .map_err(|error| DatumError::DictionaryPrepare { id, error })?;
+        let zstd = match codecs {
+            Some(codecs) if !codecs.contains(Codec::Zstd) => None,
+            _ => Some(
+                ZstdDictionary::with_level(bytes, level)
+                    .map_err(|error| DatumError::DictionaryPrepare { id, error })?,
+            ),
+        };
         Ok(PreparedDictionary {
             id,
-            codecs: None,
+            codecs,
             bytes: bytes.into(),
             pglz: PglzDictionary::new(bytes),
             lz4: Lz4Dictionary::new(bytes),
@@ -847,8 +877,13 @@ impl PreparedDictionary {
     /// refused, and so is decoding a datum that names this id with another codec: pgdict never
     /// writes one, so it was written with another dictionary of this id (two stores that gave
     /// one id to different dictionaries), and its bytes would come out wrong.
+    /// Those of `codecs` it was prepared for, that is: one prepared without a zstd side
+    /// ([`PreparedDictionary::for_codecs`]) never becomes one for zstd.
     pub fn built_for(mut self, codecs: CodecSet) -> PreparedDictionary {
-        self.codecs = Some(codecs);
+        self.codecs = Some(match self.zstd {
+            Some(_) => codecs,
+            None => codecs.without(Codec::Zstd),
+        });
         self
     }
 
@@ -894,9 +929,22 @@ impl PreparedDictionary {
         &self.lz4
     }
 
-    /// The zstd side: the digested dictionaries.
-    pub fn zstd(&self) -> &ZstdDictionary {
-        &self.zstd
+    /// The zstd side, the digested dictionaries: `None` for a dictionary prepared for codecs
+    /// other than zstd ([`PreparedDictionary::for_codecs`]).
+    pub fn zstd(&self) -> Option<&ZstdDictionary> {
+        self.zstd.as_ref()
+    }
+
+    /// The zstd side, for a codec already checked ([`PreparedDictionary::built_for_others`]):
+    /// a dictionary without one is not for zstd, and says so.
+    fn zstd_side(&self) -> Result<&ZstdDictionary, DatumError> {
+        self.zstd
+            .as_ref()
+            .ok_or_else(|| DatumError::DictionaryNotForCodec {
+                id: self.id,
+                codec: Codec::Zstd,
+                built_for: self.codecs.unwrap_or(CodecSet::ALL),
+            })
     }
 }
 
@@ -1418,7 +1466,7 @@ impl DatumEncoder {
                         };
                         scratch.clear();
                         compressor
-                            .compress_with_dict_into(raw, d.zstd(), scratch)
+                            .compress_with_dict_into(raw, d.zstd_side()?, scratch)
                             .map_err(DatumError::ZstdCompress)?;
                         best.offer(out, form, raw_len, scratch);
                     }
@@ -1634,7 +1682,7 @@ impl DatumDecoder {
                     }
                     Codec::Zstd => {
                         self.zstd(pos)?
-                            .decompress_with_dict_into(payload, raw_len, dict.zstd(), out)
+                            .decompress_with_dict_into(payload, raw_len, dict.zstd_side()?, out)
                             .map_err(zstd_err)?;
                     }
                 }
@@ -1697,7 +1745,7 @@ impl DatumDecoder {
                         .map_err(lz4_err)?,
                     Codec::Zstd => self
                         .zstd(pos)?
-                        .decompress_prefix_with_dict(payload, raw_len, wanted, dict.zstd())
+                        .decompress_prefix_with_dict(payload, raw_len, wanted, dict.zstd_side()?)
                         .map_err(zstd_err)?,
                 }
             }

@@ -221,8 +221,15 @@ fn smallest_len(raw: &[u8], codec: Codec, dict: Option<&PreparedDictionary>) -> 
         }
         Codec::Zstd => {
             if let Some(d) = dict {
-                candidates
-                    .push(ext_header(d) + zstd::compress_with_dict(raw, d.zstd()).unwrap().len());
+                candidates.push(
+                    ext_header(d)
+                        + zstd::compress_with_dict(
+                            raw,
+                            d.zstd().expect("prepared for every codec"),
+                        )
+                        .unwrap()
+                        .len(),
+                );
             }
         }
     }
@@ -937,6 +944,51 @@ fn a_lookup_that_answers_with_another_id_is_caught() {
             })
         );
     }
+}
+
+/// zstd reads bytes that start with its dictionary magic number as a zstd dictionary and
+/// refuses them if they are not one; any bytes make a pglz or lz4 dictionary, so one prepared
+/// for those codecs has no zstd side to refuse them (it had: such content was refused for
+/// every codec, in zstd's words).
+#[test]
+fn a_dictionary_for_pglz_or_lz4_may_start_with_zstd_magic() {
+    let mut content = 0xEC30_A437u32.to_le_bytes().to_vec(); // zstd's dictionary magic number
+    content.extend_from_slice(b"{\"city\": \"Lisbon\", \"country\": \"Portugal\"}");
+    let raw = b"{\"city\": \"Porto\", \"country\": \"Portugal\"}";
+    let level = zstd::DEFAULT_LEVEL;
+    assert!(matches!(
+        PreparedDictionary::new(4, &content),
+        Err(DatumError::DictionaryPrepare { id: 4, .. })
+    ));
+    let for_zstd = CodecSet::of(&[Codec::Lz4, Codec::Zstd]);
+    assert!(PreparedDictionary::for_codecs(4, &content, for_zstd, level).is_err());
+    let pglz_lz4 = CodecSet::of(&[Codec::Pglz, Codec::Lz4]);
+    let dict = Arc::new(PreparedDictionary::for_codecs(4, &content, pglz_lz4, level).unwrap());
+    assert!(dict.zstd().is_none());
+    assert_eq!(dict.codecs(), Some(pglz_lz4));
+    let mut encoder = DatumEncoder::new();
+    for codec in [Codec::Pglz, Codec::Lz4] {
+        let stored = encoder.encode(raw, codec, Some(&dict)).unwrap();
+        assert_eq!(
+            datum::parse_header(&stored).unwrap().form,
+            Form::Extended { codec, dict_id: 4 }
+        );
+        let map: HashMap<u32, Arc<PreparedDictionary>> = [(4, dict.clone())].into_iter().collect();
+        assert_eq!(datum::decode(&stored, &map).unwrap(), raw);
+    }
+    assert_eq!(
+        encoder.encode(raw, Codec::Zstd, Some(&dict)),
+        Err(DatumError::DictionaryNotForCodec {
+            id: 4,
+            codec: Codec::Zstd,
+            built_for: pglz_lz4,
+        })
+    );
+    // Widening it to zstd does not give it a zstd side it lacks.
+    let widened = PreparedDictionary::for_codecs(4, &content, pglz_lz4, level)
+        .unwrap()
+        .built_for(CodecSet::ALL);
+    assert_eq!(widened.codecs(), Some(pglz_lz4));
 }
 
 #[test]

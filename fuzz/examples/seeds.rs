@@ -305,7 +305,7 @@ impl Seeds {
         let k = n % (fixed.len() + 1);
         let own;
         let (zstd_dict, dict_bytes): (_, &[u8]) = match fixed.get(k) {
-            Some(d) => (d.zstd(), &[]),
+            Some(d) => (d.zstd().expect("prepared for every codec"), &[]),
             None => {
                 let bytes = tail(MAX_PGLZ_DICT_LEN);
                 own = pgdict::zstd::ZstdDictionary::new(bytes).expect("a raw-content dictionary");
@@ -459,7 +459,9 @@ impl Seeds {
             .zstd
             .compress_with_dict(
                 b"{\"type\":\"page_viewed\"}",
-                fixed_dictionaries()[3].zstd(),
+                fixed_dictionaries()[3]
+                    .zstd()
+                    .expect("prepared for every codec"),
             )
             .expect("zstd compresses");
         self.add(

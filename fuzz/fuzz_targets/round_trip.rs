@@ -128,9 +128,13 @@ fuzz_target!(|data: &[u8]| {
             if let Some(d) = dict {
                 let mut compressor = ZstdCompressor::new().expect("a zstd context");
                 let payload = compressor
-                    .compress_with_dict(input, d.zstd())
+                    .compress_with_dict(input, d.zstd().expect("prepared for every codec"))
                     .expect("zstd");
-                let back = zstd::decompress_with_dict(&payload, input.len(), d.zstd());
+                let back = zstd::decompress_with_dict(
+                    &payload,
+                    input.len(),
+                    d.zstd().expect("prepared for every codec"),
+                );
                 assert_eq!(back.as_deref(), Ok(input));
                 if !d.is_empty() {
                     assert!(stored.len() <= ext_header + payload.len());

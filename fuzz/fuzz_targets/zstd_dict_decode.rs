@@ -35,7 +35,7 @@ fuzz_target!(|data: &[u8]| {
     let fixed = fixed_dictionaries();
     let arbitrary;
     let dict: &ZstdDictionary = match fixed.get(usize::from(choice) % (fixed.len() + 1)) {
-        Some(prepared) => prepared.zstd(),
+        Some(prepared) => prepared.zstd().expect("prepared for every codec"),
         None => match ZstdDictionary::new(input.dict) {
             Ok(d) => {
                 arbitrary = d;

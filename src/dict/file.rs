@@ -63,6 +63,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::datum::{Codec, DatumError, PreparedDictionary};
+use crate::zstd;
 
 /// The file's first 8 bytes.
 pub const MAGIC: [u8; 8] = *b"\x89PGDICT\n";
@@ -267,6 +268,11 @@ impl CodecSet {
     /// The file bits: bit `codec.code()` for each codec.
     pub fn bits(self) -> u16 {
         self.0
+    }
+
+    /// The set without `codec`.
+    pub fn without(self, codec: Codec) -> CodecSet {
+        CodecSet(self.0 & !(1 << codec.code()))
     }
 
     /// Whether `codec` is in the set.
@@ -640,9 +646,9 @@ impl Dictionary {
     }
 
     /// Prepares the content under this dictionary's id, for the codecs it was built for
-    /// ([`PreparedDictionary::built_for`]).
+    /// ([`PreparedDictionary::for_codecs`]).
     pub fn prepare(&self) -> Result<PreparedDictionary, DatumError> {
-        Ok(PreparedDictionary::new(self.id, &self.content)?.built_for(self.codecs))
+        PreparedDictionary::for_codecs(self.id, &self.content, self.codecs, zstd::DEFAULT_LEVEL)
     }
 
     /// Length of the file [`Dictionary::to_bytes`] writes.

@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 use pgdict::datum::{
     Codec, DatumDecoder, DatumEncoder, DatumError, Dictionaries, PreparedDictionary,
 };
-use pgdict::dict::Gain;
+use pgdict::dict::{CodecSet, Gain};
+use pgdict::zstd;
 
 use crate::progress::{Phase, Progress};
 
@@ -30,9 +31,11 @@ pub fn stored_bytes<S: AsRef<[u8]>>(
     codec: Codec,
     dict: Option<&[u8]>,
 ) -> Result<usize, DatumError> {
-    let prepared = dict
-        .map(|bytes| PreparedDictionary::new(EVAL_DICT_ID, bytes))
-        .transpose()?;
+    let prepare = |bytes| {
+        let codecs = CodecSet::only(codec);
+        PreparedDictionary::for_codecs(EVAL_DICT_ID, bytes, codecs, zstd::DEFAULT_LEVEL)
+    };
+    let prepared = dict.map(prepare).transpose()?;
     stored_bytes_with(rows, codec, prepared.as_ref()).map_err(|(_, error)| error)
 }
 
@@ -207,6 +210,15 @@ impl Method {
             Codec::Zstd => &[Method::PglzDict, Method::Lz4Dict, Method::ZstdDict],
         }
     }
+}
+
+/// The codecs a dictionary trained for `codec` is measured with ([`Method::with_dictionary`]):
+/// what it is prepared for when measured.
+pub fn measured_codecs(codec: Codec) -> CodecSet {
+    let codecs: Vec<Codec> = (Method::with_dictionary(codec).iter())
+        .map(|method| method.codec())
+        .collect();
+    CodecSet::of(&codecs)
 }
 
 /// What one method did to a set of rows.

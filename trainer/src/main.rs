@@ -11,7 +11,7 @@ use clap::error::ErrorKind;
 use clap::{CommandFactory, FromArgMatches, Parser, ValueEnum};
 use pgdict::datum::{dict_id_len, Codec};
 use pgdict::dict::file::MAX_CONTENT_LEN;
-use pgdict::dict::{DirStore, PgStore, StoreError};
+use pgdict::dict::{CodecSet, DirStore, PgStore, StoreError};
 use pgdict_trainer::eval::EVAL_DICT_ID;
 use pgdict_trainer::progress::{counted, thousands, Bars};
 use pgdict_trainer::source::{self, ColumnFlags, FormatName, PageSample, PgSource, SourceSpec};
@@ -398,7 +398,7 @@ fn content_name(path: &Path) -> String {
 
 /// The dictionary content `--content` names (`-`: standard input), checked as
 /// [`measure_content`] checks it.
-fn read_content(path: &Path) -> Result<Vec<u8>, Failure> {
+fn read_content(path: &Path, codecs: CodecSet) -> Result<Vec<u8>, Failure> {
     let fail = |message: String| Failure {
         message,
         hint: None,
@@ -421,7 +421,8 @@ fn read_content(path: &Path) -> Result<Vec<u8>, Failure> {
         std::fs::File::open(path).and_then(|file| file.take(limit).read_to_end(&mut content))
     };
     read.map_err(|e| fail(format!("cannot read the dictionary content {name}: {e}")))?;
-    check_content(&content).map_err(|why| fail(format!("the dictionary content {name} {why}")))?;
+    check_content(&content, codecs)
+        .map_err(|why| fail(format!("the dictionary content {name} {why}")))?;
     Ok(content)
 }
 
@@ -502,7 +503,7 @@ fn run(args: &Args) -> Result<u8, Failure> {
     // Given content is read and checked before the rows are.
     let content = match &args.content {
         Some(path) => {
-            let content = read_content(path)?;
+            let content = read_content(path, CodecSet::of(codecs))?;
             for &codec in codecs {
                 if let Some(note) = beyond_reach(codec, content.len()) {
                     eprintln!("pgdict-trainer: note: {note}");

@@ -11,6 +11,7 @@ use clap::parser::ValueSource;
 use pgdict::datum::{Codec, DatumError, PreparedDictionary};
 use pgdict::dict::file::MAX_CONTENT_LEN;
 use pgdict::dict::{CodecSet, Dictionary, DirStore, Metadata, StoreError};
+use pgdict::zstd;
 use serde_json::{json, Map, Value};
 
 use crate::build::{BuildError, Builder};
@@ -464,7 +465,7 @@ pub fn measure_content(
     codec: Codec,
     progress: &dyn Progress,
 ) -> Result<Trained, TrainError> {
-    check_content(&content).map_err(TrainError::BadContent)?;
+    check_content(&content, CodecSet::only(codec)).map_err(TrainError::BadContent)?;
     let evaluation = evaluate_content(&content, dict_id, holdout, codec, progress)?;
     Ok(Trained {
         codec,
@@ -482,7 +483,7 @@ pub fn measure_content(
 /// Why `content` cannot be a dictionary: empty, longer than a dictionary file holds
 /// ([`MAX_CONTENT_LEN`], 1 MiB), or starting with zstd's dictionary magic number without
 /// being a zstd dictionary (which no codec could then be given).
-pub fn check_content(content: &[u8]) -> Result<(), String> {
+pub fn check_content(content: &[u8], codecs: CodecSet) -> Result<(), String> {
     if content.is_empty() {
         return Err("is empty: a dictionary needs content".into());
     }
@@ -492,7 +493,7 @@ pub fn check_content(content: &[u8]) -> Result<(), String> {
             thousands(MAX_CONTENT_LEN as u64)
         ));
     }
-    match PreparedDictionary::new(EVAL_DICT_ID, content) {
+    match PreparedDictionary::for_codecs(EVAL_DICT_ID, content, codecs, zstd::DEFAULT_LEVEL) {
         Err(DatumError::DictionaryPrepare { error, .. }) => {
             Err(format!("cannot be read as a dictionary: {error}"))
         }
@@ -508,8 +509,9 @@ fn evaluate_content(
     codec: Codec,
     progress: &dyn Progress,
 ) -> Result<Evaluation, TrainError> {
-    let prepared =
-        Arc::new(PreparedDictionary::new(dict_id, content).map_err(TrainError::Prepare)?);
+    let codecs = eval::measured_codecs(codec);
+    let prepared = PreparedDictionary::for_codecs(dict_id, content, codecs, zstd::DEFAULT_LEVEL);
+    let prepared = Arc::new(prepared.map_err(TrainError::Prepare)?);
     Ok(eval::evaluate(holdout, Some(&prepared), codec, progress)?)
 }
 

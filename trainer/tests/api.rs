@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use pgdict::datum::{self, Codec, DatumEncoder, Form, PreparedDictionary};
-use pgdict::dict::DirStore;
+use pgdict::dict::{CodecSet, DirStore};
 use pgdict_trainer::progress::{NoProgress, Phase, Progress};
 use pgdict_trainer::source::{self, SourceSpec};
 use pgdict_trainer::{
@@ -237,16 +237,21 @@ fn given_content_measures_as_the_built_dictionary_did() {
             "holds more than 1,048,576 bytes, a dictionary's limit",
         ),
     ] {
-        assert_eq!(check_content(&content).unwrap_err(), why);
+        assert_eq!(check_content(&content, CodecSet::ALL).unwrap_err(), why);
         let err = measure_content(content, 1, &holdout, Codec::Pglz, &NoProgress).unwrap_err();
         assert_eq!(err.to_string(), format!("the dictionary content {why}"));
     }
-    assert_eq!(check_content(&[0; 1 << 20]), Ok(()));
-    // zstd's dictionary magic number, then 60 bytes that are no zstd dictionary's header.
+    assert_eq!(check_content(&[0; 1 << 20], CodecSet::ALL), Ok(()));
+    // zstd's dictionary magic number, then 60 bytes that are no zstd dictionary's header:
+    // refused for zstd, any bytes for pglz and lz4.
     let magic = [&[0x37, 0xa4, 0x30, 0xec][..], &[0x5a; 60]].concat();
-    assert!(check_content(&magic)
+    assert!(check_content(&magic, CodecSet::only(Codec::Zstd))
         .unwrap_err()
         .starts_with("cannot be read as a dictionary: zstd: "));
+    let pglz_lz4 = CodecSet::of(&[Codec::Pglz, Codec::Lz4]);
+    assert_eq!(check_content(&magic, pglz_lz4), Ok(()));
+    let measured = measure_content(magic, 1, &holdout, Codec::Lz4, &NoProgress).unwrap();
+    assert_eq!(measured.evaluation.all.datums, holdout.len() as u64);
 }
 
 #[test]

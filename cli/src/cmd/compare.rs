@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use pgdict::datum::{Codec, PreparedDictionary};
+use pgdict::dict::CodecSet;
 use pgdict_trainer::progress::Bars;
 use pgdict_trainer::source::SourceSpec;
 use pgdict_trainer::{train_split, Builder, TrainError, TrainOptions, Trained};
@@ -66,8 +67,13 @@ pub fn trained_origin(trained: &Trained) -> String {
 pub fn trained_info(trained: &Trained, id: u32) -> anyhow::Result<DictInfo> {
     Ok(DictInfo {
         prepared: Arc::new(
-            PreparedDictionary::new(id, &trained.content)
-                .context("cannot prepare the trained dictionary")?,
+            PreparedDictionary::for_codecs(
+                id,
+                &trained.content,
+                CodecSet::only(trained.codec),
+                pgdict::zstd::DEFAULT_LEVEL,
+            )
+            .context("cannot prepare the trained dictionary")?,
         ),
         id: None,
         origin: trained_origin(trained),
