@@ -4,13 +4,16 @@
 //! cargo run --release --example vs_postgres -- [--slice N] [--json] [--strategy default|always] PATH...
 //! ```
 //!
-//! A PATH ending in `.txt` or `.jsonl` is a row file: one datum per line (see the corpus's
-//! MANIFEST.md). Any other file is cut into N-byte slices (default 2048), each a datum. Every
-//! datum is compressed on its own, as PostgreSQL compresses each value.
+//! A PATH ending in `.txt`, `.jsonl` or `.ndjson` (in any case) is a row file, read as
+//! [`pgdict::rows`] reads it: one datum per line (see the corpus's MANIFEST.md). Any other file
+//! is cut into N-byte slices (default 2048), each a datum. Every datum is compressed on its
+//! own, as PostgreSQL compresses each value; each implementation's payloads are decoded back
+//! to their datums before anything is timed.
 //!
 //! For each PATH it reports the stored bytes (the compressed payload, or the raw datum when the
 //! strategy refuses it; no varlena header), compression and decompression throughput in MB/s of
-//! raw data, and whether pgdict's output is identical to C's for every datum. The three
+//! raw data (`n/a` where no datum was stored compressed: nothing to decode), and whether
+//! pgdict's output is identical to C's for every datum. The three
 //! implementations are timed in interleaved rounds on the same datums, and the median round is
 //! kept, so the ratios hold even on a noisy machine; absolute numbers drift from run to run.
 
@@ -37,11 +40,17 @@ fn parse_args() -> Result<Options, String> {
         strategy_name: "default",
         paths: Vec::new(),
     };
-    let mut args = std::env::args().skip(1);
+    // Not `env::args`, which panics on a file name that is not UTF-8.
+    let mut args = std::env::args_os().skip(1);
     while let Some(arg) = args.next() {
-        match arg.as_str() {
+        let Some(flag) = arg.to_str() else {
+            options.paths.push(PathBuf::from(arg));
+            continue;
+        };
+        match flag {
             "--slice" => {
                 let value = args.next().ok_or("--slice needs a number of bytes")?;
+                let value = value.to_string_lossy();
                 options.slice = value
                     .parse()
                     .ok()
@@ -49,7 +58,7 @@ fn parse_args() -> Result<Options, String> {
                     .ok_or(format!("--slice: not a positive number: {value}"))?;
             }
             "--json" => options.json = true,
-            "--strategy" => match args.next().as_deref() {
+            "--strategy" => match args.next().as_ref().and_then(|value| value.to_str()) {
                 Some("default") => {}
                 Some("always") => {
                     options.strategy = pglz::Strategy::ALWAYS;
@@ -67,7 +76,7 @@ fn parse_args() -> Result<Options, String> {
                         .into(),
                 )
             }
-            _ if arg.starts_with('-') => return Err(format!("unknown option {arg}")),
+            _ if flag.starts_with('-') => return Err(format!("unknown option {flag}")),
             _ => options.paths.push(PathBuf::from(arg)),
         }
     }
@@ -80,17 +89,40 @@ fn parse_args() -> Result<Options, String> {
 }
 
 fn load_datums(path: &Path, slice: usize) -> Result<Vec<Vec<u8>>, String> {
+    let extension = path.extension().and_then(|e| e.to_str());
     let is_row_file = matches!(
-        path.extension().and_then(|e| e.to_str()),
-        Some("txt" | "jsonl")
+        extension.map(str::to_ascii_lowercase).as_deref(),
+        Some("txt" | "jsonl" | "ndjson")
     );
-    if is_row_file {
-        pgdict::rows::read_row_file(path).map_err(|e| e.to_string())
+    let datums = if is_row_file {
+        pgdict::rows::read_row_file(path).map_err(|e| e.to_string())?
     } else {
         let bytes =
             std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        Ok(bytes.chunks(slice).map(<[u8]>::to_vec).collect())
+        bytes.chunks(slice).map(<[u8]>::to_vec).collect()
+    };
+    if datums.is_empty() {
+        return Err(format!("{}: no datums to measure", path.display()));
     }
+    Ok(datums)
+}
+
+/// Checks that `decode` gives every datum back from its payload (`None`: stored raw), before
+/// the timing trusts it: `Err` names the implementation and the datum.
+fn check_round_trips(
+    who: &str,
+    datums: &[Vec<u8>],
+    payloads: &[Option<Vec<u8>>],
+    decode: impl Fn(&[u8], &mut [u8]) -> Option<usize>,
+) -> Result<(), String> {
+    for (n, (datum, payload)) in datums.iter().zip(payloads).enumerate() {
+        let Some(payload) = payload else { continue };
+        let mut out = vec![0; datum.len()];
+        if decode(payload, &mut out) != Some(datum.len()) || out != *datum {
+            return Err(format!("{who}: datum {} does not decode back", n + 1));
+        }
+    }
+    Ok(())
 }
 
 /// One implementation's results on one input.
@@ -111,7 +143,7 @@ struct Report {
     pglz_crate: Measured,
 }
 
-fn evaluate(name: String, datums: &[Vec<u8>], options: &Options) -> Report {
+fn evaluate(name: String, datums: &[Vec<u8>], options: &Options) -> Result<Report, String> {
     let strategy = options.strategy;
     let c_strategy = pgdict_pgref::PglzStrategy {
         min_input_size: strategy.min_input_size,
@@ -147,6 +179,15 @@ fn evaluate(name: String, datums: &[Vec<u8>], options: &Options) -> Report {
         .map(|d| ::pglz::compress(d, &crate_strategy))
         .collect();
     let identical = ours == theirs;
+    check_round_trips("pgdict", datums, &ours, |p, out| {
+        pglz::decompress_into(p, out).ok().map(|()| out.len())
+    })?;
+    check_round_trips("C", datums, &theirs, |p, out| {
+        pgdict_pgref::decompress_into(p, out, true)
+    })?;
+    check_round_trips("the pglz crate", datums, &crates, |p, out| {
+        ::pglz::decompress_into(p, out, true)
+    })?;
     let stored = |payloads: &[Option<Vec<u8>>]| -> usize {
         payloads
             .iter()
@@ -243,7 +284,7 @@ fn evaluate(name: String, datums: &[Vec<u8>], options: &Options) -> Report {
         compress_mbps: mbps(raw_bytes, compress_times[i]),
         decompress_mbps: mbps(compressed_raw(payloads), decompress_times[i]),
     };
-    Report {
+    Ok(Report {
         input: name,
         datums: datums.len(),
         raw_bytes,
@@ -251,7 +292,7 @@ fn evaluate(name: String, datums: &[Vec<u8>], options: &Options) -> Report {
         pgdict: measured(0, &ours),
         c: measured(1, &theirs),
         pglz_crate: measured(2, &crates),
-    }
+    })
 }
 
 fn json_line(report: &Report, options: &Options) -> String {
@@ -277,12 +318,15 @@ fn json_line(report: &Report, options: &Options) -> String {
     .to_string()
 }
 
-fn ratio(a: f64, b: f64) -> f64 {
-    if b == 0.0 {
-        0.0
-    } else {
-        (a / b * 100.0).round() / 100.0
-    }
+/// `a / b` to two decimals; `None` where either side measured nothing (no datum was stored
+/// compressed, so none was decoded).
+fn ratio(a: f64, b: f64) -> Option<f64> {
+    (a > 0.0 && b > 0.0).then(|| (a / b * 100.0).round() / 100.0)
+}
+
+/// A ratio in the table: `1.23x`, or `n/a`.
+fn ratio_cell(ratio: Option<f64>) -> String {
+    ratio.map_or_else(|| "n/a".into(), |ratio| format!("{ratio:.2}x"))
 }
 
 fn print_table_header() {
@@ -307,7 +351,7 @@ fn print_table_row(r: &Report) {
         )
     };
     println!(
-        "{:<44} {:>7} {:>10} {:>5} | {:>21} | {:>21} | {:>21} | {:>5.2}x {:>5.2}x",
+        "{:<44} {:>7} {:>10} {:>5} | {:>21} | {:>21} | {:>21} | {:>6} {:>6}",
         r.input,
         r.datums,
         r.raw_bytes,
@@ -315,8 +359,8 @@ fn print_table_row(r: &Report) {
         cell(&r.pgdict),
         cell(&r.c),
         cell(&r.pglz_crate),
-        ratio(r.pgdict.compress_mbps, r.c.compress_mbps),
-        ratio(r.pgdict.decompress_mbps, r.c.decompress_mbps),
+        ratio_cell(ratio(r.pgdict.compress_mbps, r.c.compress_mbps)),
+        ratio_cell(ratio(r.pgdict.decompress_mbps, r.c.decompress_mbps)),
     );
 }
 
@@ -341,12 +385,16 @@ fn main() {
             std::process::exit(1);
         });
         let name = path.display().to_string();
-        let report = evaluate(name, &datums, &options);
+        let report = evaluate(name, &datums, &options).unwrap_or_else(|message| {
+            eprintln!("vs_postgres: {}: {message}", path.display());
+            std::process::exit(1);
+        });
         all_identical &= report.identical;
+        // Only what was measured: a file that stored nothing compressed has no decode speed.
         speedups
             .0
-            .push(ratio(report.pgdict.compress_mbps, report.c.compress_mbps));
-        speedups.1.push(ratio(
+            .extend(ratio(report.pgdict.compress_mbps, report.c.compress_mbps));
+        speedups.1.extend(ratio(
             report.pgdict.decompress_mbps,
             report.c.decompress_mbps,
         ));
@@ -359,10 +407,10 @@ fn main() {
     if !options.json {
         let median = |v: &mut Vec<f64>| {
             v.sort_by(f64::total_cmp);
-            v[v.len() / 2]
+            ratio_cell(v.get(v.len() / 2).copied())
         };
         println!(
-            "median speed vs C: compress {:.2}x, decompress {:.2}x; output identical to C: {}",
+            "median speed vs C: compress {}, decompress {}; output identical to C: {}",
             median(&mut speedups.0),
             median(&mut speedups.1),
             if all_identical {
