@@ -72,7 +72,8 @@
 //! MB/s, then `cmp vs C` (pglz_dict's compression speed over C's default `pglz_compress`: 1.0 or
 //! more means not slower; paired, see above) and `dec vs C` (pglz_dict's decompression speed
 //! over C's `pglz_decompress` reading the always-strategy datums, which C compresses most, on
-//! the same rows: those both stored compressed; paired too). `own rows` is the same
+//! the same rows: those both stored compressed; paired too; `n/a` below 100 such rows, too few
+//! to time). `own rows` is the same
 //! ratio over each method's own compressed datums, which are different rows: the always
 //! strategy leaves most short rows raw (it compresses 282 of 10,000 airport rows, 1227 of 6198
 //! fortunes) while pglz_dict compresses nearly all, so there pglz_dict's speed is that of
@@ -84,7 +85,8 @@
 //! `train_rows`, `dict_bytes`, `compress_vs_c` (paired), then per method `stored_bytes`,
 //! `compressed_datums`, `ratio`, `compress_mbps`, `decompress_mbps`, 0 when no datum was
 //! stored compressed, and `same_rows_decompress`: `datums`, `raw_bytes`, `pglz_dict_mbps`,
-//! `pglz_c_always_mbps`, `pglz_dict_vs_c` (paired)) and the summary line goes to stderr.
+//! `pglz_c_always_mbps`, `pglz_dict_vs_c` (paired; 0 below 100 rows), and the two ratio
+//! gains `pglz_dict_vs_pglz_c` and `lz4_dict_vs_lz4`) and the summary line goes to stderr.
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -115,6 +117,11 @@ const MIN_TIME: Duration = Duration::from_millis(400);
 /// the same rows): at least this many rounds of the two, and at least this long.
 const PAIRED_MIN_ROUNDS: usize = 15;
 const PAIRED_MIN_TIME: Duration = Duration::from_millis(1000);
+
+/// The fewest same rows `dec vs C` is timed on: below, a round is a few hundred nanoseconds,
+/// near what reading the clock costs, and the ratio is `n/a` (one 161-byte row once read
+/// 1.23x and failed the target). Airports, the sparsest set, has 282.
+const MIN_SAME_ROWS: usize = 100;
 
 struct Options {
     json: bool,
@@ -454,11 +461,10 @@ impl Method for ZstdPlain {
     fn decode(&mut self, datum: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
         read_pg_datum(datum, 3, out, |rest, raw_len, out| {
             let frame = rest.get(ZSTD_HEADER - 8..).ok_or("zstd datum cut off")?;
-            *out = self
-                .decompressor
-                .decompress(frame, raw_len)
-                .map_err(|e| e.to_string())?;
-            Ok(())
+            // Into the reused buffer, as every other method decodes.
+            (self.decompressor)
+                .decompress_into(frame, raw_len, out)
+                .map_err(|e| e.to_string())
         })
     }
 }
@@ -625,11 +631,19 @@ fn ratio(a: f64, b: f64) -> f64 {
 fn evaluate(path: &Path, max_rows: usize) -> Result<Report, String> {
     let rows = pgdict::rows::read_row_file(path).map_err(|e| e.to_string())?;
     let (datums, samples) = common::interleaved_split(&rows, max_rows);
-    if datums.is_empty() || samples.is_empty() {
+    // zstd's trainer holds a quarter of its samples out and fails on fewer than 5 left
+    // ("Src size is incorrect"), as `pgdict_trainer::build::zstd::MIN_ROWS` says.
+    const MIN_TRAIN_ROWS: usize = 7;
+    if datums.is_empty() || samples.len() < MIN_TRAIN_ROWS {
+        let rows = match rows.len() {
+            1 => "1 row".to_string(),
+            n => format!("{n} rows"),
+        };
         return Err(format!(
-            "{}: {} rows; need at least 2 (one to train, one to evaluate)",
+            "{}: {rows}; zstd's trainer needs {MIN_TRAIN_ROWS} training rows (the odd ones) or \
+             more, so at least {} rows",
             path.display(),
-            rows.len()
+            2 * MIN_TRAIN_ROWS
         ));
     }
     let dict = ::zstd::dict::from_samples(&samples, DICT_SIZE).map_err(|e| {
@@ -738,7 +752,11 @@ fn evaluate(path: &Path, max_rows: usize) -> Result<Report, String> {
         })
         .collect();
     let common_raw_bytes: usize = common.iter().map(|&i| datums[i].len()).sum();
-    let (pglz_dict_vs_c, common_times) = {
+    // Too few rows are not timed (MIN_SAME_ROWS): their speeds and ratio stay 0, `n/a`.
+    let timed = common.len() >= MIN_SAME_ROWS;
+    let (pglz_dict_vs_c, common_times) = if !timed {
+        (0.0, [Duration::ZERO; 2])
+    } else {
         let (low, high) = methods.split_at_mut(PGLZ_DICT);
         let same_rows = |index: usize| common.iter().map(|&i| &stored[index][i][..]).collect();
         let mut dict_job = high[0].decode_job(same_rows(PGLZ_DICT));
@@ -755,11 +773,7 @@ fn evaluate(path: &Path, max_rows: usize) -> Result<Report, String> {
         raw_bytes: common_raw_bytes,
         pglz_dict_mbps: mbps(common_raw_bytes, common_times[0]),
         pglz_c_always_mbps: mbps(common_raw_bytes, common_times[1]),
-        pglz_dict_vs_c: if common.is_empty() {
-            0.0
-        } else {
-            pglz_dict_vs_c
-        },
+        pglz_dict_vs_c,
     };
 
     let mut measured = [Measured::default(); 8];
@@ -1002,7 +1016,7 @@ fn main() {
         eprintln!("{}", summary_line(&reports));
     } else {
         println!(
-            "C = PostgreSQL {}; dictionaries trained by zstd (ZDICT) on the odd rows, \
+            "C = {}; dictionaries trained by zstd (ZDICT) on the odd rows, \
              even rows evaluated",
             pgdict_pgref::PG_VERSION
         );
