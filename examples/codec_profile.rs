@@ -33,22 +33,58 @@ use pgdict::pglz;
 
 mod common;
 
+/// The modes, as the module documentation describes them.
+const MODES: [&str; 11] = [
+    "encode",
+    "dict",
+    "plain",
+    "c",
+    "decode",
+    "decode_same",
+    "c_decode",
+    "c_decode_same",
+    "slices_decode",
+    "slices_c_decode",
+    "stats",
+];
+
+/// Says what is wrong with the input, and exits with status 1.
+fn fail(message: String) -> ! {
+    common::exit_with("codec_profile", message)
+}
+
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    if args.len() < 3 {
-        eprintln!("usage: codec_profile MODE ROWFILE [REPEAT]");
+    let usage = || -> ! {
+        eprintln!(
+            "usage: codec_profile MODE ROWFILE [REPEAT]; MODE: {}",
+            MODES.join(", ")
+        );
         std::process::exit(2);
+    };
+    let args = common::args();
+    let (Some(mode), Some(path)) = (args.first().and_then(|a| a.to_str()), args.get(1)) else {
+        usage()
+    };
+    if !MODES.contains(&mode) || args.len() > 3 {
+        usage();
     }
-    let mode = args[1].as_str();
-    let repeat: usize = args.get(3).map_or(1, |r| r.parse().expect("REPEAT"));
+    let path = Path::new(path);
+    let repeat: usize = match args.get(2).map(|r| r.to_str().and_then(|r| r.parse().ok())) {
+        None => 1,
+        Some(Some(repeat)) => repeat,
+        Some(None) => usage(),
+    };
     if let Some(slice) = mode.strip_prefix("slices") {
-        return slices(slice, Path::new(&args[2]), repeat);
+        return slices(slice, path, repeat);
     }
-    let rows = pgdict::rows::read_row_file(Path::new(&args[2])).expect("row file");
+    let rows = common::read_rows(path).unwrap_or_else(|e| fail(e));
     let (datums, samples) = common::interleaved_split(&rows, 3000);
-    let dict = ::zstd::dict::from_samples(&samples, 64 * 1024).expect("training");
+    let dict = ::zstd::dict::from_samples(&samples, 64 * 1024)
+        .unwrap_or_else(|e| fail(format!("{}: zstd's trainer: {e}", path.display())));
     let small = &dict[dict.len().saturating_sub(4096)..];
-    let prepared = std::sync::Arc::new(PreparedDictionary::new(1, small).expect("dictionary"));
+    let prepared = PreparedDictionary::new(1, small)
+        .unwrap_or_else(|e| fail(format!("{}: {e}", path.display())));
+    let prepared = std::sync::Arc::new(prepared);
     let dicts: Dictionaries = [prepared.clone()].into_iter().collect();
     let mut encoder = DatumEncoder::new();
     let mut compressor = pglz::Compressor::new();
@@ -143,7 +179,7 @@ fn main() {
             }
         }
         "stats" => stats(&datums, &prepared),
-        other => panic!("unknown mode {other}"),
+        other => unreachable!("mode {other} is checked against MODES"),
     }
 }
 
@@ -151,7 +187,8 @@ fn main() {
 /// each compressed with the default strategy (as `vs_postgres` does), decoded by pgdict's
 /// or C's plain pglz decoder.
 fn slices(which: &str, path: &Path, repeat: usize) {
-    let bytes = std::fs::read(path).expect("payload file");
+    let bytes = std::fs::read(path)
+        .unwrap_or_else(|e| fail(format!("cannot read {}: {e}", path.display())));
     let payloads: Vec<(Vec<u8>, usize)> = bytes
         .chunks(2048)
         .filter_map(|raw| pglz::compress(raw, &pglz::Strategy::DEFAULT).map(|p| (p, raw.len())))
@@ -178,7 +215,7 @@ fn slices(which: &str, path: &Path, repeat: usize) {
                 }
             }
         }
-        other => panic!("unknown mode slices{other}"),
+        other => unreachable!("mode slices{other} is checked against MODES"),
     }
 }
 

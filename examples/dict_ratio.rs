@@ -135,12 +135,17 @@ fn parse_args() -> Result<Options, String> {
         max_rows: usize::MAX,
         paths: Vec::new(),
     };
-    let mut args = std::env::args().skip(1);
+    let mut args = common::args().into_iter();
     while let Some(arg) = args.next() {
-        match arg.as_str() {
+        let Some(flag) = arg.to_str() else {
+            options.paths.push(PathBuf::from(arg)); // A file name that is not UTF-8.
+            continue;
+        };
+        match flag {
             "--json" => options.json = true,
             "--max-rows" => {
                 let value = args.next().ok_or("--max-rows needs a number of rows")?;
+                let value = value.to_string_lossy();
                 options.max_rows = value
                     .parse()
                     .ok()
@@ -148,7 +153,7 @@ fn parse_args() -> Result<Options, String> {
                     .ok_or(format!("--max-rows: not a positive number: {value}"))?;
             }
             "-h" | "--help" => return Err(USAGE.into()),
-            _ if arg.starts_with('-') => return Err(format!("unknown option {arg}\n{USAGE}")),
+            _ if flag.starts_with('-') => return Err(format!("unknown option {flag}\n{USAGE}")),
             _ => options.paths.push(PathBuf::from(arg)),
         }
     }
@@ -629,23 +634,8 @@ fn ratio(a: f64, b: f64) -> f64 {
 }
 
 fn evaluate(path: &Path, max_rows: usize) -> Result<Report, String> {
-    let rows = pgdict::rows::read_row_file(path).map_err(|e| e.to_string())?;
+    let rows = common::read_rows(path)?;
     let (datums, samples) = common::interleaved_split(&rows, max_rows);
-    // zstd's trainer holds a quarter of its samples out and fails on fewer than 5 left
-    // ("Src size is incorrect"), as `pgdict_trainer::build::zstd::MIN_ROWS` says.
-    const MIN_TRAIN_ROWS: usize = 7;
-    if datums.is_empty() || samples.len() < MIN_TRAIN_ROWS {
-        let rows = match rows.len() {
-            1 => "1 row".to_string(),
-            n => format!("{n} rows"),
-        };
-        return Err(format!(
-            "{}: {rows}; zstd's trainer needs {MIN_TRAIN_ROWS} training rows (the odd ones) or \
-             more, so at least {} rows",
-            path.display(),
-            2 * MIN_TRAIN_ROWS
-        ));
-    }
     let dict = ::zstd::dict::from_samples(&samples, DICT_SIZE).map_err(|e| {
         format!(
             "{}: zstd could not train a dictionary on {} rows: {e}",

@@ -28,7 +28,6 @@
 //! 1.05-1.24x: see the constant.)
 
 use std::hint::black_box;
-use std::path::Path;
 use std::time::Duration;
 
 use pgdict::datum::{Codec, DatumEncoder, PreparedDictionary};
@@ -44,6 +43,11 @@ const MAX_ROWS: usize = 3000;
 /// Size classes of the second table (bytes, each from one edge up to the next).
 const SIZE_EDGES: [usize; 9] = [0, 128, 256, 384, 512, 1024, 2048, 4096, usize::MAX];
 
+/// Says what is wrong with the input, and exits with status 1.
+fn fail(message: String) -> ! {
+    common::exit_with("lz4_parts", message)
+}
+
 fn main() {
     let (rounds, args) = common::rounds_and_files("lz4_parts [ROUNDS] ROWFILE...", 30);
     let mut pooled: Vec<Vec<u8>> = Vec::new();
@@ -53,17 +57,15 @@ fn main() {
         "input", "datum", "with_dict", "plain", "default", "best sum"
     );
     for file in &args {
-        let rows =
-            pgdict::rows::read_row_file(Path::new(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let rows = common::read_rows(file).unwrap_or_else(|e| fail(e));
         let (datums, samples) = common::interleaved_split(&rows, MAX_ROWS);
-        let dict = ::zstd::dict::from_samples(&samples, DICT_SIZE).expect("zstd training");
-        let prepared = PreparedDictionary::new(1, &dict).expect("dictionary");
+        let dict = ::zstd::dict::from_samples(&samples, DICT_SIZE)
+            .unwrap_or_else(|e| fail(format!("{}: zstd's trainer: {e}", file.display())));
+        let prepared = PreparedDictionary::new(1, &dict)
+            .unwrap_or_else(|e| fail(format!("{}: {e}", file.display())));
         let speeds = file_speeds(&datums, &prepared, rounds);
         let best_sum = 1.0 / (1.0 / speeds[1] + 1.0 / speeds[2]);
-        let name = Path::new(file)
-            .file_stem()
-            .unwrap_or_default()
-            .to_string_lossy();
+        let name = file.file_stem().unwrap_or_default().to_string_lossy();
         println!(
             "{name:28} {:>7.2}x {:>8.2}x {:>7.2}x {:>7.2}x {:>8.2}x",
             speeds[0], speeds[1], speeds[2], speeds[3], best_sum

@@ -13,30 +13,36 @@
 //! implementations did the same work. Compare the inclusive cost of
 //! `Compressor::compress` with that of `pglz_compress`.
 
+use std::ffi::OsString;
 use std::hint::black_box;
 use std::path::Path;
 
 use pgdict::pglz;
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    if args.len() < 5 || !matches!(args[1].as_str(), "ours" | "c") {
-        eprintln!("usage: plain_profile ours|c SLICE REPEAT PATH...");
+    // `args_os`: `args` panics on a file name that is not UTF-8.
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let text = |i: usize| args.get(i).and_then(|a| a.to_str());
+    let number = |i: usize| text(i).and_then(|a| a.parse::<usize>().ok());
+    let (Some(which @ ("ours" | "c")), Some(slice), Some(repeat), true) =
+        (text(0), number(1), number(2), args.len() > 3)
+    else {
+        eprintln!("usage: plain_profile ours|c SLICE REPEAT PATH... (SLICE 0: row files)");
         std::process::exit(2);
-    }
-    let which = args[1].as_str();
-    let slice: usize = args[2]
-        .parse()
-        .expect("SLICE: a number of bytes, 0 for row files");
-    let repeat: usize = args[3].parse().expect("REPEAT: a number");
+    };
     let mut datums: Vec<Vec<u8>> = Vec::new();
-    for path in &args[4..] {
-        if slice == 0 {
-            datums.extend(pgdict::rows::read_row_file(Path::new(path)).unwrap());
+    for path in args[3..].iter().map(Path::new) {
+        let read = if slice == 0 {
+            pgdict::rows::read_row_file(path).map_err(|e| e.to_string())
         } else {
-            let bytes = std::fs::read(path).unwrap();
-            datums.extend(bytes.chunks(slice).map(<[u8]>::to_vec));
-        }
+            let bytes = std::fs::read(path);
+            let bytes = bytes.map_err(|e| format!("cannot read {}: {e}", path.display()));
+            bytes.map(|bytes| bytes.chunks(slice).map(<[u8]>::to_vec).collect())
+        };
+        datums.extend(read.unwrap_or_else(|message| {
+            eprintln!("plain_profile: {message}");
+            std::process::exit(1);
+        }));
     }
     let mut compressor = pglz::Compressor::new();
     let strategy = pglz::Strategy::DEFAULT;

@@ -22,7 +22,6 @@
 //!   `pgdict compare` trains zstd's dictionary, there at 64 KB).
 
 use std::hint::black_box;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -38,6 +37,11 @@ const CONTENT_SIZE: usize = 4096;
 /// At most this many even rows of a file are compressed.
 const MAX_ROWS: usize = 3000;
 
+/// Says what is wrong with the input, and exits with status 1.
+fn fail(message: String) -> ! {
+    common::exit_with("zstd_dictionaries", message)
+}
+
 fn main() {
     let (rounds, args) = common::rounds_and_files("zstd_dictionaries [ROUNDS] ROWFILE...", 20);
     println!("against the 4 KB content at level 3, median of {rounds} rounds");
@@ -46,10 +50,13 @@ fn main() {
         "input", "variant", "dict", "stored", "bytes", "compress", "decode"
     );
     for file in &args {
-        let rows =
-            pgdict::rows::read_row_file(Path::new(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let rows = common::read_rows(file).unwrap_or_else(|e| fail(e));
         let (datums, samples) = common::interleaved_split(&rows, MAX_ROWS);
-        let trained = ::zstd::dict::from_samples(&samples, TRAIN_SIZE).expect("zstd training");
+        let train = |size| {
+            ::zstd::dict::from_samples(&samples, size)
+                .unwrap_or_else(|e| fail(format!("{}: zstd's trainer: {e}", file.display())))
+        };
+        let trained = train(TRAIN_SIZE);
         let content = &trained[trained.len().saturating_sub(CONTENT_SIZE)..];
         let variants: Vec<(&str, Vec<u8>, i32)> = vec![
             ("content L1", content.to_vec(), 1),
@@ -57,16 +64,9 @@ fn main() {
             ("content L5", content.to_vec(), 5),
             ("tables L3", tables(content, &samples, 3), 3),
             ("tables L1", tables(content, &samples, 1), 1),
-            (
-                "trained 4K L3",
-                ::zstd::dict::from_samples(&samples, CONTENT_SIZE).expect("zstd training"),
-                3,
-            ),
+            ("trained 4K L3", train(CONTENT_SIZE), 3),
         ];
-        let name = Path::new(file)
-            .file_stem()
-            .unwrap_or_default()
-            .to_string_lossy();
+        let name = file.file_stem().unwrap_or_default().to_string_lossy();
         let base = Encoded::new(&datums, content, 3);
         for (label, bytes, level) in &variants {
             let variant = Encoded::new(&datums, bytes, *level);

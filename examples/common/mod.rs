@@ -1,9 +1,53 @@
 //! What the measurement examples share: the dictionary-codec issue's interleaved split, the
-//! `[ROUNDS] ROWFILE...` arguments, and raw content turned into a zstd-format dictionary.
+//! `[ROUNDS] ROWFILE...` arguments, reading a row file with enough rows for that split, and raw
+//! content turned into a zstd-format dictionary.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 
 /// Training rows are taken in file order until they hold this many bytes, which keeps
 /// training to a second or two per file.
 pub const MAX_TRAINING_BYTES: usize = 4 << 20;
+
+/// The fewest training rows zstd's trainer takes: it holds a quarter of its samples out and
+/// fails with fewer than 5 left ("Src size is incorrect"), as the trainer's `zstd::MIN_ROWS`
+/// says.
+#[allow(dead_code)] // not used by every binary that includes this file
+pub const MIN_TRAINING_ROWS: usize = 7;
+
+/// The rows of row file `path` (`pgdict::rows`), at least enough that [`interleaved_split`]
+/// gives zstd's trainer [`MIN_TRAINING_ROWS`]; else what is wrong, naming the file.
+#[allow(dead_code)] // not used by every binary that includes this file
+pub fn read_rows(path: &Path) -> Result<Vec<Vec<u8>>, String> {
+    let rows = pgdict::rows::read_row_file(path).map_err(|e| e.to_string())?;
+    let least = 2 * MIN_TRAINING_ROWS;
+    if rows.len() < least {
+        let count = match rows.len() {
+            1 => "1 row".to_string(),
+            n => format!("{n} rows"),
+        };
+        return Err(format!(
+            "{}: {count}; zstd's trainer needs {MIN_TRAINING_ROWS} training rows (the odd \
+             ones) or more, so at least {least} rows",
+            path.display()
+        ));
+    }
+    Ok(rows)
+}
+
+/// The program's arguments, as the system gave them (`env::args` panics on a file name that is
+/// not UTF-8).
+#[allow(dead_code)] // not used by every binary that includes this file
+pub fn args() -> Vec<OsString> {
+    std::env::args_os().skip(1).collect()
+}
+
+/// Prints `program: message` and exits with status 1: bad input said in a line, not a panic.
+#[allow(dead_code)] // not used by every binary that includes this file
+pub fn exit_with(program: &str, message: impl std::fmt::Display) -> ! {
+    eprintln!("{program}: {message}");
+    std::process::exit(1);
+}
 
 /// Splits `rows` as the dictionary-codec issue asks: the even rows (the 1st, 3rd, ..., at most
 /// `max_rows`) are compressed one at a time, and the odd rows, up to [`MAX_TRAINING_BYTES`],
@@ -33,10 +77,11 @@ pub fn interleaved_split(rows: &[Vec<u8>], max_rows: usize) -> (Vec<&[u8]>, Vec<
 /// first argument is a positive number) and the row files; with no row file, prints `usage`
 /// and exits with status 2.
 #[allow(dead_code)] // used by lz4_parts and zstd_dictionaries only
-pub fn rounds_and_files(usage: &str, default_rounds: usize) -> (usize, Vec<String>) {
-    let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let rounds = match args.first().map(|a| a.parse::<usize>()) {
-        Some(Ok(n)) if n > 0 => {
+pub fn rounds_and_files(usage: &str, default_rounds: usize) -> (usize, Vec<PathBuf>) {
+    let mut args = args();
+    let first = args.first().and_then(|a| a.to_str()?.parse::<usize>().ok());
+    let rounds = match first {
+        Some(n) if n > 0 => {
             args.remove(0);
             n
         }
@@ -46,20 +91,20 @@ pub fn rounds_and_files(usage: &str, default_rounds: usize) -> (usize, Vec<Strin
         eprintln!("usage: {usage}");
         std::process::exit(2);
     }
-    (rounds, args)
+    (rounds, args.into_iter().map(PathBuf::from).collect())
 }
 
 /// The dictionary id written into a zstd-format dictionary's header by [`with_zstd_tables`]:
 /// a fixed one keeps the output reproducible (pgdict's frames leave the id out, so its value
 /// is never read back; 32768 is the lowest id zstd does not reserve).
-#[allow(dead_code)] // used by dict_ratio and zstd_dictionaries only
+#[allow(dead_code)] // used by dict_ratio, zstd_dictionaries and benches/dict.rs only
 const ZSTD_HEADER_DICT_ID: u32 = 32768;
 
 /// `content` as a zstd-format dictionary: zstd's header and entropy tables, counted on
 /// `samples` for compression at `level`, in front of all of `content`
 /// (`ZDICT_finalizeDictionary`, for which the zstd crate has no wrapper). With the tables a
 /// block can reuse the dictionary's instead of building its own; raw content has none.
-#[allow(dead_code)] // used by dict_ratio and zstd_dictionaries only
+#[allow(dead_code)] // used by dict_ratio, zstd_dictionaries and benches/dict.rs only
 pub fn with_zstd_tables(content: &[u8], samples: &[&[u8]], level: i32) -> Result<Vec<u8>, String> {
     use ::zstd::zstd_safe::zstd_sys;
 

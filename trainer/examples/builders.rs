@@ -65,8 +65,9 @@ fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
     (value, start.elapsed())
 }
 
-fn run(path: &Path, timing: bool) -> anyhow::Result<SetResult> {
-    let rows = pgdict::rows::read_row_file(path)?;
+fn run(path: &Path, rows: &[Vec<u8>], timing: bool) -> anyhow::Result<SetResult> {
+    // Every odd row trains (no cap on their bytes, unlike dict_ratio's split: the builders are
+    // compared with one another here, on the same rows).
     let train: Vec<&[u8]> = rows.iter().skip(1).step_by(2).map(|r| &r[..]).collect();
     let eval: Vec<&[u8]> = rows.iter().step_by(2).map(|r| &r[..]).collect();
     let name = path.file_stem().map_or_else(
@@ -120,8 +121,9 @@ fn run(path: &Path, timing: bool) -> anyhow::Result<SetResult> {
 fn main() -> anyhow::Result<()> {
     let mut timing = true;
     let mut paths = Vec::new();
-    for arg in std::env::args().skip(1) {
-        match arg.as_str() {
+    // `args_os`: `args` panics on a file name that is not UTF-8.
+    for arg in std::env::args_os().skip(1) {
+        match arg.to_str().unwrap_or_default() {
             "--no-timing" => timing = false,
             "-h" | "--help" => {
                 println!("usage: builders [--no-timing] ROWFILE...");
@@ -137,7 +139,10 @@ fn main() -> anyhow::Result<()> {
 
     let mut results = Vec::new();
     for path in &paths {
-        let result = run(path, timing).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        // The error names the file.
+        let rows = pgdict::rows::read_row_file(path)?;
+        let result =
+            run(path, &rows, timing).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         eprintln!("builders: {} done", result.name);
         results.push(result);
     }

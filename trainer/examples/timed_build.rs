@@ -31,11 +31,13 @@ fn digest(bytes: &[u8]) -> u64 {
 fn main() -> anyhow::Result<()> {
     let mut repeat = 1;
     let mut paths = Vec::new();
-    let mut args = std::env::args().skip(1);
+    // `args_os`: `args` panics on a file name that is not UTF-8.
+    let mut args = std::env::args_os().skip(1);
     while let Some(arg) = args.next() {
-        match arg.as_str() {
+        match arg.to_str().unwrap_or_default() {
             "--repeat" => {
                 let n = args.next().ok_or_else(|| anyhow::anyhow!("{USAGE}"))?;
+                let n = n.to_string_lossy();
                 repeat = n
                     .parse()
                     .map_err(|e| anyhow::anyhow!("--repeat {n}: {e}"))?;
@@ -50,14 +52,14 @@ fn main() -> anyhow::Result<()> {
     anyhow::ensure!(!paths.is_empty(), "{USAGE}");
 
     for path in &paths {
-        let rows = pgdict::rows::read_row_file(path)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        let rows = pgdict::rows::read_row_file(path)?; // The error names the file.
         let n = rows.len().min(TIMED_ROWS);
         let sample: Vec<&[u8]> = (0..n).map(|i| &rows[i * rows.len() / n][..]).collect();
         let bytes: usize = sample.iter().map(|r| r.len()).sum();
         for _ in 0..repeat {
             let start = Instant::now();
-            let dict = Builder::Pgdict.build(&sample, Codec::Pglz, PGLZ_SIZE)?;
+            let dict = Builder::Pgdict.build(&sample, Codec::Pglz, PGLZ_SIZE);
+            let dict = dict.map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
             let seconds = start.elapsed().as_secs_f64();
             println!(
                 "{}: {n} rows, {bytes} bytes: {seconds:.2} s, dictionary {} bytes, digest {:016x}",
