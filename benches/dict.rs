@@ -77,12 +77,6 @@ const DICT_SIZE: usize = 64 * 1024;
 /// The part of it pglz and zstd use: its end.
 const SMALL_DICT_SIZE: usize = 4096;
 
-/// What PostgreSQL's `toast_compress_datum` stores compressed: an 8-byte header and the
-/// payload, kept only when more than 2 bytes smaller than the raw value.
-fn postgres_keeps(raw_len: usize, payload_len: usize) -> bool {
-    8 + payload_len + 2 < raw_len
-}
-
 /// One row set, prepared: its datums, the dictionaries, and each method's stored output.
 struct RowSet {
     name: String,
@@ -97,11 +91,6 @@ struct RowSet {
     pglz_stored: Vec<Vec<u8>>,
     lz4_stored: Vec<Vec<u8>>,
     zstd_stored: Vec<Vec<u8>>,
-}
-
-/// Whether a stored datum is in a compressed form (its first byte's low bits are `10`).
-fn is_compressed(datum: &[u8]) -> bool {
-    datum.first().is_some_and(|&b| b & 0b11 == 0b10)
 }
 
 /// Splits, trains, prepares and stores one row set (`file` in `rows/`, its `rows`), checking
@@ -142,7 +131,7 @@ fn prepare(file: &str, rows: &[Vec<u8>]) -> RowSet {
         .iter()
         .map(|raw| {
             let payload = pgdict_pgref::compress(raw, &always)?;
-            postgres_keeps(raw.len(), payload.len()).then(|| {
+            examples_common::toast_keeps(raw.len(), payload.len()).then(|| {
                 let back = pgdict_pgref::decompress(&payload, raw.len(), true);
                 assert!(
                     back.as_ref() == Some(raw),
@@ -194,7 +183,10 @@ fn prepare(file: &str, rows: &[Vec<u8>]) -> RowSet {
 fn describe(set: &RowSet, same: &[usize]) -> String {
     let raw: usize = set.datums.iter().map(Vec::len).sum();
     let datum_summary = |stored: &[Vec<u8>]| {
-        let compressed = stored.iter().filter(|d| is_compressed(d)).count();
+        let compressed = stored
+            .iter()
+            .filter(|d| examples_common::is_compressed(d))
+            .count();
         let bytes: usize = stored.iter().map(Vec::len).sum();
         format!("{compressed} compressed, {bytes} bytes stored")
     };
@@ -205,7 +197,7 @@ fn describe(set: &RowSet, same: &[usize]) -> String {
         .zip(&set.datums)
         .map(|(payload, raw)| match payload {
             Some(p) => 8 + p.len(),
-            None => raw.len() + if raw.len() < 127 { 1 } else { 4 },
+            None => examples_common::raw_datum_len(raw.len()),
         })
         .sum();
     format!(
@@ -223,7 +215,9 @@ fn describe(set: &RowSet, same: &[usize]) -> String {
 /// The datums both C's `always` strategy and `pglz_dict` stored compressed (indexes).
 fn same_rows(set: &RowSet) -> Vec<usize> {
     (0..set.datums.len())
-        .filter(|&i| set.c_always[i].is_some() && is_compressed(&set.pglz_stored[i]))
+        .filter(|&i| {
+            set.c_always[i].is_some() && examples_common::is_compressed(&set.pglz_stored[i])
+        })
         .collect()
 }
 
@@ -321,7 +315,7 @@ fn compressed<'a>(stored: &'a [Vec<u8>], datums: &[Vec<u8>]) -> Vec<(&'a [u8], u
     stored
         .iter()
         .zip(datums)
-        .filter(|(d, _)| is_compressed(d))
+        .filter(|(d, _)| examples_common::is_compressed(d))
         .map(|(d, raw)| (&d[..], raw.len()))
         .collect()
 }

@@ -93,7 +93,7 @@ fn main() {
     // `toast_compress_datum` does: payload and 8-byte header more than 2 bytes smaller than
     // the raw bytes), the rows of `dict_ratio`'s decompression target.
     let always = pgdict_pgref::strategy_always();
-    let stored_compressed = |d: &[u8], payload: &[u8]| payload.len() + 8 + 2 < d.len();
+    let stored_compressed = |d: &[u8], payload: &[u8]| common::toast_keeps(d.len(), payload.len());
     let c_stores_compressed =
         |d: &&&[u8]| pgdict_pgref::compress(d, &always).is_some_and(|p| stored_compressed(d, &p));
     match mode {
@@ -232,7 +232,7 @@ fn stats(datums: &[&[u8]], prepared: &PreparedDictionary) {
         let plain_len = compressor
             .compress(d, &pglz::Strategy::DEFAULT)
             .map(|p| p.len() + 8);
-        let raw_len = d.len() + if d.len() < 127 { 1 } else { 4 };
+        let raw_len = common::raw_datum_len(d.len());
         // The longest plain payload that wins: shorter than raw, and no longer than the
         // dictionary form (a tie goes to plain); and that the default strategy accepts.
         let max_payload = match dict_len {

@@ -192,7 +192,7 @@ fn put_raw(raw: &[u8], out: &mut Vec<u8>) {
 /// smaller than the raw bytes (`VARSIZE(tmp) < valsize - 2`).
 fn put_pg_datum(raw: &[u8], payload: Option<&[u8]>, method: u32, out: &mut Vec<u8>) {
     match payload {
-        Some(payload) if 8 + payload.len() + 2 < raw.len() => {
+        Some(payload) if common::toast_keeps(raw.len(), payload.len()) => {
             out.clear();
             out.extend_from_slice(&((((8 + payload.len()) as u32) << 2) | 0b10).to_le_bytes());
             out.extend_from_slice(&(raw.len() as u32 | (method << 30)).to_le_bytes());
@@ -242,10 +242,6 @@ fn parse_datum(datum: &[u8]) -> Result<Stored<'_>, String> {
         raw_len: (tcinfo & ((1 << 30) - 1)) as usize,
         rest: &datum[8..],
     })
-}
-
-fn is_compressed(datum: &[u8]) -> bool {
-    datum.first().is_some_and(|&b| b & 0b11 == 0b10)
 }
 
 /// Decodes a datum in PostgreSQL's form with `decode(payload, raw_len, out)` for compressed
@@ -451,7 +447,7 @@ impl Method for ZstdPlain {
             .compress_into(raw, out)
             .map_err(|e| e.to_string())?;
         let total = ZSTD_HEADER + frame_len;
-        let raw_total = raw.len() + if raw.len() < SHORT_MAX { 1 } else { 4 };
+        let raw_total = common::raw_datum_len(raw.len());
         if total >= raw_total {
             put_raw(raw, out);
             return Ok(());
@@ -709,7 +705,7 @@ fn evaluate(path: &Path, max_rows: usize) -> Result<Report, String> {
         .iter()
         .map(|s| {
             s.iter()
-                .filter(|d| is_compressed(d))
+                .filter(|d| common::is_compressed(d))
                 .map(|d| &d[..])
                 .collect()
         })
@@ -719,7 +715,7 @@ fn evaluate(path: &Path, max_rows: usize) -> Result<Report, String> {
         .map(|s| {
             s.iter()
                 .zip(&datums)
-                .filter(|(d, _)| is_compressed(d))
+                .filter(|(d, _)| common::is_compressed(d))
                 .map(|(_, raw)| raw.len())
                 .sum()
         })
@@ -738,7 +734,8 @@ fn evaluate(path: &Path, max_rows: usize) -> Result<Report, String> {
     // the row mixes differ: the always strategy leaves most short rows raw, pglz_dict few.)
     let common: Vec<usize> = (0..datums.len())
         .filter(|&i| {
-            is_compressed(&stored[PGLZ_DICT][i]) && is_compressed(&stored[PGLZ_C_ALWAYS][i])
+            common::is_compressed(&stored[PGLZ_DICT][i])
+                && common::is_compressed(&stored[PGLZ_C_ALWAYS][i])
         })
         .collect();
     let common_raw_bytes: usize = common.iter().map(|&i| datums[i].len()).sum();

@@ -28,9 +28,10 @@
 //! 1.05-1.24x: see the constant.)
 
 use std::hint::black_box;
+use std::sync::Arc;
 use std::time::Duration;
 
-use pgdict::datum::{Codec, DatumEncoder, PreparedDictionary};
+use pgdict::datum::{Codec, DatumDecoder, DatumEncoder, Dictionaries, PreparedDictionary};
 use pgdict::lz4::{self, Lz4Compressor};
 use pgdict::measure::{self, Job};
 
@@ -62,6 +63,9 @@ fn main() {
         let dict = ::zstd::dict::from_samples(&samples, DICT_SIZE)
             .unwrap_or_else(|e| fail(format!("{}: zstd's trainer: {e}", file.display())));
         let prepared = PreparedDictionary::new(1, &dict)
+            .unwrap_or_else(|e| fail(format!("{}: {e}", file.display())));
+        let prepared = Arc::new(prepared);
+        check_outputs(&datums, &prepared)
             .unwrap_or_else(|e| fail(format!("{}: {e}", file.display())));
         let speeds = file_speeds(&datums, &prepared, rounds);
         let best_sum = 1.0 / (1.0 / speeds[1] + 1.0 / speeds[2]);
@@ -98,6 +102,33 @@ fn main() {
 
 /// Per job (datum encoder, dictionary call, plain call, `LZ4_compress_default`): its speed over
 /// C's default `pglz_compress` on the same datums, paired round by round.
+/// Checks what the jobs write before they are timed: the datum encoder's datums and the
+/// dictionary call's blocks decode back to their rows, and `plain` writes `default`'s bytes.
+fn check_outputs(datums: &[&[u8]], dict: &Arc<PreparedDictionary>) -> Result<(), String> {
+    let (mut encoder, mut decoder) = (DatumEncoder::new(), DatumDecoder::new());
+    let (mut with_dict, mut plain) = (Lz4Compressor::new(), Lz4Compressor::new());
+    let dicts: Dictionaries = [dict.clone()].into_iter().collect();
+    for (n, &d) in datums.iter().enumerate() {
+        let wrong = |what: &str| Err(format!("row {}: {what}", 2 * n + 1));
+        let stored = encoder
+            .encode(d, Codec::Lz4, Some(dict))
+            .map_err(|e| e.to_string())?;
+        if decoder.decode(&stored, &dicts).as_deref() != Ok(d) {
+            return wrong("the datum does not decode back");
+        }
+        let block = with_dict
+            .compress_with_dict(d, dict.lz4())
+            .map_err(|e| e.to_string())?;
+        if lz4::decompress_with_dict(&block, d.len(), dict.lz4().as_bytes()).as_deref() != Ok(d) {
+            return wrong("the block made with the dictionary does not decode back");
+        }
+        if plain.compress(d).ok() != lz4::compress(d).ok() {
+            return wrong("plain and LZ4_compress_default wrote different bytes");
+        }
+    }
+    Ok(())
+}
+
 fn file_speeds(datums: &[&[u8]], dict: &PreparedDictionary, rounds: usize) -> [f64; 4] {
     let strategy = pgdict_pgref::strategy_default();
     let mut c_out = Vec::new();

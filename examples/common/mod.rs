@@ -9,6 +9,27 @@ use std::path::{Path, PathBuf};
 /// training to a second or two per file.
 pub const MAX_TRAINING_BYTES: usize = 4 << 20;
 
+/// Whether PostgreSQL's `toast_compress_datum` keeps a value compressed: its 8-byte header
+/// (varlena length, raw length and method) and the payload more than 2 bytes smaller than the
+/// raw bytes (`VARSIZE(tmp) < valsize - 2`); else it stores the value raw.
+#[allow(dead_code)] // not used by every binary that includes this file
+pub fn toast_keeps(raw_len: usize, payload_len: usize) -> bool {
+    8 + payload_len + 2 < raw_len
+}
+
+/// The length of a raw datum of `raw_len` bytes: a 1-byte header while the whole datum fits in
+/// 127 bytes (`VARATT_SHORT_MAX`), else 4 bytes.
+#[allow(dead_code)] // not used by every binary that includes this file
+pub fn raw_datum_len(raw_len: usize) -> usize {
+    raw_len + if raw_len < 127 { 1 } else { 4 }
+}
+
+/// Whether a stored datum is in a compressed form (its first byte's low bits are `10`).
+#[allow(dead_code)] // not used by every binary that includes this file
+pub fn is_compressed(datum: &[u8]) -> bool {
+    datum.first().is_some_and(|&b| b & 0b11 == 0b10)
+}
+
 /// The fewest training rows zstd's trainer takes: it holds a quarter of its samples out and
 /// fails with fewer than 5 left ("Src size is incorrect"), as the trainer's `zstd::MIN_ROWS`
 /// says.
