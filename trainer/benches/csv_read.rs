@@ -78,6 +78,16 @@ fn csv_read(c: &mut Criterion) {
                 syntax: syntax.clone(),
                 ..CsvOptions::new(Column::Name("body".into()))
             });
+            // What is timed must read the lines back, before it is timed.
+            let read: Vec<Vec<u8>> = read_rows(Cursor::new(Arc::clone(&csv)), &format, "bench")
+                .expect("the CSV opens")
+                .collect::<Result<_, _>>()
+                .expect("the CSV reads");
+            let lines = rows.split(|&b| b == b'\n').filter(|line| !line.is_empty());
+            assert!(
+                read.iter().map(Vec::as_slice).eq(lines),
+                "csv_read/{name}/{syntax_name}: the bodies read differ from the lines written"
+            );
             group.throughput(Throughput::Bytes(csv.len() as u64));
             group.bench_function(*syntax_name, |b| {
                 b.iter(|| {
