@@ -558,6 +558,17 @@ fn run(args: &Args) -> Result<u8, Failure> {
         thousands(sample.bytes_seen),
         args.seed,
     ))?;
+    let repeated = held_out_repeats(&sample.train, &sample.eval);
+    if repeated > 0 && content.is_none() {
+        // The split keeps rows apart, not values: a value that repeats can fall on both sides,
+        // and a dictionary holding it stores its held-out copies in a few bytes.
+        out.text(&format!(
+            "note: {} of the {} held-out rows are identical to a training row: the gain measured \
+             on them is that of a value seen before (as where the column repeats values)\n",
+            thousands(repeated),
+            thousands(sample.eval.len() as u64),
+        ))?;
+    }
     if sample.rows_too_long > 0 {
         out.text(&format!(
             "note: {} left out, each longer than the sample may hold in all (--max-bytes {}; \
@@ -804,6 +815,7 @@ fn json_report(report: &Report, sample: &pgdict_trainer::sample::Sample, args: &
             "train_rows": t.train_rows,
             "train_bytes": t.train_bytes,
             "holdout_rows": sample.eval.len(),
+            "holdout_rows_identical_to_training_rows": held_out_repeats(&sample.train, &sample.eval),
             "rows_too_long": sample.rows_too_long,
             "table_sample_percent": report.page_sample.map(|pages| pages.percent),
             "table_rows_estimate": report.page_sample.map(|pages| pages.estimated_rows),
@@ -872,6 +884,15 @@ fn text_report(report: &Report, args: &Args) -> String {
         (None, None) => {}
     }
     s
+}
+
+/// How many of the `held_out` rows are identical to one of the `training` rows.
+fn held_out_repeats(training: &[Vec<u8>], held_out: &[Vec<u8>]) -> u64 {
+    let training: std::collections::HashSet<&[u8]> = training.iter().map(Vec::as_slice).collect();
+    held_out
+        .iter()
+        .filter(|row| training.contains(row.as_slice()))
+        .count() as u64
 }
 
 /// The evaluation's table (ratios per size bucket), speeds and raw-stored counts.

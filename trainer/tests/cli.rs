@@ -244,6 +244,30 @@ fn identical_rows_train_a_dictionary_that_holds_the_row() {
     assert_eq!(stdout(&output), "1\n", "--quiet prints the id alone");
     assert_eq!(stderr(&output), "");
     assert_eq!(round_trip(&work.store(), 1, Codec::Pglz, &rows[..1]), 1);
+    // The report says the held-out rows were seen in training, in text and in JSON; distinct
+    // rows are not said to be.
+    let text = stdout(&work.run(&["--dry-run", "same.txt"]));
+    let held_out: u64 = text
+        .lines()
+        .find_map(|line| {
+            line.split(" held out")
+                .next()?
+                .rsplit(", ")
+                .next()?
+                .parse()
+                .ok()
+        })
+        .unwrap_or_else(|| panic!("no held-out count in:\n{text}"));
+    let note =
+        format!("note: {held_out} of the {held_out} held-out rows are identical to a training row");
+    assert!(text.contains(&note), "{text}");
+    let json = stdout(&work.run(&["--json", "--dry-run", "same.txt"]));
+    let report: Value = serde_json::from_str(json.trim()).unwrap();
+    let repeats = &report["sample"]["holdout_rows_identical_to_training_rows"];
+    assert_eq!(repeats.as_u64(), Some(held_out), "{json}");
+    work.file("distinct.txt", &lines(&json_rows(400)));
+    let text = stdout(&work.run(&["--dry-run", "distinct.txt"]));
+    assert!(!text.contains("identical to a training row"), "{text}");
 }
 
 #[test]
