@@ -11,6 +11,11 @@
 //! pipe) is written in place, as a shell's `>` would: replacing a device with a file would break
 //! it for every program. A regular file that is the command's input is refused
 //! ([`Output::refuse_the_input`]).
+//!
+//! What is written in place (standard output, a pipe) cannot be taken back: an error ends it
+//! with a mark its reader refuses ([`Output::end_broken`]), and so does a signal that ends the
+//! process while the mark is registered ([`Output::end_broken_on_signal`]), so that a `COPY`
+//! reading it fails rather than committing the rows before.
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, BufWriter, IsTerminal, Write};
@@ -20,6 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, Once, PoisonError};
 
 use anyhow::Context;
+use pgdict_trainer::interrupt::Registration;
 use pgdict_trainer::source;
 use tempfile::NamedTempFile;
 
@@ -102,17 +108,40 @@ pub struct Output {
     terminal: bool,
     /// For a regular file: the file to replace and the temporary file that becomes it.
     replace: Option<(PathBuf, NamedTempFile)>,
+    /// For what is written in place (standard output, a device or pipe): its file, for a
+    /// signal's handler to write a broken end to ([`Output::end_broken_on_signal`]).
+    in_place: Option<fs::File>,
 }
 
 impl Output {
     /// Standard output.
     pub fn stdout() -> Output {
+        let in_place = io::stdout().as_fd().try_clone_to_owned().ok();
         Output {
             inner: BufWriter::with_capacity(BUFFER, Box::new(io::stdout().lock())),
             name: "standard output".into(),
             terminal: io::stdout().is_terminal(),
             replace: None,
+            in_place: in_place.map(fs::File::from),
         }
+    }
+
+    /// While the returned registration lives, a signal that ends the process (Ctrl-C, SIGTERM,
+    /// SIGHUP: [`pgdict_trainer::interrupt`]) writes `mark` to an output written in place
+    /// before it ends, as an error writes it ([`Output::end_broken`]): the output stops after
+    /// a whole record at each flush, which a `COPY` reading a pipe would take for the end and
+    /// commit (`timeout 60 pgdict compress ... --copy | psql -c "COPY ..."` loaded the rows
+    /// read so far). The handler writes to its own handle of the file, past the buffer: a mark
+    /// that lands inside a record breaks it all the same. A regular file written through a
+    /// temporary one needs none (a signal removes it). Drop the registration once the output's
+    /// end is written.
+    pub fn end_broken_on_signal(&self, mark: &[u8]) -> Option<Registration> {
+        let file = self.in_place.as_ref()?.try_clone().ok()?;
+        let mark = mark.to_vec();
+        Some(pgdict_trainer::interrupt::on_signal(move || {
+            // Nothing to say if it fails: the process is ending on the signal.
+            let _ = (&file).write_all(&mark);
+        }))
     }
 
     /// Ends an output that an error stopped half way with `mark`, which no reader of its form
@@ -297,6 +326,7 @@ impl Output {
                     .with_context(|| format!("cannot write to {name}"))?;
                 return Ok(Output {
                     terminal: device.is_terminal(),
+                    in_place: device.try_clone().ok(),
                     inner: BufWriter::with_capacity(BUFFER, Box::new(device)),
                     name,
                     replace: None,
@@ -367,6 +397,7 @@ impl Output {
             name,
             terminal: false,
             replace: Some((target, temp)),
+            in_place: None,
         })
     }
 

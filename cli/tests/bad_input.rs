@@ -952,6 +952,62 @@ fn send(signal: &str, child: &std::process::Child) {
     assert!(sent.success());
 }
 
+/// A signal that ends `compress` while it streams ends the stream with the mark its reader
+/// refuses, as an error does: at each flush the output stops after a whole tuple or line, which
+/// `COPY ... FROM` reading a pipe takes for the end of the data, and commits (`timeout 60 pgdict
+/// compress ... --copy | psql -c "COPY ..."` loaded the rows read so far).
+#[test]
+fn a_signal_breaks_the_end_of_a_stream() {
+    use std::io::{Read, Write};
+    use std::os::unix::process::ExitStatusExt;
+
+    let dir = Dir::new();
+    // Ten raw datums of "a row" (a 1-byte header), as a binary COPY tuple and as a hex line.
+    let tuple = b"\0\x01\0\0\0\x06\x0da row";
+    let hex_line = b"\\x0d6120726f77\n";
+    let cases: [(&str, usize, &[u8]); 2] = [
+        ("--copy", 19 + 10 * tuple.len(), b"\0\0"),
+        (
+            "--hex",
+            10 * hex_line.len(),
+            b"\\x-- pgdict stopped on an error",
+        ),
+    ];
+    for (flag, before, mark) in cases {
+        let args = [
+            "compress", "-", "--format", "lines", "--dict", "none", "-q", flag,
+        ];
+        let mut child = dir
+            .command(&args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut rows = child.stdin.take().unwrap();
+        rows.write_all(&b"a row\n".repeat(10)).unwrap();
+        // Kept open: pgdict flushes what it has and waits for more.
+        let mut stdout = child.stdout.take().unwrap();
+        let mut written = vec![0; before];
+        stdout.read_exact(&mut written).unwrap();
+        send("TERM", &child);
+        let mut rest = Vec::new();
+        stdout.read_to_end(&mut rest).unwrap();
+        let status = child.wait().unwrap();
+        drop(rows);
+        assert_eq!(status.signal(), Some(15), "{flag}: {status:?}");
+        match flag {
+            "--copy" => assert!(written.ends_with(tuple), "{written:?}"),
+            _ => assert!(written.ends_with(hex_line), "{written:?}"),
+        }
+        assert!(
+            rest.starts_with(mark),
+            "{flag}: after the rows: {:?}",
+            String::from_utf8_lossy(&rest)
+        );
+    }
+}
+
 /// Ctrl-C (SIGINT), SIGTERM and SIGHUP end the command as they would, with the file it was to
 /// replace as it was and no temporary file left beside it; a signal that it was started
 /// ignoring (`nohup` ignores SIGHUP) stays ignored.

@@ -60,7 +60,9 @@ pub fn run(store_args: &StoreArgs, args: &CompressArgs) -> anyhow::Result<u8> {
     let what = spec.describe();
     let jobs = args.jobs.map_or_else(crate::default_jobs, usize::from);
     let dict = dict.as_ref().map(|(_, prepared)| &**prepared);
-    let (counts, out) = if args.keep_columns {
+    // `on_signal`: the broken end a signal writes to an output written in place, held until
+    // the output is finished (`Output::end_broken_on_signal`).
+    let (counts, out, on_signal) = if args.keep_columns {
         Output::refuse_a_name_for_kept_columns(args.output.as_deref())?;
         let (layout, records) = match source::open_records(&spec) {
             Err(SourceError::NoRecords { .. }) => {
@@ -76,10 +78,11 @@ pub fn run(store_args: &StoreArgs, args: &CompressArgs) -> anyhow::Result<u8> {
             layout.is_binary(),
             "give COPY text (no FORMAT binary) to have text back",
         )?;
+        let on_signal = out.end_broken_on_signal(&layout.broken_end());
         let progress = Bars::new(args.quiet || out.is_terminal());
         let counts = compress(records, &layout, codec, dict, &mut out, &progress, jobs)
             .map_err(|e| e.context(format!("cannot compress the rows of {what}")))?;
-        (counts, out)
+        (counts, out, on_signal)
     } else {
         let rows =
             source::open(&spec).with_context(|| format!("cannot read the rows of {what}"))?;
@@ -113,10 +116,11 @@ pub fn run(store_args: &StoreArgs, args: &CompressArgs) -> anyhow::Result<u8> {
         let binary = form != OutForm::Hex;
         let mut out = Output::open(args.output.as_deref(), binary, "write hex lines with --hex")?;
         // An error drops `out` unfinished: its file is left as it was (see crate::output).
+        let on_signal = out.end_broken_on_signal(&form.broken_end());
         let progress = Bars::new(args.quiet || out.is_terminal());
         let counts = compress(rows, &form, codec, dict, &mut out, &progress, jobs)
             .map_err(|e| e.context(format!("cannot compress the rows of {what}")))?;
-        (counts, out)
+        (counts, out, on_signal)
     };
     if counts.items() == 0 {
         const FILE_HINT: &str =
@@ -130,6 +134,7 @@ pub fn run(store_args: &StoreArgs, args: &CompressArgs) -> anyhow::Result<u8> {
         return Err(user_error(format!("{what} holds no rows"), hint));
     }
     out.finish()?;
+    drop(on_signal); // The output is whole.
     if !args.quiet {
         let with = match dict {
             Some(dict) => format!("{codec} and dictionary {}", dict.id()),

@@ -79,6 +79,8 @@ pub fn run(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> 
     let jobs = args.jobs.map_or_else(crate::default_jobs, usize::from);
     let mut reader = DatumReader { datums, step };
     let as_copy = out_format == RowOutFormat::Copy;
+    // Held until the output is finished (`Output::end_broken_on_signal`).
+    let on_signal = as_copy.then(|| out.end_broken_on_signal(copy::BROKEN_END));
     if as_copy {
         copy::write_header(&mut out).with_context(|| format!("cannot write to {}", out.name()))?;
     }
@@ -106,6 +108,7 @@ pub fn run(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> 
     let decoded = step.items();
     step.end(|| datums.bytes_read(), &counted(decoded, "datum"));
     out.finish()?;
+    drop(on_signal); // The output is whole.
     Ok(0)
 }
 
@@ -130,6 +133,8 @@ fn run_records(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<
         layout.is_binary(),
         "give COPY text (no FORMAT binary) to have text back",
     )?;
+    // Held until the output is finished (`Output::end_broken_on_signal`).
+    let on_signal = out.end_broken_on_signal(&layout.broken_end());
     let bars = Bars::new(out.is_terminal());
     let size = |record: &Record| record.value.as_ref().map_or(0, Vec::len);
     let mut reader = SourceItems::new(records, &bars, Phase::Decompressing, size);
@@ -173,6 +178,7 @@ fn run_records(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<
     let rows = reader.step.items();
     reader.end(&counted(rows, "row"));
     out.finish()?;
+    drop(on_signal); // The output is whole.
     Ok(0)
 }
 
