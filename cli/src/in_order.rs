@@ -3,7 +3,10 @@
 //! `compress` (rows to datums) and `decompress` (datums to rows) each give [`run`] a reader, a
 //! worker and a writer.
 //!
-//! A batch closes at 4096 items or 1 MiB of them. Batch `k` goes to worker `k % jobs`; each
+//! A batch closes at 4096 items or 1 MiB of them, by the size the reader gives each: for
+//! `decompress`, what a datum decodes to, so that a batch's result is about 1 MiB too (a batch
+//! can still be one item of any size: memory is bounded by the jobs, two batches each, and the
+//! largest value). Batch `k` goes to worker `k % jobs`; each
 //! worker answers its batches in the order it got them, so the results are taken back round the
 //! workers in the same order. At most two batches a worker are in flight: the reader waits for
 //! the oldest result before it sends more. Before a read that may wait (a pipe with nothing
@@ -51,9 +54,16 @@ impl<T> Batch<T> {
         self.items.is_empty()
     }
 
-    /// The items' bytes, summed: room to reserve for a result about as large.
+    /// The items' bytes, summed.
     pub fn bytes(&self) -> usize {
         self.bytes
+    }
+
+    /// Room to reserve for the batch's result: about its size, but no more than two full
+    /// batches (a size may come from a header, which claims it; the result grows past this as
+    /// it is written).
+    pub fn room(&self) -> usize {
+        self.bytes.min(2 * BATCH_BYTES)
     }
 
     /// This batch, leaving in its place an empty one that starts after it.

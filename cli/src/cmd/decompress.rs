@@ -17,7 +17,7 @@ use pgdict_trainer::progress::{Bars, InputProgress, Phase};
 use pgdict_trainer::source::copy::{CopyOptions, Layout, Record};
 use pgdict_trainer::source::{self, copy, datums_file, Format, SourceSpec};
 
-use crate::datum_input::{record_datum, Datum, Datums};
+use crate::datum_input::{decoded_size, decoded_size_of_text, record_datum, Datum, Datums};
 use crate::fail::{usage_error, user_error};
 use crate::in_order::{self, Batch, ItemReader, ResultWriter};
 use crate::output::{Output, Writes};
@@ -136,7 +136,11 @@ fn run_records(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<
     // Held until the output is finished (`Output::end_broken_on_signal`).
     let on_signal = out.end_broken_on_signal(&layout.broken_end());
     let bars = Bars::new(out.is_terminal());
-    let size = |record: &Record| record.value.as_ref().map_or(0, Vec::len);
+    // By what the datum decodes to (see `decoded_size`): the batch's rows are held whole.
+    let size: fn(&Record) -> usize = match layout.is_binary() {
+        true => |record| record.value.as_deref().map_or(0, decoded_size),
+        false => |record| record.value.as_deref().map_or(0, decoded_size_of_text),
+    };
     let mut reader = SourceItems::new(records, &bars, Phase::Decompressing, size);
     let origin = spec.input_name();
     let to_records = ToRecords {
@@ -212,7 +216,7 @@ impl ToRecords<'_> {
         }
         dictionaries.take_for(datums.iter().flatten().map(|datum| &datum[..]));
         let dictionaries = &*dictionaries;
-        let mut rows = Vec::with_capacity(batch.bytes() * 2);
+        let mut rows = Vec::with_capacity(batch.room());
         let mut value = Vec::new();
         for (record, datum) in batch.items.iter().zip(&datums) {
             let Some(datum) = datum else {
@@ -308,7 +312,7 @@ impl ToRows<'_> {
     ) -> Decoded {
         dictionaries.take_for(batch.items.iter().map(|datum| &datum.bytes[..]));
         let dictionaries = &*dictionaries;
-        let mut rows = Vec::with_capacity(batch.bytes() * 2);
+        let mut rows = Vec::with_capacity(batch.room());
         let mut value = Vec::new();
         let mut error = None;
         for (index, datum) in (batch.first + 1..).zip(&batch.items) {

@@ -247,6 +247,28 @@ pub fn record_datum<'r>(
     Ok(Some(Cow::Owned(datum)))
 }
 
+/// A datum's size in a batch (`in_order`): what it decodes to, as its header says, or its own
+/// length where that is more (or no header reads). A batch closes at a size and its decoded
+/// rows are held whole: sized by their datums alone, 4096 zstd datums of 56 bytes, each 1 MB
+/// of one repeated byte, held 4 GB.
+pub fn decoded_size(datum: &[u8]) -> usize {
+    let raw_len = datum::read_header(datum).map_or(0, |header| header.raw_len);
+    datum.len().max(raw_len)
+}
+
+/// [`decoded_size`] for a bytea's text that holds a datum, as COPY's text format and CSV write
+/// it (its header read from the first hex digits of `\x...`; escape format, which is rare,
+/// counts as its length).
+pub fn decoded_size_of_text(value: &[u8]) -> usize {
+    let Some(digits) = value.strip_prefix(b"\\x") else {
+        return value.len();
+    };
+    let header_digits = &digits[..digits.len().min(2 * datum::MAX_HEADER_LEN) & !1];
+    let header = const_hex::decode(header_digits).unwrap_or_default();
+    let raw_len = datum::read_header(&header).map_or(0, |header| header.raw_len);
+    value.len().max(raw_len)
+}
+
 /// The datum a bytea's text holds: hex (`\x...`), or escape format (`\013abc`, as
 /// [`escape::escape_literal`] reads it) where it decodes to a datum exactly as long as its own
 /// header says. Every text without a backslash is a bytea in escape format, so that check is
@@ -278,8 +300,8 @@ impl ItemReader for Datums {
     fn next_item(&mut self) -> Option<anyhow::Result<(Datum, usize)>> {
         let datum = self.next()?;
         Some(datum.map(|datum| {
-            let len = datum.bytes.len();
-            (datum, len)
+            let size = decoded_size(&datum.bytes);
+            (datum, size)
         }))
     }
 
@@ -681,6 +703,38 @@ mod tests {
     use super::escape::escape_literal;
     use super::*;
     use crate::output::write_hex_line;
+
+    /// A datum is sized by what it decodes to: 1 MB of one byte in a datum of a few hundred
+    /// bytes counts as 1 MB, so that a batch of them closes after one (the batch of 4096 such
+    /// datums was held decoded whole). A raw datum or one whose header does not read counts as
+    /// its length.
+    #[test]
+    fn a_datum_is_sized_by_what_it_decodes_to() {
+        let row = vec![b'a'; 1_000_000];
+        let datum = pgdict::datum::DatumEncoder::new()
+            .encode(&row, pgdict::datum::Codec::Lz4, None)
+            .unwrap();
+        assert!(datum.len() < 10_000, "{}", datum.len());
+        assert_eq!(decoded_size(&datum), row.len());
+        let mut hex = Vec::new();
+        write_hex_line(&mut hex, &datum).unwrap();
+        let text = hex.strip_suffix(b"\n").unwrap();
+        assert_eq!(decoded_size_of_text(text), row.len());
+        // Only its header's digits are read: a cut-off text is sized the same.
+        assert_eq!(decoded_size_of_text(&text[..40]), row.len());
+        assert_eq!(decoded_size(b"\x0bshort"), 6); // Its header says 5 bytes: its length.
+        assert_eq!(decoded_size(b"\x01 a TOAST pointer"), 17);
+        assert_eq!(decoded_size_of_text(b"\\x0x"), 4);
+        assert_eq!(decoded_size_of_text(b"escape \\001 format"), 18);
+        let mut batch = crate::in_order::Batch::starting_at(0);
+        let mut pushed = 0;
+        while !batch.is_full() {
+            batch.push(&datum, decoded_size(&datum));
+            pushed += 1;
+        }
+        assert_eq!(pushed, 2, "1 MiB closes a batch");
+        assert_eq!(batch.room(), 2_000_000);
+    }
 
     /// Every datum of `input` read in `format`, or the first error.
     fn parse(format: DatumFormatArg, input: impl BufRead) -> anyhow::Result<Vec<Datum>> {
