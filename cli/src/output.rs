@@ -256,7 +256,13 @@ impl Output {
         } else {
             fs::metadata(input)
         };
-        let (Ok(out), Ok(inp)) = (fs::metadata(output), input_metadata) else {
+        let Ok(inp) = input_metadata else {
+            return Ok(());
+        };
+        if inp.is_dir() {
+            return Output::refuse_a_file_in(output, input, &inp);
+        }
+        let Ok(out) = fs::metadata(output) else {
             return Ok(());
         };
         if out.is_file() && (out.dev(), out.ino()) == (inp.dev(), inp.ino()) {
@@ -272,6 +278,43 @@ impl Output {
                     output.display(),
                 ),
                 "write to another file (-o), then rename it if you want it in the input's place",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Refuses an output in `dir`, a directory whose files are the input's rows (`dir_metadata`
+    /// its metadata): it would be read as a row the next time (a file that is there as the
+    /// command starts is one already).
+    fn refuse_a_file_in(
+        output: &Path,
+        dir: &Path,
+        dir_metadata: &fs::Metadata,
+    ) -> anyhow::Result<()> {
+        // The name given, and the file written where a symbolic link leads: either is read.
+        let written = fs::canonicalize(output).unwrap_or_else(|_| match fs::read_link(output) {
+            // A link to a file not made yet.
+            Ok(target) => output.parent().unwrap_or(Path::new("")).join(target),
+            Err(_) => output.to_path_buf(),
+        });
+        let in_dir = |path: &Path| {
+            let parent = match path.parent() {
+                Some(parent) if !parent.as_os_str().is_empty() => parent,
+                _ => Path::new("."),
+            };
+            fs::metadata(parent).is_ok_and(|parent| {
+                (parent.dev(), parent.ino()) == (dir_metadata.dev(), dir_metadata.ino())
+            })
+        };
+        if in_dir(output) || in_dir(&written) {
+            return Err(user_error(
+                format!(
+                    "the output {} is in the input directory {}, each of whose files is read as a \
+                     row: it would be read as one",
+                    output.display(),
+                    dir.display(),
+                ),
+                "write to a file outside the directory (-o)",
             ));
         }
         Ok(())

@@ -169,6 +169,33 @@ fn the_input_is_never_the_output() {
     assert_eq!(fs::read(dir.path("d.datums")).unwrap(), datums);
     // Another file, or a device written in place, is fine.
     dir.run(&["decompress", "d.datums", "-o", "/dev/null"]).ok();
+    // A directory's files are its rows: an output among them would be read as one, the next
+    // time (named there, or where a symbolic link outside it leads).
+    fs::create_dir(dir.path("rows")).unwrap();
+    dir.write("rows/a.txt", "first row");
+    dir.write("rows/b.txt", "second row");
+    std::os::unix::fs::symlink("rows/new.datums", dir.path("into.datums")).unwrap();
+    for output in ["rows/out.datums", "rows/a.txt", "into.datums"] {
+        dir.run(&["compress", "rows", "--dict", "none", "-q", "-o", output])
+            .fails(
+                1,
+                &[
+                    &format!("the output {output} is in the input directory rows"),
+                    "hint: write to a file outside the directory",
+                ],
+            );
+    }
+    assert_eq!(fs::read_dir(dir.path("rows")).unwrap().count(), 2);
+    dir.run(&[
+        "compress",
+        "rows",
+        "--dict",
+        "none",
+        "-q",
+        "-o",
+        "rows.datums",
+    ])
+    .ok();
 }
 
 #[test]
