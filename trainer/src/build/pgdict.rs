@@ -438,6 +438,48 @@ impl State {
     }
 }
 
+/// At most this share of the rows (the longest) is cut by [`cut_over_long`]: outliers.
+const MAX_OVER_LONG_SHARE: f64 = 0.125;
+
+/// The bytes of the smallest slice the split takes from `total` bytes of rows: the probe's or
+/// the validation rows' (see [`PgdictBuilder::build_noting`]).
+fn smallest_slice(total: usize, probe_bytes: usize, validation_bytes: usize) -> usize {
+    let probe = probe_bytes.min(total / 3);
+    let validation = validation_bytes.min(total / 6);
+    if validation == 0 {
+        probe
+    } else {
+        probe.min(validation)
+    }
+}
+
+/// `rows`, the few longest cut to a prefix when one alone would be more than half of the
+/// smallest slice of the split (by the bytes of the other rows): the slices are taken by
+/// bytes, so a 4 MB row among small ones was the whole probe, or left no candidate rows. The
+/// prefix is what a dictionary helps most (a pglz datum reaches it only from its first 4095
+/// bytes, an lz4 datum from its first 64 KiB).
+fn cut_over_long(mut rows: Vec<&[u8]>, probe_bytes: usize, validation_bytes: usize) -> Vec<&[u8]> {
+    let mut longest_first: Vec<usize> = (0..rows.len()).collect();
+    longest_first.sort_by_key(|&i| std::cmp::Reverse(rows[i].len()));
+    let most = (rows.len() as f64 * MAX_OVER_LONG_SHARE) as usize;
+    // Bytes of the rows not cut.
+    let mut rest: usize = rows.iter().map(|r| r.len()).sum();
+    let mut over_long = 0;
+    for &i in longest_first.iter().take(most) {
+        let without = rest - rows[i].len();
+        if rows[i].len() <= smallest_slice(without, probe_bytes, validation_bytes) / 2 {
+            break;
+        }
+        rest = without;
+        over_long += 1;
+    }
+    let limit = (smallest_slice(rest, probe_bytes, validation_bytes) / 2).max(1);
+    for &i in &longest_first[..over_long] {
+        rows[i] = &rows[i][..limit];
+    }
+    rows
+}
+
 /// Rows taken evenly from `rows` (every n-th from the first, skipping `skip`) until
 /// `max_bytes`; their indexes. When every row stepped on is skipped (a step that is a multiple
 /// of the probe's lands on probe rows only), each skipped row gives its turn to the next row
@@ -553,13 +595,18 @@ impl PgdictBuilder {
 
         // The probe rows are kept apart from the rows new segments are cut from, so that a
         // segment is kept for helping other rows, not the row it came from.
-        let total_bytes: usize = rows.iter().map(|r| r.len()).sum();
         let split = rows.len() >= MIN_ROWS_TO_SPLIT;
         let probe_bytes = if codec == Codec::Pglz {
             self.pglz_probe_bytes
         } else {
             self.probe_bytes
         };
+        let rows = if split {
+            cut_over_long(rows, probe_bytes, self.validation_bytes)
+        } else {
+            rows
+        };
+        let total_bytes: usize = rows.iter().map(|r| r.len()).sum();
         let probe_index = if split {
             spread(&rows, probe_bytes.min(total_bytes / 3), &HashSet::new())
         } else {
@@ -597,11 +644,20 @@ impl PgdictBuilder {
         };
         let mut apart = probe_set;
         apart.extend(valid_index.iter().copied());
-        let pool_rows: Vec<&[u8]> = spread(&rows, self.pool_bytes, &apart)
+        let mut pool_rows: Vec<&[u8]> = spread(&rows, self.pool_bytes, &apart)
             .into_iter()
             .map(|i| rows[i])
             .collect();
-        let pool = Pool::new(pool_rows.clone(), &counts, min_df);
+        let mut pool = Pool::new(pool_rows.clone(), &counts, min_df);
+        if pool.is_empty() && split {
+            // The rows apart from the probe and validation rows share nothing; rows of every
+            // role, rather than no dictionary.
+            pool_rows = spread(&rows, self.pool_bytes, &HashSet::new())
+                .into_iter()
+                .map(|i| rows[i])
+                .collect();
+            pool = Pool::new(pool_rows.clone(), &counts, min_df);
+        }
         if pool.is_empty() {
             return Ok(Vec::new());
         }
@@ -1286,22 +1342,69 @@ mod tests {
         }
     }
 
+    /// Bytes of a 64-bit LCG: no 4-byte string recurs.
+    fn noise(len: usize) -> Vec<u8> {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        (0..len)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                (x >> 56) as u8
+            })
+            .collect()
+    }
+
+    #[test]
+    fn one_huge_row_does_not_take_the_split() {
+        let small = rows();
+        let mut huge = noise(100);
+        huge.resize(1 << 20, b'x');
+        let stored_with = |samples: &[Vec<u8>]| {
+            let dict = PgdictBuilder::default()
+                .build(samples, Codec::Pglz, 4096)
+                .unwrap();
+            crate::eval::stored_bytes(&small, Codec::Pglz, Some(&dict)).unwrap()
+        };
+        let without_huge = stored_with(&small);
+        for huge_first in [true, false] {
+            let mut samples = small.clone();
+            if huge_first {
+                samples.insert(0, huge.clone());
+            } else {
+                samples.push(huge.clone());
+            }
+            // It alone was the probe, or made every other row a validation row: no
+            // candidate rows, no dictionary (or, from rows of every role, a worse one).
+            let with = stored_with(&samples);
+            assert!(
+                with * 20 <= without_huge * 21,
+                "huge first {huge_first}: {with} bytes, {without_huge} without it"
+            );
+        }
+    }
+
+    #[test]
+    fn only_the_over_long_rows_are_cut() {
+        let small = rows();
+        let huge = vec![b'x'; 1 << 20];
+        let mut samples: Vec<&[u8]> = small.iter().map(|r| &r[..]).collect();
+        samples.insert(7, &huge);
+        let cut_rows = cut_over_long(samples.clone(), 2 << 20, 1 << 20);
+        let small_bytes: usize = small.iter().map(|r| r.len()).sum();
+        assert_eq!(cut_rows[7].len(), small_bytes / 6 / 2);
+        assert_eq!(cut_rows[..7], samples[..7]);
+        assert_eq!(cut_rows[8..], samples[8..]);
+        // Rows of like lengths are left whole.
+        assert_eq!(
+            cut_over_long(samples[8..].to_vec(), 2 << 20, 1 << 20),
+            samples[8..]
+        );
+    }
+
     #[test]
     fn nothing_shared_gives_nothing() {
-        // Bytes of a 64-bit LCG: no 4-byte string recurs.
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let rows: Vec<Vec<u8>> = (0..50)
-            .map(|_| {
-                (0..40)
-                    .map(|_| {
-                        x = x
-                            .wrapping_mul(6_364_136_223_846_793_005)
-                            .wrapping_add(1_442_695_040_888_963_407);
-                        (x >> 56) as u8
-                    })
-                    .collect()
-            })
-            .collect();
+        let rows: Vec<Vec<u8>> = noise(50 * 40).chunks(40).map(<[u8]>::to_vec).collect();
         let dict = PgdictBuilder::default()
             .build(&rows, Codec::Pglz, 4096)
             .unwrap();
