@@ -630,11 +630,6 @@ impl PgdictBuilder {
             .into_iter()
             .map(|i| rows[i])
             .collect();
-        note(&format!(
-            "counting the {k}-byte strings of {}",
-            crate::progress::counted(count_rows.len() as u64, "row")
-        ));
-        let counts = KmerCounts::count(&count_rows, k);
         let min_df = ((count_rows.len() as f64 * self.min_df_share).ceil() as u32).max(2);
         // Validation rows, apart from both: they choose between refined dictionaries, so that
         // the choice does not reward fitting the probe rows.
@@ -657,6 +652,18 @@ impl PgdictBuilder {
             .into_iter()
             .map(|i| rows[i])
             .collect();
+        let probe_rows: Vec<&[u8]> = probe_index.iter().map(|&i| rows[i]).collect();
+        // Only the k-mers of the rows pools are made of (the pool rows, and the probe rows in
+        // the swapped stage) are ever looked up.
+        let count_for = |pool_rows: &[&[u8]]| {
+            note(&format!(
+                "counting the {k}-byte strings of {}",
+                crate::progress::counted(count_rows.len() as u64, "row")
+            ));
+            let wanted: Vec<&[u8]> = pool_rows.iter().chain(&probe_rows).copied().collect();
+            KmerCounts::count_only(&count_rows, k, &wanted)
+        };
+        let mut counts = count_for(&pool_rows);
         let mut pool = Pool::new(pool_rows.clone(), &counts, min_df);
         if pool.is_empty() && split {
             // The rows apart from the probe and validation rows share nothing; rows of every
@@ -665,12 +672,13 @@ impl PgdictBuilder {
                 .into_iter()
                 .map(|i| rows[i])
                 .collect();
+            counts = count_for(&pool_rows);
             pool = Pool::new(pool_rows.clone(), &counts, min_df);
         }
         if pool.is_empty() {
             return Ok(Vec::new());
         }
-        let probe = Probe::new(probe_index.iter().map(|&i| rows[i]).collect(), codec);
+        let probe = Probe::new(probe_rows, codec);
         let valid = Probe::new(valid_index.iter().map(|&i| rows[i]).collect(), codec);
 
         // Seeds.

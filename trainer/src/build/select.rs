@@ -16,7 +16,7 @@ use std::collections::{BinaryHeap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use super::kmer::{self, Kmer, KmerCounts, KmerMap, KmerSet};
+use super::kmer::{self, Kmer, KmerCounts, KmerSet};
 
 /// A chosen segment: its bytes and the value the k-mer counts give it.
 #[derive(Clone, Debug, PartialEq)]
@@ -56,34 +56,45 @@ struct RowKmers {
     /// `row_base[r]`).
     ids: Vec<u32>,
     row_base: Vec<usize>,
-    /// Each distinct k-mer's number.
-    numbers: KmerMap<u32>,
-    /// Each number's k-mer.
+    /// Each number's k-mer, in ascending order: a k-mer's number is found by binary search
+    /// (only the few of a dictionary are looked up). A hash map from k-mer to number took
+    /// 70 MB for 2 MiB of high-entropy rows.
     keys: Vec<Kmer>,
 }
 
 impl RowKmers {
     fn new(rows: &[&[u8]], k: usize) -> RowKmers {
-        let mut ids = Vec::new();
         let mut row_base = Vec::with_capacity(rows.len());
-        let mut numbers = KmerMap::default();
-        let mut keys = Vec::new();
+        // Each position's k-mer, sorted by k-mer: equal k-mers side by side get one number.
+        let mut by_key: Vec<(Kmer, usize)> = Vec::new();
         for row in rows {
-            row_base.push(ids.len());
-            for key in kmer::keys(row, k) {
-                let id = *numbers.entry(key).or_insert_with(|| {
-                    keys.push(key);
-                    keys.len() as u32 - 1
-                });
-                ids.push(id);
+            row_base.push(by_key.len());
+            let base = by_key.len();
+            by_key.extend(
+                kmer::keys(row, k)
+                    .enumerate()
+                    .map(|(i, key)| (key, base + i)),
+            );
+        }
+        by_key.sort_unstable();
+        let mut ids = vec![0; by_key.len()];
+        let mut keys: Vec<Kmer> = Vec::new();
+        for (key, position) in by_key {
+            if keys.last() != Some(&key) {
+                keys.push(key);
             }
+            ids[position] = keys.len() as u32 - 1;
         }
         RowKmers {
             ids,
             row_base,
-            numbers,
             keys,
         }
+    }
+
+    /// The number of k-mer `key`, if the rows hold it.
+    fn number(&self, key: Kmer) -> Option<u32> {
+        self.keys.binary_search(&key).ok().map(|i| i as u32)
     }
 
     /// The numbers of row `row`'s k-mers, by start position.
@@ -253,7 +264,7 @@ impl<'a> Pool<'a> {
         // then those of each chosen segment.
         let mut covered_ids = CoveredIds::new(self.kmers.keys.len());
         for key in covered.iter() {
-            if let Some(&id) = self.kmers.numbers.get(key) {
+            if let Some(id) = self.kmers.number(*key) {
                 covered_ids.insert(id);
             }
         }
@@ -402,6 +413,22 @@ mod tests {
                 assert!(all.insert(key) || s.bytes.len() > 4, "{texts:?}");
             }
         }
+    }
+
+    #[test]
+    fn kmers_are_numbered_in_key_order() {
+        let rows: Vec<&[u8]> = vec![b"zzzzabcd", b"abcdzzzz", b"mnop", b"ab"];
+        let kmers = RowKmers::new(&rows, 4);
+        // Sorted and distinct, so that a k-mer's number is found by binary search.
+        assert!(kmers.keys.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(kmers.keys.len(), 9);
+        for (r, row) in rows.iter().enumerate() {
+            for (&id, key) in kmers.of_row(r).iter().zip(kmer::keys(row, 4)) {
+                assert_eq!(kmers.keys[id as usize], key);
+                assert_eq!(kmers.number(key), Some(id));
+            }
+        }
+        assert_eq!(kmers.number(kmer::key(b"qqqq", 4)), None);
     }
 
     #[test]
