@@ -9,7 +9,9 @@
 //! *covered* and worth nothing to the candidates that share them. A candidate loses its
 //! covered ends but keeps covered k-mers inside: cutting it there would turn one long match
 //! into several short ones, each paying for its own tag, and lose the context between them
-//! (a lazy greedy: a candidate is re-scored when it reaches the top).
+//! (a lazy greedy: a candidate that reaches the top is trimmed again and pushed back if its
+//! covered ends changed; k-mers covered inside it since it was scored do not lower its rank,
+//! though the value it is chosen with leaves them out).
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{BinaryHeap, HashSet};
