@@ -22,11 +22,13 @@ use std::io::{self, BufWriter, IsTerminal, Write};
 use std::os::fd::AsFd;
 use std::os::unix::fs::{fchown, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, Once, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, Once, PoisonError, TryLockError};
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use pgdict_trainer::interrupt::Registration;
 use pgdict_trainer::source;
+use rustix::event::{PollFd, PollFlags, Timespec};
 use tempfile::NamedTempFile;
 
 use crate::fail::{usage_error, user_error, Hint};
@@ -111,6 +113,10 @@ pub struct Output {
     /// For what is written in place (standard output, a device or pipe): its file, for a
     /// signal's handler to write a broken end to ([`Output::end_broken_on_signal`]).
     in_place: Option<fs::File>,
+    /// Once a broken end is registered: held by each write, which flushes before letting go,
+    /// so that the handler finds the output ended where a record ends (every write is of whole
+    /// records), and writes nothing inside one.
+    write_lock: Option<Arc<Mutex<()>>>,
 }
 
 impl Output {
@@ -123,24 +129,40 @@ impl Output {
             terminal: io::stdout().is_terminal(),
             replace: None,
             in_place: in_place.map(fs::File::from),
+            write_lock: None,
         }
     }
 
     /// While the returned registration lives, a signal that ends the process (Ctrl-C, SIGTERM,
     /// SIGHUP: [`pgdict_trainer::interrupt`]) writes `mark` to an output written in place
     /// before it ends, as an error writes it ([`Output::end_broken`]): the output stops after
-    /// a whole record at each flush, which a `COPY` reading a pipe would take for the end and
-    /// commit (`timeout 60 pgdict compress ... --copy | psql -c "COPY ..."` loaded the rows
-    /// read so far). The handler writes to its own handle of the file, past the buffer: a mark
-    /// that lands inside a record breaks it all the same. A regular file written through a
-    /// temporary one needs none (a signal removes it). Drop the registration once the output's
-    /// end is written.
-    pub fn end_broken_on_signal(&self, mark: &[u8]) -> Option<Registration> {
+    /// a whole record, which a `COPY` reading a pipe takes for the end of the data, and
+    /// commits (`timeout 60 pgdict compress ... --copy | psql -c "COPY ..."` loaded the rows
+    /// read so far). Every write from here on must be of whole records: each is flushed under
+    /// a lock the handler takes, so that the mark goes where a record ends (inside a quoted
+    /// CSV field its quote would close the field, and the rows would load). The handler waits
+    /// a second at most for the lock and for room in a pipe: a reader that stopped reading
+    /// must not keep the signal from ending the process, which then ends where the output
+    /// stands (inside a record, if a write was under way). A regular file written through a
+    /// temporary one needs none of this (a signal removes it). Drop the registration once the
+    /// output is finished.
+    pub fn end_broken_on_signal(&mut self, mark: &[u8]) -> Option<Registration> {
         let file = self.in_place.as_ref()?.try_clone().ok()?;
+        // Whole records from here: what is buffered goes out first.
+        self.inner.flush().ok()?;
+        let lock = Arc::new(Mutex::new(()));
+        self.write_lock = Some(lock.clone());
         let mark = mark.to_vec();
         Some(pgdict_trainer::interrupt::on_signal(move || {
-            // Nothing to say if it fails: the process is ending on the signal.
-            let _ = (&file).write_all(&mark);
+            let Some(held) = lock_within(&lock, SIGNAL_WAIT) else {
+                return; // A write is under way, and does not end.
+            };
+            if writable_within(&file, SIGNAL_WAIT) {
+                // Nothing to say if it fails: the process is ending on the signal.
+                let _ = (&file).write_all(&mark);
+            }
+            // Held until the process ends: nothing is written after the mark.
+            std::mem::forget(held);
         }))
     }
 
@@ -370,6 +392,7 @@ impl Output {
                 return Ok(Output {
                     terminal: device.is_terminal(),
                     in_place: device.try_clone().ok(),
+                    write_lock: None,
                     inner: BufWriter::with_capacity(BUFFER, Box::new(device)),
                     name,
                     replace: None,
@@ -441,6 +464,7 @@ impl Output {
             terminal: false,
             replace: Some((target, temp)),
             in_place: None,
+            write_lock: None,
         })
     }
 
@@ -453,9 +477,7 @@ impl Output {
     /// of whatever was at its path.
     pub fn finish(mut self) -> anyhow::Result<()> {
         let name = self.name();
-        self.inner
-            .flush()
-            .with_context(|| format!("cannot write to {name}"))?;
+        Write::flush(&mut self).with_context(|| format!("cannot write to {name}"))?;
         if let Some((_, temp)) = &self.replace {
             // On failure, dropping `self` removes the temporary file.
             temp.as_file()
@@ -539,16 +561,65 @@ impl Output {
 
 impl Write for Output {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.write_lock.is_some() {
+            return self.write_all(buf).map(|()| buf.len());
+        }
         self.inner.write(buf).map_err(|e| self.named(e))
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        self.inner.write_all(buf).map_err(|e| self.named(e))
+        let written = match &self.write_lock {
+            // Flushed before the lock is let go (see `end_broken_on_signal`).
+            Some(lock) => {
+                let _held = lock.lock().unwrap_or_else(PoisonError::into_inner);
+                self.inner.write_all(buf).and_then(|()| self.inner.flush())
+            }
+            None => self.inner.write_all(buf),
+        };
+        written.map_err(|e| self.named(e))
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush().map_err(|e| self.named(e))
+        let flushed = match &self.write_lock {
+            Some(lock) => {
+                let _held = lock.lock().unwrap_or_else(PoisonError::into_inner);
+                self.inner.flush()
+            }
+            None => self.inner.flush(),
+        };
+        flushed.map_err(|e| self.named(e))
     }
+}
+
+/// How long a signal's handler waits for a write under way to end, and then for room in a
+/// pipe, before the process ends without the broken end ([`Output::end_broken_on_signal`]).
+const SIGNAL_WAIT: Duration = Duration::from_secs(1);
+
+/// `lock`, if it can be had within `wait`.
+fn lock_within(lock: &Mutex<()>, wait: Duration) -> Option<MutexGuard<'_, ()>> {
+    let start = Instant::now();
+    loop {
+        match lock.try_lock() {
+            Ok(held) => return Some(held),
+            Err(TryLockError::Poisoned(poisoned)) => return Some(poisoned.into_inner()),
+            Err(TryLockError::WouldBlock) if start.elapsed() < wait => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(TryLockError::WouldBlock) => return None,
+        }
+    }
+}
+
+/// Whether `file` takes a short write without blocking within `wait` (a pipe with room: a
+/// write of less than `PIPE_BUF` bytes then goes in whole).
+fn writable_within(file: &fs::File, wait: Duration) -> bool {
+    let mut poll = [PollFd::new(file, PollFlags::OUT)];
+    let wait = Timespec::try_from(wait).unwrap_or(Timespec {
+        tv_sec: 1,
+        tv_nsec: 0,
+    });
+    matches!(rustix::event::poll(&mut poll, Some(&wait)), Ok(ready) if ready > 0)
+        && poll[0].revents().contains(PollFlags::OUT)
 }
 
 /// Gives the file that replaces another that file's owner and group, as far as allowed: root

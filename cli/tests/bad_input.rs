@@ -979,15 +979,12 @@ fn send(signal: &str, child: &std::process::Child) {
     assert!(sent.success());
 }
 
-/// A signal that ends `compress` while it streams ends the stream with the mark its reader
-/// refuses, as an error does: at each flush the output stops after a whole tuple or line, which
-/// `COPY ... FROM` reading a pipe takes for the end of the data, and commits (`timeout 60 pgdict
-/// compress ... --copy | psql -c "COPY ..."` loaded the rows read so far).
+/// A signal that ends `compress` or `decompress` while they stream ends the stream with the
+/// mark its reader refuses, as an error does: the output stops after a whole tuple or line,
+/// which `COPY ... FROM` reading a pipe takes for the end of the data, and commits (`timeout 60
+/// pgdict compress ... --copy | psql -c "COPY ..."` loaded the rows read so far).
 #[test]
 fn a_signal_breaks_the_end_of_a_stream() {
-    use std::io::{Read, Write};
-    use std::os::unix::process::ExitStatusExt;
-
     let dir = Dir::new();
     // Ten raw datums of "a row" (a 1-byte header), as a binary COPY tuple and as a hex line.
     let tuple = b"\0\x01\0\0\0\x06\x0da row";
@@ -1004,25 +1001,8 @@ fn a_signal_breaks_the_end_of_a_stream() {
         let args = [
             "compress", "-", "--format", "lines", "--dict", "none", "-q", flag,
         ];
-        let mut child = dir
-            .command(&args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut rows = child.stdin.take().unwrap();
-        rows.write_all(&b"a row\n".repeat(10)).unwrap();
-        // Kept open: pgdict flushes what it has and waits for more.
-        let mut stdout = child.stdout.take().unwrap();
-        let mut written = vec![0; before];
-        stdout.read_exact(&mut written).unwrap();
-        send("TERM", &child);
-        let mut rest = Vec::new();
-        stdout.read_to_end(&mut rest).unwrap();
-        let status = child.wait().unwrap();
-        drop(rows);
-        assert_eq!(status.signal(), Some(15), "{flag}: {status:?}");
+        let rows = b"a row\n".repeat(10);
+        let (written, rest) = signalled_while_streaming(&dir, &args, &rows, before);
         match flag {
             "--copy" => assert!(written.ends_with(tuple), "{written:?}"),
             _ => assert!(written.ends_with(hex_line), "{written:?}"),
@@ -1033,6 +1013,76 @@ fn a_signal_breaks_the_end_of_a_stream() {
             String::from_utf8_lossy(&rest)
         );
     }
+    // decompress to binary COPY: the rows of ten hex lines, each a tuple of 11 bytes.
+    let args = ["decompress", "--format", "hex", "-", "--out-format", "copy"];
+    let (written, rest) = signalled_while_streaming(&dir, &args, &hex_line.repeat(10), 19 + 110);
+    assert!(written.ends_with(b"\0\x01\0\0\0\x05a row"), "{written:?}");
+    assert_eq!(rest, b"\0\0");
+}
+
+/// Runs pgdict with `args`, writes `input` to it and keeps its input open; once `before`
+/// bytes have come out, ends it with SIGTERM: those bytes, and what came after them.
+fn signalled_while_streaming(
+    dir: &Dir,
+    args: &[&str],
+    input: &[u8],
+    before: usize,
+) -> (Vec<u8>, Vec<u8>) {
+    use std::io::{Read, Write};
+    use std::os::unix::process::ExitStatusExt;
+
+    let mut child = dir
+        .command(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut rows = child.stdin.take().unwrap();
+    rows.write_all(input).unwrap();
+    // Kept open: pgdict writes what it has and waits for more.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut written = vec![0; before];
+    stdout.read_exact(&mut written).unwrap();
+    send("TERM", &child);
+    let mut rest = Vec::new();
+    stdout.read_to_end(&mut rest).unwrap();
+    let status = child.wait().unwrap();
+    drop(rows);
+    assert_eq!(status.signal(), Some(15), "{args:?}: {status:?}");
+    (written, rest)
+}
+
+/// A signal ends a stream whose reader has stopped reading, without its broken end if the
+/// pipe has no room for it: the handler waits a second for room, not for ever (it held every
+/// signal off while a full pipe blocked its write).
+#[test]
+fn a_signal_ends_a_stream_nobody_reads() {
+    use std::os::unix::process::ExitStatusExt;
+
+    let dir = Dir::new();
+    dir.write("rows.txt", "a row that fills the pipe\n".repeat(200_000));
+    let mut child = dir
+        .command(&["compress", "rows.txt", "--dict", "none", "-q", "--copy"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Its output is never read: once the pipe is full, every write waits.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let start = std::time::Instant::now();
+    send("TERM", &child);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > std::time::Duration::from_secs(20) {
+            send("KILL", &child);
+            panic!("SIGTERM did not end it in 20 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert_eq!(status.signal(), Some(15), "{status:?}");
 }
 
 /// Ctrl-C (SIGINT), SIGTERM and SIGHUP end the command as they would, with the file it was to
