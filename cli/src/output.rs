@@ -278,13 +278,7 @@ impl Output {
         } else {
             fs::metadata(input)
         };
-        let Ok(inp) = input_metadata else {
-            return Ok(());
-        };
-        if inp.is_dir() {
-            return Output::refuse_a_file_in(output, input, &inp);
-        }
-        let Ok(out) = fs::metadata(output) else {
+        let (Ok(out), Ok(inp)) = (fs::metadata(output), input_metadata) else {
             return Ok(());
         };
         if out.is_file() && (out.dev(), out.ino()) == (inp.dev(), inp.ino()) {
@@ -305,14 +299,21 @@ impl Output {
         Ok(())
     }
 
-    /// Refuses an output in `dir`, a directory whose files are the input's rows (`dir_metadata`
-    /// its metadata): it would be read as a row the next time (a file that is there as the
-    /// command starts is one already).
-    fn refuse_a_file_in(
-        output: &Path,
-        dir: &Path,
-        dir_metadata: &fs::Metadata,
-    ) -> anyhow::Result<()> {
+    /// Refuses an output file in `input` where that is a directory whose files are the rows
+    /// (`compress DIR`): it would be read as a row the next time (a file that is there as the
+    /// command starts is one already). Standard output (`-`) and what is not a regular file (a
+    /// named pipe, which the directory's reader passes over) are not refused.
+    pub fn refuse_a_file_in_the_rows(output: Option<&Path>, input: &Path) -> anyhow::Result<()> {
+        let Some(output) = output.filter(|output| *output != Path::new("-")) else {
+            return Ok(());
+        };
+        let Some(dir_metadata) = fs::metadata(input).ok().filter(fs::Metadata::is_dir) else {
+            return Ok(());
+        };
+        if fs::metadata(output).is_ok_and(|out| !out.is_file()) {
+            return Ok(());
+        }
+        let dir = input;
         // The name given, and the file written where a symbolic link leads: either is read.
         let written = fs::canonicalize(output).unwrap_or_else(|_| match fs::read_link(output) {
             // A link to a file not made yet.

@@ -196,6 +196,11 @@ fn the_input_is_never_the_output() {
         "rows.datums",
     ])
     .ok();
+    // Standard output is no file among them, even from inside the directory.
+    let args = ["compress", ".", "--dict", "none", "-q", "--hex", "-o", "-"];
+    let mut command = dir.command(&args);
+    let run = Run::from(command.current_dir(dir.path("rows")).output().unwrap());
+    assert_eq!(run.ok().stdout().lines().count(), 2);
 }
 
 #[test]

@@ -600,6 +600,7 @@ fn run(args: &Args) -> Result<u8, Failure> {
         let mut report = Report {
             trained: &trained,
             page_sample,
+            held_out_repeats: repeated,
             dict_id: None,
             store: None,
             refused: None,
@@ -721,6 +722,8 @@ struct Report<'a> {
     trained: &'a Trained,
     /// How the source table was sampled by pages, if it was.
     page_sample: Option<PageSample>,
+    /// How many held-out rows equal a training row ([`held_out_repeats`]).
+    held_out_repeats: u64,
     dict_id: Option<u32>,
     store: Option<String>,
     refused: Option<String>,
@@ -815,7 +818,7 @@ fn json_report(report: &Report, sample: &pgdict_trainer::sample::Sample, args: &
             "train_rows": t.train_rows,
             "train_bytes": t.train_bytes,
             "holdout_rows": sample.eval.len(),
-            "holdout_rows_identical_to_training_rows": held_out_repeats(&sample.train, &sample.eval),
+            "holdout_rows_identical_to_training_rows": report.held_out_repeats,
             "rows_too_long": sample.rows_too_long,
             "table_sample_percent": report.page_sample.map(|pages| pages.percent),
             "table_rows_estimate": report.page_sample.map(|pages| pages.estimated_rows),

@@ -55,6 +55,7 @@ pub fn run(store_args: &StoreArgs, args: &CompressArgs) -> anyhow::Result<u8> {
     }
     if args.rows.pg_source.is_none() {
         Output::refuse_the_input(args.output.as_deref(), &args.rows.input)?;
+        Output::refuse_a_file_in_the_rows(args.output.as_deref(), &args.rows.input)?;
     }
     let spec = row_source(&args.rows, None)?;
     let what = spec.describe();

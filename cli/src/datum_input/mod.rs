@@ -726,14 +726,28 @@ mod tests {
         assert_eq!(decoded_size(b"\x01 a TOAST pointer"), 17);
         assert_eq!(decoded_size_of_text(b"\\x0x"), 4);
         assert_eq!(decoded_size_of_text(b"escape \\001 format"), 18);
+        // The reader gives each datum that size, and a batch closes at 1 MiB of it.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ones.datums");
+        datums_file::write(&path, std::iter::repeat_n(&datum[..], 3)).unwrap();
+        let input = DatumInput {
+            input: path,
+            format: None,
+            columns: Default::default(),
+        };
+        let mut datums = Datums::open(&input).unwrap();
         let mut batch = crate::in_order::Batch::starting_at(0);
-        let mut pushed = 0;
         while !batch.is_full() {
-            batch.push(&datum, decoded_size(&datum));
-            pushed += 1;
+            let (read, size) = datums.next_item().unwrap().unwrap();
+            assert_eq!(size, row.len());
+            batch.push(read, size);
         }
-        assert_eq!(pushed, 2, "1 MiB closes a batch");
+        assert_eq!(batch.items.len(), 2, "1 MiB closes a batch");
+        // The room reserved for its result is capped at two full batches (2 MiB).
         assert_eq!(batch.room(), 2_000_000);
+        let (read, size) = datums.next_item().unwrap().unwrap();
+        batch.push(read, size);
+        assert_eq!(batch.room(), 2 << 20);
     }
 
     /// Every datum of `input` read in `format`, or the first error.
