@@ -1401,6 +1401,31 @@ mod tests {
         }
     }
 
+    /// Where the rows apart from the probe and validation rows share nothing, the candidates
+    /// come from rows of every role rather than no dictionary being built.
+    #[test]
+    fn candidates_come_from_every_row_when_the_pool_rows_share_nothing() {
+        // Rows of one length: the probe takes every third (a third of the bytes), starting
+        // with the first; those alone share content, the others are noise.
+        let noise = noise(120 * 60);
+        let rows: Vec<Vec<u8>> = (0..120)
+            .map(|i| match i % 3 {
+                0 => format!("{{\"kind\":\"airport\",\"country\":\"FR\",\"id\":{i:<21}}}")
+                    .into_bytes(),
+                _ => noise[i * 60..(i + 1) * 60].to_vec(),
+            })
+            .collect();
+        assert!(rows.iter().all(|row| row.len() == 60));
+        let dict = PgdictBuilder::default()
+            .build(&rows, Codec::Pglz, 4096)
+            .unwrap();
+        assert!(!dict.is_empty(), "no dictionary");
+        let shared: Vec<Vec<u8>> = rows.iter().step_by(3).cloned().collect();
+        let plain = crate::eval::stored_bytes(&shared, Codec::Pglz, None).unwrap();
+        let with = crate::eval::stored_bytes(&shared, Codec::Pglz, Some(&dict)).unwrap();
+        assert!(with * 2 < plain, "{with} bytes with it, {plain} without");
+    }
+
     #[test]
     fn only_the_over_long_rows_are_cut() {
         let small = rows();
