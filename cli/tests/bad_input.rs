@@ -1036,13 +1036,7 @@ fn signalled_while_streaming(
     use std::io::{Read, Write};
     use std::os::unix::process::ExitStatusExt;
 
-    let mut child = dir
-        .command(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = dir.spawn_piped(args);
     let mut rows = child.stdin.take().unwrap();
     rows.write_all(input).unwrap();
     // Kept open: pgdict writes what it has and waits for more.

@@ -1798,13 +1798,7 @@ fn assert_streams(dir: &Dir, args: &[&str], unit_in: &[u8], unit_out: &[u8]) {
     use std::sync::mpsc;
     use std::time::Duration;
 
-    let mut child = dir
-        .command(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = dir.spawn_piped(args);
     // Read on a thread (pgdict stops reading while its output is not read), a unit at a time.
     let mut stdout = child.stdout.take().unwrap();
     let (sender, units) = mpsc::channel();

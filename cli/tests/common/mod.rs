@@ -8,7 +8,7 @@ mod child;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
 /// A temporary working directory for one test.
@@ -36,6 +36,17 @@ impl Dir {
     /// The command, run in this directory.
     pub fn command(&self, args: &[&str]) -> Command {
         pgdict_in(self.dir.path(), args)
+    }
+
+    /// pgdict started with `args`, its standard input, output and error pipes to the test.
+    #[allow(dead_code)] // not every test binary streams
+    pub fn spawn_piped(&self, args: &[&str]) -> std::process::Child {
+        self.command(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start pgdict")
     }
 
     pub fn run(&self, args: &[&str]) -> Run {
