@@ -147,7 +147,7 @@ impl Output {
     /// temporary one needs none of this (a signal removes it). Drop the registration once the
     /// output is finished.
     pub fn end_broken_on_signal(&mut self, mark: &[u8]) -> Option<Registration> {
-        let file = self.in_place.as_ref()?.try_clone().ok()?;
+        let file = self.in_place.take()?;
         // Whole records from here: what is buffered goes out first.
         self.inner.flush().ok()?;
         let lock = Arc::new(Mutex::new(()));
@@ -313,7 +313,6 @@ impl Output {
         if fs::metadata(output).is_ok_and(|out| !out.is_file()) {
             return Ok(());
         }
-        let dir = input;
         // The name given, and the file written where a symbolic link leads: either is read.
         let written = fs::canonicalize(output).unwrap_or_else(|_| match fs::read_link(output) {
             // A link to a file not made yet.
@@ -321,11 +320,7 @@ impl Output {
             Err(_) => output.to_path_buf(),
         });
         let in_dir = |path: &Path| {
-            let parent = match path.parent() {
-                Some(parent) if !parent.as_os_str().is_empty() => parent,
-                _ => Path::new("."),
-            };
-            fs::metadata(parent).is_ok_and(|parent| {
+            fs::metadata(directory_of(path)).is_ok_and(|parent| {
                 (parent.dev(), parent.ino()) == (dir_metadata.dev(), dir_metadata.ino())
             })
         };
@@ -335,7 +330,7 @@ impl Output {
                     "the output {} is in the input directory {}, each of whose files is read as a \
                      row: it would be read as one",
                     output.display(),
-                    dir.display(),
+                    input.display(),
                 ),
                 "write to a file outside the directory (-o)",
             ));
@@ -404,10 +399,7 @@ impl Output {
             Some(_) => fs::canonicalize(path).with_context(cannot_create)?,
             None => path.to_path_buf(),
         };
-        let dir = match target.parent() {
-            Some(parent) if !parent.as_os_str().is_empty() => parent,
-            _ => Path::new("."),
-        };
+        let dir = directory_of(&target);
         remove_unfinished_on_signals();
         // Held until the output is made and its temporary file listed (on an error before
         // that, the temporary file is removed as it is dropped).
@@ -503,6 +495,14 @@ impl Drop for Output {
     }
 }
 
+/// The directory a file at `path` is in: its parent, `.` for a bare name.
+fn directory_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    }
+}
+
 /// Whether the file at `path` starts as a dictionary file does ([`pgdict::dict::file::MAGIC`]).
 /// A file that cannot be read is not known to be one (writing it will say why it fails).
 fn is_a_dictionary_file(path: &Path) -> bool {
@@ -569,26 +569,34 @@ impl Write for Output {
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        let written = match &self.write_lock {
-            // Flushed before the lock is let go (see `end_broken_on_signal`).
-            Some(lock) => {
-                let _held = lock.lock().unwrap_or_else(PoisonError::into_inner);
-                self.inner.write_all(buf).and_then(|()| self.inner.flush())
+        let flush = self.write_lock.is_some();
+        self.locked(|inner| {
+            inner.write_all(buf)?;
+            match flush {
+                true => inner.flush(),
+                false => Ok(()),
             }
-            None => self.inner.write_all(buf),
-        };
-        written.map_err(|e| self.named(e))
+        })
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        let flushed = match &self.write_lock {
-            Some(lock) => {
-                let _held = lock.lock().unwrap_or_else(PoisonError::into_inner);
-                self.inner.flush()
-            }
-            None => self.inner.flush(),
-        };
-        flushed.map_err(|e| self.named(e))
+        self.locked(|inner| inner.flush())
+    }
+}
+
+impl Output {
+    /// Runs `write` on the buffered writer, under the write lock where there is one (then
+    /// `write` must leave nothing buffered: see `end_broken_on_signal`), its error naming
+    /// the output.
+    fn locked(
+        &mut self,
+        write: impl FnOnce(&mut BufWriter<Box<dyn Write>>) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let held = (self.write_lock.as_ref())
+            .map(|lock| lock.lock().unwrap_or_else(PoisonError::into_inner));
+        let written = write(&mut self.inner);
+        drop(held);
+        written.map_err(|e| self.named(e))
     }
 }
 

@@ -80,7 +80,9 @@ pub fn run(store_args: &StoreArgs, args: &DecompressArgs) -> anyhow::Result<u8> 
     let mut reader = DatumReader { datums, step };
     let as_copy = out_format == RowOutFormat::Copy;
     // Held until the output is finished (`Output::end_broken_on_signal`).
-    let on_signal = as_copy.then(|| out.end_broken_on_signal(copy::BROKEN_END));
+    let on_signal = as_copy
+        .then(|| out.end_broken_on_signal(copy::BROKEN_END))
+        .flatten();
     if as_copy {
         copy::write_header(&mut out).with_context(|| format!("cannot write to {}", out.name()))?;
     }
