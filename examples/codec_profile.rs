@@ -48,11 +48,6 @@ const MODES: [&str; 11] = [
     "stats",
 ];
 
-/// Says what is wrong with the input, and exits with status 1.
-fn fail(message: String) -> ! {
-    common::exit_with("codec_profile", message)
-}
-
 fn main() {
     let usage = || -> ! {
         eprintln!(
@@ -77,13 +72,13 @@ fn main() {
     if let Some(slice) = mode.strip_prefix("slices") {
         return slices(slice, path, repeat);
     }
-    let rows = common::read_rows(path).unwrap_or_else(|e| fail(e));
+    let rows = common::read_rows(path).unwrap_or_else(|e| common::fail(e));
     let (datums, samples) = common::interleaved_split(&rows, 3000);
     let dict = ::zstd::dict::from_samples(&samples, 64 * 1024)
-        .unwrap_or_else(|e| fail(format!("{}: zstd's trainer: {e}", path.display())));
+        .unwrap_or_else(|e| common::fail(format!("{}: zstd's trainer: {e}", path.display())));
     let small = &dict[dict.len().saturating_sub(4096)..];
     let prepared = PreparedDictionary::new(1, small)
-        .unwrap_or_else(|e| fail(format!("{}: {e}", path.display())));
+        .unwrap_or_else(|e| common::fail(format!("{}: {e}", path.display())));
     let prepared = std::sync::Arc::new(prepared);
     let dicts: Dictionaries = [prepared.clone()].into_iter().collect();
     let mut encoder = DatumEncoder::new();
@@ -188,7 +183,7 @@ fn main() {
 /// or C's plain pglz decoder.
 fn slices(which: &str, path: &Path, repeat: usize) {
     let bytes = std::fs::read(path)
-        .unwrap_or_else(|e| fail(format!("cannot read {}: {e}", path.display())));
+        .unwrap_or_else(|e| common::fail(format!("cannot read {}: {e}", path.display())));
     let payloads: Vec<(Vec<u8>, usize)> = bytes
         .chunks(2048)
         .filter_map(|raw| pglz::compress(raw, &pglz::Strategy::DEFAULT).map(|p| (p, raw.len())))

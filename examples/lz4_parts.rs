@@ -44,11 +44,6 @@ const MAX_ROWS: usize = 3000;
 /// Size classes of the second table (bytes, each from one edge up to the next).
 const SIZE_EDGES: [usize; 9] = [0, 128, 256, 384, 512, 1024, 2048, 4096, usize::MAX];
 
-/// Says what is wrong with the input, and exits with status 1.
-fn fail(message: String) -> ! {
-    common::exit_with("lz4_parts", message)
-}
-
 fn main() {
     let (rounds, args) = common::rounds_and_files("lz4_parts [ROUNDS] ROWFILE...", 30);
     let mut pooled: Vec<Vec<u8>> = Vec::new();
@@ -58,15 +53,15 @@ fn main() {
         "input", "datum", "with_dict", "plain", "default", "best sum"
     );
     for file in &args {
-        let rows = common::read_rows(file).unwrap_or_else(|e| fail(e));
+        let rows = common::read_rows(file).unwrap_or_else(|e| common::fail(e));
         let (datums, samples) = common::interleaved_split(&rows, MAX_ROWS);
         let dict = ::zstd::dict::from_samples(&samples, DICT_SIZE)
-            .unwrap_or_else(|e| fail(format!("{}: zstd's trainer: {e}", file.display())));
+            .unwrap_or_else(|e| common::fail(format!("{}: zstd's trainer: {e}", file.display())));
         let prepared = PreparedDictionary::new(1, &dict)
-            .unwrap_or_else(|e| fail(format!("{}: {e}", file.display())));
+            .unwrap_or_else(|e| common::fail(format!("{}: {e}", file.display())));
         let prepared = Arc::new(prepared);
         check_outputs(&datums, &prepared)
-            .unwrap_or_else(|e| fail(format!("{}: {e}", file.display())));
+            .unwrap_or_else(|e| common::fail(format!("{}: {e}", file.display())));
         let speeds = file_speeds(&datums, &prepared, rounds);
         let best_sum = 1.0 / (1.0 / speeds[1] + 1.0 / speeds[2]);
         let name = file.file_stem().unwrap_or_default().to_string_lossy();

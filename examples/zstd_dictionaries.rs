@@ -37,11 +37,6 @@ const CONTENT_SIZE: usize = 4096;
 /// At most this many even rows of a file are compressed.
 const MAX_ROWS: usize = 3000;
 
-/// Says what is wrong with the input, and exits with status 1.
-fn fail(message: String) -> ! {
-    common::exit_with("zstd_dictionaries", message)
-}
-
 fn main() {
     let (rounds, args) = common::rounds_and_files("zstd_dictionaries [ROUNDS] ROWFILE...", 20);
     println!("against the 4 KB content at level 3, median of {rounds} rounds");
@@ -50,11 +45,12 @@ fn main() {
         "input", "variant", "dict", "stored", "bytes", "compress", "decode"
     );
     for file in &args {
-        let rows = common::read_rows(file).unwrap_or_else(|e| fail(e));
+        let rows = common::read_rows(file).unwrap_or_else(|e| common::fail(e));
         let (datums, samples) = common::interleaved_split(&rows, MAX_ROWS);
         let train = |size| {
-            ::zstd::dict::from_samples(&samples, size)
-                .unwrap_or_else(|e| fail(format!("{}: zstd's trainer: {e}", file.display())))
+            ::zstd::dict::from_samples(&samples, size).unwrap_or_else(|e| {
+                common::fail(format!("{}: zstd's trainer: {e}", file.display()))
+            })
         };
         let trained = train(TRAIN_SIZE);
         let content = &trained[trained.len().saturating_sub(CONTENT_SIZE)..];

@@ -63,10 +63,16 @@ pub fn args() -> Vec<OsString> {
     std::env::args_os().skip(1).collect()
 }
 
-/// Prints `program: message` and exits with status 1: bad input said in a line, not a panic.
+/// Prints `PROGRAM: message` (the example's name) and exits with status 1: bad input said in
+/// a line, not a panic.
 #[allow(dead_code)] // not used by every binary that includes this file
-pub fn exit_with(program: &str, message: impl std::fmt::Display) -> ! {
-    eprintln!("{program}: {message}");
+pub fn fail(message: impl std::fmt::Display) -> ! {
+    let program = std::env::args_os().next().map(PathBuf::from);
+    let name = program
+        .as_deref()
+        .and_then(Path::file_name)
+        .unwrap_or_default();
+    eprintln!("{}: {message}", name.to_string_lossy());
     std::process::exit(1);
 }
 
