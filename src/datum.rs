@@ -872,13 +872,13 @@ impl PreparedDictionary {
         })
     }
 
-    /// The dictionary, to be used only with `codecs`: the codecs a stored dictionary was built
-    /// for ([`crate::dict::Dictionary::prepare`] sets them). Encoding with another codec is
-    /// refused, and so is decoding a datum that names this id with another codec: pgdict never
-    /// writes one, so it was written with another dictionary of this id (two stores that gave
-    /// one id to different dictionaries), and its bytes would come out wrong.
-    /// Those of `codecs` it was prepared for, that is: one prepared without a zstd side
-    /// ([`PreparedDictionary::for_codecs`]) never becomes one for zstd.
+    /// The dictionary, to be used only with `codecs` (those of them it was prepared for: one
+    /// prepared without a zstd side, [`PreparedDictionary::for_codecs`], never becomes one for
+    /// zstd). Encoding with another codec is refused, and so is decoding a datum that names
+    /// this id with another codec: pgdict never writes one, so it was written with another
+    /// dictionary of this id (two stores that gave one id to different dictionaries), and its
+    /// bytes would come out wrong. A stored dictionary is prepared for the codecs it was built
+    /// for ([`crate::dict::Dictionary::prepare`]).
     pub fn built_for(mut self, codecs: CodecSet) -> PreparedDictionary {
         self.codecs = Some(match self.zstd {
             Some(_) => codecs,

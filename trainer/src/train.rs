@@ -481,8 +481,9 @@ pub fn measure_content(
 }
 
 /// Why `content` cannot be a dictionary: empty, longer than a dictionary file holds
-/// ([`MAX_CONTENT_LEN`], 1 MiB), or starting with zstd's dictionary magic number without
-/// being a zstd dictionary (which no codec could then be given).
+/// ([`MAX_CONTENT_LEN`], 1 MiB), or, where `codecs` holds zstd, starting with zstd's
+/// dictionary magic number without being a zstd dictionary (zstd would refuse it; pglz and lz4
+/// take any bytes).
 pub fn check_content(content: &[u8], codecs: CodecSet) -> Result<(), String> {
     if content.is_empty() {
         return Err("is empty: a dictionary needs content".into());
