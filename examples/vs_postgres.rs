@@ -405,9 +405,15 @@ fn main() {
         }
     }
     if !options.json {
+        // The middle value, or the mean of the two middle values of an even count.
         let median = |v: &mut Vec<f64>| {
             v.sort_by(f64::total_cmp);
-            ratio_cell(v.get(v.len() / 2).copied())
+            let middle = v.len() / 2;
+            ratio_cell(match v.len() {
+                0 => None,
+                n if n % 2 == 0 => Some((v[middle - 1] + v[middle]) / 2.0),
+                _ => Some(v[middle]),
+            })
         };
         println!(
             "median speed vs C: compress {}, decompress {}; output identical to C: {}",
