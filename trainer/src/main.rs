@@ -67,7 +67,8 @@ EXIT STATUS:
   2  usage error: bad or missing arguments
   3  no dictionary helps: the one built does not save at least 1% on the held-out rows
      (--force stores it anyway), or the rows share nothing to build one from (random or
-     already compressed data); with --codec both, the other dictionary may have been stored
+     already compressed data), or are too few (to hold some out; for zstd's trainer); with
+     --codec both, the other dictionary may have been stored
 
 EXAMPLES:
   pgdict-trainer rows.jsonl                     train a 4 KB pglz dictionary into dicts/
