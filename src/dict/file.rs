@@ -834,6 +834,39 @@ mod tests {
         .unwrap()
     }
 
+    /// `file` with both checksums recomputed: a file a writer that skips the checks would
+    /// write, which only the checks behind the checksums can refuse.
+    fn reseal_both(mut file: Vec<u8>) -> Vec<u8> {
+        let content_start = HEADER_LEN + u32_at(&file, METADATA_LEN_POS) as usize;
+        let body_end = file.len() - CHECKSUM_LEN;
+        let content_sum = sha256(&file[content_start..body_end]);
+        file[CONTENT_SHA_POS..HEADER_LEN].copy_from_slice(&content_sum);
+        let file_sum = sha256(&file[..body_end]);
+        file[body_end..].copy_from_slice(&file_sum);
+        file
+    }
+
+    /// `file` with its metadata bytes replaced by `metadata`, the header's length and both
+    /// checksums made to match.
+    fn with_metadata(file: &[u8], metadata: &[u8]) -> Vec<u8> {
+        let content_start = HEADER_LEN + u32_at(file, METADATA_LEN_POS) as usize;
+        let content = &file[content_start..file.len() - CHECKSUM_LEN];
+        let mut out = file[..HEADER_LEN].to_vec();
+        out[METADATA_LEN_POS..METADATA_LEN_POS + 4]
+            .copy_from_slice(&(metadata.len() as u32).to_le_bytes());
+        out.extend_from_slice(metadata);
+        out.extend_from_slice(content);
+        out.extend_from_slice(&[0; CHECKSUM_LEN]);
+        reseal_both(out)
+    }
+
+    /// A JSON object of exactly `len` bytes (at least 10), which [`Metadata`] reads.
+    fn metadata_of_len(len: usize) -> String {
+        let json = format!("{{\"pad\":\"{}\"}}", "x".repeat(len - 10));
+        assert_eq!(json.len(), len);
+        json
+    }
+
     #[test]
     fn layout_matches_the_table() {
         let dict = sample();
@@ -888,6 +921,66 @@ mod tests {
         assert_eq!(
             new(MAX_CREATED_MICROS).unwrap().created_micros(),
             i64::MAX as u64
+        );
+    }
+
+    #[test]
+    fn resealed_files_with_bad_fields_are_refused() {
+        let file = sample().to_bytes();
+        let mut no_codecs = file.clone();
+        no_codecs[CODECS_POS..CODECS_POS + 2].copy_from_slice(&0u16.to_le_bytes());
+        assert_eq!(
+            Dictionary::from_bytes(&reseal_both(no_codecs)),
+            Err(FormatError::BadCodecs { bits: 0 })
+        );
+        // JSON, but not an object; an empty object is taken.
+        assert_eq!(
+            Dictionary::from_bytes(&with_metadata(&file, b"[]")),
+            Err(FormatError::BadMetadata {
+                message: "not a JSON object".into()
+            })
+        );
+        let empty_object = Dictionary::from_bytes(&with_metadata(&file, b"{}")).unwrap();
+        assert_eq!(empty_object.metadata(), Metadata::new());
+    }
+
+    #[test]
+    fn metadata_and_content_are_taken_up_to_their_caps_and_refused_past_them() {
+        let at_cap = metadata_of_len(MAX_METADATA_LEN);
+        let over_cap = metadata_of_len(MAX_METADATA_LEN + 1);
+        let largest_content = vec![b'c'; MAX_CONTENT_LEN];
+        let largest =
+            Dictionary::from_parts(1, CodecSet::ALL, 0, &at_cap, &largest_content).unwrap();
+        let file = largest.to_bytes();
+        assert_eq!(file.len(), MAX_FILE_LEN);
+        assert_eq!(Dictionary::from_bytes(&file), Ok(largest));
+
+        // Sized and checksummed to match its header: only the cap refuses it.
+        let long_metadata = with_metadata(&sample().to_bytes(), over_cap.as_bytes());
+        assert_eq!(
+            u32_at(&long_metadata, METADATA_LEN_POS),
+            MAX_METADATA_LEN as u32 + 1
+        );
+        assert_eq!(
+            Dictionary::from_bytes(&long_metadata),
+            Err(FormatError::MetadataTooLong {
+                len: MAX_METADATA_LEN + 1
+            })
+        );
+
+        assert_eq!(
+            Dictionary::from_parts(1, CodecSet::ALL, 0, &over_cap, b"x"),
+            Err(FormatError::MetadataTooLong {
+                len: MAX_METADATA_LEN + 1
+            })
+        );
+        let mut long_content = largest_content;
+        long_content.push(b'c');
+        assert_eq!(
+            Dictionary::from_parts(1, CodecSet::ALL, 0, "", &long_content),
+            Err(FormatError::ContentTooLong {
+                len: MAX_CONTENT_LEN + 1
+            })
         );
     }
 
