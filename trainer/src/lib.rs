@@ -72,7 +72,8 @@ mod train;
 pub use build::{BuildError, Builder};
 pub use eval::{evaluate, EvalError, Evaluation, Group, Measured, Method, SizeBucket};
 pub use train::{
-    check_content, chosen_pg_store, default_size, evaluation_json, measure_content, sample_source,
-    split, store, train, train_split, SampleOptions, StoreFlagsConflict, StoreTarget, TrainError,
-    TrainOptions, Trained, DEFAULT_HOLDOUT, LZ4_DEFAULT_SIZE, MIN_SAVING, PGLZ_DEFAULT_SIZE,
+    check_content, chosen_pg_store, default_size, evaluation_json, is_dictionary_file,
+    measure_content, sample_source, split, store, train, train_split, SampleOptions,
+    StoreFlagsConflict, StoreTarget, TrainError, TrainOptions, Trained, DEFAULT_HOLDOUT,
+    DICTIONARY_FILE_HINT, LZ4_DEFAULT_SIZE, MIN_SAVING, PGLZ_DEFAULT_SIZE,
 };

@@ -16,8 +16,9 @@ use pgdict_trainer::eval::EVAL_DICT_ID;
 use pgdict_trainer::progress::{counted, thousands, Bars};
 use pgdict_trainer::source::{self, ColumnFlags, FormatName, PageSample, PgSource, SourceSpec};
 use pgdict_trainer::{
-    check_content, evaluation_json, measure_content, sample_source, store, train_split, Builder,
-    Method, SampleOptions, StoreTarget, TrainError, TrainOptions, Trained,
+    check_content, evaluation_json, is_dictionary_file, measure_content, sample_source, store,
+    train_split, Builder, Method, SampleOptions, StoreTarget, TrainError, TrainOptions, Trained,
+    DICTIONARY_FILE_HINT,
 };
 use serde_json::{json, Map, Value};
 
@@ -142,10 +143,10 @@ struct Args {
 
     /// Measure and store FILE's bytes (`-`: standard input, with the rows elsewhere) as the
     /// dictionary instead of building one: a dictionary made elsewhere, or written out of a
-    /// store by `pgdict dict show --content`. Every sampled
-    /// row is held out (nothing is trained on; rows the content was made from flatter it); the
-    /// dictionary is then judged and stored as a built one, under a new id. Not with
-    /// --builder, --size or --holdout.
+    /// store by `pgdict dict show ID --content FILE` (a store's .pgdict file itself is
+    /// refused). Every sampled row is held out (nothing is trained on; rows the content was
+    /// made from flatter it); the dictionary is then judged and stored as a built one, under a
+    /// new id. Not with --builder, --size or --holdout.
     #[arg(
         long,
         value_name = "FILE",
@@ -422,8 +423,10 @@ fn read_content(path: &Path, codecs: CodecSet) -> Result<Vec<u8>, Failure> {
         std::fs::File::open(path).and_then(|file| file.take(limit).read_to_end(&mut content))
     };
     read.map_err(|e| fail(format!("cannot read the dictionary content {name}: {e}")))?;
-    check_content(&content, codecs)
-        .map_err(|why| fail(format!("the dictionary content {name} {why}")))?;
+    check_content(&content, codecs).map_err(|why| Failure {
+        hint: is_dictionary_file(&content).then_some(DICTIONARY_FILE_HINT),
+        ..fail(format!("the dictionary content {name} {why}"))
+    })?;
     Ok(content)
 }
 

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use clap::parser::ValueSource;
 use pgdict::datum::{Codec, DatumError, PreparedDictionary};
-use pgdict::dict::file::MAX_CONTENT_LEN;
+use pgdict::dict::file::{self, MAX_CONTENT_LEN};
 use pgdict::dict::{CodecSet, Dictionary, DirStore, Metadata, StoreError};
 use pgdict::zstd;
 use serde_json::{json, Map, Value};
@@ -480,13 +480,31 @@ pub fn measure_content(
     })
 }
 
-/// Why `content` cannot be a dictionary: empty, longer than a dictionary file holds
-/// ([`MAX_CONTENT_LEN`], 1 MiB), or, where `codecs` holds zstd, starting with zstd's
-/// dictionary magic number without being a zstd dictionary (zstd would refuse it; pglz and lz4
-/// take any bytes).
+/// What to do instead of giving a dictionary file ([`is_dictionary_file`]) as content.
+pub const DICTIONARY_FILE_HINT: &str = "give its content: `pgdict dict show ID --content FILE` \
+     writes a stored dictionary's content to FILE; to copy dictionaries from one store to \
+     another, use `pgdict dict sync --from DIR`";
+
+/// Whether `content` is a whole pgdict dictionary file (it starts with the file's magic):
+/// stored as content, its header, metadata and checksums would be a new dictionary's history.
+pub fn is_dictionary_file(content: &[u8]) -> bool {
+    content.starts_with(&file::MAGIC)
+}
+
+/// Why `content` cannot be a dictionary: empty, a whole dictionary file
+/// ([`is_dictionary_file`]), longer than a dictionary file holds ([`MAX_CONTENT_LEN`], 1 MiB),
+/// or, where `codecs` holds zstd, starting with zstd's dictionary magic number without being a
+/// zstd dictionary (zstd would refuse it; pglz and lz4 take any bytes).
 pub fn check_content(content: &[u8], codecs: CodecSet) -> Result<(), String> {
     if content.is_empty() {
         return Err("is empty: a dictionary needs content".into());
+    }
+    if is_dictionary_file(content) {
+        return Err(
+            "is a pgdict dictionary file (header, metadata and checksums), not a \
+                    dictionary's content"
+                .into(),
+        );
     }
     if content.len() > MAX_CONTENT_LEN {
         return Err(format!(

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use pgdict::datum::{self, Codec, DatumEncoder, Form, PreparedDictionary};
-use pgdict::dict::{CodecSet, DirStore};
+use pgdict::dict::{CodecSet, Dictionary, DirStore, Metadata};
 use pgdict_trainer::progress::{NoProgress, Phase, Progress};
 use pgdict_trainer::source::{self, SourceSpec};
 use pgdict_trainer::{
@@ -230,8 +230,16 @@ fn given_content_measures_as_the_built_dictionary_did() {
     assert!(!metadata.parameters.contains_key("train_seconds"));
     assert_eq!(metadata.parameters["size"], built.content.len() as u64);
 
+    let whole_file = Dictionary::new(3, CodecSet::ALL, 0, Metadata::new(), b"GET /")
+        .unwrap()
+        .to_bytes();
     for (content, why) in [
         (Vec::new(), "is empty: a dictionary needs content"),
+        (
+            whole_file,
+            "is a pgdict dictionary file (header, metadata and checksums), not a dictionary's \
+             content",
+        ),
         (
             vec![0; (1 << 20) + 1],
             "holds more than 1,048,576 bytes, a dictionary's limit",

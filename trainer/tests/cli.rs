@@ -22,7 +22,7 @@
 //! | a directory source with a file over 1 GiB - 1 | 1, "over PostgreSQL's limit", nothing read |
 //! | a read-only store (tmpfs remounted ro) | 1, "Read-only file system", store unchanged |
 //! | a full disk (40 KiB tmpfs) under the store | 1, "No space left on device", no file left in the store; the dictionary kept in `./pgdict-unstored-*.bin`, which `--content` stores |
-//! | `--content` empty, over 1 MiB, missing, or zstd's magic number without a zstd dictionary | 1, named, before the rows are read, no store |
+//! | `--content` empty, over 1 MiB, missing, a whole `.pgdict` file, or zstd's magic number without a zstd dictionary | 1, named, before the rows are read, no store |
 //! | `--content` with `--builder`, `--size` or `--holdout` | 2 |
 //! | `--size` under 256 where zstd's trainer builds (`--codec zstd`, lz4 with `--builder zstd`) | 2, "256 bytes or more", before the rows are read |
 //! | `--content` and a source with no rows | 1, "no rows to measure the given dictionary on", no store |
@@ -948,6 +948,17 @@ fn content_that_cannot_be_a_dictionary_is_refused_before_the_rows_are_read() {
         "magic.bin",
         &[&[0x37, 0xa4, 0x30, 0xec][..], &noise(3, 100)].concat(),
     );
+    // A whole dictionary file, as `--store` holds it: its header, metadata and checksums would
+    // be stored as the content of a new dictionary.
+    let stored = Dictionary::new(
+        7,
+        CodecSet::ALL,
+        0,
+        Metadata::new(),
+        b"GET /index.html 200 ",
+    )
+    .unwrap();
+    work.file("00000007.pgdict", &stored.to_bytes());
     // An unreadable source would fail later: the content is refused first.
     for (file, message) in [
         (
@@ -962,6 +973,12 @@ fn content_that_cannot_be_a_dictionary_is_refused_before_the_rows_are_read() {
             "missing.bin",
             "cannot read the dictionary content missing.bin: No such file",
         ),
+        (
+            "00000007.pgdict",
+            "the dictionary content 00000007.pgdict is a pgdict dictionary file (header, \
+             metadata and checksums), not a dictionary's content\n  hint: give its content: \
+             `pgdict dict show ID --content FILE` writes a stored dictionary's content to FILE",
+        ),
     ] {
         let output = work.run(&["--content", file, "no-such-rows.txt"]);
         assert_exit(&output, 1);
@@ -972,6 +989,12 @@ fn content_that_cannot_be_a_dictionary_is_refused_before_the_rows_are_read() {
         );
         assert!(!work.store().exists(), "{file}: the store was created");
     }
+    let output = work.run(&["--content", "00000007.pgdict", "no-such-rows.txt"]);
+    assert!(
+        stderr(&output).contains("`pgdict dict sync --from DIR`"),
+        "{}",
+        stderr(&output)
+    );
     // For zstd, which reads it as a zstd dictionary; pglz and lz4 take any bytes.
     let output = work.run(&[
         "--codec",
