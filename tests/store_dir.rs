@@ -370,6 +370,49 @@ fn dictionaries_are_cached_after_first_load() {
 // ---------------------------------------------------------------------------------------------
 // Damaged files
 
+/// A file of dictionary `id` with no content and no metadata, sized and checksummed: what a
+/// writer that skips the format's checks would write.
+fn file_without_content(id: u32) -> Vec<u8> {
+    let one_byte = Dictionary::new(id, CodecSet::ALL, 0, Metadata::new(), b"x").unwrap();
+    let mut file = one_byte.to_bytes()[..dict::file::HEADER_LEN].to_vec();
+    file[28..32].copy_from_slice(&0u32.to_le_bytes());
+    file[32..64].copy_from_slice(&dict::file::sha256(b""));
+    let file_sum = dict::file::sha256(&file);
+    file.extend_from_slice(&file_sum);
+    file
+}
+
+#[test]
+fn a_dictionary_without_content_is_neither_added_nor_picked() {
+    let (_dir, store) = new_store();
+    assert!(matches!(
+        store.add(CodecSet::ALL, b"", metadata("e")),
+        Err(StoreError::Invalid(FormatError::EmptyContent))
+    ));
+    assert_eq!(store.list().unwrap(), vec![]);
+    let first = store
+        .add(CodecSet::ALL, &content("e", 0), metadata("e"))
+        .unwrap();
+    assert_eq!(first.id(), 1);
+    // Put there by hand: damaged, and `--dict auto` says so rather than compress with it.
+    fs::write(store.file_path(2), file_without_content(2)).unwrap();
+    let fresh = DirStore::open(store.path()).unwrap();
+    assert!(matches!(
+        fresh.get(2),
+        Err(StoreError::Damaged {
+            error: FormatError::EmptyContent,
+            ..
+        })
+    ));
+    assert!(matches!(
+        fresh.active(Codec::Pglz),
+        Err(StoreError::Damaged {
+            error: FormatError::EmptyContent,
+            ..
+        })
+    ));
+}
+
 #[test]
 fn damaged_files_are_named_and_the_others_still_load() {
     let (dir, store) = new_store();

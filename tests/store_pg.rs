@@ -34,8 +34,8 @@ use std::sync::Arc;
 
 use pgdict::datum::{self, Codec, DatumEncoder, DatumError, Form, PreparedDictionary};
 use pgdict::dict::{
-    self, describe_pg_error, CodecSet, Dictionary, DirStore, Gain, Metadata, PgStore, StoreEntry,
-    StoreError,
+    self, describe_pg_error, CodecSet, Dictionary, DirStore, FormatError, Gain, Metadata, PgStore,
+    StoreEntry, StoreError,
 };
 use support::{corpus, PgCluster};
 
@@ -113,12 +113,16 @@ fn add_get_list_retire_and_immutability_in_the_database() {
         assert_eq!(dict.id(), next_id);
         added.push(dict);
     }
-    // An empty dictionary with no metadata is a dictionary too.
-    let empty = store
-        .add(CodecSet::only(Codec::Lz4), b"", Metadata::new())
+    // One byte with no metadata is a dictionary too; no content is none.
+    assert!(matches!(
+        store.add(CodecSet::only(Codec::Lz4), b"", Metadata::new()),
+        Err(StoreError::Invalid(FormatError::EmptyContent))
+    ));
+    let one_byte = store
+        .add(CodecSet::only(Codec::Lz4), b"x", Metadata::new())
         .unwrap();
-    assert_eq!(empty.id(), 4);
-    added.push(empty);
+    assert_eq!(one_byte.id(), 4);
+    added.push(one_byte);
     // A second store on another connection has no cache: it reads the rows.
     let reader = PgStore::connect(&cluster.connection_string()).unwrap();
     for dict in &added {
@@ -192,6 +196,14 @@ fn add_get_list_retire_and_immutability_in_the_database() {
                  sha256('abc'::bytea), sha256('x'::bytea))",
     );
     assert!(message.contains("dictionaries_metadata_check"), "{message}");
+    // No content, which no dictionary file holds.
+    let message = sql_error(
+        &mut client,
+        "INSERT INTO pgdict.dictionaries \
+         (id, codecs, created_micros, content, content_sha256, file_sha256) \
+         VALUES (50, 1, 0, ''::bytea, sha256(''::bytea), sha256('x'::bytea))",
+    );
+    assert!(message.contains("dictionaries_content_check"), "{message}");
     let message = sql_error(
         &mut client,
         "INSERT INTO pgdict.dictionaries \

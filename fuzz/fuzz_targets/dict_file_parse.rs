@@ -7,10 +7,11 @@
 //! metadata (UTF-8, JSON, its shape).
 //!
 //! Checks: no panic; a file that parses writes back byte for byte (`to_bytes`) and parses
-//! again to the same dictionary; its content and metadata are within their caps; its metadata
-//! reads back the same after `Metadata::to_json`; it prepares for the codecs unless it is a
-//! zstd-format dictionary zstd refuses; and (the module's promise) cutting off its last byte,
-//! or flipping any one bit (the mode byte picks which), makes it fail.
+//! again to the same dictionary; its content is not empty, and its content and metadata are
+//! within their caps; its metadata reads back the same after `Metadata::to_json`; it prepares
+//! for the codecs unless it is a zstd-format dictionary zstd refuses; and (the module's
+//! promise) cutting off its last byte, or flipping any one bit (the mode byte picks which),
+//! makes it fail.
 
 #![no_main]
 
@@ -48,7 +49,7 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(Dictionary::from_bytes(&written).as_ref(), Ok(&dict));
     assert!(dict.id() != 0 && !dict.codecs().is_empty());
     assert_eq!(dict.content_sha256(), sha256(dict.content()));
-    assert!(dict.content().len() <= MAX_CONTENT_LEN);
+    assert!((1..=MAX_CONTENT_LEN).contains(&dict.content().len()));
     assert!(dict.metadata_json().len() <= MAX_METADATA_LEN);
 
     let metadata = dict.metadata();

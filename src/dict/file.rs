@@ -23,7 +23,7 @@
 //!       16     8  created           u64 microseconds since 1970-01-01 00:00:00 UTC,
 //!                                   at most 2^63 - 1 (a PostgreSQL bigint)
 //!       24     4  metadata_len  m   u32, 0..=65536
-//!       28     4  content_len   n   u32, 0..=1048576 (1 MiB)
+//!       28     4  content_len   n   u32, 1..=1048576 (1 MiB): a dictionary needs content
 //!       32    32  content_sha256    SHA-256 of the content
 //!       64     m  metadata          UTF-8 JSON object (training provenance, measured gain:
 //!                                   see [`Metadata`]); m = 0 means no metadata at all
@@ -39,7 +39,7 @@
 //! [`Dictionary::from_bytes`] checks, in this order, and names the first thing wrong
 //! ([`FormatError`]): a file shorter than the magic, a wrong magic, a file shorter than the
 //! version field, a version other than 1, a file shorter than the fixed header, a metadata or
-//! content length over its cap, a file whose size is not `96 + m + n` (truncated or with bytes
+//! content length over its cap, a content length of 0, a file whose size is not `96 + m + n` (truncated or with bytes
 //! after the checksum), a `file_sha256` that does not match, then (the file is now known to be
 //! as it was written) an id of 0, codec bits that are empty or unknown, a creation time over
 //! 2^63 - 1 microseconds (which the PostgreSQL store could not hold), a `content_sha256`
@@ -150,6 +150,10 @@ pub enum FormatError {
         /// The length given.
         len: usize,
     },
+    /// The content is empty: a dictionary with no content gives nothing to any codec, yet
+    /// `--dict auto` would pick it as the newest for its codecs.
+    #[error("dictionary file: the content is empty: a dictionary needs content")]
+    EmptyContent,
     /// The content length is over [`MAX_CONTENT_LEN`].
     #[error("dictionary file: content length {len} is over the limit of {MAX_CONTENT_LEN}")]
     ContentTooLong {
@@ -548,7 +552,8 @@ pub struct Dictionary {
 impl Dictionary {
     /// A dictionary with this id, codecs, creation time (microseconds since the Unix epoch),
     /// metadata and content. Fails if the id is 0, the set of codecs is empty, the creation
-    /// time is over [`MAX_CREATED_MICROS`], or the content or metadata is over its cap.
+    /// time is over [`MAX_CREATED_MICROS`], the content is empty, or the content or metadata
+    /// is over its cap.
     pub fn new(
         id: u32,
         codecs: CodecSet,
@@ -579,6 +584,9 @@ impl Dictionary {
         check_created(created_micros)?;
         if content.len() > MAX_CONTENT_LEN {
             return Err(FormatError::ContentTooLong { len: content.len() });
+        }
+        if content.is_empty() {
+            return Err(FormatError::EmptyContent);
         }
         if metadata_json.len() > MAX_METADATA_LEN {
             return Err(FormatError::MetadataTooLong {
@@ -716,6 +724,9 @@ impl Dictionary {
         if content_len > MAX_CONTENT_LEN {
             return Err(FormatError::ContentTooLong { len: content_len });
         }
+        if content_len == 0 {
+            return Err(FormatError::EmptyContent);
+        }
         let expected = HEADER_LEN + metadata_len + content_len + CHECKSUM_LEN;
         if len != expected {
             return Err(FormatError::LengthMismatch {
@@ -846,14 +857,14 @@ mod tests {
         file
     }
 
-    /// `file` with its metadata bytes replaced by `metadata`, the header's length and both
-    /// checksums made to match.
-    fn with_metadata(file: &[u8], metadata: &[u8]) -> Vec<u8> {
-        let content_start = HEADER_LEN + u32_at(file, METADATA_LEN_POS) as usize;
-        let content = &file[content_start..file.len() - CHECKSUM_LEN];
+    /// A file with the header fields of `file` and this metadata and content, its lengths and
+    /// both checksums made to match.
+    fn rebuilt(file: &[u8], metadata: &[u8], content: &[u8]) -> Vec<u8> {
         let mut out = file[..HEADER_LEN].to_vec();
         out[METADATA_LEN_POS..METADATA_LEN_POS + 4]
             .copy_from_slice(&(metadata.len() as u32).to_le_bytes());
+        out[CONTENT_LEN_POS..CONTENT_LEN_POS + 4]
+            .copy_from_slice(&(content.len() as u32).to_le_bytes());
         out.extend_from_slice(metadata);
         out.extend_from_slice(content);
         out.extend_from_slice(&[0; CHECKSUM_LEN]);
@@ -900,11 +911,32 @@ mod tests {
     }
 
     #[test]
-    fn empty_metadata_and_content() {
-        let dict = Dictionary::new(1, CodecSet::ALL, 0, Metadata::new(), b"").unwrap();
+    fn empty_metadata() {
+        let dict = Dictionary::new(1, CodecSet::ALL, 0, Metadata::new(), b"x").unwrap();
         let file = dict.to_bytes();
-        assert_eq!(file.len(), 96);
+        assert_eq!(file.len(), 97);
         assert_eq!(Dictionary::from_bytes(&file).unwrap(), dict);
+    }
+
+    #[test]
+    fn a_dictionary_needs_content() {
+        let new = |content: &[u8]| Dictionary::new(1, CodecSet::ALL, 0, Metadata::new(), content);
+        assert_eq!(new(b""), Err(FormatError::EmptyContent));
+        assert_eq!(
+            Dictionary::from_parts(1, CodecSet::ALL, 0, "", b""),
+            Err(FormatError::EmptyContent)
+        );
+        // The file a writer that skips the check would write: sized and checksummed.
+        let empty = rebuilt(&new(b"x").unwrap().to_bytes(), b"", b"");
+        assert_eq!(empty.len(), 96);
+        assert_eq!(
+            Dictionary::from_bytes(&empty),
+            Err(FormatError::EmptyContent)
+        );
+        assert_eq!(
+            FormatError::EmptyContent.to_string(),
+            "dictionary file: the content is empty: a dictionary needs content"
+        );
     }
 
     /// Every dictionary a directory store holds fits the PostgreSQL store's `bigint`.
@@ -926,7 +958,8 @@ mod tests {
 
     #[test]
     fn resealed_files_with_bad_fields_are_refused() {
-        let file = sample().to_bytes();
+        let dict = sample();
+        let file = dict.to_bytes();
         let mut no_codecs = file.clone();
         no_codecs[CODECS_POS..CODECS_POS + 2].copy_from_slice(&0u16.to_le_bytes());
         assert_eq!(
@@ -935,12 +968,12 @@ mod tests {
         );
         // JSON, but not an object; an empty object is taken.
         assert_eq!(
-            Dictionary::from_bytes(&with_metadata(&file, b"[]")),
+            Dictionary::from_bytes(&rebuilt(&file, b"[]", dict.content())),
             Err(FormatError::BadMetadata {
                 message: "not a JSON object".into()
             })
         );
-        let empty_object = Dictionary::from_bytes(&with_metadata(&file, b"{}")).unwrap();
+        let empty_object = Dictionary::from_bytes(&rebuilt(&file, b"{}", dict.content())).unwrap();
         assert_eq!(empty_object.metadata(), Metadata::new());
     }
 
@@ -956,7 +989,7 @@ mod tests {
         assert_eq!(Dictionary::from_bytes(&file), Ok(largest));
 
         // Sized and checksummed to match its header: only the cap refuses it.
-        let long_metadata = with_metadata(&sample().to_bytes(), over_cap.as_bytes());
+        let long_metadata = rebuilt(&file, over_cap.as_bytes(), b"x");
         assert_eq!(
             u32_at(&long_metadata, METADATA_LEN_POS),
             MAX_METADATA_LEN as u32 + 1

@@ -20,7 +20,7 @@
 //!     created_micros  bigint NOT NULL CHECK (created_micros >= 0),       -- since the epoch
 //!     created         timestamptz GENERATED ALWAYS AS (...) STORED,      -- for people
 //!     metadata        json CHECK (octet_length(metadata::text) <= 65536),  -- as written
-//!     content         bytea NOT NULL CHECK (length(content) <= 1048576),
+//!     content         bytea NOT NULL CHECK (length(content) BETWEEN 1 AND 1048576),
 //!     content_sha256  bytea NOT NULL CHECK (content_sha256 = sha256(content)),
 //!     file_sha256     bytea NOT NULL CHECK (length(file_sha256) = 32)  -- the record's, id in it
 //! );
@@ -135,7 +135,7 @@ CREATE TABLE pgdict.dictionaries (
     created         timestamptz
                     GENERATED ALWAYS AS (to_timestamp(created_micros / 1000000.0)) STORED,
     metadata        json CHECK (octet_length(metadata::text) <= 65536),
-    content         bytea NOT NULL CHECK (length(content) <= 1048576),
+    content         bytea NOT NULL CHECK (length(content) BETWEEN 1 AND 1048576),
     content_sha256  bytea NOT NULL CHECK (content_sha256 = sha256(content)),
     file_sha256     bytea NOT NULL CHECK (length(file_sha256) = 32)
 );
