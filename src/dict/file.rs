@@ -331,19 +331,20 @@ pub struct Gain {
 }
 
 impl Gain {
-    /// raw / plain: the ratio PostgreSQL gets on its own.
-    pub fn plain_ratio(&self) -> f64 {
+    /// raw / plain: the ratio PostgreSQL gets on its own; `None` when `plain_bytes` is 0 (a
+    /// metadata writer's, never a measurement: a stored datum has a header).
+    pub fn plain_ratio(&self) -> Option<f64> {
         ratio(self.raw_bytes, self.plain_bytes)
     }
 
-    /// raw / dict: the ratio with the dictionary.
-    pub fn dict_ratio(&self) -> f64 {
+    /// raw / dict: the ratio with the dictionary; `None` when `dict_bytes` is 0.
+    pub fn dict_ratio(&self) -> Option<f64> {
         ratio(self.raw_bytes, self.dict_bytes)
     }
 
     /// plain / dict: how many times smaller than plain compression with the
-    /// [`Gain::baseline`] codec the dictionary makes the rows.
-    pub fn gain(&self) -> f64 {
+    /// [`Gain::baseline`] codec the dictionary makes the rows; `None` when `dict_bytes` is 0.
+    pub fn gain(&self) -> Option<f64> {
         ratio(self.plain_bytes, self.dict_bytes)
     }
 
@@ -399,12 +400,9 @@ impl Gain {
     }
 }
 
-fn ratio(num: u64, den: u64) -> f64 {
-    if den == 0 {
-        f64::NAN
-    } else {
-        num as f64 / den as f64
-    }
+/// num / den, `None` for a denominator of 0.
+fn ratio(num: u64, den: u64) -> Option<f64> {
+    (den != 0).then(|| num as f64 / den as f64)
 }
 
 /// How a dictionary was trained, and what it was measured to give: the file's metadata,
@@ -907,7 +905,7 @@ mod tests {
         let metadata = back.metadata();
         assert_eq!(metadata.other["future_key"], "kept");
         assert_eq!(metadata.gains[0].dict_bytes, 1500);
-        assert!((metadata.gains[0].gain() - 2.6).abs() < 1e-9);
+        assert!((metadata.gains[0].gain().unwrap() - 2.6).abs() < 1e-9);
     }
 
     #[test]

@@ -1187,7 +1187,11 @@ fn text_report_and_store_from_stdin_and_flag() {
     assert_eq!(metadata.source.as_deref(), Some("standard input (lines)"));
     assert!(metadata.trainer.unwrap().contains("builder=pgdict"));
     assert_eq!(metadata.gains.len(), 1);
-    assert!(metadata.gains[0].gain() > 1.5, "{:?}", metadata.gains[0]);
+    assert!(
+        metadata.gains[0].gain().unwrap() > 1.5,
+        "{:?}",
+        metadata.gains[0]
+    );
     assert_eq!(metadata.parameters["seed"], 0);
     assert!(
         metadata.other["eval"]["buckets"]["64-256"]["datums"]

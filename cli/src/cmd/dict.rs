@@ -7,7 +7,8 @@ use std::sync::Arc;
 use anyhow::Context;
 use pgdict::datum::Codec;
 use pgdict::dict::{
-    self, file::hex, Destination, Dictionary, DirStore, PgStore, Store, StoreEntry, StoreError,
+    self, file::hex, Destination, Dictionary, DirStore, Gain, PgStore, Store, StoreEntry,
+    StoreError,
 };
 use serde_json::{json, Value};
 
@@ -61,6 +62,17 @@ fn status(entry: &StoreEntry, auto: &BTreeMap<Codec, u32>) -> String {
     }
 }
 
+/// A ratio to two decimals, or `-` where a byte count of 0 in the metadata leaves none (a
+/// measurement never stores 0 bytes, but metadata holds what its writer put there).
+fn two_decimals(ratio: Option<f64>) -> String {
+    ratio.map_or("-".into(), |r| format!("{r:.2}"))
+}
+
+/// A gain as `2.61x`, or `-` where there is none ([`two_decimals`]).
+fn times(gain: Option<f64>) -> String {
+    gain.map_or("-".into(), |g| format!("{g:.2}x"))
+}
+
 /// The measured gains: `pglz 2.61x` (stored bytes of plain pglz over the dictionary's; plain
 /// lz4's for an lz4 dictionary), `zstd 1.75x vs pglz` (zstd is judged against plain pglz).
 fn gains(dict: &Dictionary) -> String {
@@ -69,7 +81,7 @@ fn gains(dict: &Dictionary) -> String {
         .gains
         .iter()
         .map(|g| {
-            let mut gain = format!("{} {:.2}x", g.codec, g.gain());
+            let mut gain = format!("{} {}", g.codec, times(g.gain()));
             if g.baseline() != g.codec {
                 gain.push_str(&format!(" vs {}", g.baseline()));
             }
@@ -206,7 +218,7 @@ fn summary_json(entry: &StoreEntry, dict: &Dictionary, auto: &BTreeMap<Codec, u3
             "raw_bytes": g.raw_bytes,
             "plain_bytes": g.plain_bytes,
             "dict_bytes": g.dict_bytes,
-            "gain": (g.gain() * 1000.0).round() / 1000.0,
+            "gain": g.gain().map(|gain| (gain * 1000.0).round() / 1000.0),
         })).collect::<Vec<_>>(),
     })
 }
@@ -282,22 +294,7 @@ fn show(
             ));
         }
         for gain in &metadata.gains {
-            lines.push((
-                "measured",
-                format!(
-                    "on {} held-out rows ({} bytes): plain {} stores {} bytes, {} with this \
-                     dictionary {}: {:.2}x smaller (ratio {:.2} -> {:.2})",
-                    thousands(gain.rows),
-                    thousands(gain.raw_bytes),
-                    gain.baseline(),
-                    thousands(gain.plain_bytes),
-                    gain.codec,
-                    thousands(gain.dict_bytes),
-                    gain.gain(),
-                    gain.plain_ratio(),
-                    gain.dict_ratio()
-                ),
-            ));
+            lines.push(("measured", measured(gain)));
         }
         writeln!(out, "dictionary {id}")?;
         for (key, value) in lines {
@@ -309,6 +306,23 @@ fn show(
     }
     out.finish()?;
     Ok(0)
+}
+
+/// One measured gain, as `dict show` says it.
+fn measured(gain: &Gain) -> String {
+    format!(
+        "on {} held-out rows ({} bytes): plain {} stores {} bytes, {} with this dictionary {}: \
+         {} smaller (ratio {} -> {})",
+        thousands(gain.rows),
+        thousands(gain.raw_bytes),
+        gain.baseline(),
+        thousands(gain.plain_bytes),
+        gain.codec,
+        thousands(gain.dict_bytes),
+        times(gain.gain()),
+        two_decimals(gain.plain_ratio()),
+        two_decimals(gain.dict_ratio())
+    )
 }
 
 fn retire(store_args: &StoreArgs, id: u32) -> anyhow::Result<u8> {
@@ -449,5 +463,60 @@ fn same_dir(a: &std::path::Path, b: &std::path::Path) -> bool {
     match (a.canonicalize(), b.canonicalize()) {
         (Ok(a), Ok(b)) => a == b,
         _ => a == b,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pgdict::dict::{CodecSet, Metadata};
+
+    fn measured_as(gain: &Gain) -> Dictionary {
+        let mut metadata = Metadata::new();
+        metadata.gains.push(gain.clone());
+        Dictionary::new(1, CodecSet::ALL, 0, metadata, b"content").unwrap()
+    }
+
+    #[test]
+    fn gains_over_zero_bytes_show_as_dashes() {
+        let measured_gain = Gain {
+            codec: Codec::Lz4,
+            rows: 3,
+            raw_bytes: 3000,
+            plain_bytes: 2000,
+            dict_bytes: 1000,
+        };
+        let dict = measured_as(&measured_gain);
+        assert_eq!(gains(&dict), "lz4 2.00x");
+        assert_eq!(
+            measured(&measured_gain),
+            "on 3 held-out rows (3,000 bytes): plain lz4 stores 2,000 bytes, lz4 with this \
+             dictionary 1,000: 2.00x smaller (ratio 1.50 -> 3.00)"
+        );
+        let entry = StoreEntry {
+            id: 1,
+            retired: false,
+        };
+        let json = summary_json(&entry, &dict, &BTreeMap::new());
+        assert_eq!(json["gains"][0]["gain"], 2.0);
+
+        // Metadata may say 0 bytes (no measurement does): no NaN.
+        let zero = Gain {
+            codec: Codec::Zstd,
+            plain_bytes: 0,
+            dict_bytes: 0,
+            ..measured_gain
+        };
+        let dict = measured_as(&zero);
+        assert_eq!(gains(&dict), "zstd - vs pglz");
+        assert_eq!(
+            measured(&zero),
+            "on 3 held-out rows (3,000 bytes): plain pglz stores 0 bytes, zstd with this \
+             dictionary 0: - smaller (ratio - -> -)"
+        );
+        assert_eq!(
+            summary_json(&entry, &dict, &BTreeMap::new())["gains"][0]["gain"],
+            Value::Null
+        );
     }
 }
