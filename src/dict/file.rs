@@ -53,8 +53,13 @@
 //! # Versions
 //!
 //! A reader rejects versions it does not know: a later version may change any field after the
-//! version. Metadata keys a reader does not know are kept ([`Metadata::other`]) and written
-//! back unchanged, so new metadata needs no new version.
+//! version. Metadata a reader does not know needs no new version: a [`Dictionary`] keeps its
+//! metadata as the bytes it was read with ([`Dictionary::metadata_json`]), so a file read and
+//! written back, or copied between stores, keeps every key byte for byte. Metadata parsed into
+//! [`Metadata`] and made into a dictionary again ([`Dictionary::new`]) keeps less: unknown
+//! top-level keys ([`Metadata::other`]) and all of `parameters`, but not unknown keys inside a
+//! `gains` entry, which [`Gain`] has no room for (and the JSON is written anew, so its bytes
+//! may differ).
 
 use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -428,7 +433,8 @@ pub struct Metadata {
     pub parameters: Map<String, Value>,
     /// Gains measured on held-out rows, one per codec evaluated.
     pub gains: Vec<Gain>,
-    /// Keys this version of pgdict does not know, kept as they are.
+    /// Top-level keys this version of pgdict does not know, kept as they are (unknown keys
+    /// inside a `gains` entry are not kept: see "Versions" in the module documentation).
     pub other: Map<String, Value>,
 }
 
