@@ -1020,8 +1020,8 @@ fn a_store_on_a_standby_reads_and_refuses_writes() {
     assert_eq!(stderr.matches("on the primary").count(), 1, "{stderr}");
 }
 
-/// Ctrl-C while `compress` waits on a slow fetch cancels the query on the server (see
-/// `PgCluster::assert_interrupt_cancels_fetch`), with its output written to standard output
+/// Ctrl-C while `compress` waits on a slow read cancels the query on the server (see
+/// `PgCluster::assert_interrupt_cancels_read`), with its output written to standard output
 /// (no temporary file: the handler is there for the source).
 #[test]
 fn an_interrupted_compress_cancels_its_query() {
@@ -1031,5 +1031,5 @@ fn an_interrupted_compress_cancels_its_query() {
         .args(["compress", "--dict", "none"])
         .env_remove("PGDICT_STORE")
         .env_remove("PGDICT_PG_STORE");
-    cluster.assert_interrupt_cancels_fetch(compress);
+    cluster.assert_interrupt_cancels_read(compress);
 }

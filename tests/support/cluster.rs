@@ -93,6 +93,12 @@ impl PgCluster {
     ///
     /// Panics, with the server log, if any step fails.
     pub fn start() -> PgCluster {
+        PgCluster::start_with(&[])
+    }
+
+    /// [`PgCluster::start`], with `settings` (`name = value` lines) added to
+    /// postgresql.conf first: for settings only a restart changes (`shared_buffers`).
+    pub fn start_with(settings: &[&str]) -> PgCluster {
         let mut cluster = PgCluster::empty(Binaries::locate());
         // From here on, a panic drops `cluster`, which stops whatever was started.
         let data_dir = cluster.data_dir().to_path_buf();
@@ -111,6 +117,16 @@ impl PgCluster {
             .current_dir(cluster.root.path())
             .output();
         cluster.check_output("initdb", initdb);
+        if !settings.is_empty() {
+            let conf = data_dir.join("postgresql.conf");
+            let mut text = fs::read_to_string(&conf).unwrap();
+            for setting in settings {
+                text.push_str(setting);
+                text.push('\n');
+            }
+            fs::write(&conf, text)
+                .unwrap_or_else(|e| panic!("cannot write {}: {e}", conf.display()));
+        }
         cluster.launch();
         cluster
     }
@@ -279,10 +295,10 @@ impl PgCluster {
         COMMIT";
 
     /// Runs `command` (a pgdict binary, its arguments but the source's given) on a view whose
-    /// rows take 5 s each, interrupts it (SIGINT) once its FETCH is under way, and asserts
-    /// that the server's query ends with the process: cancelled, not left running until it
-    /// next writes to the closed socket (the rest of the 5 s).
-    pub fn assert_interrupt_cancels_fetch(&self, mut command: Command) {
+    /// rows take 5 s each, interrupts it (SIGINT) once its query of the view is under way, and
+    /// asserts that the server's query ends with the process: cancelled, not left running
+    /// until it next writes to the closed socket (the rest of the 5 s).
+    pub fn assert_interrupt_cancels_read(&self, mut command: Command) {
         let mut client = self.client();
         client
             .batch_execute(
@@ -290,11 +306,11 @@ impl PgCluster {
                  FROM generate_series(1, 100) g",
             )
             .unwrap();
-        let fetching = |client: &mut postgres::Client| -> i64 {
+        let reading = |client: &mut postgres::Client| -> i64 {
             client
                 .query_one(
                     "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' \
-                     AND query LIKE 'FETCH %' AND pid <> pg_backend_pid()",
+                     AND query LIKE 'SELECT % FROM slow_rows %' AND pid <> pg_backend_pid()",
                     &[],
                 )
                 .unwrap()
@@ -315,10 +331,10 @@ impl PgCluster {
             .spawn()
             .unwrap();
         let started = Instant::now();
-        while fetching(&mut client) == 0 {
+        while reading(&mut client) == 0 {
             assert!(
                 started.elapsed() < Duration::from_secs(30),
-                "no FETCH began"
+                "no query of the view began"
             );
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -331,10 +347,10 @@ impl PgCluster {
         assert!(!status.success(), "{status}");
         // The 5 s row is cancelled at once; give the server a moment to say so.
         let ended = Instant::now();
-        while fetching(&mut client) > 0 {
+        while reading(&mut client) > 0 {
             assert!(
                 ended.elapsed() < Duration::from_millis(2500),
-                "the FETCH went on after the process ended"
+                "the query went on after the process ended"
             );
             std::thread::sleep(Duration::from_millis(50));
         }

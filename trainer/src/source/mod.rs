@@ -17,15 +17,21 @@
 //! | standard input | as the format says | [`SourceSpec::Stdin`] |
 //! | PostgreSQL column | one non-NULL value: `bytea` as its bytes, any other type as its text output in the database's encoding | [`SourceSpec::Postgres`] |
 //!
-//! The PostgreSQL source reads through a server-side cursor (`DECLARE ... CURSOR`, fetched in
-//! batches of about 8 MiB, up to 1000 rows) so that neither the server's result nor the client
-//! holds the table. When the caller says how many rows it wants ([`PgSource::rows_wanted`]) and
-//! the table's statistics (`pg_class.reltuples`; for a partitioned table not analyzed as a
-//! whole, its partitions') say it holds more than three times that, only a share of its pages
-//! is read: `TABLESAMPLE SYSTEM (p) REPEATABLE (seed)`, with `p` chosen for about three times
-//! the rows wanted (the reservoir sampler then picks among them). SYSTEM sampling takes whole
-//! pages, so rows stored together are sampled together; on tables whose rows differ by where
-//! they sit (say, old rows and new rows of a changing schema) prefer a larger `rows_wanted`.
+//! The PostgreSQL source streams a plain `SELECT` of the column (`pg`: a thread owns the
+//! connection and hands the rows over in batches of up to 8 MiB or 1000 rows, a larger row
+//! alone): the server sends rows as it reads them, storing none, and the client holds two
+//! batches at most. When the caller says how many rows it wants ([`PgSource::rows_wanted`]) and the
+//! table's statistics (`pg_class.reltuples`; for a partitioned table not analyzed as a whole,
+//! its partitions') say it holds more than nine times that, so that the sample reads at most a
+//! third of its pages, only a share of its pages is read: `TABLESAMPLE SYSTEM (p) REPEATABLE
+//! (seed)`, with `p` chosen for three times the rows wanted and rounded up to a power of
+//! 2^(1/4) (three to 3.6 times; the reservoir sampler then picks among them). SYSTEM sampling
+//! takes whole pages, so rows stored together are sampled together; on tables whose rows
+//! differ by where they sit (say, old rows and new rows of a changing schema) prefer a larger
+//! `rows_wanted`. The same seed reads the same rows in the same order, and so gives the same
+//! sample, while the table's contents, their layout on its pages and (coarsely: the rounding
+//! keeps `p` through an ANALYZE's small changes) its statistics stay the same; a table read
+//! whole is read without synchronized scans (which start where another session's scan is).
 //! If the sample comes back empty (statistics far out of date), the whole column is read.
 //! `jsonb` and other binary-stored types arrive as text, which is not the bytes PostgreSQL
 //! compresses for them ([`Rows::note`] says so); `text`, `json`, `varchar` and `bytea` arrive
@@ -174,7 +180,8 @@ pub struct PgSource {
     /// The column's name, as it is (not quoted).
     pub column: String,
     /// About how many rows the caller will keep; `None` reads the whole column. With a
-    /// number, a large table is sampled by pages (see the module documentation).
+    /// number, a table of more than nine times as many rows is sampled by pages (see the
+    /// module documentation).
     pub rows_wanted: Option<u64>,
     /// The seed of `TABLESAMPLE ... REPEATABLE`, so that a sample can be repeated.
     pub seed: u64,
@@ -472,7 +479,7 @@ fn round_to_3_digits(n: u64) -> u64 {
 }
 
 /// How a large PostgreSQL table was read: a share of its pages (`TABLESAMPLE SYSTEM`), for
-/// about three times the rows wanted (see the module documentation).
+/// three to 3.6 times the rows wanted (see the module documentation).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PageSample {
     /// The share of the table's pages read, in percent.
@@ -559,7 +566,7 @@ impl<T> Rows<T> {
     /// Whether reading the next row may wait for input that has not come: standard input or a
     /// named pipe with nothing buffered and nothing ready to read. A caller holding rows back
     /// (to compress them in batches) hands them on first, so that rows come out as they come
-    /// in. A file, a directory or a PostgreSQL cursor never waits for long: false.
+    /// in. A file, a directory or a PostgreSQL column never waits for long: false.
     pub fn may_wait(&self) -> bool {
         self.stream
             .as_ref()

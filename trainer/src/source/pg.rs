@@ -1,27 +1,42 @@
-//! The PostgreSQL source: a column read through a server-side cursor, sampled by pages when
-//! the table is large (see the parent module's documentation).
+//! The PostgreSQL source: a column streamed from a plain `SELECT`, sampled by pages when the
+//! table is large (see the parent module's documentation).
+//!
+//! A reader thread owns the connection: the postgres crate's streaming query
+//! (`Client::query_raw`) borrows the client for as long as its rows are read, which [`Rows`]
+//! cannot hold. The thread runs the query and hands its rows over in batches of about
+//! [`BATCH_BYTES`] through a rendezvous channel, so that the source holds at most two batches
+//! (the one being taken and the next, waiting) and the row being read. The client reads the
+//! socket only while the thread asks for a row, so a waiting thread stops the server too
+//! (it blocks writing to the socket), and a `SELECT` sends its rows as it makes them.
+//!
+//! Not a cursor: a `FETCH n` is run to completion on the server, its result stored whole (in
+//! memory, then in temporary files past `work_mem`) before a row is sent, and the client
+//! collects the n rows at once: an n chosen from the sizes of the rows before cannot bound the
+//! bytes of the rows after (small rows, then large ones: hundreds of megabytes in one fetch,
+//! which a server with a `temp_file_limit` refused).
 
 use std::cell::Cell;
-use std::collections::VecDeque;
 use std::rc::Rc;
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::thread::JoinHandle;
 
 use pgdict::dict::describe_pg_error;
+use postgres::fallible_iterator::FallibleIterator;
+use postgres::types::ToSql;
 use postgres::Client;
 
 use super::{PageSample, PgSource, Rows, SourceError};
 
-/// The most rows fetched per round trip.
-const MAX_BATCH: i64 = 1000;
-/// The bytes a fetch aims at. Rows are fetched one at first, then twice as many per round
-/// trip while a fetch brings less than half this, and proportionally fewer when it brings
-/// more: a table of megabyte values is fetched a few at a time, not 1000 (a gigabyte) at
-/// once, and one of small rows reaches 1000 a fetch after ten round trips.
+/// The bytes of rows a batch holds at most (a row larger than this is a batch alone).
 const BATCH_BYTES: usize = 8 << 20;
-/// The cursor's name.
-const CURSOR: &str = "pgdict_trainer_sample";
-/// A table is sampled by pages when it holds more than this many times the rows wanted;
-/// the sample then aims at this many times the rows wanted.
+/// The rows a batch holds at most: small rows cost more than their bytes (a `Vec` each).
+const BATCH_ROWS: usize = 1000;
+/// The page sample aims at this many times the rows wanted (the reservoir sampler picks among
+/// them), and is taken only when that is under 1 / `OVERSAMPLE` of the table's rows: when the
+/// table holds more than `OVERSAMPLE`² (nine) times the rows wanted.
 const OVERSAMPLE: f64 = 3.0;
+/// The smallest share of the pages sampled, in percent.
+const MIN_SAMPLE_PERCENT: f64 = 0.0001;
 
 /// What went wrong while doing `what` on `server`: the server's error, or a connection
 /// that closed under the client (the server stopped or crashed: the client sees the end of
@@ -56,37 +71,26 @@ fn sqlstate(e: &postgres::Error) -> Option<String> {
     e.code().map(|code| code.code().to_string())
 }
 
-/// The rows to fetch next, after a fetch of `batch` rows brought `bytes` (see
-/// [`BATCH_BYTES`]).
-pub(super) fn next_batch(batch: i64, bytes: usize) -> i64 {
-    if bytes > BATCH_BYTES {
-        let scaled = batch as f64 * BATCH_BYTES as f64 / bytes as f64;
-        (scaled as i64).clamp(1, MAX_BATCH)
-    } else if bytes < BATCH_BYTES / 2 {
-        batch.saturating_mul(2).min(MAX_BATCH)
-    } else {
-        batch
-    }
+/// The share of a table's pages to sample, in percent, for about [`OVERSAMPLE`] times
+/// `wanted` rows of the `estimated_rows` it holds; `None` (read it whole) unless it holds more
+/// than `OVERSAMPLE`² times `wanted`, so that the sample reads at most a third of its pages.
+fn sample_percent(wanted: u64, estimated_rows: f64) -> Option<f64> {
+    let wanted = wanted as f64;
+    (estimated_rows > OVERSAMPLE * OVERSAMPLE * wanted).then(|| {
+        let percent = (100.0 * OVERSAMPLE * wanted / estimated_rows).max(MIN_SAMPLE_PERCENT);
+        quarter_octave_up(percent).min(100.0 / OVERSAMPLE)
+    })
 }
 
-/// The cursor's state.
-struct Cursor {
-    client: Client,
-    /// Cancels the session's query if a signal ends the process while the cursor lives.
-    _cancel_on_signal: crate::interrupt::Registration,
-    server: String,
-    /// "column C of T", for error messages.
-    read: String,
-    /// The query without TABLESAMPLE.
-    full_query: String,
-    /// Shared with [`Rows`]: cleared if the sample finds no rows and the whole column is
-    /// read instead.
-    page_sample: Rc<Cell<Option<PageSample>>>,
-    buffer: VecDeque<Vec<u8>>,
-    /// Rows the next fetch asks for (see [`BATCH_BYTES`]).
-    batch: i64,
-    yielded: u64,
-    done: bool,
+/// `share` rounded up to the next power of 2^(1/4) (..., 1, 1.19, 1.41, 1.68, 2, 2.38, ...):
+/// the statistics a share is computed from move a little with each ANALYZE, and a share that
+/// moved with them would sample other pages (another sample from the same rows). Rounded up,
+/// it reads at most 19 % more than asked, never less.
+pub(super) fn quarter_octave_up(share: f64) -> f64 {
+    // Less a hair, so that a power of 2^(1/4) computed with a rounding error above it stays
+    // itself rather than going up a step.
+    let steps = (share.log2() * 4.0 - 1e-9).ceil();
+    (steps / 4.0).exp2()
 }
 
 pub(super) fn open(source: &PgSource) -> Result<Rows, SourceError> {
@@ -100,7 +104,8 @@ pub(super) fn open(source: &PgSource) -> Result<Rows, SourceError> {
         hint: e.hint(),
     })?;
     // Ctrl-C (or SIGTERM, SIGHUP) cancels the query on the server before the process ends:
-    // else the server goes on with the fetch under way (a slow view's, a large batch's).
+    // else the server goes on with the query under way (a slow view's) until it next writes
+    // to the closed connection.
     let token = client.cancel_token();
     let tls = info.tls.clone();
     let cancel_on_signal = crate::interrupt::on_signal(move || {
@@ -236,9 +241,8 @@ pub(super) fn open(source: &PgSource) -> Result<Rows, SourceError> {
     let full_query = format!("SELECT {expr} FROM {table} WHERE {not_null}");
     // TABLESAMPLE works on tables and materialized views (kinds r, m, p), not views.
     let sample_percent = match source.rows_wanted {
-        Some(wanted) if matches!(relkind.as_str(), "r" | "m" | "p") && estimated_rows > 0.0 => {
-            let percent = 100.0 * OVERSAMPLE * wanted as f64 / estimated_rows;
-            (percent < 100.0 / OVERSAMPLE).then_some(percent.max(0.0001))
+        Some(wanted) if matches!(relkind.as_str(), "r" | "m" | "p") => {
+            sample_percent(wanted, estimated_rows)
         }
         _ => None,
     };
@@ -255,21 +259,34 @@ pub(super) fn open(source: &PgSource) -> Result<Rows, SourceError> {
         percent,
         estimated_rows: estimated_rows as u64,
     })));
-    let mut cursor = Cursor {
+    let read = format!("column {} of {table}", source.column);
+    let reader = Reader {
         client,
         _cancel_on_signal: cancel_on_signal,
         server,
-        read: format!("column {} of {table}", source.column),
-        full_query,
+        read: read.clone(),
+    };
+    let whole_column = sample_percent.is_some().then_some(full_query);
+    let (hand, handed) = mpsc::sync_channel(0);
+    let thread = std::thread::Builder::new()
+        .name("pgdict-pg-reader".into())
+        .spawn(move || reader.run(&query, whole_column.as_deref(), &hand))
+        .map_err(|source| SourceError::Io {
+            origin: format!("a thread reading {read}"),
+            source,
+        })?;
+    let mut stream = Stream {
+        handed,
+        thread: Some(thread),
         page_sample: page_sample.clone(),
-        buffer: VecDeque::new(),
-        batch: 1,
-        yielded: 0,
+        batch: Vec::new().into_iter(),
         done: false,
     };
-    cursor.declare(&query)?;
+    // An error the server finds as the query starts (a table the role may not read) fails
+    // the opening, before any row is asked for.
+    stream.wait_until_started()?;
     Ok(Rows {
-        iter: Box::new(cursor),
+        iter: Box::new(stream),
         read: Default::default(),
         len: None,
         note,
@@ -278,64 +295,187 @@ pub(super) fn open(source: &PgSource) -> Result<Rows, SourceError> {
     })
 }
 
-impl Cursor {
-    fn err(&self, what: &str, e: postgres::Error) -> SourceError {
-        pg_error(&self.server, what, &e)
-    }
+/// What the reader thread hands over.
+enum Handed {
+    /// The server began to send the first query's rows (or said it has none): it took the
+    /// query.
+    Started,
+    /// Rows, in the order read.
+    Rows(Vec<Vec<u8>>),
+    /// The page sample found no rows (the statistics promised rows the sampled pages did not
+    /// hold): the whole column follows.
+    WholeColumn,
+}
 
-    /// Starts a read-only transaction holding the cursor for `query`.
-    fn declare(&mut self, query: &str) -> Result<(), SourceError> {
-        let sql = format!("BEGIN READ ONLY; DECLARE {CURSOR} NO SCROLL CURSOR FOR {query}");
+/// The reader thread's side: the connection, and what it reads.
+struct Reader {
+    client: Client,
+    /// Cancels the session's query if a signal ends the process while the reader lives.
+    _cancel_on_signal: crate::interrupt::Registration,
+    server: String,
+    /// "column C of T", for error messages.
+    read: String,
+}
+
+/// What the rows of a query came to.
+enum Streamed {
+    /// This many rows were handed over.
+    Rows(u64),
+    /// The source was dropped: nobody takes the rows.
+    NobodyTakes,
+}
+
+impl Reader {
+    /// Reads the rows of `query` and hands them over; if it has none and `whole_column` is
+    /// given (`query` samples pages), those of `whole_column`. Ends early, without an error,
+    /// when the source is dropped.
+    fn run(
+        mut self,
+        query: &str,
+        whole_column: Option<&str>,
+        hand: &SyncSender<Handed>,
+    ) -> Result<(), SourceError> {
+        // Not synchronized: a scan of a large table may start where another session's scan
+        // is (`synchronize_seqscans`), and the rows would come in another order, which the
+        // sampler would take as other rows (it draws by position). Read-only: the column of
+        // a view may call any function.
         self.client
-            .batch_execute(&sql)
-            .map_err(|e| self.err(&format!("opening a cursor on {}", self.read), e))
-    }
-
-    fn fetch(&mut self) -> Result<(), SourceError> {
-        let sql = format!("FETCH {} FROM {CURSOR}", self.batch);
-        let rows = self
-            .client
-            .query(sql.as_str(), &[])
-            .map_err(|e| self.err(&format!("fetching rows of {}", self.read), e))?;
-        let mut bytes = 0;
-        for row in rows {
-            // The query reads every column as bytea.
-            let value = row.get::<_, Vec<u8>>(0);
-            bytes += value.len();
-            self.buffer.push_back(value);
+            .batch_execute("SET synchronize_seqscans = off; BEGIN READ ONLY")
+            .map_err(|e| pg_error(&self.server, &format!("starting to read {}", self.read), &e))?;
+        let streamed = self.stream(query, hand, true)?;
+        if let (Streamed::Rows(0), Some(whole_column)) = (streamed, whole_column) {
+            if hand.send(Handed::WholeColumn).is_err() {
+                return Ok(());
+            }
+            self.stream(whole_column, hand, false)?;
         }
-        self.batch = next_batch(self.batch, bytes);
+        // Nothing was written; a failure here loses no row.
+        let _ = self.client.batch_execute("COMMIT");
         Ok(())
     }
 
-    fn next_row(&mut self) -> Result<Option<Vec<u8>>, SourceError> {
-        if self.buffer.is_empty() {
-            self.fetch()?;
+    /// Hands over the rows of `query` in batches ([`Batches`]), after [`Handed::Started`] if
+    /// `first`.
+    fn stream(
+        &mut self,
+        query: &str,
+        hand: &SyncSender<Handed>,
+        first: bool,
+    ) -> Result<Streamed, SourceError> {
+        let what = format!("reading rows of {}", self.read);
+        let server = &self.server;
+        let failed = |e: postgres::Error| pg_error(server, &what, &e);
+        let no_parameters: [&(dyn ToSql + Sync); 0] = [];
+        let mut rows = self
+            .client
+            .query_raw(query, no_parameters)
+            .map_err(failed)?;
+        let mut next = rows.next().map_err(failed)?;
+        if first && hand.send(Handed::Started).is_err() {
+            return Ok(Streamed::NobodyTakes);
         }
-        if self.buffer.is_empty() && self.page_sample.get().is_some() && self.yielded == 0 {
-            // The statistics promised rows the sampled pages did not hold: read it all.
-            self.client.batch_execute("COMMIT").map_err(|e| {
-                self.err(&format!("closing the sampling cursor on {}", self.read), e)
-            })?;
-            self.page_sample.set(None);
-            let query = self.full_query.clone();
-            self.declare(&query)?;
-            self.fetch()?;
-        }
-        match self.buffer.pop_front() {
-            Some(datum) => {
-                self.yielded += 1;
-                Ok(Some(datum))
+        let mut batches = Batches::default();
+        let mut count = 0;
+        while let Some(row) = next {
+            // The query reads the column as bytea.
+            let value: Vec<u8> = row.get(0);
+            count += 1;
+            if let Some(full) = batches.push(value) {
+                if hand.send(Handed::Rows(full)).is_err() {
+                    return Ok(Streamed::NobodyTakes);
+                }
             }
-            None => {
-                let _ = self.client.batch_execute("COMMIT");
-                Ok(None)
+            next = rows.next().map_err(failed)?;
+        }
+        let last = batches.finish();
+        if !last.is_empty() && hand.send(Handed::Rows(last)).is_err() {
+            return Ok(Streamed::NobodyTakes);
+        }
+        Ok(Streamed::Rows(count))
+    }
+}
+
+/// Rows gathered into batches of at most [`BATCH_BYTES`] and [`BATCH_ROWS`]; a row larger than
+/// `BATCH_BYTES` is a batch alone.
+#[derive(Default)]
+struct Batches {
+    rows: Vec<Vec<u8>>,
+    bytes: usize,
+}
+
+impl Batches {
+    /// Adds `row`; returns the batch before it when `row` does not fit in it.
+    fn push(&mut self, row: Vec<u8>) -> Option<Vec<Vec<u8>>> {
+        let full = !self.rows.is_empty()
+            && (self.rows.len() == BATCH_ROWS || self.bytes + row.len() > BATCH_BYTES);
+        let batch = full.then(|| {
+            self.bytes = 0;
+            std::mem::take(&mut self.rows)
+        });
+        self.bytes += row.len();
+        self.rows.push(row);
+        batch
+    }
+
+    /// The last batch (empty if no row is left).
+    fn finish(self) -> Vec<Vec<u8>> {
+        self.rows
+    }
+}
+
+/// The source's side: takes the batches the reader thread hands over.
+struct Stream {
+    handed: Receiver<Handed>,
+    /// The reader thread, until it has ended: what it ended with is the end of the rows (or
+    /// their error).
+    thread: Option<JoinHandle<Result<(), SourceError>>>,
+    /// Shared with [`Rows`]: cleared if the page sample finds no rows and the whole column is
+    /// read instead.
+    page_sample: Rc<Cell<Option<PageSample>>>,
+    batch: std::vec::IntoIter<Vec<u8>>,
+    done: bool,
+}
+
+impl Stream {
+    /// The next thing handed over; `None` when the reader thread has ended, which it did with
+    /// an error if `Err`.
+    fn take(&mut self) -> Result<Option<Handed>, SourceError> {
+        match self.handed.recv() {
+            Ok(handed) => Ok(Some(handed)),
+            Err(mpsc::RecvError) => match self.thread.take().map(JoinHandle::join) {
+                Some(Ok(ended)) => ended.map(|()| None),
+                Some(Err(panic)) => std::panic::resume_unwind(panic),
+                None => Ok(None),
+            },
+        }
+    }
+
+    /// Waits until the server has taken the query (or refused it: its error).
+    fn wait_until_started(&mut self) -> Result<(), SourceError> {
+        match self.take()? {
+            Some(Handed::Started) | None => Ok(()),
+            Some(Handed::Rows(_) | Handed::WholeColumn) => {
+                unreachable!("the reader says it started before it hands rows over")
+            }
+        }
+    }
+
+    fn next_row(&mut self) -> Result<Option<Vec<u8>>, SourceError> {
+        loop {
+            if let Some(row) = self.batch.next() {
+                return Ok(Some(row));
+            }
+            match self.take()? {
+                Some(Handed::Rows(batch)) => self.batch = batch.into_iter(),
+                Some(Handed::WholeColumn) => self.page_sample.set(None),
+                Some(Handed::Started) => {}
+                None => return Ok(None),
             }
         }
     }
 }
 
-impl Iterator for Cursor {
+impl Iterator for Stream {
     type Item = Result<Vec<u8>, SourceError>;
 
     fn next(&mut self) -> Option<Self::Item> {
@@ -352,21 +492,80 @@ mod tests {
     use super::*;
 
     #[test]
-    fn fetches_grow_to_1000_rows_and_shrink_to_about_8_mib() {
-        // Small rows: 1, 2, 4, ... 1000 a fetch.
-        let mut batch = 1;
-        let mut batches = Vec::new();
-        for _ in 0..12 {
-            batches.push(batch);
-            batch = next_batch(batch, batch as usize * 100);
+    fn batches_hold_up_to_1000_rows_or_8_mib_and_a_larger_row_alone() {
+        let batch_sizes = |rows: &[usize]| {
+            let mut batches = Batches::default();
+            let mut sizes = Vec::new();
+            for &len in rows {
+                if let Some(full) = batches.push(vec![0; len]) {
+                    sizes.push(full.iter().map(Vec::len).collect::<Vec<_>>());
+                }
+            }
+            sizes.push(batches.finish().iter().map(Vec::len).collect());
+            sizes
+        };
+        // Small rows: 1000 a batch.
+        let small = batch_sizes(&[10; 2500]);
+        let counts: Vec<usize> = small.iter().map(Vec::len).collect();
+        assert_eq!(counts, [1000, 1000, 500]);
+        // Small rows, then 3 MiB ones: a batch ends before the row that would take it over
+        // 8 MiB.
+        let mib = 1 << 20;
+        assert_eq!(
+            batch_sizes(&[10, 10, 3 * mib, 3 * mib, 3 * mib, 10]),
+            [vec![10, 10, 3 * mib, 3 * mib], vec![3 * mib, 10]]
+        );
+        // A row of 8 MiB fills a batch; one over it is a batch alone.
+        assert_eq!(
+            batch_sizes(&[8 * mib, 1, 20 * mib, 1]),
+            [vec![8 * mib], vec![1], vec![20 * mib], vec![1]]
+        );
+        assert_eq!(batch_sizes(&[]), [Vec::<usize>::new()]);
+    }
+
+    #[test]
+    fn shares_round_up_to_a_quarter_octave() {
+        let steps = [1.0, 1.189, 1.414, 1.682, 2.0];
+        let near = |a: f64, b: f64| (a / b - 1.0).abs() < 1e-3;
+        // Powers of 2^(1/4) stay themselves.
+        for k in -60..=27 {
+            let power = (k as f64 / 4.0).exp2();
+            assert!(near(quarter_octave_up(power), power), "{power}");
         }
-        assert_eq!(batches, [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1000, 1000]);
-        // 1 MiB rows: 1000 of them shrink to 8 a fetch, and stay there.
-        assert_eq!(next_batch(1000, 1000 << 20), 8);
-        assert_eq!(next_batch(8, 8 << 20), 8);
-        assert_eq!(next_batch(4, 4 << 20), 4);
-        // A value over the aim on its own: one at a time.
-        assert_eq!(next_batch(2, 1 << 30), 1);
-        assert_eq!(next_batch(1, 1 << 30), 1);
+        // Anything between two goes up to the next.
+        assert!(near(quarter_octave_up(1.0001), steps[1]));
+        assert!(near(quarter_octave_up(1.3), steps[2]));
+        assert!(near(quarter_octave_up(1.5), steps[3]));
+        assert!(near(quarter_octave_up(1.99), steps[4]));
+        assert!(near(quarter_octave_up(0.0123), 0.013139));
+        // Never less than asked, never 19 % more; and the same for estimates a little apart
+        // (8,000,000 rows, then 8,010,000 after an ANALYZE).
+        for i in 1..10_000 {
+            let share = i as f64 * 0.0037;
+            let rounded = quarter_octave_up(share);
+            assert!(
+                share <= rounded && rounded < share * 1.1893,
+                "{share} {rounded}"
+            );
+        }
+        assert_eq!(
+            sample_percent(20_000, 8_000_000.0),
+            sample_percent(20_000, 8_010_000.0)
+        );
+    }
+
+    #[test]
+    fn a_table_is_sampled_from_over_nine_times_the_rows_wanted() {
+        assert_eq!(sample_percent(1000, 9000.0), None);
+        assert_eq!(sample_percent(1000, 0.0), None);
+        // Just over: the share would be just under a third, and rounding up stops there.
+        assert_eq!(sample_percent(1000, 9001.0), Some(100.0 / 3.0));
+        // 1 % asked: 1 %; 0.75 %: the next quarter octave up, 2^(-1/4) = 0.84 %.
+        assert_eq!(sample_percent(1000, 300_000.0), Some(1.0));
+        let percent = sample_percent(1000, 400_000.0).unwrap();
+        assert!((percent - 0.8409).abs() < 1e-4, "{percent}");
+        // Never under the smallest share.
+        let tiny = sample_percent(1, 1e12).unwrap();
+        assert!((MIN_SAMPLE_PERCENT..MIN_SAMPLE_PERCENT * 1.19).contains(&tiny));
     }
 }
