@@ -84,6 +84,34 @@ fn corpus_rows_and_texts(name: &str) -> (Vec<Vec<u8>>, Vec<String>) {
     (rows, texts)
 }
 
+/// A proxy to the server on `port` for one connection: it lets the startup through and
+/// closes the connection when the client sends anything more (with trust authentication and
+/// no TLS, its first query). Returns its port.
+fn closing_at_first_query(port: u16) -> u16 {
+    use std::io::{Read, Write};
+    use std::net::{Shutdown, TcpListener, TcpStream};
+
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let proxy_port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let (mut client, _) = listener.accept().unwrap();
+        let mut server = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        // The startup message: its length (itself included), then the rest.
+        let mut length = [0; 4];
+        client.read_exact(&mut length).unwrap();
+        let mut startup = vec![0; u32::from_be_bytes(length) as usize - 4];
+        client.read_exact(&mut startup).unwrap();
+        server.write_all(&[&length[..], &startup].concat()).unwrap();
+        let (mut answers, mut to_client) =
+            (server.try_clone().unwrap(), client.try_clone().unwrap());
+        std::thread::spawn(move || std::io::copy(&mut answers, &mut to_client));
+        let _ = client.read(&mut [0]);
+        let _ = client.shutdown(Shutdown::Both);
+        let _ = server.shutdown(Shutdown::Both);
+    });
+    proxy_port
+}
+
 #[test]
 fn postgres_column_source() {
     let (rows, texts) = corpus_rows_and_texts("json_user_agents.jsonl");
@@ -366,6 +394,23 @@ fn postgres_column_source() {
             .ends_with("no such column; events has id, payload, blob"),
         "{err}"
     );
+
+    // A connection lost as the table is looked up is said to be lost, not taken for a table
+    // that is not there (it was "no table, view or materialized view named events").
+    let conninfo = format!(
+        "host=127.0.0.1 port={} user=postgres sslmode=disable",
+        closing_at_first_query(cluster.port())
+    );
+    let err = source::open(&SourceSpec::Postgres(PgSource {
+        conninfo,
+        table: "events".into(),
+        column: "payload".into(),
+        rows_wanted: None,
+        seed: 0,
+    }))
+    .unwrap_err();
+    assert!(matches!(err, SourceError::ConnectionLost { .. }), "{err}");
+    assert!(err.to_string().contains("looking up table events"), "{err}");
 
     // The CLI end to end: from the column into the PostgreSQL store.
     let conninfo = cluster.connection_string();

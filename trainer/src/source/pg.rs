@@ -114,25 +114,22 @@ pub(super) fn open(source: &PgSource) -> Result<Rows, SourceError> {
     let pg_err = |what: &str, e: postgres::Error| pg_error(&server, what, &e);
     let what = format!("looking up table {}", source.table);
     let row = client
-        .query_one(
+        .query_opt(
             "SELECT c.oid, c.oid::regclass::text, c.relkind::text \
              FROM pg_class c WHERE c.oid = to_regclass($1)",
             &[&source.table],
         )
-        .map_err(|e| match e.as_db_error() {
-            Some(_) => pg_err(&what, e),
-            // query_one fails without a database error when there is no row.
-            None => SourceError::Postgres {
-                sqlstate: None,
-                server: server.clone(),
-                what: what.clone(),
-                message: format!(
-                    "no table, view or materialized view named {} (names are resolved as \
-                     SQL resolves them: quote mixed-case names, add the schema if it is \
-                     not on the search_path)",
-                    source.table
-                ),
-            },
+        .map_err(|e| pg_err(&what, e))?
+        .ok_or_else(|| SourceError::Postgres {
+            sqlstate: None,
+            server: server.clone(),
+            what: what.clone(),
+            message: format!(
+                "no table, view or materialized view named {} (names are resolved as SQL \
+                 resolves them: quote mixed-case names, add the schema if it is not on the \
+                 search_path)",
+                source.table
+            ),
         })?;
     let oid: u32 = row.get(0);
     let table: String = row.get(1);
