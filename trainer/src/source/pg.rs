@@ -108,9 +108,10 @@ pub(super) fn open(source: &PgSource) -> Result<Rows, SourceError> {
     // to the closed connection.
     let token = client.cancel_token();
     let tls = info.tls.clone();
-    let cancel_on_signal = crate::interrupt::on_signal(move || {
+    let cancel = move || {
         let _ = pgdict::conninfo::cancel_query(&token, &tls);
-    });
+    };
+    let cancel_on_signal = crate::interrupt::on_signal(cancel.clone());
     let pg_err = |what: &str, e: postgres::Error| pg_error(&server, what, &e);
     let what = format!("looking up table {}", source.table);
     let row = client
@@ -259,6 +260,7 @@ pub(super) fn open(source: &PgSource) -> Result<Rows, SourceError> {
     let read = format!("column {} of {table}", source.column);
     let reader = Reader {
         client,
+        cancel: Box::new(cancel),
         _cancel_on_signal: cancel_on_signal,
         server,
         read: read.clone(),
@@ -307,6 +309,8 @@ enum Handed {
 /// The reader thread's side: the connection, and what it reads.
 struct Reader {
     client: Client,
+    /// Cancels the session's query: when nobody takes its rows any more.
+    cancel: Box<dyn Fn() + Send>,
     /// Cancels the session's query if a signal ends the process while the reader lives.
     _cancel_on_signal: crate::interrupt::Registration,
     server: String,
@@ -339,12 +343,18 @@ impl Reader {
         self.client
             .batch_execute("SET synchronize_seqscans = off; BEGIN READ ONLY")
             .map_err(|e| pg_error(&self.server, &format!("starting to read {}", self.read), &e))?;
-        let streamed = self.stream(query, hand, true)?;
-        if let (Streamed::Rows(0), Some(whole_column)) = (streamed, whole_column) {
-            if hand.send(Handed::WholeColumn).is_err() {
-                return Ok(());
-            }
-            self.stream(whole_column, hand, false)?;
+        let mut streamed = self.stream(query, hand, true)?;
+        if let (Streamed::Rows(0), Some(whole_column)) = (&streamed, whole_column) {
+            streamed = match hand.send(Handed::WholeColumn) {
+                Ok(()) => self.stream(whole_column, hand, false)?,
+                Err(_) => Streamed::NobodyTakes,
+            };
+        }
+        if let Streamed::NobodyTakes = streamed {
+            // The rest of the rows would still come (the client reads them to reach the
+            // answer to anything sent after), the server reading the table to its end.
+            (self.cancel)();
+            return Ok(());
         }
         // Nothing was written; a failure here loses no row.
         let _ = self.client.batch_execute("COMMIT");
