@@ -6,7 +6,9 @@
 //!   before it) is not part of the datum. A carriage return at the very end of the input,
 //!   with no line feed after it, ends no line and is the last datum's.
 //!
-//! Empty lines are not datums and are skipped. A UTF-8 byte order mark at the start of a JSON
+//! Empty lines are not datums and are skipped; so, in JSON Lines, are lines of only JSON
+//! whitespace (spaces, tabs, carriage returns), which hold no value either, while in lines a
+//! line of spaces is a row of spaces. A UTF-8 byte order mark at the start of a JSON
 //! Lines file is not part of its first value ([`BYTE_ORDER_MARK`]; RFC 8259 lets a JSON reader
 //! ignore one, and Windows tools write one); in lines, every byte is the row's.
 
@@ -63,6 +65,30 @@ pub enum RowsError {
     },
 }
 
+/// A line of JSON Lines that is not one JSON value: what the JSON parser said, with the column
+/// where it stopped. (The parser's "line 1" is left out: its line is always the first of
+/// what it was given, and the reader names the file's line.)
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct JsonLineError(String);
+
+impl From<serde_json::Error> for JsonLineError {
+    fn from(error: serde_json::Error) -> JsonLineError {
+        let message = error.to_string();
+        let position = format!(" at line {} column {}", error.line(), error.column());
+        match message.strip_suffix(&position) {
+            Some(what) => JsonLineError(format!("{what} at column {}", error.column())),
+            None => JsonLineError(message),
+        }
+    }
+}
+
+/// Whether `byte` is whitespace in JSON's grammar (RFC 8259: space, tab, line feed, carriage
+/// return).
+fn is_json_whitespace(byte: u8) -> bool {
+    matches!(byte, b' ' | b'\t' | b'\n' | b'\r')
+}
+
 /// Reads every datum of a row file, in the format its extension implies.
 pub fn read_row_file(path: &Path) -> Result<Vec<Vec<u8>>, RowsError> {
     let bytes = fs::read(path).map_err(|source| RowsError::Io {
@@ -99,20 +125,23 @@ pub fn parse_rows(
 }
 
 /// The row one line holds, given with its line feed (the last line of a file may have none):
-/// `None` for an empty line. The line feed, and a carriage return before it, are not part of
-/// the row; a carriage return that ends the input with no line feed after it is, in lines (it
-/// ends no line), and is whitespace around the value in JSON Lines. An error only for JSON
-/// Lines, a line that is not one JSON value ([`json_line_row`]).
-pub fn line_row(
-    line: &[u8],
-    format: RowFormat,
-) -> Result<Option<Cow<'_, [u8]>>, serde_json::Error> {
+/// `None` for an empty line, and in JSON Lines for a line of only whitespace. The line feed,
+/// and a carriage return before it, are not part of the row; a carriage return that ends the
+/// input with no line feed after it is, in lines (it ends no line), and is whitespace around
+/// the value in JSON Lines. An error only for JSON Lines, a line that is not one JSON value
+/// ([`json_line_row`]).
+pub fn line_row(line: &[u8], format: RowFormat) -> Result<Option<Cow<'_, [u8]>>, JsonLineError> {
     let line = match line.strip_suffix(b"\n") {
         Some(line) => line.strip_suffix(b"\r").unwrap_or(line),
         None if format == RowFormat::JsonLines => line.strip_suffix(b"\r").unwrap_or(line),
         None => line,
     };
-    if line.is_empty() {
+    let holds_nothing = match format {
+        RowFormat::Lines => line.is_empty(),
+        // No value, as in an empty line (a stray `\r`, indentation left by an editor).
+        RowFormat::JsonLines => line.iter().all(|&b| is_json_whitespace(b)),
+    };
+    if holds_nothing {
         return Ok(None);
     }
     match format {
@@ -129,10 +158,8 @@ pub fn line_row(
 /// x.jsonl`'s time. Checked so, a number beyond `f64` (`1e999`), a `\ud800` inside an array
 /// and nesting deeper than 128 levels are accepted, as JSON's grammar accepts them; the row is
 /// the line as it is either way.
-pub fn json_line_row(line: &[u8]) -> Result<Cow<'_, [u8]>, serde_json::Error> {
-    let first = line
-        .iter()
-        .find(|&&b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
+pub fn json_line_row(line: &[u8]) -> Result<Cow<'_, [u8]>, JsonLineError> {
+    let first = line.iter().find(|&&b| !is_json_whitespace(b));
     if first == Some(&b'"') {
         let text: String = serde_json::from_slice(line)?;
         return Ok(Cow::Owned(text.into_bytes()));
@@ -140,7 +167,7 @@ pub fn json_line_row(line: &[u8]) -> Result<Cow<'_, [u8]>, serde_json::Error> {
     // serde_json checks the UTF-8 of a string it builds, not of one it skips.
     if simdutf8::basic::from_utf8(line).is_err() {
         let bad = std::str::from_utf8(line).map_or_else(|e| e.valid_up_to(), |_| line.len());
-        return Err(serde::de::Error::custom(format!(
+        return Err(JsonLineError(format!(
             "invalid UTF-8 at byte {bad} of the line"
         )));
     }
@@ -176,12 +203,24 @@ mod tests {
     }
 
     #[test]
-    fn bad_json_names_the_line() {
+    fn bad_json_names_the_line_and_the_column() {
         let err = parse_rows(b"\"ok\"\n{oops\n", RowFormat::JsonLines, "t.jsonl").unwrap_err();
-        assert!(
-            err.to_string().starts_with("t.jsonl:2: not a JSON value"),
-            "{err}"
+        assert_eq!(
+            err.to_string(),
+            "t.jsonl:2: not a JSON value: key must be a string at column 2"
         );
+    }
+
+    /// A JSON Lines line of only whitespace holds no value, as an empty line holds none: it is
+    /// skipped (it was an error, "EOF while parsing a value"). In lines it is a row.
+    #[test]
+    fn a_line_of_whitespace_is_skipped_in_json_lines_and_a_row_in_lines() {
+        let file = b"1\n  \n\t\r\n\r\n \t \n2\n \r";
+        let rows = parse_rows(file, RowFormat::JsonLines, "ws.jsonl").unwrap();
+        assert_eq!(rows, vec![b"1".to_vec(), b"2".to_vec()]);
+        let rows = parse_rows(file, RowFormat::Lines, "ws.txt").unwrap();
+        let expected: [&[u8]; 6] = [b"1", b"  ", b"\t", b" \t ", b"2", b" \r"];
+        assert_eq!(rows, expected);
     }
 
     #[test]

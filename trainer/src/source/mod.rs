@@ -1019,6 +1019,23 @@ mod tests {
         assert_eq!(rows, [format!("{bom}first").into_bytes()]);
     }
 
+    /// The trainer's JSON Lines reader reads what `pgdict compress` reads (`pgdict::rows`): a
+    /// line of only whitespace is skipped, and a bad line is named by line and column.
+    #[test]
+    fn json_lines_skip_whitespace_lines_and_name_a_bad_one_by_line_and_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = file(dir.path(), "ws.jsonl", b"1\n \t\r\n\r\n2\n");
+        let rows = collect(&SourceSpec::from_arg(&path, None)).unwrap();
+        assert_eq!(rows, [b"1".to_vec(), b"2".to_vec()]);
+        let path = file(dir.path(), "bad.jsonl", b"1\n  [1,\n");
+        let err = collect(&SourceSpec::from_arg(&path, None)).unwrap_err();
+        assert!(
+            err.to_string()
+                .ends_with("bad.jsonl:2: not a JSON value: EOF while parsing a value at column 5"),
+            "{err}"
+        );
+    }
+
     #[test]
     fn datums_file_by_extension() {
         let dir = tempfile::tempdir().unwrap();
