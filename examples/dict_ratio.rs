@@ -683,7 +683,7 @@ fn evaluate(path: &Path, max_rows: usize) -> Result<Report, String> {
             .iter_mut()
             .map(|method| method.encode_job(&datums))
             .collect();
-        measure::side_by_side(&mut jobs, MIN_ROUNDS, MIN_TIME)
+        measure::side_by_side(&mut jobs, MIN_ROUNDS, MIN_TIME).medians
     };
     // The compression target, pglz_dict against C's default pglz_compress, once more in
     // rounds of just those two, round by round.
@@ -726,7 +726,7 @@ fn evaluate(path: &Path, max_rows: usize) -> Result<Report, String> {
             .zip(&compressed)
             .map(|(method, compressed)| method.decode_job(compressed.clone()))
             .collect();
-        measure::side_by_side(&mut jobs, MIN_ROUNDS, MIN_TIME)
+        measure::side_by_side(&mut jobs, MIN_ROUNDS, MIN_TIME).medians
     };
 
     // The decompression target compares the two pglz decoders on the same rows: those both

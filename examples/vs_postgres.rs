@@ -234,7 +234,8 @@ fn evaluate(name: String, datums: &[Vec<u8>], options: &Options) -> Result<Repor
         ],
         5,
         Duration::from_millis(300),
-    );
+    )
+    .medians;
 
     // C reads up to 2 bytes past a corrupt payload, so the shim pads payloads; pad them once
     // here so that C's timing includes no copy.
@@ -277,7 +278,8 @@ fn evaluate(name: String, datums: &[Vec<u8>], options: &Options) -> Result<Repor
         ],
         5,
         Duration::from_millis(300),
-    );
+    )
+    .medians;
 
     let measured = |i: usize, payloads: &[Option<Vec<u8>>]| Measured {
         stored_bytes: stored(payloads),

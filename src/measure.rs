@@ -1,5 +1,12 @@
 //! Measuring side by side: the timing and summary arithmetic pgdict's comparisons share (the
-//! `compare` command, the trainer's evaluation, the `vs_postgres` and `dict_ratio` examples).
+//! `compare` and `demo` commands; the `vs_postgres`, `dict_ratio`, `lz4_parts` and
+//! `zstd_dictionaries` examples; the trainer's `builders` example takes its geometric mean).
+//!
+//! The trainer's evaluation (`pgdict_trainer::eval`) times otherwise, and more quickly: each
+//! method on each size bucket alone, run back to back until 20 ms have passed (3 runs at
+//! least, 64 at most), keeping the fastest run. It reports one dictionary's speeds as a side
+//! note to its sizes; two methods' speeds there may be taken at different machine speeds, so
+//! `pgdict compare` is the one to read for how methods compare in speed.
 //!
 //! This machine class is shared and noisy: absolute times drift by 20-30 % between runs. So
 //! the implementations being compared run in interleaved rounds on the same inputs, and each
@@ -13,13 +20,25 @@ use std::time::{Duration, Instant};
 /// One thing to time: a closure that does one round of work.
 pub type Job<'a> = Box<dyn FnMut() + 'a>;
 
+/// What [`side_by_side`] measured.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SideBySide {
+    /// Each job's median round time, in the jobs' order.
+    pub medians: Vec<Duration>,
+    /// Rounds run: every job ran this many times (more than asked when the time asked for
+    /// took more).
+    pub rounds: usize,
+}
+
 /// Runs each job once per round, in turn, until every job has run `min_rounds` times and at
-/// least `min_time` has passed; returns each job's median round time, in the jobs' order.
-pub fn side_by_side(jobs: &mut [Job<'_>], min_rounds: usize, min_time: Duration) -> Vec<Duration> {
-    rounds(jobs, min_rounds, min_time)
-        .into_iter()
-        .map(median)
-        .collect()
+/// least `min_time` has passed; returns each job's median round time, in the jobs' order, and
+/// how many rounds ran.
+pub fn side_by_side(jobs: &mut [Job<'_>], min_rounds: usize, min_time: Duration) -> SideBySide {
+    let times = rounds(jobs, min_rounds, min_time);
+    SideBySide {
+        rounds: times.first().map_or(0, Vec::len),
+        medians: times.into_iter().map(median).collect(),
+    }
 }
 
 /// The median over rounds of `time(b) / time(a)`, timing `a` and `b` once per round (each
@@ -105,10 +124,47 @@ mod tests {
         {
             let (a, b) = runs.split_at_mut(1);
             let mut jobs: Vec<Job<'_>> = vec![Box::new(|| a[0] += 1), Box::new(|| b[0] += 1)];
-            let medians = side_by_side(&mut jobs, 7, Duration::ZERO);
-            assert_eq!(medians.len(), 2);
+            let measured = side_by_side(&mut jobs, 7, Duration::ZERO);
+            assert_eq!(measured.medians.len(), 2);
+            assert_eq!(measured.rounds, 7);
         }
         assert_eq!(runs, [7, 7]);
+    }
+
+    /// Rounds go on past `min_rounds` until `min_time` has passed, and all of them count.
+    #[test]
+    fn side_by_side_counts_the_rounds_it_ran() {
+        let mut runs = 0;
+        let measured = {
+            let mut jobs: Vec<Job<'_>> = vec![Box::new(|| {
+                runs += 1;
+                std::thread::sleep(Duration::from_millis(1));
+            })];
+            side_by_side(&mut jobs, 2, Duration::from_millis(30))
+        };
+        assert!(runs > 2, "{runs}");
+        assert_eq!(measured.rounds, runs);
+    }
+
+    /// Each median is its own job's. This asserts order, not speed: 2 ms against 10 ms of
+    /// sleep leaves a margin no busy machine closes (sleeping, unlike computing, is not
+    /// slowed by other work).
+    #[test]
+    fn side_by_side_returns_the_medians_in_the_jobs_order() {
+        let sleep = |millis| move || std::thread::sleep(Duration::from_millis(millis));
+        let mut jobs: Vec<Job<'_>> = vec![Box::new(sleep(2)), Box::new(sleep(10))];
+        let medians = side_by_side(&mut jobs, 5, Duration::ZERO).medians;
+        assert!(medians[0] < medians[1], "{medians:?}");
+    }
+
+    #[test]
+    fn paired_ratio_alternates_which_job_goes_first() {
+        let calls = std::cell::RefCell::new(Vec::new());
+        let mut a: Job<'_> = Box::new(|| calls.borrow_mut().push('a'));
+        let mut b: Job<'_> = Box::new(|| calls.borrow_mut().push('b'));
+        paired_ratio(&mut a, &mut b, 4, Duration::ZERO);
+        drop((a, b));
+        assert_eq!(calls.into_inner(), ['a', 'b', 'b', 'a', 'a', 'b', 'b', 'a']);
     }
 
     #[test]

@@ -30,7 +30,7 @@ use anyhow::{anyhow, bail, Context};
 use pgdict::datum::{
     self, Codec, DatumDecoder, DatumEncoder, Dictionaries, NoDictionaries, PreparedDictionary,
 };
-use pgdict::measure::{side_by_side, Job};
+use pgdict::measure::{mbps, side_by_side, Job};
 use pgdict::zstd::{ZstdCompressor, ZstdDecompressor};
 use pgdict_trainer::SizeBucket;
 
@@ -156,8 +156,11 @@ impl Stats {
     }
 }
 
+/// [`pgdict::measure::mbps`], `None` where it has nothing to measure (0).
 fn mb_s(bytes: u64, seconds: f64) -> Option<f64> {
-    (bytes > 0 && seconds > 0.0).then(|| bytes as f64 / 1e6 / seconds)
+    let time = Duration::try_from_secs_f64(seconds).ok()?;
+    let speed = mbps(usize::try_from(bytes).ok()?, time);
+    (speed > 0.0).then_some(speed)
 }
 
 /// One method's results: in all, and per bucket (in [`SizeBucket::ALL`] order).
@@ -172,8 +175,18 @@ pub struct MethodResult {
 pub struct Comparison {
     /// The methods measured (dictionary methods only for codecs with a dictionary).
     pub results: Vec<MethodResult>,
-    /// Rounds timed.
-    pub rounds: usize,
+    /// Rounds asked for at least ([`Timing::rounds`]).
+    pub min_rounds: usize,
+    /// Rounds run, compressing and decompressing: at least `min_rounds`, and more where the
+    /// phase's minimum time ([`Timing::min_time`]) took more.
+    pub rounds: Rounds,
+}
+
+/// Rounds run in each phase.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Rounds {
+    pub compress: usize,
+    pub decompress: usize,
 }
 
 impl Comparison {
@@ -390,10 +403,16 @@ pub fn compare(
             .decode(black_box(&stored[c][i]), &mut scratch.borrow_mut())
             .expect("a datum that was read once reads again");
     };
+    let mut rounds = Rounds::default();
     for (phase, job) in [(0, &encode as RowJob<'_>), (1, &decode)] {
         let (mut jobs, slots) = jobs(&coders, &buckets, job);
-        let medians = side_by_side(&mut jobs, timing.rounds, timing.min_time);
-        for ((c, b), median) in slots.into_iter().zip(medians) {
+        let measured = side_by_side(&mut jobs, timing.rounds, timing.min_time);
+        if phase == 0 {
+            rounds.compress = measured.rounds;
+        } else {
+            rounds.decompress = measured.rounds;
+        }
+        for ((c, b), median) in slots.into_iter().zip(measured.medians) {
             let seconds = median.as_secs_f64();
             let result = &mut results[c];
             if phase == 0 {
@@ -420,7 +439,8 @@ pub fn compare(
     }
     Ok(Comparison {
         results,
-        rounds: timing.rounds,
+        min_rounds: timing.rounds,
+        rounds,
     })
 }
 

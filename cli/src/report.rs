@@ -136,7 +136,7 @@ pub fn table(setup: &Setup, comparison: &Comparison) -> String {
     out.push_str(NOTE);
     out.push_str(&format!(
         "\ntimes: the median round of at least {} (and 0.25 s), the methods interleaved in each\n",
-        comparison.rounds
+        comparison.min_rounds
     ));
     out
 }
@@ -256,7 +256,11 @@ pub fn json(setup: &Setup, comparison: &Comparison) -> Value {
         "evaluated_rows": setup.evaluated,
         "split": if setup.train_rows.is_some() { "interleaved" } else { "none" },
         "train_rows": setup.train_rows,
-        "rounds": comparison.rounds,
+        "min_rounds": comparison.min_rounds,
+        "rounds": {
+            "compress": comparison.rounds.compress,
+            "decompress": comparison.rounds.decompress,
+        },
         "dictionaries": dicts,
         "all": {
             "datums": pglz.all.datums,

@@ -1353,6 +1353,121 @@ fn compare_reports_every_method_overall_and_per_bucket() {
     assert!(run.stdout().contains("rows: 100 from"));
 }
 
+/// The lengths of a datums file's records (u32 little-endian length, then the bytes).
+fn datum_lengths(file: &[u8]) -> Vec<u64> {
+    let mut lengths = Vec::new();
+    let mut rest = file;
+    while let Some((length, after)) = rest.split_first_chunk::<4>() {
+        let length = u32::from_le_bytes(*length) as usize;
+        lengths.push(length as u64);
+        rest = &after[length..];
+    }
+    lengths
+}
+
+/// The number before `what` in compress's summary ("..., 271 with the dictionary, 0 plain,
+/// 29 raw").
+fn summary_count(summary: &str, what: &str) -> u64 {
+    let before = summary
+        .split(what)
+        .next()
+        .filter(|before| before.len() < summary.len())
+        .unwrap_or_else(|| panic!("no {what:?} in {summary}"));
+    let number = before
+        .rsplit([' ', ',', ':'])
+        .find(|w| !w.is_empty())
+        .unwrap();
+    number
+        .parse()
+        .unwrap_or_else(|_| panic!("{number:?} in {summary}"))
+}
+
+/// compare's sizes and counts are those of the datums compress stores for the same rows: its
+/// stored bytes the sum of their lengths, its raw and dictionary datums the counts compress
+/// prints; and each method's size buckets add up to its `all`.
+#[test]
+fn compare_counts_what_compress_stores() {
+    let dir = Dir::new();
+    dir.demo_store();
+    // Rows of every size bucket up to 4 KB, some stored raw, some plain, some with a
+    // dictionary.
+    let mut rows = String::new();
+    for name in ["app_logs.txt", "orders_csv.txt", "events.jsonl"] {
+        let text = fs::read_to_string(corpus(name)).unwrap();
+        for line in text.lines().take(60) {
+            rows.push_str(line);
+            rows.push('\n');
+        }
+    }
+    for i in 0..20 {
+        rows.push_str(&format!("short row {i}\n"));
+        rows.push_str(&format!(
+            "{}\n",
+            format!("long row {i} of repeated words, ").repeat(60)
+        ));
+    }
+    dir.write("rows.txt", &rows);
+
+    let run = dir
+        .run(&[
+            "compare", "--dict", "auto", "--json", "--rounds", "1", "rows.txt",
+        ])
+        .ok();
+    let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(report["evaluated_rows"], 220);
+    assert_eq!(report["split"], "none");
+    for (codec, dict, method) in [
+        ("pglz", "none", "pglz"),
+        ("pglz", "1", "pglz_dict"),
+        ("lz4", "none", "lz4"),
+        ("lz4", "2", "lz4_dict"),
+    ] {
+        let run = dir
+            .run(&[
+                "compress", "--codec", codec, "--dict", dict, "rows.txt", "-o", "x.datums",
+            ])
+            .ok();
+        let lengths = datum_lengths(&fs::read(dir.path("x.datums")).unwrap());
+        let all = &report["all"]["methods"][method];
+        assert_eq!(all["datums"], lengths.len() as u64, "{method}");
+        assert_eq!(all["stored_bytes"], lengths.iter().sum::<u64>(), "{method}");
+        let summary = &run.stderr;
+        let raw = summary_count(summary, " raw");
+        let with_dict = summary_count(summary, " with the dictionary");
+        assert_eq!(all["raw_datums"], raw, "{method}: {summary}");
+        assert_eq!(all["dict_datums"], with_dict, "{method}: {summary}");
+        // The dictionary used, or not.
+        assert_eq!(with_dict > 0, dict != "none", "{method}: {summary}");
+    }
+    let buckets = report["buckets"].as_array().unwrap();
+    let filled = buckets.iter().filter(|b| b["datums"] != 0).count();
+    assert_eq!(filled, 4, "{buckets:?}");
+    for method in ["pglz", "pglz_dict", "lz4", "lz4_dict", "zstd", "zstd_dict"] {
+        let all = &report["all"]["methods"][method];
+        if all.is_null() {
+            continue;
+        }
+        for field in [
+            "datums",
+            "raw_bytes",
+            "stored_bytes",
+            "raw_datums",
+            "dict_datums",
+        ] {
+            let sum: u64 = buckets
+                .iter()
+                .map(|b| b["methods"][method][field].as_u64().unwrap())
+                .sum();
+            assert_eq!(all[field], sum, "{method}.{field}");
+        }
+    }
+    // The rounds run, each phase at least the one asked for.
+    assert_eq!(report["min_rounds"], 1);
+    for phase in ["compress", "decompress"] {
+        assert!(report["rounds"][phase].as_u64().unwrap() >= 1, "{report}");
+    }
+}
+
 #[test]
 fn dict_list_show_and_retire() {
     let dir = Dir::new();

@@ -27,8 +27,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use pgdict::datum::Codec;
+use pgdict::measure::geometric_mean;
 use pgdict_trainer::build::{self, Builder};
-use pgdict_trainer::eval::{geomean, ratio, stored_bytes};
+use pgdict_trainer::eval::{ratio, stored_bytes};
 
 const PGLZ_SIZE: usize = 4096;
 const LZ4_SIZE: usize = 64 * 1024;
@@ -182,7 +183,7 @@ fn main() -> anyhow::Result<()> {
             (r(s.raw, s.lz4_pgdict) / r(s.raw, s.lz4_zstd) - 1.0) * 100.0,
         );
     }
-    let geo = |f: fn(&SetResult) -> usize| geomean(results.iter().map(|s| r(s.raw, f(s))));
+    let geo = |f: fn(&SetResult) -> usize| geometric_mean(results.iter().map(|s| r(s.raw, f(s))));
     let g_plain = geo(|s| s.pglz_plain);
     let g_4k = geo(|s| s.pglz_zstd4k);
     let g_64k = geo(|s| s.pglz_zstd64k);

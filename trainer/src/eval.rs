@@ -72,18 +72,6 @@ pub fn ratio(raw_bytes: usize, stored_bytes: usize) -> f64 {
     }
 }
 
-/// The geometric mean of positive values (0 for none).
-pub fn geomean(values: impl IntoIterator<Item = f64>) -> f64 {
-    let (sum, n) = values
-        .into_iter()
-        .fold((0.0, 0usize), |(sum, n), v| (sum + v.ln(), n + 1));
-    if n == 0 {
-        0.0
-    } else {
-        (sum / n as f64).exp()
-    }
-}
-
 /// The size classes the evaluation reports on, by raw datum length.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum SizeBucket {
