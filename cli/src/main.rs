@@ -488,9 +488,11 @@ struct InspectArgs {
 
 /// What a dictionary buys on your rows: plain pglz against pglz, lz4 and zstd with dictionaries
 ///
-/// By default the rows are split interleaved: the odd rows (2nd, 4th, ...) train one
-/// dictionary per codec (up to 4095 bytes for pglz, 64 KB for lz4 and zstd), the even rows are
-/// evaluated, so no row is measured with a dictionary trained on it. With --dict, dictionaries
+/// By default the rows are split interleaved: every second row (the 2nd, 4th, ...) trains one
+/// dictionary per codec (up to 4095 bytes for pglz, 64 KB for lz4 and zstd), the others are
+/// evaluated, so no row is measured with a dictionary trained on it. Rows are kept apart, not
+/// values: where values repeat, an evaluated row can equal a training row, and the report says
+/// how many do (a dictionary stores such a value in a few bytes). With --dict, dictionaries
 /// come from the store and every row is evaluated. The rows are held in memory: up to 20,000,
 /// a seeded, uniform sample of a larger input taken as it streams by (--max-rows N: 2N rows,
 /// or N with --dict).

@@ -1416,6 +1416,7 @@ fn compare_counts_what_compress_stores() {
     let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
     assert_eq!(report["evaluated_rows"], 220);
     assert_eq!(report["split"], "none");
+    assert!(report["eval_rows_identical_to_training_rows"].is_null());
     for (codec, dict, method) in [
         ("pglz", "none", "pglz"),
         ("pglz", "1", "pglz_dict"),
@@ -1466,6 +1467,57 @@ fn compare_counts_what_compress_stores() {
     for phase in ["compress", "decompress"] {
         assert!(report["rounds"][phase].as_u64().unwrap() >= 1, "{report}");
     }
+}
+
+/// The interleaved split keeps rows apart, not values: rows that repeat a few values fall on
+/// both sides, and the report says how many evaluated rows equal a training row.
+#[test]
+fn compare_says_how_many_evaluated_rows_equal_a_training_row() {
+    let dir = Dir::new();
+    // 30 values of 40 words, each repeated: 400 rows of them, two by two (so that every value
+    // is on both sides of the split).
+    let values: Vec<String> = (0..30)
+        .map(|v| {
+            (0..40)
+                .map(|w| format!("word{}-{}", (v * 7 + w) % 10, (v * 40 + w) * 7919 % 100_000))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    let repeated: String = (0..400)
+        .map(|i| format!("{}\n", values[i / 2 % 30]))
+        .collect();
+    dir.write("repeated.txt", &repeated);
+    let run = dir.run(&["compare", "--rounds", "1", "repeated.txt"]).ok();
+    let out = run.stdout();
+    assert!(
+        out.contains(
+            "note: 200 of the 200 evaluated rows are identical to a training row: the gain \
+             measured\n      on them is that of a value seen before"
+        ),
+        "{out}"
+    );
+    let run = dir
+        .run(&["compare", "--rounds", "1", "--json", "repeated.txt"])
+        .ok();
+    let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(report["eval_rows_identical_to_training_rows"], 200);
+
+    // Distinct rows: no note, and 0.
+    let distinct: String = (0..400)
+        .map(|i| format!("{} {i}\n", values[i % 30]))
+        .collect();
+    dir.write("distinct.txt", &distinct);
+    let out = dir
+        .run(&["compare", "--rounds", "1", "distinct.txt"])
+        .ok()
+        .stdout();
+    assert!(!out.contains("identical to a training row"), "{out}");
+    let run = dir
+        .run(&["compare", "--rounds", "1", "--json", "distinct.txt"])
+        .ok();
+    let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(report["eval_rows_identical_to_training_rows"], 0);
 }
 
 #[test]

@@ -562,7 +562,7 @@ fn run(args: &Args) -> Result<u8, Failure> {
         thousands(sample.bytes_seen),
         args.seed,
     ))?;
-    let repeated = held_out_repeats(&sample.train, &sample.eval);
+    let repeated = pgdict_trainer::sample::held_out_repeats(&sample.train, &sample.eval);
     if repeated > 0 && content.is_none() {
         // The split keeps rows apart, not values: a value that repeats can fall on both sides,
         // and a dictionary holding it stores its held-out copies in a few bytes.
@@ -726,7 +726,7 @@ struct Report<'a> {
     trained: &'a Trained,
     /// How the source table was sampled by pages, if it was.
     page_sample: Option<PageSample>,
-    /// How many held-out rows equal a training row ([`held_out_repeats`]).
+    /// How many held-out rows equal a training row ([`pgdict_trainer::sample::held_out_repeats`]).
     held_out_repeats: u64,
     dict_id: Option<u32>,
     store: Option<String>,
@@ -891,15 +891,6 @@ fn text_report(report: &Report, args: &Args) -> String {
         (None, None) => {}
     }
     s
-}
-
-/// How many of the `held_out` rows are identical to one of the `training` rows.
-fn held_out_repeats(training: &[Vec<u8>], held_out: &[Vec<u8>]) -> u64 {
-    let training: std::collections::HashSet<&[u8]> = training.iter().map(Vec::as_slice).collect();
-    held_out
-        .iter()
-        .filter(|row| training.contains(row.as_slice()))
-        .count() as u64
 }
 
 /// The evaluation's table (ratios per size bucket), speeds and raw-stored counts.

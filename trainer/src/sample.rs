@@ -200,6 +200,19 @@ impl Sampler {
     }
 }
 
+/// How many of the `held_out` rows are identical to one of the `training` rows. A split keeps
+/// rows apart, not values: where a value repeats it can fall on both sides, and a dictionary
+/// holding it stores its held-out copies in a few bytes, so a report says how many there are
+/// (`pgdict-trainer`'s held-out rows, `pgdict compare`'s evaluated ones). Each held-out row
+/// counts, so two held-out copies of one training row count twice.
+pub fn held_out_repeats(training: &[Vec<u8>], held_out: &[Vec<u8>]) -> u64 {
+    let training: std::collections::HashSet<&[u8]> = training.iter().map(Vec::as_slice).collect();
+    held_out
+        .iter()
+        .filter(|row| training.contains(row.as_slice()))
+        .count() as u64
+}
+
 /// A `--max-rows` value from a command line: a number of rows, 1 or more (0 would keep
 /// nothing to train on or evaluate).
 pub fn parse_max_rows(text: &str) -> Result<usize, String> {
@@ -326,5 +339,16 @@ mod tests {
             }
         }
         assert!(hits.iter().all(|&h| (120..290).contains(&h)), "{hits:?}");
+    }
+
+    #[test]
+    fn held_out_repeats_counts_each_held_out_copy_of_a_training_value() {
+        let rows = |values: &[&str]| -> Vec<Vec<u8>> {
+            values.iter().map(|v| v.as_bytes().to_vec()).collect()
+        };
+        let training = rows(&["a", "b", "b"]);
+        assert_eq!(held_out_repeats(&training, &rows(&["b", "c", "b", "a"])), 3);
+        assert_eq!(held_out_repeats(&training, &rows(&["c", "d"])), 0);
+        assert_eq!(held_out_repeats(&[], &rows(&["a"])), 0);
     }
 }

@@ -110,7 +110,7 @@ pub fn run(store_args: &StoreArgs, args: &CompareArgs) -> anyhow::Result<u8> {
     }
     let sampled = (rows.len() as u64) < rows_read;
     let total = rows.len();
-    let (eval, dicts, train_rows) = if args.dict.is_empty() {
+    let (eval, dicts, train_rows, repeated_eval_rows) = if args.dict.is_empty() {
         if total < 2 {
             return Err(user_error(
                 format!("{input} holds a single row: nothing to train on and evaluate apart"),
@@ -118,6 +118,8 @@ pub fn run(store_args: &StoreArgs, args: &CompareArgs) -> anyhow::Result<u8> {
             ));
         }
         let (train_part, eval) = interleave(rows);
+        // The split keeps rows apart, not values: said in the report.
+        let repeated = pgdict_trainer::sample::held_out_repeats(&train_part, &eval);
         let mut dicts: [Option<DictInfo>; 3] = [None, None, None];
         for codec in Codec::ALL {
             match train(&train_part, &eval, codec, args.builder.builder(), &bars) {
@@ -142,7 +144,7 @@ pub fn run(store_args: &StoreArgs, args: &CompareArgs) -> anyhow::Result<u8> {
             }
         }
         let train_rows = train_part.len();
-        (eval, dicts, Some(train_rows))
+        (eval, dicts, Some(train_rows), Some(repeated))
     } else {
         let store = AnyStore::open(store_args)?;
         let dicts = from_store(&store, &args.dict)?;
@@ -154,7 +156,7 @@ pub fn run(store_args: &StoreArgs, args: &CompareArgs) -> anyhow::Result<u8> {
                  half)"
             );
         }
-        (rows, dicts, None)
+        (rows, dicts, None, None)
     };
     let comparison = measure::compare(
         &eval,
@@ -171,6 +173,7 @@ pub fn run(store_args: &StoreArgs, args: &CompareArgs) -> anyhow::Result<u8> {
         sampled: sampled.then_some(total),
         evaluated: eval.len(),
         train_rows,
+        repeated_eval_rows,
         dicts: summaries(&dicts),
     };
     print(&setup, &comparison, args.json, chart, &input)?;

@@ -105,6 +105,10 @@ pub fn run(store_args: &StoreArgs, args: &DemoArgs) -> anyhow::Result<u8> {
         sampled: None,
         evaluated: eval_rows.len(),
         train_rows: Some(train_rows.len()),
+        repeated_eval_rows: Some(pgdict_trainer::sample::held_out_repeats(
+            &train_rows,
+            &eval_rows,
+        )),
         dicts: compare::summaries(&dicts),
     };
     write!(out, "{}", crate::report::table(&setup, &comparison))?;
