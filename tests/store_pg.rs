@@ -180,37 +180,42 @@ fn add_get_list_retire_and_immutability_in_the_database() {
         assert!(message.contains("refused"), "{sql}: {message}");
         assert!(message.contains("immutable"), "{sql}: {message}");
     }
-    let message = sql_error(
-        &mut client,
-        "INSERT INTO pgdict.dictionaries \
-         (id, codecs, created_micros, content, content_sha256, file_sha256) \
-         VALUES (50, 1, 0, 'abc'::bytea, sha256('abd'::bytea), sha256('x'::bytea))",
-    );
-    assert!(message.contains("check constraint"), "{message}");
-    // Metadata over the file format's 64 KiB, which no dictionary file could hold.
-    let message = sql_error(
-        &mut client,
-        "INSERT INTO pgdict.dictionaries \
-         (id, codecs, created_micros, metadata, content, content_sha256, file_sha256) \
-         VALUES (50, 1, 0, json_build_object('a', repeat('x', 65536)), 'abc'::bytea, \
-                 sha256('abc'::bytea), sha256('x'::bytea))",
-    );
-    assert!(message.contains("dictionaries_metadata_check"), "{message}");
-    // No content, which no dictionary file holds.
-    let message = sql_error(
-        &mut client,
-        "INSERT INTO pgdict.dictionaries \
-         (id, codecs, created_micros, content, content_sha256, file_sha256) \
-         VALUES (50, 1, 0, ''::bytea, sha256(''::bytea), sha256('x'::bytea))",
-    );
-    assert!(message.contains("dictionaries_content_check"), "{message}");
-    let message = sql_error(
-        &mut client,
-        "INSERT INTO pgdict.dictionaries \
-         (id, codecs, created_micros, content, content_sha256, file_sha256) \
-         VALUES (1, 1, 0, 'abc'::bytea, sha256('abc'::bytea), sha256('x'::bytea))",
-    );
-    assert!(message.contains("23505"), "{message}");
+    // Rows no dictionary file could be, each with what the server says refusing it.
+    let invalid_rows = [
+        (
+            "a content checksum that is not the content's",
+            "INSERT INTO pgdict.dictionaries \
+             (id, codecs, created_micros, content, content_sha256, file_sha256) \
+             VALUES (50, 1, 0, 'abc'::bytea, sha256('abd'::bytea), sha256('x'::bytea))",
+            "check constraint",
+        ),
+        (
+            "metadata over the file format's 64 KiB",
+            "INSERT INTO pgdict.dictionaries \
+             (id, codecs, created_micros, metadata, content, content_sha256, file_sha256) \
+             VALUES (50, 1, 0, json_build_object('a', repeat('x', 65536)), 'abc'::bytea, \
+                     sha256('abc'::bytea), sha256('x'::bytea))",
+            "dictionaries_metadata_check",
+        ),
+        (
+            "no content",
+            "INSERT INTO pgdict.dictionaries \
+             (id, codecs, created_micros, content, content_sha256, file_sha256) \
+             VALUES (50, 1, 0, ''::bytea, sha256(''::bytea), sha256('x'::bytea))",
+            "dictionaries_content_check",
+        ),
+        (
+            "an id taken",
+            "INSERT INTO pgdict.dictionaries \
+             (id, codecs, created_micros, content, content_sha256, file_sha256) \
+             VALUES (1, 1, 0, 'abc'::bytea, sha256('abc'::bytea), sha256('x'::bytea))",
+            "23505",
+        ),
+    ];
+    for (what, sql, refusal) in invalid_rows {
+        let message = sql_error(&mut client, sql);
+        assert!(message.contains(refusal), "{what}: {message}");
+    }
     // Nothing changed.
     let fresh = PgStore::connect(&cluster.connection_string()).unwrap();
     for dict in &added {
