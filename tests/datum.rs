@@ -161,9 +161,9 @@ fn check_datum(
         }
     }
     assert_eq!(
-        stored.len(),
-        smallest_len(raw, codec, dict),
-        "{context}: not the smallest form"
+        (kind_of(header.form), stored.len()),
+        smallest_form(raw, codec, dict),
+        "{context}: not the smallest form (or not the simplest of the smallest)"
     );
     if codec == Codec::Zstd && dict.is_none() {
         assert!(header.form.is_raw(), "{context}: zstd without a dictionary");
@@ -184,10 +184,10 @@ fn check_datum(
     }
 }
 
-/// The length of the smallest form, worked out independently of the encoder: each codec
-/// called directly with its unmodified strategy, every form's size computed by hand.
-fn smallest_len(raw: &[u8], codec: Codec, dict: Option<&PreparedDictionary>) -> usize {
-    let mut best = raw_form_len(raw.len());
+/// The smallest form's kind and length, worked out independently of the encoder: each codec
+/// called directly with its unmodified strategy, every form's size computed by hand. Of forms
+/// of one length the simpler wins: raw, then plain (PostgreSQL reads it), then dictionary.
+fn smallest_form(raw: &[u8], codec: Codec, dict: Option<&PreparedDictionary>) -> (FormKind, usize) {
     let ext_header = |d: &PreparedDictionary| {
         9 + match d.id() {
             0..=0x7f => 1,
@@ -197,31 +197,32 @@ fn smallest_len(raw: &[u8], codec: Codec, dict: Option<&PreparedDictionary>) -> 
             _ => 5,
         }
     };
-    let mut candidates = Vec::new();
+    let mut candidates = vec![(FormKind::Raw, raw_form_len(raw.len()))];
     match codec {
         Codec::Pglz => {
             if let Some(p) = pglz::compress(raw, &pglz::Strategy::DEFAULT) {
-                candidates.push(8 + p.len());
+                candidates.push((FormKind::Plain, 8 + p.len()));
             }
             if let Some(d) = dict {
                 let mut c = pglz::Compressor::new();
                 if let Some(p) = c.compress_with_dict(raw, d.pglz(), &pglz::Strategy::DICTIONARY) {
-                    candidates.push(ext_header(d) + p.len());
+                    candidates.push((FormKind::Dictionary, ext_header(d) + p.len()));
                 }
             }
         }
         Codec::Lz4 => {
-            candidates.push(8 + lz4::compress(raw).unwrap().len());
+            candidates.push((FormKind::Plain, 8 + lz4::compress(raw).unwrap().len()));
             if let Some(d) = dict {
                 let p = lz4::Lz4Compressor::new()
                     .compress_with_dict(raw, d.lz4())
                     .unwrap();
-                candidates.push(ext_header(d) + p.len());
+                candidates.push((FormKind::Dictionary, ext_header(d) + p.len()));
             }
         }
         Codec::Zstd => {
             if let Some(d) = dict {
-                candidates.push(
+                candidates.push((
+                    FormKind::Dictionary,
                     ext_header(d)
                         + zstd::compress_with_dict(
                             raw,
@@ -229,14 +230,32 @@ fn smallest_len(raw: &[u8], codec: Codec, dict: Option<&PreparedDictionary>) -> 
                         )
                         .unwrap()
                         .len(),
-                );
+                ));
             }
         }
     }
-    for c in candidates {
-        best = best.min(c);
+    // The first of the shortest: candidates are in order of simplicity.
+    let shortest = candidates.iter().map(|&(_, len)| len).min().unwrap();
+    candidates
+        .into_iter()
+        .find(|&(_, len)| len == shortest)
+        .unwrap()
+}
+
+/// The kinds of form the encoder chooses among.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum FormKind {
+    Raw,
+    Plain,
+    Dictionary,
+}
+
+fn kind_of(form: Form) -> FormKind {
+    match form {
+        Form::RawShort | Form::RawLong => FormKind::Raw,
+        Form::Pglz | Form::Lz4 => FormKind::Plain,
+        Form::Extended { .. } => FormKind::Dictionary,
     }
-    best
 }
 
 /// Prefix lengths to try for a value of `len` bytes (some past the end, which are capped).
@@ -461,6 +480,16 @@ fn corrupt_headers_are_rejected_with_exact_errors() {
                 header_len: 8,
             },
         ),
+        // Compressed total_len 4: va_header alone, a length no compressed datum has (refused
+        // as such, before its missing va_tcinfo is looked for).
+        (
+            "compressed total 4",
+            vec![(4 << 2) | 2, 0, 0, 0],
+            DatumError::TotalLenTooSmall {
+                total_len: 4,
+                header_len: 8,
+            },
+        ),
         // Extended with a 2-byte id (11-byte header) claiming total_len 10.
         (
             "extended total shorter than header",
@@ -622,6 +651,7 @@ fn corrupt_headers_are_rejected_with_exact_errors() {
     ];
     for (what, bytes, expected) in cases {
         assert_eq!(datum::parse_header(&bytes), Err(expected.clone()), "{what}");
+        assert_eq!(datum::check_header(&bytes), Err(expected.clone()), "{what}");
         assert_eq!(datum::decode(&bytes, &d7), Err(expected.clone()), "{what}");
         assert_eq!(
             datum::decode_prefix(&bytes, 5, &d7),
@@ -1203,6 +1233,109 @@ fn ties_go_to_the_simpler_form() {
     }
 }
 
+/// Ties between forms of one length, found among many small values: the simpler form wins
+/// (raw, then plain, then dictionary), so that PostgreSQL reads every datum it could.
+/// `smallest_form` says which; the corpus round trips meet few ties.
+#[test]
+fn ties_between_forms_of_one_length_go_to_the_simpler() {
+    let d = dict(
+        1,
+        &b"the quick brown fox jumps over the lazy dog; ".repeat(20),
+    );
+    let mut encoder = DatumEncoder::new();
+    let mut ties = HashMap::<(FormKind, FormKind), usize>::new();
+    let mut state = 0x1234_5678_u64;
+    for n in 0..20_000usize {
+        // Letters, and pieces of the dictionary's words, xorshift-chosen.
+        let len = 8 + n % 150;
+        let mut raw = Vec::with_capacity(len + 16);
+        while raw.len() < len {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            if state.is_multiple_of(3) {
+                raw.extend_from_slice(&b"quick brown fox "[..(state >> 8) as usize % 16 + 1]);
+            } else {
+                raw.push(b'a' + (state >> 20) as u8 % 26);
+            }
+        }
+        raw.truncate(len);
+        let header = encoder
+            .encode_into(&raw, Codec::Lz4, Some(&d), &mut Vec::new())
+            .unwrap();
+        let (kind, len) = smallest_form(&raw, Codec::Lz4, Some(&d));
+        assert_eq!(
+            (kind_of(header.form), header.total_len),
+            (kind, len),
+            "{raw:?}"
+        );
+        // The forms the winner tied with, by hand.
+        let raw_len = raw_form_len(raw.len());
+        let plain_len = 8 + lz4::compress(&raw).unwrap().len();
+        let dict_len = 10
+            + lz4::Lz4Compressor::new()
+                .compress_with_dict(&raw, d.lz4())
+                .unwrap()
+                .len();
+        for (other, other_len) in [
+            (FormKind::Plain, plain_len),
+            (FormKind::Dictionary, dict_len),
+        ] {
+            if other != kind && other_len == len {
+                *ties.entry((kind, other)).or_default() += 1;
+            }
+        }
+        assert!(len <= raw_len.min(plain_len).min(dict_len));
+    }
+    // Both kinds of tie were met (else the test shows nothing).
+    assert!(
+        ties.contains_key(&(FormKind::Raw, FormKind::Plain))
+            || ties.contains_key(&(FormKind::Raw, FormKind::Dictionary)),
+        "{ties:?}"
+    );
+    assert!(
+        ties.contains_key(&(FormKind::Plain, FormKind::Dictionary)),
+        "{ties:?}"
+    );
+}
+
+/// Plain pglz is tried from PostgreSQL's 32 bytes on, 32 included: that value is stored as
+/// PostgreSQL would store it.
+#[test]
+fn plain_pglz_is_tried_from_32_bytes() {
+    let mut encoder = DatumEncoder::new();
+    for (len, form) in [(31, Form::RawShort), (32, Form::Pglz)] {
+        let header = encoder
+            .encode_into(&vec![b'a'; len], Codec::Pglz, None, &mut Vec::new())
+            .unwrap();
+        assert_eq!(header.form, form, "{len} bytes: {header}");
+    }
+}
+
+/// `check_header` (what `pgdict inspect` says without decoding) refuses a pglz raw length the
+/// payload cannot expand to, as decoding would (lz4's and zstd's bounds are the decoder's own
+/// checks, which the corrupt-payload tables hold).
+#[test]
+fn check_header_bounds_the_raw_length_by_the_payload() {
+    let mut encoder = DatumEncoder::new();
+    for codec in [Codec::Pglz, Codec::Lz4] {
+        let stored = encoder.encode(&b"abc".repeat(40), codec, None).unwrap();
+        assert!(datum::check_header(&stored).is_ok(), "{codec}");
+    }
+    // A pglz payload of 2 bytes (one literal) claiming a million.
+    let pglz = compressed(10, 1_000_000, 0, &[0x00, b'a']);
+    assert!(datum::parse_header(&pglz).is_ok());
+    assert!(
+        matches!(
+            datum::check_header(&pglz),
+            Err(DatumError::Pglz { payload_pos: 8, .. })
+        ),
+        "{:?}",
+        datum::check_header(&pglz)
+    );
+    assert!(datum::decode(&pglz, &NoDictionaries).is_err());
+}
+
 #[test]
 fn prepared_dictionary_errors() {
     assert_eq!(
@@ -1434,7 +1567,10 @@ proptest! {
             let stored = encoder.encode(&raw, codec, dict).unwrap();
             let header = datum::parse_header(&stored).unwrap();
             prop_assert!(stored.len() <= raw_form_len(raw.len()));
-            prop_assert_eq!(stored.len(), smallest_len(&raw, codec, dict));
+            prop_assert_eq!(
+                (kind_of(header.form), stored.len()),
+                smallest_form(&raw, codec, dict)
+            );
             prop_assert_eq!(header.raw_len, raw.len());
             if dict.is_none() {
                 prop_assert!(header.form.dict_id().is_none());

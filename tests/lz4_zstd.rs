@@ -866,6 +866,56 @@ fn zstd_exact_errors() {
     );
 }
 
+/// The frame walker that finds where a payload's frame ends, on header shapes pgdict never
+/// writes but a hostile payload may: a single-segment frame's 1-byte content size, a 4-byte
+/// dictionary id, a checksum. Each frame ends where the walker says: one byte more is
+/// trailing, and a frame's own bytes are not.
+#[test]
+fn zstd_frames_of_every_header_shape_end_where_they_end() {
+    use zstd::Error;
+    // A raw last block holding "hello": block header (5 << 3) | 1, little-endian.
+    let hello_block = [41, 0, 0, b'h', b'e', b'l', b'l', b'o'];
+    let frames = [
+        // Single segment, content size in 1 byte (5), no window byte.
+        ("single segment", vec![0x20, 5]),
+        // A window byte, then a 4-byte dictionary id of 0 (no dictionary).
+        ("4-byte dictionary id", vec![0x03, 0x00, 0, 0, 0, 0]),
+    ];
+    for (shape, header) in frames {
+        let frame = [&header[..], &hello_block].concat();
+        assert_eq!(
+            zstd::decompress(&frame, 5),
+            Ok(b"hello".to_vec()),
+            "{shape}"
+        );
+        let trailing = [&frame[..], &[0]].concat();
+        assert_eq!(
+            zstd::decompress(&trailing, 5),
+            Err(Error::TrailingBytes {
+                frame_len: frame.len(),
+                payload_len: frame.len() + 1
+            }),
+            "{shape}"
+        );
+    }
+    // A checksum flag (bit 2): the 4 bytes after the last block are the frame's. These are
+    // not "hello"'s checksum, which zstd may report; they are not trailing bytes.
+    let checked = [&[0x24, 5][..], &hello_block, &[0, 0, 0, 0]].concat();
+    let decoded = zstd::decompress(&checked, 5);
+    assert!(
+        !matches!(decoded, Err(Error::TrailingBytes { .. })),
+        "{decoded:?}"
+    );
+    let trailing = [&checked[..], &[0]].concat();
+    assert_eq!(
+        zstd::decompress(&trailing, 5),
+        Err(Error::TrailingBytes {
+            frame_len: checked.len(),
+            payload_len: checked.len() + 1
+        })
+    );
+}
+
 /// A raw length the frame's blocks cannot produce is refused before any output is allocated:
 /// 37 KB of payload claiming 1 GiB - 1 made the decoder into a buffer zero 1 GiB first.
 #[test]
