@@ -1798,11 +1798,22 @@ mod tests {
             4096,
             21_474_836,
             21_474_837,
+            // Past 21,474,836 bytes, the first rate worked out can be one too high (its
+            // result_max at or under max_payload): rate 50 for this one, which the step down
+            // corrects to 49.
+            21_474_899,
             100_000_000,
             MAX_INPUT_LEN,
         ]);
         for raw_len in lens {
-            for max_payload in [1, 2, raw_len / 3, raw_len / 2, raw_len.saturating_sub(10)] {
+            for max_payload in [
+                1,
+                2,
+                raw_len / 3,
+                raw_len / 2,
+                (raw_len / 2).saturating_sub(1),
+                raw_len.saturating_sub(10),
+            ] {
                 for base in [Strategy::DEFAULT, Strategy::DICTIONARY] {
                     let s = strategy_within(&base, raw_len, max_payload);
                     let rate = s.min_comp_rate;

@@ -268,6 +268,17 @@ mod tests {
                 state as u8
             })
             .collect();
+        // A class of three: the member after the head shares 308 bytes with it (over 254:
+        // unknown), the next 8, so that a known count follows an unknown one.
+        let long_then_short = [
+            &b"prefix__"[..],
+            &[b'a'; 300],
+            b"prefix__",
+            &[b'a'; 300],
+            b"prefix__",
+            &[b'b'; 12],
+        ]
+        .concat();
         for dict in [
             &near_copies()[..],
             &noise,
@@ -275,6 +286,9 @@ mod tests {
             &noise[..4],
             &noise[..3],
             &[],
+            &long_then_short,
+            // Positions with under 8 bytes left, whose 4 bytes are those of others.
+            &[b'a'; 12],
         ] {
             check_lists(&PglzDictionary::new(dict));
         }
@@ -288,6 +302,11 @@ mod tests {
                 .zip(&bytes[b..])
                 .take_while(|(x, y)| x == y)
                 .count()
+        };
+        // The order skips follow, worked out here rather than by `Member::rank`.
+        let rank = |member: Member| match member.shared {
+            SHARED_UNKNOWN => 0,
+            known => known,
         };
         let mut seen = vec![false; bytes.len()];
         for bucket in 0..DICT_HASH_SIZE {
@@ -317,14 +336,17 @@ mod tests {
                         assert!(same >= 255 || before + same == bytes.len());
                     } else {
                         assert_eq!(usize::from(member.shared), same);
+                        // Known only where the run ends before the dictionary does (else
+                        // the datum may run on: the match is longer than the bytes shared).
+                        assert!(before + same < bytes.len());
                     }
                     let skip = usize::from(member.skip);
                     assert!(skip > m && skip <= members.end);
                     for between in m + 1..skip {
-                        assert!(prepared.members[between].rank() >= member.rank());
+                        assert!(rank(prepared.members[between]) >= rank(member));
                     }
                     if skip < members.end {
-                        assert!(prepared.members[skip].rank() < member.rank());
+                        assert!(rank(prepared.members[skip]) < rank(member));
                     }
                     assert!(!seen[pos]);
                     seen[pos] = true;
