@@ -17,7 +17,8 @@
 //! # What is measured
 //!
 //! Each of the 8 files of `rows/` is split as the dictionary-codec issue asks
-//! (`examples/common`): the odd rows train the dictionary, the even rows are the datums, each
+//! (`examples/common`): every second row (the 2nd, 4th, ...) trains the dictionary, the others
+//! (the 1st, 3rd, ...) are the datums, each
 //! compressed on its own. The dictionary is `dict_ratio`'s stand-in: zstd's trainer
 //! (`zstd::dict::from_samples`) at 64 KiB; `lz4_dict` uses all of it, `pglz_dict` its last
 //! 4 KiB (pglz reaches 4095 bytes back), `zstd_dict` the same 4 KiB behind zstd's entropy

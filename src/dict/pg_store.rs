@@ -20,7 +20,7 @@
 //!     created_micros  bigint NOT NULL CHECK (created_micros >= 0),       -- since the epoch
 //!     created         timestamptz GENERATED ALWAYS AS (...) STORED,      -- for people
 //!     metadata        json CHECK (octet_length(metadata::text) <= 65536),  -- as written
-//!     content         bytea NOT NULL CHECK (length(content) BETWEEN 1 AND 1048576),
+//!     content         bytea NOT NULL CHECK (length(content) BETWEEN 1 AND 1048576),  -- (1)
 //!     content_sha256  bytea NOT NULL CHECK (content_sha256 = sha256(content)),
 //!     file_sha256     bytea NOT NULL CHECK (length(file_sha256) = 32)  -- the record's, id in it
 //! );
@@ -29,6 +29,9 @@
 //!     retired_at  timestamptz NOT NULL DEFAULT now()
 //! );
 //! ```
+//!
+//! (1) Tables made before a dictionary had to hold content keep `length(content) <= 1048576`
+//! (the shape check reads no constraint): loading refuses an empty row there as damaged.
 //!
 //! A row holds the fields of the dictionary file ([`crate::dict::file`]) and that file's
 //! `file_sha256`, which covers the id: loading rebuilds the file from the row and checks it,

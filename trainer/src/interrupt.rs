@@ -1,7 +1,7 @@
 //! Ending on Ctrl-C (SIGINT), SIGTERM or SIGHUP as the signal would, after the cleanups
 //! registered run: a query cancelled on the server (a PostgreSQL source's), temporary files
 //! removed (`pgdict`'s outputs). Without this a signal ends the process at once, and the
-//! server goes on running the query it was fetching from.
+//! server goes on running the query it was reading from.
 //!
 //! The handler is a thread that waits for the signals (signal-hook), installed with the first
 //! cleanup. A signal the process was started ignoring (`nohup` ignores SIGHUP; a shell

@@ -6,8 +6,10 @@
 //!   text in the database's encoding (LATIN1, SQL_ASCII), not converted to the client's;
 //! - with `rows_wanted` much smaller than the table, only a sample of its pages is read
 //!   (`TABLESAMPLE SYSTEM ... REPEATABLE`): fewer rows, the same ones for the same seed;
-//! - statistics that promise rows the table no longer holds: the sample comes back empty, and
-//!   the source reads the whole column instead; the sample's share is set by the rows that
+//! - statistics that promise rows the table no longer holds: all the rows that remain come
+//!   back (here by the live-row count, which already says 3, so the table is read whole; the
+//!   fallback from an empty page sample to the whole column is not reached); the sample's
+//!   share is set by the rows that
 //!   hold a value (NULLs left out), counted by the server's live-row count where ANALYZE has
 //!   not run (never, or not on an inheritance parent);
 //! - a composite value with a NULL field is a value; `char(n)` keeps its trailing blanks;
@@ -36,6 +38,7 @@ use corpus::corpus_rows;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use cluster::PgCluster;
 use pgdict::datum::{self, Codec, DatumEncoder};
@@ -363,7 +366,8 @@ fn postgres_column_source() {
         [b"ab    ".to_vec(), b"abcdef".to_vec(), b"xyz   ".to_vec()]
     );
 
-    // Statistics say 20,000 rows, 3 remain: whatever the pages sampled, all 3 come back.
+    // ANALYZE said 20,000 rows, 3 remain: all 3 come back (the live-row count says 3, so the
+    // table is read whole, not sampled).
     let shrunk = read(&spec(&cluster, "shrunk", "v", Some(100), 1));
     assert_eq!(
         sorted(shrunk),
@@ -685,6 +689,72 @@ fn large_rows_after_small_ones_are_streamed() {
     .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(rows.len(), 1400);
     assert!(rows[1399].len() > 30_000);
+}
+
+/// Rows that come slowly (a view's, here one a second, 9 KB each so that the server sends
+/// each as it is made) are handed over as they come, not a batch of 1000 later (the first
+/// three took the whole view's 30 s); and a source dropped before its end cancels its query
+/// on the server at once, not when the reader next has a row to hand over (here 60 s later;
+/// the second row makes the server send all of the first, which it holds until 8 KB more).
+#[test]
+fn slow_rows_come_as_they_come_and_a_dropped_source_cancels_its_query() {
+    let cluster = PgCluster::start();
+    let mut client = cluster.client();
+    client
+        .batch_execute(
+            "CREATE VIEW slow AS SELECT repeat('x', 9000) || g || pg_sleep(1)::text AS v
+                 FROM generate_series(1, 30) g;
+             CREATE VIEW stalled AS SELECT repeat('x', 9000) || g
+                 || pg_sleep(CASE WHEN g <= 2 THEN 0 ELSE 60 END)::text AS v
+                 FROM generate_series(1, 4) g;",
+        )
+        .unwrap();
+    let open = |view: &str| {
+        source::open(&SourceSpec::Postgres(PgSource {
+            conninfo: cluster.connection_string(),
+            table: view.into(),
+            column: "v".into(),
+            rows_wanted: None,
+            seed: 0,
+        }))
+        .unwrap()
+    };
+    let started = Instant::now();
+    let mut rows = open("slow");
+    for _ in 0..3 {
+        assert!(rows.next().unwrap().unwrap().starts_with(b"xxx"));
+    }
+    // Three or four seconds' rows and the startup: far from the 30 s a whole batch took.
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "the third row came after {:?}",
+        started.elapsed()
+    );
+    drop(rows);
+    let running = |client: &mut postgres::Client| -> i64 {
+        client
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity \
+                 WHERE state = 'active' AND pid <> pg_backend_pid() \
+                 AND query LIKE 'SELECT % FROM stalled %'",
+                &[],
+            )
+            .unwrap()
+            .get(0)
+    };
+    let mut rows = open("stalled");
+    assert!(rows.next().unwrap().unwrap().starts_with(b"xxx"));
+    assert_eq!(running(&mut client), 1);
+    drop(rows);
+    let dropped = Instant::now();
+    while running(&mut client) > 0 {
+        assert!(
+            dropped.elapsed() < Duration::from_secs(10),
+            "the dropped source's query still runs after {:?}",
+            dropped.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 /// A table read whole gives the same sample for the same seed after another session's scan

@@ -566,7 +566,9 @@ impl<T> Rows<T> {
     /// Whether reading the next row may wait for input that has not come: standard input or a
     /// named pipe with nothing buffered and nothing ready to read. A caller holding rows back
     /// (to compress them in batches) hands them on first, so that rows come out as they come
-    /// in. A file, a directory or a PostgreSQL column never waits for long: false.
+    /// in. A file or a directory never waits for long: false. A PostgreSQL column: false too,
+    /// though a slow view's rows may come slowly; its reader hands rows over as they come
+    /// when the caller waits for them, but a caller holding rows back holds them.
     pub fn may_wait(&self) -> bool {
         self.stream
             .as_ref()

@@ -18,7 +18,9 @@
 use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use pgdict::dict::describe_pg_error;
 use postgres::fallible_iterator::FallibleIterator;
@@ -31,6 +33,12 @@ use super::{PageSample, PgSource, Rows, SourceError};
 const BATCH_BYTES: usize = 8 << 20;
 /// The rows a batch holds at most: small rows cost more than their bytes (a `Vec` each).
 const BATCH_ROWS: usize = 1000;
+/// A batch not yet full is handed over when this long has passed since the last (or it holds
+/// the first row): rows that come slowly come as they come, and rows that come fast still
+/// come a batch at a time (a hand-over per row would wake a thread per row). Rows read within
+/// this time of the last hand-over wait for the next row or the end, however long the server
+/// takes to make it.
+const PARTIAL_BATCH_AFTER: Duration = Duration::from_millis(100);
 /// The page sample aims at this many times the rows wanted (the reservoir sampler picks among
 /// them), and is taken only when that is under 1 / `OVERSAMPLE` of the table's rows: when the
 /// table holds more than `OVERSAMPLE`² (nine) times the rows wanted.
@@ -108,10 +116,13 @@ pub(super) fn open(source: &PgSource) -> Result<Rows, SourceError> {
     // to the closed connection.
     let token = client.cancel_token();
     let tls = info.tls.clone();
-    let cancel = move || {
+    let cancel: Cancel = Arc::new(move || {
         let _ = pgdict::conninfo::cancel_query(&token, &tls);
+    });
+    let cancel_on_signal = {
+        let cancel = cancel.clone();
+        crate::interrupt::on_signal(move || cancel())
     };
-    let cancel_on_signal = crate::interrupt::on_signal(cancel.clone());
     let pg_err = |what: &str, e: postgres::Error| pg_error(&server, what, &e);
     let what = format!("looking up table {}", source.table);
     let row = client
@@ -260,7 +271,7 @@ pub(super) fn open(source: &PgSource) -> Result<Rows, SourceError> {
     let read = format!("column {} of {table}", source.column);
     let reader = Reader {
         client,
-        cancel: Box::new(cancel),
+        cancel: cancel.clone(),
         _cancel_on_signal: cancel_on_signal,
         server,
         read: read.clone(),
@@ -277,6 +288,7 @@ pub(super) fn open(source: &PgSource) -> Result<Rows, SourceError> {
     let mut stream = Stream {
         handed,
         thread: Some(thread),
+        cancel,
         page_sample: page_sample.clone(),
         batch: Vec::new().into_iter(),
         done: false,
@@ -294,6 +306,10 @@ pub(super) fn open(source: &PgSource) -> Result<Rows, SourceError> {
     })
 }
 
+/// Cancels the query the connection runs (shared by the reader thread, the source and the
+/// signal handler).
+type Cancel = Arc<dyn Fn() + Send + Sync>;
+
 /// What the reader thread hands over.
 enum Handed {
     /// The server began to send the first query's rows (or said it has none): it took the
@@ -310,7 +326,7 @@ enum Handed {
 struct Reader {
     client: Client,
     /// Cancels the session's query: when nobody takes its rows any more.
-    cancel: Box<dyn Fn() + Send>,
+    cancel: Cancel,
     /// Cancels the session's query if a signal ends the process while the reader lives.
     _cancel_on_signal: crate::interrupt::Registration,
     server: String,
@@ -383,6 +399,7 @@ impl Reader {
         }
         let mut batches = Batches::default();
         let mut count = 0;
+        let mut handed_at = Instant::now();
         while let Some(row) = next {
             // The query reads the column as bytea.
             let value: Vec<u8> = row.get(0);
@@ -391,6 +408,14 @@ impl Reader {
                 if hand.send(Handed::Rows(full)).is_err() {
                     return Ok(Streamed::NobodyTakes);
                 }
+                handed_at = Instant::now();
+            } else if count == 1 || handed_at.elapsed() >= PARTIAL_BATCH_AFTER {
+                // Rows that come slowly (a slow view's) are handed over as they come: the
+                // first at once, as the wait for the next may be long.
+                if hand.send(Handed::Rows(batches.take())).is_err() {
+                    return Ok(Streamed::NobodyTakes);
+                }
+                handed_at = Instant::now();
             }
             next = rows.next().map_err(failed)?;
         }
@@ -428,6 +453,12 @@ impl Batches {
     fn finish(self) -> Vec<Vec<u8>> {
         self.rows
     }
+
+    /// The rows gathered so far, as a batch of their own.
+    fn take(&mut self) -> Vec<Vec<u8>> {
+        self.bytes = 0;
+        std::mem::take(&mut self.rows)
+    }
 }
 
 /// The source's side: takes the batches the reader thread hands over.
@@ -436,6 +467,8 @@ struct Stream {
     /// The reader thread, until it has ended: what it ended with is the end of the rows (or
     /// their error).
     thread: Option<JoinHandle<Result<(), SourceError>>>,
+    /// Cancels the reader's query: when the source is dropped before its end.
+    cancel: Cancel,
     /// Shared with [`Rows`]: cleared if the page sample finds no rows and the whole column is
     /// read instead.
     page_sample: Rc<Cell<Option<PageSample>>>,
@@ -478,6 +511,21 @@ impl Stream {
                 Some(Handed::Started) => {}
                 None => return Ok(None),
             }
+        }
+    }
+}
+
+impl Drop for Stream {
+    /// A source dropped before its end (an error elsewhere, a reader of the output gone):
+    /// the reader thread would learn it only when it next hands rows over, a batch later (a
+    /// slow view's: minutes), the server running the query until then.
+    fn drop(&mut self) {
+        if self
+            .thread
+            .as_ref()
+            .is_some_and(|thread| !thread.is_finished())
+        {
+            (self.cancel)();
         }
     }
 }
