@@ -367,8 +367,9 @@ impl Reader {
             };
         }
         if let Streamed::NobodyTakes = streamed {
-            // The rest of the rows would still come (the client reads them to reach the
-            // answer to anything sent after), the server reading the table to its end.
+            // The source was dropped, and cancelled the query then (`Stream`'s `Drop`); again
+            // here, for a query that began after (the whole column's). No COMMIT: it would wait
+            // for the rest of the rows, which the client reads to reach its answer.
             (self.cancel)();
             return Ok(());
         }
@@ -401,25 +402,22 @@ impl Reader {
         let mut count = 0;
         let mut handed_at = Instant::now();
         while let Some(row) = next {
-            // The query reads the column as bytea.
-            let value: Vec<u8> = row.get(0);
             count += 1;
-            if let Some(full) = batches.push(value) {
-                if hand.send(Handed::Rows(full)).is_err() {
-                    return Ok(Streamed::NobodyTakes);
-                }
-                handed_at = Instant::now();
-            } else if count == 1 || handed_at.elapsed() >= PARTIAL_BATCH_AFTER {
-                // Rows that come slowly (a slow view's) are handed over as they come: the
-                // first at once, as the wait for the next may be long.
-                if hand.send(Handed::Rows(batches.take())).is_err() {
+            // The query reads the column as bytea. A full batch is handed over; so are rows
+            // that come slowly (a slow view's), as they come: the first at once, as the wait
+            // for the next may be long.
+            let ready = batches.push(row.get(0)).or_else(|| {
+                (count == 1 || handed_at.elapsed() >= PARTIAL_BATCH_AFTER).then(|| batches.take())
+            });
+            if let Some(batch) = ready {
+                if hand.send(Handed::Rows(batch)).is_err() {
                     return Ok(Streamed::NobodyTakes);
                 }
                 handed_at = Instant::now();
             }
             next = rows.next().map_err(failed)?;
         }
-        let last = batches.finish();
+        let last = batches.take();
         if !last.is_empty() && hand.send(Handed::Rows(last)).is_err() {
             return Ok(Streamed::NobodyTakes);
         }
@@ -440,21 +438,13 @@ impl Batches {
     fn push(&mut self, row: Vec<u8>) -> Option<Vec<Vec<u8>>> {
         let full = !self.rows.is_empty()
             && (self.rows.len() == BATCH_ROWS || self.bytes + row.len() > BATCH_BYTES);
-        let batch = full.then(|| {
-            self.bytes = 0;
-            std::mem::take(&mut self.rows)
-        });
+        let batch = full.then(|| self.take());
         self.bytes += row.len();
         self.rows.push(row);
         batch
     }
 
-    /// The last batch (empty if no row is left).
-    fn finish(self) -> Vec<Vec<u8>> {
-        self.rows
-    }
-
-    /// The rows gathered so far, as a batch of their own.
+    /// The rows gathered so far, as a batch of their own (empty if there are none).
     fn take(&mut self) -> Vec<Vec<u8>> {
         self.bytes = 0;
         std::mem::take(&mut self.rows)
@@ -556,7 +546,7 @@ mod tests {
                     sizes.push(full.iter().map(Vec::len).collect::<Vec<_>>());
                 }
             }
-            sizes.push(batches.finish().iter().map(Vec::len).collect());
+            sizes.push(batches.take().iter().map(Vec::len).collect());
             sizes
         };
         // Small rows: 1000 a batch.
