@@ -6,7 +6,7 @@ use pgdict_trainer::SizeBucket;
 use serde_json::{json, Map, Value};
 
 use crate::measure::{Comparison, MethodResult, Stats, METHODS};
-use crate::text::{counted, mb_s, percent, printable, thousands, Align, Table};
+use crate::text::{counted, mb_s, percent, printable, ratio, thousands, times, Align, Table};
 
 /// What was compared, besides the measurements.
 pub struct Setup {
@@ -186,10 +186,8 @@ fn group_table(
         table.row(vec![
             label,
             thousands(stats.stored_bytes),
-            stats.ratio().map_or("-".into(), |r| format!("{r:.2}")),
-            stats
-                .ratio_vs(baseline)
-                .map_or("-".into(), |r| format!("{r:.2}x")),
+            ratio(stats.ratio()),
+            times(stats.ratio_vs(baseline)),
             stats.raw_share().map_or("-".into(), percent),
             mb_s(stats.compress_mb_s()),
             mb_s(stats.decompress_mb_s()),

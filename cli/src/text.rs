@@ -91,6 +91,17 @@ impl Table {
 // Counts for messages are written as the trainer writes them.
 pub use pgdict_trainer::progress::{counted, thousands};
 
+/// A ratio to two decimals (`2.61`), `-` when there is none (nothing measured, or a count of 0
+/// under it).
+pub fn ratio(ratio: Option<f64>) -> String {
+    ratio.map_or("-".into(), |r| format!("{r:.2}"))
+}
+
+/// A gain as `2.61x`, `-` when there is none ([`ratio`]).
+pub fn times(gain: Option<f64>) -> String {
+    gain.map_or("-".into(), |g| format!("{g:.2}x"))
+}
+
 /// A speed in MB/s, `-` when not measured.
 pub fn mb_s(speed: Option<f64>) -> String {
     match speed {

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 
 use crate::output::Output;
 use crate::store::{open_dir, AnyStore};
-use crate::text::{printable, thousands, utc, Align, Table};
+use crate::text::{printable, ratio, thousands, times, utc, Align, Table};
 use crate::{DictCommand, StoreArgs, SyncArgs};
 
 pub fn run(store_args: &StoreArgs, command: DictCommand) -> anyhow::Result<u8> {
@@ -60,17 +60,6 @@ fn status(entry: &StoreEntry, auto: &BTreeMap<Codec, u32>) -> String {
     } else {
         format!("active, auto for {}", picks.join("+"))
     }
-}
-
-/// A ratio to two decimals, or `-` where a byte count of 0 in the metadata leaves none (a
-/// measurement never stores 0 bytes, but metadata holds what its writer put there).
-fn two_decimals(ratio: Option<f64>) -> String {
-    ratio.map_or("-".into(), |r| format!("{r:.2}"))
-}
-
-/// A gain as `2.61x`, or `-` where there is none ([`two_decimals`]).
-fn times(gain: Option<f64>) -> String {
-    gain.map_or("-".into(), |g| format!("{g:.2}x"))
 }
 
 /// The measured gains: `pglz 2.61x` (stored bytes of plain pglz over the dictionary's; plain
@@ -320,8 +309,8 @@ fn measured(gain: &Gain) -> String {
         gain.codec,
         thousands(gain.dict_bytes),
         times(gain.gain()),
-        two_decimals(gain.plain_ratio()),
-        two_decimals(gain.dict_ratio())
+        ratio(gain.plain_ratio()),
+        ratio(gain.dict_ratio())
     )
 }
 
