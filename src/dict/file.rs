@@ -37,15 +37,15 @@
 //! # Reading: what is rejected
 //!
 //! [`Dictionary::from_bytes`] checks, in this order, and names the first thing wrong
-//! ([`FormatError`]): a file shorter than the magic, a wrong magic, a file shorter than the
-//! version field, a version other than 1, a file shorter than the fixed header, a metadata or
-//! content length over its cap, a content length of 0, a file whose size is not `96 + m + n` (truncated or with bytes
-//! after the checksum), a `file_sha256` that does not match, then (the file is now known to be
-//! as it was written) an id of 0, codec bits that are empty or unknown, a creation time over
-//! 2^63 - 1 microseconds (which the PostgreSQL store could not hold), a `content_sha256`
-//! that does not match the content, and metadata that is not a JSON object of the expected
-//! shape. The caps are checked against the file's size before anything is allocated, so a
-//! header can never make a reader allocate more than the file it was given.
+//! ([`FormatError`]): a file shorter than the magic, a wrong magic, a file shorter than the version
+//! field, a version other than 1, a file shorter than the fixed header, a metadata or content
+//! length over its cap, a content length of 0, a file whose size is not `96 + m + n` (truncated or
+//! with bytes after the checksum), a `file_sha256` that does not match, then (the file is now known
+//! to be as it was written) an id of 0, codec bits that are empty or unknown, a creation time over
+//! 2^63 - 1 microseconds (which the PostgreSQL store could not hold), a `content_sha256` that does
+//! not match the content, and metadata that is not a JSON object of the expected shape. The caps
+//! are checked against the file's size before anything is allocated, so a header can never make a
+//! reader allocate more than the file it was given.
 //!
 //! Every single-bit flip and every truncation of a file is detected: a flip in the magic,
 //! version or lengths fails those checks; any other flip fails `file_sha256`.

@@ -17,29 +17,27 @@
 //! | standard input | as the format says | [`SourceSpec::Stdin`] |
 //! | PostgreSQL column | one non-NULL value: `bytea` as its bytes, any other type as its text output in the database's encoding | [`SourceSpec::Postgres`] |
 //!
-//! The PostgreSQL source streams a plain `SELECT` of the column (`pg`: a thread owns the
-//! connection and hands the rows over in batches of up to 8 MiB or 1000 rows, a larger row
-//! alone): the server sends rows as it reads them, storing none, and the client holds two
-//! batches at most. When the caller says how many rows it wants ([`PgSource::rows_wanted`]) and the
-//! table's statistics (`pg_class.reltuples`; for a partitioned table not analyzed as a whole,
-//! its partitions') say it holds more than nine times that, so that the sample reads at most a
-//! third of its pages, only a share of its pages is read: `TABLESAMPLE SYSTEM (p) REPEATABLE
-//! (seed)`, with `p` chosen for three times the rows wanted and rounded up to a power of
-//! 2^(1/4) (three to 3.6 times; the reservoir sampler then picks among them). SYSTEM sampling
-//! takes whole pages, so rows stored together are sampled together; on tables whose rows
-//! differ by where they sit (say, old rows and new rows of a changing schema) prefer a larger
-//! `rows_wanted`. The same seed reads the same rows in the same order, and so gives the same
-//! sample, while the table's contents, their layout on its pages and (coarsely: the rounding
-//! keeps `p` through an ANALYZE's small changes) its statistics stay the same; a table read
-//! whole is read without synchronized scans (which start where another session's scan is).
-//! If the sample comes back empty (statistics far out of date), the whole column is read.
-//! `jsonb` and other binary-stored types arrive as text, which is not the bytes PostgreSQL
-//! compresses for them ([`Rows::note`] says so); `text`, `json`, `varchar` and `bytea` arrive
-//! as stored, and so does a domain over any of them (it is stored as its base type). Text is
-//! read as the bytes the database holds (`convert_to(value::text, getdatabaseencoding())`),
-//! not converted to the client encoding: in a LATIN1 database `é` is one byte, as PostgreSQL
-//! stores and compresses it, and a SQL_ASCII database may hold bytes that are not UTF-8 at
-//! all.
+//! The PostgreSQL source streams a plain `SELECT` of the column (`pg`: a thread owns the connection
+//! and hands the rows over in batches of up to 8 MiB or 1000 rows, a larger row alone): the server
+//! sends rows as it reads them, storing none, and the client holds two batches at most. When the
+//! caller says how many rows it wants ([`PgSource::rows_wanted`]) and the table's statistics
+//! (`pg_class.reltuples`; for a partitioned table not analyzed as a whole, its partitions') say it
+//! holds more than nine times that, so that the sample reads at most a third of its pages, only a
+//! share of its pages is read: `TABLESAMPLE SYSTEM (p) REPEATABLE (seed)`, with `p` chosen for
+//! three times the rows wanted and rounded up to a power of 2^(1/4) (three to 3.6 times; the
+//! reservoir sampler then picks among them). SYSTEM sampling takes whole pages, so rows stored
+//! together are sampled together; on tables whose rows differ by where they sit (say, old rows and
+//! new rows of a changing schema) prefer a larger `rows_wanted`. The same seed reads the same rows
+//! in the same order, and so gives the same sample, while the table's contents, their layout on its
+//! pages and (coarsely: the rounding keeps `p` through an ANALYZE's small changes) its statistics
+//! stay the same; a table read whole is read without synchronized scans (which start where another
+//! session's scan is). If the sample comes back empty (statistics far out of date), the whole
+//! column is read. `jsonb` and other binary-stored types arrive as text, which is not the bytes
+//! PostgreSQL compresses for them ([`Rows::note`] says so); `text`, `json`, `varchar` and `bytea`
+//! arrive as stored, and so does a domain over any of them (it is stored as its base type). Text is
+//! read as the bytes the database holds (`convert_to(value::text, getdatabaseencoding())`), not
+//! converted to the client encoding: in a LATIN1 database `é` is one byte, as PostgreSQL stores and
+//! compresses it, and a SQL_ASCII database may hold bytes that are not UTF-8 at all.
 //!
 //! Here: the specs, [`Rows`] and opening a source. The formats have their modules: [`copy`]
 //! (text in `copy/text.rs`, binary in `copy/binary.rs`), [`csv`], [`datums_file`], and, private,
@@ -567,8 +565,8 @@ impl<T> Rows<T> {
     /// named pipe with nothing buffered and nothing ready to read. A caller holding rows back
     /// (to compress them in batches) hands them on first, so that rows come out as they come
     /// in. A file or a directory never waits for long: false. A PostgreSQL column: false too,
-    /// though a slow view's rows may come slowly; its reader hands rows over as they come
-    /// when the caller waits for them, but a caller holding rows back holds them.
+    /// though a slow view's rows may come slowly; its reader hands them over as they come (at
+    /// least every 100 ms), but a caller holding rows back holds them.
     pub fn may_wait(&self) -> bool {
         self.stream
             .as_ref()
