@@ -33,7 +33,7 @@ pub(super) fn detect(mut source: Source, origin: &str) -> anyhow::Result<(DatumF
 
 /// What the start of an input tells of its format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Told {
+pub enum Told {
     /// PostgreSQL's binary COPY: it starts with the signature.
     Copy,
     /// Hex text: its first line holding `\x`, and the lines before it, are text, and they are
@@ -55,7 +55,7 @@ pub(super) enum Told {
 /// [`TEXT_WINDOW`] bytes. Hex text is text up to the end of its first line holding `\x` (the
 /// line's `\n`, or the end of the input or of the window); what follows is the hex reader's
 /// to judge, which names the line.
-pub(super) fn tell(start: &[u8], ended: bool) -> Option<Told> {
+pub fn tell(start: &[u8], ended: bool) -> Option<Told> {
     if start.starts_with(copy::SIGNATURE) {
         return Some(Told::Copy);
     }

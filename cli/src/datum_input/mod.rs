@@ -50,7 +50,8 @@ mod escape;
 mod hex;
 mod varlena;
 
-use detect::{detect, is_control, tell, Told};
+use detect::{detect, is_control};
+pub use detect::{tell, Told};
 use escape::EscapeLines;
 use hex::{hex_literal, HexLines};
 use varlena::Varlenas;
