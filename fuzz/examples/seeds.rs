@@ -32,7 +32,7 @@ use pgdict_trainer::source::{copy, CsvSyntax};
 const ROWS_PER_FILE: usize = 24;
 
 /// The targets, in the order their seeds are written.
-const TARGETS: [&str; 11] = [
+const TARGETS: [&str; 12] = [
     "pglz_decode",
     "pglz_decode_dict",
     "pglz_prefix",
@@ -44,6 +44,7 @@ const TARGETS: [&str; 11] = [
     "dict_file_parse",
     "conninfo_parse",
     "row_sources",
+    "datum_input",
 ];
 
 fn main() {
@@ -87,6 +88,7 @@ fn main() {
         }
         let sampled: Vec<&[u8]> = rows.iter().step_by(step).map(Vec::as_slice).collect();
         seeds.row_files(&sampled[..sampled.len().min(8)]);
+        seeds.datum_inputs(&sampled[..sampled.len().min(4)]);
     }
     seeds.synthetic();
 
@@ -212,6 +214,71 @@ impl Seeds {
         ];
         for input in inputs {
             self.add("row_sources", input);
+        }
+    }
+
+    /// datum_input seeds: datums made from `rows` (each cut to 200 bytes, every codec, with
+    /// and without a dictionary) in each format the `pgdict` command reads (see
+    /// `fuzz_targets/datum_input.rs`), as its writers and psql write them.
+    fn datum_inputs(&mut self, rows: &[&[u8]]) {
+        let fixed = fixed_dictionaries();
+        let datums: Vec<Vec<u8>> = (rows.iter().enumerate())
+            .map(|(n, row)| {
+                let row = &row[..row.len().min(200)];
+                let dict = (n % 2 == 1).then(|| &*fixed[n % fixed.len()]);
+                (self.datum.encode(row, Codec::ALL[n % 3], dict)).expect("a datum")
+            })
+            .collect();
+        let hex = |datum: &[u8]| {
+            let digits: String = datum.iter().map(|b| format!("{b:02x}")).collect();
+            format!("\\x{digits}")
+        };
+        let mut datums_file = Vec::new();
+        let mut varlenas = Vec::new();
+        let mut hex_lines = String::new();
+        let mut aligned = String::from("   datum\n----------\n");
+        let mut copy_text = String::new();
+        let mut array = String::from("{");
+        let mut escape = Vec::new();
+        let mut binary = Vec::new();
+        copy::write_header(&mut binary).expect("a write to memory");
+        for (n, datum) in datums.iter().enumerate() {
+            datums_file.extend_from_slice(&(datum.len() as u32).to_le_bytes());
+            datums_file.extend_from_slice(datum);
+            varlenas.extend_from_slice(datum);
+            hex_lines += &format!("{}\n", hex(datum));
+            aligned += &format!(" {}\n", hex(datum));
+            // COPY's text format of two columns: the backslash doubled, a NULL between.
+            copy_text += &format!("{n}\t\\{}\n{n}\t\\N\n", hex(datum));
+            array += &format!("\"\\{}\",NULL,", hex(datum));
+            // byteaout under bytea_output = escape.
+            for &byte in datum {
+                match byte {
+                    b'\\' => escape.extend_from_slice(b"\\\\"),
+                    0x20..=0x7e => escape.push(byte),
+                    _ => escape.extend_from_slice(format!("\\{byte:03o}").as_bytes()),
+                }
+            }
+            escape.push(b'\n');
+            copy::write_tuple(&mut binary, &[Some(datum)]).expect("a small value");
+            copy::write_tuple(&mut binary, &[None]).expect("a NULL");
+        }
+        aligned += &format!("({} rows)\n", datums.len());
+        array.pop();
+        array += "}\n";
+        copy::write_trailer(&mut binary).expect("a write to memory");
+        let inputs = [
+            datums_file,
+            varlenas,
+            hex_lines.into_bytes(),
+            aligned.into_bytes(),
+            copy_text.into_bytes(),
+            array.into_bytes(),
+            escape,
+            binary,
+        ];
+        for input in inputs {
+            self.add("datum_input", input);
         }
     }
 
@@ -426,6 +493,26 @@ impl Seeds {
             let mut input = vec![0u8];
             input.extend_from_slice(&dict.to_bytes());
             self.add("dict_file_parse", input);
+        }
+
+        // datum_input: what the rows do not give: nothing, psql's expanded output, COPY's text
+        // format with HEADER, CSV (told in the hint), `\\x` in escape text, binary COPY with a
+        // header extension.
+        let binary_with_extension = [
+            &copy::SIGNATURE[..],
+            b"\0\0\0\0\0\0\0\x02\xab\xcd",
+            b"\0\x01\0\0\0\x04\x09abc\xff\xff",
+        ]
+        .concat();
+        for input in [
+            &b""[..],
+            b"-[ RECORD 1 ]-\npayload | \\x0b616263\n",
+            b"id\tpayload\n1\t\\\\x0b616263\n2\t\\N\n",
+            b"id,body\n1,\\x0b616263\n",
+            b"\\037C:\\\\xfiles\\\\data\n\\005a\n",
+            &binary_with_extension,
+        ] {
+            self.add("datum_input", input.to_vec());
         }
 
         // Long overlapping matches (offset 1, and 4 bytes repeating).
