@@ -7,11 +7,12 @@
 //! - with `rows_wanted` much smaller than the table, only a sample of its pages is read
 //!   (`TABLESAMPLE SYSTEM ... REPEATABLE`): fewer rows, the same ones for the same seed;
 //! - statistics that promise rows the table no longer holds: all the rows that remain come
-//!   back (here by the live-row count, which already says 3, so the table is read whole; the
-//!   fallback from an empty page sample to the whole column is not reached); the sample's
-//!   share is set by the rows that
-//!   hold a value (NULLs left out), counted by the server's live-row count where ANALYZE has
-//!   not run (never, or not on an inheritance parent);
+//!   back (by the live-row count, which already says 3, so the table is read whole); the
+//!   sample's share is set by the rows that hold a value (NULLs left out), counted by the
+//!   server's live-row count where ANALYZE has not run (never, or not on an inheritance
+//!   parent);
+//! - with no live-row count to correct statistics that are out of date (reset, as after a
+//!   crash), a page sample that holds no row: the whole column is read instead;
 //! - a composite value with a NULL field is a value; `char(n)` keeps its trailing blanks;
 //! - a missing table or column is an error naming it (and the columns there are);
 //! - a connection string without a host connects through PGHOST and PGPORT, as psql would;
@@ -797,6 +798,80 @@ fn a_table_read_whole_is_read_in_the_same_order() {
         .unwrap();
     assert_eq!(stopped.len(), 5000);
     assert_eq!(sample(), first);
+}
+
+/// A table whose statistics (ANALYZE's `reltuples`) say `rows` rows, of which only those where
+/// `kept` holds remain, with no live-row count to correct them: the DELETE's counts are flushed
+/// and then reset, as a crash or `pg_stat_reset` leaves them (autovacuum, which only acts on
+/// those counts, then leaves the table alone too). Rows are `row N`, N from 1.
+fn stale_table(client: &mut postgres::Client, table: &str, rows: u32, kept: &str) {
+    client
+        .batch_execute(&format!(
+            "CREATE TABLE {table} (id int, v text) WITH (autovacuum_enabled = false);
+             INSERT INTO {table} SELECT g, 'row ' || g FROM generate_series(1, {rows}) g;
+             ANALYZE {table};
+             DELETE FROM {table} WHERE NOT ({kept});
+             SELECT pg_stat_force_next_flush();"
+        ))
+        .unwrap();
+    // A statement of its own: the flush happens as the batch above ends.
+    client
+        .batch_execute(&format!(
+            "SELECT pg_stat_reset_single_table_counters('{table}'::regclass)"
+        ))
+        .unwrap();
+    let (reltuples, live): (f32, i64) = {
+        let row = client
+            .query_one(
+                "SELECT c.reltuples, s.n_live_tup FROM pg_class c \
+                 JOIN pg_stat_all_tables s ON s.relid = c.oid WHERE c.oid = $1::text::regclass",
+                &[&table],
+            )
+            .unwrap();
+        (row.get(0), row.get(1))
+    };
+    assert_eq!((reltuples, live), (rows as f32, 0), "{table}'s statistics");
+}
+
+/// The first seed whose `TABLESAMPLE SYSTEM (percent)` of `table` holds no row. With one seed,
+/// SYSTEM takes a page when a hash of its number and the seed is under a cutoff that grows with
+/// the share, so that a seed whose sample is empty at this share is empty at any smaller one.
+fn seed_of_an_empty_sample(client: &mut postgres::Client, table: &str, percent: f64) -> u64 {
+    (0..100u64)
+        .find(|&seed| {
+            let query = format!(
+                "SELECT count(*) FROM {table} TABLESAMPLE SYSTEM ({percent}) REPEATABLE ({seed})"
+            );
+            client.query_one(&query, &[]).unwrap().get::<_, i64>(0) == 0
+        })
+        .expect("a seed whose page sample is empty")
+}
+
+/// A page sample that holds no row, as statistics far out of date make it (20,000 rows by
+/// ANALYZE, 3 left, no live-row count): the whole column is read instead, all 3 rows.
+#[test]
+fn an_empty_page_sample_reads_the_whole_column() {
+    let cluster = PgCluster::start();
+    let mut client = cluster.client();
+    stale_table(&mut client, "emptied", 20_000, "id IN (1, 10000, 19999)");
+    let seed = seed_of_an_empty_sample(&mut client, "emptied", 10.0);
+    let mut rows = source::open(&spec(&cluster, "emptied", "v", Some(100), seed)).unwrap();
+    // The statistics set a sample of pages (1.7 % of them, for 3 x 100 of 20,000 rows), which
+    // holds no row at this seed ...
+    let planned = rows.page_sample().expect("a page sample planned");
+    assert_eq!(planned.estimated_rows, 20_000);
+    assert!(planned.percent <= 10.0, "{planned:?}");
+    // ... and the rows come from the whole column.
+    let all: Vec<Vec<u8>> = rows.by_ref().collect::<Result<_, _>>().unwrap();
+    assert_eq!(
+        sorted(all),
+        [
+            b"row 1".to_vec(),
+            b"row 10000".to_vec(),
+            b"row 19999".to_vec()
+        ]
+    );
+    assert_eq!(rows.page_sample(), None, "read whole, not from pages");
 }
 
 /// On a hot standby: rows are read from its replica of a table (a read-only transaction, page
