@@ -1,7 +1,7 @@
 //! The report of `compare` and `demo`: a table, or JSON.
 
 use pgdict::datum::Codec;
-use pgdict_trainer::source::PageSample;
+use pgdict_trainer::source::{PageSample, ShortSample};
 use pgdict_trainer::SizeBucket;
 use serde_json::{json, Map, Value};
 
@@ -16,6 +16,8 @@ pub struct Setup {
     pub rows: u64,
     /// How a large PostgreSQL table was sampled by pages before the rows were read, if it was.
     pub page_sample: Option<PageSample>,
+    /// A page sample of the table that held too few rows, if one did: it was read again.
+    pub short_sample: Option<ShortSample>,
     /// Rows kept when more were read than would be used (`--max-rows`): a seeded, uniform
     /// sample, in input order, that the split and evaluation take their rows from.
     pub sampled: Option<usize>,
@@ -65,6 +67,9 @@ pub fn table(setup: &Setup, comparison: &Comparison) -> String {
     ));
     if let Some(pages) = setup.page_sample {
         out.push_str(&format!("      read from {pages}\n"));
+    }
+    if let Some(short) = setup.short_sample {
+        out.push_str(&format!("note: {}\n", short.note(setup.page_sample)));
     }
     if let Some(kept) = setup.sampled {
         out.push_str(&format!(
@@ -263,6 +268,11 @@ pub fn json(setup: &Setup, comparison: &Comparison) -> Value {
         "sampled_rows": setup.sampled,
         "table_sample_percent": setup.page_sample.map(|pages| pages.percent),
         "table_rows_estimate": setup.page_sample.map(|pages| pages.estimated_rows),
+        "table_short_sample": setup.short_sample.map(|short| json!({
+            "sample_percent": short.percent,
+            "rows": short.rows,
+            "table_rows_estimate": short.estimated_rows,
+        })),
         "evaluated_rows": setup.evaluated,
         "split": if setup.train_rows.is_some() { "interleaved" } else { "none" },
         "train_rows": setup.train_rows,

@@ -56,6 +56,8 @@ pub struct ReadRows {
     pub rows_read: u64,
     /// How a large PostgreSQL table was sampled by pages before its rows were read, if it was.
     pub page_sample: Option<source::PageSample>,
+    /// A page sample of the table that held too few rows, if one did: it was read again.
+    pub short_sample: Option<source::ShortSample>,
 }
 
 /// The seed of [`read_rows`]'s sample: the same input gives the same rows on every run.
@@ -74,11 +76,11 @@ pub fn read_rows(
 ) -> anyhow::Result<ReadRows> {
     let spec = row_source(input, rows_wanted)?;
     let what = spec.describe();
-    let (rows, rows_read, page_sample) = source::open(&spec)
+    let (rows, rows_read, page_sample, short_sample) = source::open(&spec)
         .and_then(|mut rows| {
             print_note(&rows);
             let (kept, read) = collect_rows(&mut rows, rows_wanted, progress)?;
-            Ok((kept, read, rows.page_sample()))
+            Ok((kept, read, rows.page_sample(), rows.short_sample()))
         })
         .with_context(|| format!("cannot read the rows of {what}"))?;
     Ok(ReadRows {
@@ -86,6 +88,7 @@ pub fn read_rows(
         rows,
         rows_read,
         page_sample,
+        short_sample,
     })
 }
 
@@ -94,31 +97,41 @@ fn collect_rows(
     rows_wanted: Option<u64>,
     progress: &dyn Progress,
 ) -> Result<(Vec<Vec<u8>>, u64), source::SourceError> {
-    let mut step = InputProgress::begin(progress, Phase::Reading, rows.input_len());
-    let (kept, read) = match rows_wanted {
-        None => {
-            let mut all = Vec::new();
-            while let Some(row) = rows.next() {
-                all.push(row?);
-                step.item(|| rows.input_read());
+    // A pass that ends short (a PostgreSQL page sample with fewer rows than wanted) is
+    // followed by another, whose rows replace its own.
+    let (kept, read, step) = loop {
+        let mut step = InputProgress::begin(progress, Phase::Reading, rows.input_len());
+        let (kept, read) = match rows_wanted {
+            None => {
+                let mut all = Vec::new();
+                while let Some(row) = rows.next() {
+                    all.push(row?);
+                    step.item(|| rows.input_read());
+                }
+                let read = all.len() as u64;
+                (all, read)
             }
-            let read = all.len() as u64;
-            (all, read)
-        }
-        Some(wanted) => {
-            let limits = Limits {
-                max_rows: usize::try_from(wanted).unwrap_or(usize::MAX),
-                max_bytes: usize::MAX,
-            };
-            // Every row on the training side of the sampler: one reservoir, nothing held out.
-            let mut sampler = Sampler::new(SAMPLE_SEED, limits, Limits::UNBOUNDED, 0.0);
-            while let Some(row) = rows.next() {
-                sampler.push(&row?);
-                step.item(|| rows.input_read());
+            Some(wanted) => {
+                let limits = Limits {
+                    max_rows: usize::try_from(wanted).unwrap_or(usize::MAX),
+                    max_bytes: usize::MAX,
+                };
+                // Every row on the training side of the sampler: one reservoir, nothing held
+                // out.
+                let mut sampler = Sampler::new(SAMPLE_SEED, limits, Limits::UNBOUNDED, 0.0);
+                while let Some(row) = rows.next() {
+                    sampler.push(&row?);
+                    step.item(|| rows.input_read());
+                }
+                let sample = sampler.finish();
+                (sample.train, sample.rows_seen)
             }
-            let sample = sampler.finish();
-            (sample.train, sample.rows_seen)
+        };
+        if !rows.next_pass() {
+            break (kept, read, step);
         }
+        let summary = format!("{}: too few, read again", counted(read, "row"));
+        step.end(|| rows.input_read(), &summary);
     };
     let summary = if kept.len() as u64 == read {
         counted(read, "row")

@@ -279,6 +279,54 @@ fn compress_and_compare_read_a_postgres_column() {
     );
     assert_eq!(report["train_rows"], 100, "{out}");
     assert_eq!(report["evaluated_rows"], 100, "{out}");
+    assert_eq!(report["table_short_sample"], serde_json::Value::Null);
+
+    // Statistics far out of date (40,000 rows by ANALYZE, 2,000 left, the live-row counts
+    // reset as a crash leaves them): the page sample holds fewer than the 200 rows wanted, and
+    // the table is read again; the rows kept are the second read's (they were the first's).
+    client
+        .batch_execute(
+            "CREATE TABLE thinned (id int, v text) WITH (autovacuum_enabled = false);
+             INSERT INTO thinned SELECT g, 'order ' || g || ' shipped to warehouse ' || g % 7
+             FROM generate_series(1, 40000) g;
+             ANALYZE thinned;
+             DELETE FROM thinned WHERE id % 20 <> 0;
+             SELECT pg_stat_force_next_flush();",
+        )
+        .unwrap();
+    client
+        .batch_execute("SELECT pg_stat_reset_single_table_counters('thinned'::regclass)")
+        .unwrap();
+    let out = stdout(&pgdict(
+        dir,
+        &[
+            "compare",
+            "--json",
+            "--rounds",
+            "1",
+            "--max-rows",
+            "100",
+            "--pg-source",
+            &conninfo,
+            "--table",
+            "thinned",
+            "--column",
+            "v",
+        ],
+    ));
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let short = &report["table_short_sample"];
+    let first = short["rows"].as_u64().unwrap();
+    assert!((1..200).contains(&first), "{out}");
+    assert_eq!(short["table_rows_estimate"], 40_000, "{out}");
+    let rows = report["rows"].as_u64().unwrap();
+    assert!((200..=2000).contains(&rows), "{out}");
+    assert_eq!(
+        report["sampled_rows"].as_u64().unwrap_or(rows),
+        200,
+        "{out}"
+    );
+    assert_eq!(report["train_rows"], 100, "{out}");
 
     // ROWS and --pg-source together is a usage error, and so is a missing --column.
     let stderr = pgdict_fails(

@@ -14,7 +14,9 @@ use pgdict::dict::file::MAX_CONTENT_LEN;
 use pgdict::dict::{CodecSet, DirStore, PgStore, StoreError};
 use pgdict_trainer::eval::EVAL_DICT_ID;
 use pgdict_trainer::progress::{counted, thousands, Bars};
-use pgdict_trainer::source::{self, ColumnFlags, FormatName, PageSample, PgSource, SourceSpec};
+use pgdict_trainer::source::{
+    self, ColumnFlags, FormatName, PageSample, PgSource, ShortSample, SourceSpec,
+};
 use pgdict_trainer::{
     check_content, evaluation_json, is_dictionary_file, measure_content, sample_source, store,
     train_split, Builder, Method, SampleOptions, StoreTarget, TrainError, TrainOptions, Trained,
@@ -537,6 +539,7 @@ fn run(args: &Args) -> Result<u8, Failure> {
         sample.eval.extend(train);
     }
     let page_sample = rows.page_sample();
+    let short_sample = rows.short_sample();
     drop(rows);
     let sample_seconds = start.elapsed().as_secs_f64();
 
@@ -562,6 +565,9 @@ fn run(args: &Args) -> Result<u8, Failure> {
         thousands(sample.bytes_seen),
         args.seed,
     ))?;
+    if let Some(short) = short_sample {
+        out.text(&format!("note: {}\n", short.note(page_sample)))?;
+    }
     let repeated = pgdict_trainer::sample::held_out_repeats(&sample.train, &sample.eval);
     if repeated > 0 && content.is_none() {
         // The split keeps rows apart, not values: a value that repeats can fall on both sides,
@@ -604,6 +610,7 @@ fn run(args: &Args) -> Result<u8, Failure> {
         let mut report = Report {
             trained: &trained,
             page_sample,
+            short_sample,
             held_out_repeats: repeated,
             dict_id: None,
             store: None,
@@ -726,6 +733,8 @@ struct Report<'a> {
     trained: &'a Trained,
     /// How the source table was sampled by pages, if it was.
     page_sample: Option<PageSample>,
+    /// A page sample of the source table that held too few rows, if one did: it was read again.
+    short_sample: Option<ShortSample>,
     /// How many held-out rows equal a training row ([`pgdict_trainer::sample::held_out_repeats`]).
     held_out_repeats: u64,
     dict_id: Option<u32>,
@@ -826,6 +835,11 @@ fn json_report(report: &Report, sample: &pgdict_trainer::sample::Sample, args: &
             "rows_too_long": sample.rows_too_long,
             "table_sample_percent": report.page_sample.map(|pages| pages.percent),
             "table_rows_estimate": report.page_sample.map(|pages| pages.estimated_rows),
+            "table_short_sample": report.short_sample.map(|short| json!({
+                "sample_percent": short.percent,
+                "rows": short.rows,
+                "table_rows_estimate": short.estimated_rows,
+            })),
         },
         "helps": t.helps(),
         "gain_vs_pglz": (t.gain_vs_pglz() * 1000.0).round() / 1000.0,

@@ -674,10 +674,11 @@ impl SampleOptions {
 
 /// Streams `rows` through a seeded reservoir sampler (see [`crate::sample`]): at most
 /// `options.max_rows` training rows and `options.max_bytes` training bytes, held-out rows in
-/// proportion. Empty rows are skipped. `origin` names the source in [`TrainError::NoRows`],
-/// returned when no row made it into the training sample: an empty source never makes a
-/// dictionary. `progress` counts input bytes ([`Phase::Sampling`]) when the input's size is
-/// known, else rows.
+/// proportion. Empty rows are skipped. A source read again ([`crate::source::Rows::next_pass`]:
+/// a PostgreSQL page sample that held fewer rows than wanted) is sampled afresh, the same way.
+/// `origin` names the source in [`TrainError::NoRows`], returned when no row made it into the
+/// training sample: an empty source never makes a dictionary. `progress` counts input bytes
+/// ([`Phase::Sampling`]) when the input's size is known, else rows.
 pub fn sample_source(
     rows: &mut crate::source::Rows,
     options: &SampleOptions,
@@ -688,22 +689,31 @@ pub fn sample_source(
         max_rows: options.max_rows,
         max_bytes: options.max_bytes,
     };
-    let mut sampler = Sampler::new(
-        options.seed,
-        train_limits,
-        options.holdout_limits(),
-        options.holdout,
-    );
-    let mut step = InputProgress::begin(progress, Phase::Sampling, rows.input_len());
-    while let Some(row) = rows.next() {
-        let row = row?;
-        if !row.is_empty() {
-            sampler.push(&row);
+    let sample = loop {
+        let mut sampler = Sampler::new(
+            options.seed,
+            train_limits,
+            options.holdout_limits(),
+            options.holdout,
+        );
+        let mut step = InputProgress::begin(progress, Phase::Sampling, rows.input_len());
+        while let Some(row) = rows.next() {
+            let row = row?;
+            if !row.is_empty() {
+                sampler.push(&row);
+            }
+            step.item(|| rows.input_read());
         }
-        step.item(|| rows.input_read());
-    }
-    let sample = sampler.finish();
-    step.end(|| rows.input_read(), &counted(sample.rows_seen, "row"));
+        if rows.next_pass() {
+            // The sampler goes with the rows it holds.
+            let summary = format!("{}: too few, read again", counted(step.items(), "row"));
+            step.end(|| rows.input_read(), &summary);
+            continue;
+        }
+        let sample = sampler.finish();
+        step.end(|| rows.input_read(), &counted(sample.rows_seen, "row"));
+        break sample;
+    };
     // Held-out rows alone are rows: given content is measured on them, and a build says that
     // they were all held out.
     if sample.train.is_empty() && sample.eval.is_empty() {

@@ -12,7 +12,9 @@
 //!   server's live-row count where ANALYZE has not run (never, or not on an inheritance
 //!   parent);
 //! - with no live-row count to correct statistics that are out of date (reset, as after a
-//!   crash), a page sample that holds no row: the whole column is read instead;
+//!   crash), a page sample that holds no row: the whole column is read instead; one that holds
+//!   fewer rows than wanted: the table is read again, a pass of its own that the trainer's
+//!   sampler starts afresh with, and the report says so;
 //! - a composite value with a NULL field is a value; `char(n)` keeps its trailing blanks;
 //! - a missing table or column is an error naming it (and the columns there are);
 //! - a connection string without a host connects through PGHOST and PGPORT, as psql would;
@@ -44,6 +46,7 @@ use std::time::{Duration, Instant};
 use cluster::PgCluster;
 use pgdict::datum::{self, Codec, DatumEncoder};
 use pgdict::dict::PgStore;
+use pgdict_trainer::progress::NoProgress;
 use pgdict_trainer::source::{self, PgSource, SourceError, SourceSpec};
 use serde_json::Value;
 
@@ -872,6 +875,140 @@ fn an_empty_page_sample_reads_the_whole_column() {
         ]
     );
     assert_eq!(rows.page_sample(), None, "read whole, not from pages");
+}
+
+/// A page sample that holds some rows, but fewer than wanted, as statistics far out of date
+/// make it (40,000 rows by ANALYZE, 1 in 20 left, no live-row count): the rows are read again,
+/// from a share of the pages set by what the first sample held (or whole), and a sampler that
+/// starts afresh with the next pass keeps the same sample for the same seed. The trainer says
+/// so. (It trained on the first sample's few rows.)
+#[test]
+fn a_page_sample_short_of_the_rows_wanted_is_read_again() {
+    let cluster = PgCluster::start();
+    let mut client = cluster.client();
+    stale_table(&mut client, "thinned", 40_000, "id % 20 = 0");
+    let left: Vec<Vec<u8>> = (1..=2000)
+        .map(|i| format!("row {}", i * 20).into_bytes())
+        .collect();
+    let wanted = 100;
+    // A seed whose first sample holds a few rows (not none, which the whole column follows
+    // as if it were the first read: see above).
+    let (seed, planned, first) = (0..100u64)
+        .find_map(|seed| {
+            let rows = source::open(&spec(&cluster, "thinned", "v", Some(wanted), seed)).unwrap();
+            let planned = rows.page_sample().expect("a page sample planned");
+            let query = format!(
+                "SELECT count(*) FROM thinned TABLESAMPLE SYSTEM ({}) REPEATABLE ({seed})",
+                planned.percent
+            );
+            let first = client.query_one(&query, &[]).unwrap().get::<_, i64>(0) as u64;
+            (first > 0).then_some((seed, planned, first))
+        })
+        .expect("a seed whose page sample holds rows");
+    // 0.84 % of the pages, for 3 x 100 of 40,000 rows: about 17 rows of the 2,000 left.
+    assert_eq!(planned.estimated_rows, 40_000);
+    assert!(first < wanted, "{first} rows in the first sample");
+
+    let passes = || {
+        let mut rows = source::open(&spec(&cluster, "thinned", "v", Some(wanted), seed)).unwrap();
+        let short: Vec<Vec<u8>> = rows.by_ref().collect::<Result<_, _>>().unwrap();
+        // The first pass ends after the short sample's rows, and says why ...
+        assert_eq!(short.len() as u64, first);
+        assert!(rows.next().is_none(), "a pass ended is not read on");
+        assert_eq!(
+            rows.page_sample(),
+            Some(planned),
+            "the rows so far are the sample's"
+        );
+        let said = rows.short_sample().expect("the short sample noted");
+        assert_eq!(
+            said,
+            source::ShortSample {
+                percent: planned.percent,
+                rows: first,
+                rows_wanted: wanted,
+                estimated_rows: 40_000,
+            }
+        );
+        // ... and the next begins, with at least the rows wanted, from the table's rows.
+        assert!(rows.next_pass());
+        let again: Vec<Vec<u8>> = rows.by_ref().collect::<Result<_, _>>().unwrap();
+        assert!(again.len() as u64 >= wanted, "{} rows", again.len());
+        assert!(again.iter().all(|row| left.contains(row)));
+        if let Some(pages) = rows.page_sample() {
+            // Over three times the share, set by the rows the first sample held.
+            assert!(pages.percent > 3.0 * planned.percent, "{pages:?}");
+            assert!(pages.estimated_rows < 40_000 / 5, "{pages:?}");
+        }
+        assert!(!rows.next_pass(), "the last pass");
+        (short, again, rows.page_sample())
+    };
+    let (short, again, pages) = passes();
+    assert_eq!(
+        passes(),
+        (short.clone(), again.clone(), pages),
+        "the same seed"
+    );
+    // A caller that does not ask for the next pass keeps the short sample.
+    assert_eq!(
+        read(&spec(&cluster, "thinned", "v", Some(wanted), seed)),
+        short
+    );
+
+    // The trainer's sampler starts afresh with the next pass: the rows of the second alone,
+    // the same for the same seed.
+    let options = pgdict_trainer::SampleOptions {
+        max_rows: 80,
+        seed,
+        ..Default::default()
+    };
+    assert_eq!(options.rows_wanted(), wanted);
+    let sample = || {
+        let mut rows = source::open(&spec(&cluster, "thinned", "v", Some(wanted), seed)).unwrap();
+        pgdict_trainer::sample_source(&mut rows, &options, "thinned", &NoProgress).unwrap()
+    };
+    let sampled = sample();
+    assert_eq!(sampled.rows_seen, again.len() as u64);
+    assert_eq!((sampled.train.len(), sampled.eval.len()), (80, 20));
+    assert_eq!(sample(), sampled);
+
+    // The trainer end to end: trained on 80 rows of the second read, and a note on the first.
+    let trainer = |json: bool| {
+        let output = Command::new(env!("CARGO_BIN_EXE_pgdict-trainer"))
+            .args(["--dry-run", "--force", "--max-rows", "80"])
+            .args(["--seed", &seed.to_string()])
+            .args(json.then_some("--json"))
+            .args(["--pg-source", &cluster.connection_string()])
+            .args(["--table", "thinned", "--column", "v"])
+            .env_remove("PGDICT_STORE")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{stderr}");
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let report: Value = serde_json::from_str(&trainer(true)).unwrap();
+    let sample = &report["sample"];
+    assert_eq!(sample["rows_seen"], again.len(), "{report}");
+    assert_eq!(sample["train_rows"], 80, "{report}");
+    assert_eq!(sample["table_short_sample"]["rows"], first, "{report}");
+    assert_eq!(
+        sample["table_short_sample"]["table_rows_estimate"], 40_000,
+        "{report}"
+    );
+    let text = trainer(false);
+    assert!(
+        text.contains(&format!(
+            "note: the table's statistics (about 40,000 rows) are out of date: 0.84 % of its \
+             pages held {}, fewer than the 100 wanted; read again ",
+            if first == 1 {
+                "1 row".to_string()
+            } else {
+                format!("{first} rows")
+            }
+        )),
+        "{text}"
+    );
 }
 
 /// On a hot standby: rows are read from its replica of a table (a read-only transaction, page

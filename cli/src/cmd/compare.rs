@@ -99,6 +99,7 @@ pub fn run(store_args: &StoreArgs, args: &CompareArgs) -> anyhow::Result<u8> {
         rows,
         rows_read,
         page_sample,
+        short_sample,
     } = read_rows(&args.rows, rows_wanted, &bars)?;
     let input = spec.describe();
     if rows.is_empty() {
@@ -170,6 +171,7 @@ pub fn run(store_args: &StoreArgs, args: &CompareArgs) -> anyhow::Result<u8> {
         input: input.clone(),
         rows: rows_read,
         page_sample,
+        short_sample,
         sampled: sampled.then_some(total),
         evaluated: eval.len(),
         train_rows,

@@ -102,6 +102,7 @@ pub fn run(store_args: &StoreArgs, args: &DemoArgs) -> anyhow::Result<u8> {
         input: loaded.origin.clone(),
         rows: total as u64,
         page_sample: None,
+        short_sample: None,
         sampled: None,
         evaluated: eval_rows.len(),
         train_rows: Some(train_rows.len()),

@@ -31,13 +31,23 @@
 //! in the same order, and so gives the same sample, while the table's contents, their layout on its
 //! pages and (coarsely: the rounding keeps `p` through an ANALYZE's small changes) its statistics
 //! stay the same; a table read whole is read without synchronized scans (which start where another
-//! session's scan is). If the sample comes back empty (statistics far out of date), the whole
-//! column is read. `jsonb` and other binary-stored types arrive as text, which is not the bytes
+//! session's scan is). `jsonb` and other binary-stored types arrive as text, which is not the bytes
 //! PostgreSQL compresses for them ([`Rows::note`] says so); `text`, `json`, `varchar` and `bytea`
 //! arrive as stored, and so does a domain over any of them (it is stored as its base type). Text is
 //! read as the bytes the database holds (`convert_to(value::text, getdatabaseencoding())`), not
 //! converted to the client encoding: in a LATIN1 database `é` is one byte, as PostgreSQL stores and
 //! compresses it, and a SQL_ASCII database may hold bytes that are not UTF-8 at all.
+//!
+//! Statistics far out of date make a sample that holds fewer rows than wanted: rows deleted since
+//! the last ANALYZE with no live-row count to say so (counts lost in a crash or to `pg_stat_reset`;
+//! a standby counts none), or values set to NULL since (no count says that). The table is then read
+//! again: by a share of its pages set as above, but by the rows the first sample held (over three
+//! times its share), or whole when those are too few (none among them); and again while a sample
+//! comes back short, the pages read before the last read being at most half as many as it reads.
+//! After a sample that held no row the next read's rows follow as if they were the first; after one
+//! that held some, the rows end, [`Rows::next_pass`] says that another pass follows, and its rows
+//! replace them (a caller that samples starts afresh, with the same seed, so that the sample
+//! repeats; one that does not ask keeps the short sample). [`Rows::short_sample`] tells the report.
 //!
 //! Here: the specs, [`Rows`] and opening a source. The formats have their modules: [`copy`]
 //! (text in `copy/text.rs`, binary in `copy/binary.rs`), [`csv`], [`datums_file`], and, private,
@@ -463,8 +473,23 @@ pub struct Rows<T = Vec<u8>> {
     note: Option<String>,
     /// For a stream: what tells whether its next read may wait.
     stream: Option<StreamWatch>,
-    /// For a PostgreSQL table read by a sample of its pages: how, once it is known.
-    page_sample: Rc<Cell<Option<PageSample>>>,
+    /// For a PostgreSQL table: how it is read, as its reader finds out.
+    table_read: Rc<TableRead>,
+}
+
+/// How a PostgreSQL table is read, as its reader finds out: shared by [`Rows`] and the
+/// reader's stream (`pg`).
+#[derive(Default)]
+struct TableRead {
+    /// The share of its pages read, if it is sampled by pages.
+    page_sample: Cell<Option<PageSample>>,
+    /// The first page sample that held fewer rows than wanted, if one did.
+    short_sample: Cell<Option<ShortSample>>,
+    /// The rows returned so far are a pass that ended short: the rows end there (`None`)
+    /// until the caller asks for the next pass ([`Rows::next_pass`]).
+    pass_ended: Cell<bool>,
+    /// What the next pass reads, once one has ended: a sample of pages, or the whole column.
+    next_page_sample: Cell<Option<PageSample>>,
 }
 
 /// `n` to its three leading digits: statistics estimate a count, they do not know it.
@@ -486,19 +511,60 @@ pub struct PageSample {
     pub estimated_rows: u64,
 }
 
+/// `1.3 % of its pages`: a share of a table's pages to two significant digits (0.99999 is
+/// 1.0), down to the smallest share asked for (0.0001 %).
+fn share_of_pages(percent: f64) -> String {
+    let digits = |p: f64| 1 - p.log10().floor() as i32;
+    let unit = 10f64.powi(-digits(percent));
+    let percent = (percent / unit).round() * unit;
+    let decimals = digits(percent).clamp(0, 4) as usize;
+    format!("{percent:.decimals$} % of its pages")
+}
+
 impl std::fmt::Display for PageSample {
     /// `1.3 % of its pages (TABLESAMPLE SYSTEM; about 3,000,000 rows in all)`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // Two significant digits (0.99999 is 1.0), down to the smallest share asked for
-        // (0.0001 %).
-        let digits = |p: f64| 1 - p.log10().floor() as i32;
-        let unit = 10f64.powi(-digits(self.percent));
-        let percent = (self.percent / unit).round() * unit;
-        let decimals = digits(percent).clamp(0, 4) as usize;
         write!(
             f,
-            "{percent:.decimals$} % of its pages (TABLESAMPLE SYSTEM; about {} rows in all)",
+            "{} (TABLESAMPLE SYSTEM; about {} rows in all)",
+            share_of_pages(self.percent),
             crate::progress::thousands(round_to_3_digits(self.estimated_rows))
+        )
+    }
+}
+
+/// A page sample of a PostgreSQL table that held fewer rows than wanted, the statistics it was
+/// set by being out of date (see the module documentation): the table was read again.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ShortSample {
+    /// The share of the table's pages read, in percent.
+    pub percent: f64,
+    /// The rows they held.
+    pub rows: u64,
+    /// The rows wanted ([`PgSource::rows_wanted`]).
+    pub rows_wanted: u64,
+    /// The rows the table holds, as its statistics estimated them.
+    pub estimated_rows: u64,
+}
+
+impl ShortSample {
+    /// What a report says of it, and of the read that followed (`then`: a sample of pages, or
+    /// `None`, the whole column): `the table's statistics (about 300,000 rows) are out of date:
+    /// 13 % of its pages held 2,012 rows, fewer than the 12,500 wanted; read again from 4.8 %
+    /// of its pages (ANALYZE the table to sample it in one read)`.
+    pub fn note(&self, then: Option<PageSample>) -> String {
+        let thousands = crate::progress::thousands;
+        format!(
+            "the table's statistics (about {} rows) are out of date: {} held {}, fewer than the \
+             {} wanted; read again {} (ANALYZE the table to sample it in one read)",
+            thousands(round_to_3_digits(self.estimated_rows)),
+            share_of_pages(self.percent),
+            crate::progress::counted(self.rows, "row"),
+            thousands(self.rows_wanted),
+            match then {
+                Some(sample) => format!("from {}", share_of_pages(sample.percent)),
+                None => "whole".to_string(),
+            }
         )
     }
 }
@@ -532,7 +598,7 @@ impl<T> Rows<T> {
             len: None,
             note: None,
             stream: None,
-            page_sample: Rc::default(),
+            table_read: Rc::default(),
         }
     }
 
@@ -549,10 +615,35 @@ impl<T> Rows<T> {
     }
 
     /// How a large PostgreSQL table was sampled by its pages, if it was: the rows read are
-    /// those of the sampled pages. Set when the rows are opened; certain once the first row is
-    /// read (a sample that finds no rows reads the whole column instead).
+    /// those of the sampled pages. Set when the rows are opened; certain once they are all
+    /// read (a sample that holds fewer rows than wanted is followed by another read: see
+    /// [`Rows::next_pass`]).
     pub fn page_sample(&self) -> Option<PageSample> {
-        self.page_sample.get()
+        self.table_read.page_sample.get()
+    }
+
+    /// The first page sample of a PostgreSQL table that held fewer rows than wanted, if one
+    /// did: the table was read again, as [`Rows::page_sample`] then says.
+    pub fn short_sample(&self) -> Option<ShortSample> {
+        self.table_read.short_sample.get()
+    }
+
+    /// Whether the rows are read again, from the start, now that they ended (the iterator
+    /// returned `None`): a PostgreSQL page sample that held fewer rows than wanted is followed
+    /// by a larger sample or the whole column (see the module documentation). If so, the rows
+    /// read so far are to be dropped and the next pass's taken in their place, by a sampler
+    /// begun afresh (with the same seed, the same sample again); the iterator then goes on
+    /// with them. A caller that does not ask keeps the rows of the short sample, and the
+    /// source ends there. False for every other source, and at the end of the last pass.
+    pub fn next_pass(&mut self) -> bool {
+        let table_read = &self.table_read;
+        let next = table_read.pass_ended.replace(false);
+        if next {
+            table_read
+                .page_sample
+                .set(table_read.next_page_sample.take());
+        }
+        next
     }
 
     /// How many bytes of input were read so far (for files; 0 for standard input and
@@ -708,7 +799,7 @@ fn open_input<T>(
                 len: Some(len),
                 note: None,
                 stream: None,
-                page_sample: Rc::default(),
+                table_read: Rc::default(),
             })
         }
         None => {
@@ -761,7 +852,7 @@ fn open_stream<T>(
         len: None,
         note: None,
         stream: Some(StreamWatch { drained, handle }),
-        page_sample: Rc::default(),
+        table_read: Rc::default(),
     })
 }
 
@@ -901,7 +992,7 @@ fn open_dir(path: &Path) -> Result<Rows, SourceError> {
         len: Some(len),
         note: None,
         stream: None,
-        page_sample: Rc::default(),
+        table_read: Rc::default(),
     })
 }
 
@@ -937,6 +1028,31 @@ mod tests {
         assert!(said(0.0001, u64::MAX).starts_with("0.0001 % "));
         assert!(said(0.0123, 1_999_999).contains("0.012 % "));
         assert!(said(0.0123, 1_999_999).contains("about 2,000,000 rows"));
+    }
+
+    #[test]
+    fn a_short_sample_says_how_far_the_statistics_were_off_and_what_was_read_instead() {
+        let short = ShortSample {
+            percent: 13.454,
+            rows: 2012,
+            rows_wanted: 12_500,
+            estimated_rows: 300_011,
+        };
+        assert_eq!(
+            short.note(None),
+            "the table's statistics (about 300,000 rows) are out of date: 13 % of its pages \
+             held 2,012 rows, fewer than the 12,500 wanted; read again whole (ANALYZE the table \
+             to sample it in one read)"
+        );
+        let then = PageSample {
+            percent: 4.7568,
+            estimated_rows: 14_954,
+        };
+        assert!(short
+            .note(Some(then))
+            .contains("; read again from 4.8 % of its pages (ANALYZE"));
+        let one = ShortSample { rows: 1, ..short };
+        assert!(one.note(None).contains(" held 1 row, "));
     }
 
     fn collect(spec: &SourceSpec) -> Result<Vec<Vec<u8>>, SourceError> {

@@ -1,5 +1,6 @@
 //! The PostgreSQL source: a column streamed from a plain `SELECT`, sampled by pages when the
-//! table is large (see the parent module's documentation).
+//! table is large, and read again when a page sample holds fewer rows than wanted (see the
+//! parent module's documentation).
 //!
 //! A reader thread owns the connection: the postgres crate's streaming query
 //! (`Client::query_raw`) borrows the client for as long as its rows are read, which [`Rows`]
@@ -7,7 +8,10 @@
 //! [`BATCH_BYTES`] through a rendezvous channel, so that the source holds at most two batches
 //! (the one being taken and the next, waiting) and the row being read. The client reads the
 //! socket only while the thread asks for a row, so a waiting thread stops the server too
-//! (it blocks writing to the socket), and a `SELECT` sends its rows as it makes them.
+//! (it blocks writing to the socket), and a `SELECT` sends its rows as it makes them. A page
+//! sample that holds fewer rows than wanted is followed, in the same read-only transaction, by
+//! the next read ([`next_sample`]), announced by [`Handed::ReadAgain`]: the source's side ends the
+//! pass there, unless it has returned no row yet.
 //!
 //! Not a cursor: a `FETCH n` is run to completion on the server, its result stored whole (in
 //! memory, then in temporary files past `work_mem`) before a row is sent, and the client
@@ -15,7 +19,6 @@
 //! bytes of the rows after (small rows, then large ones: hundreds of megabytes in one fetch,
 //! which a server with a `temp_file_limit` refused).
 
-use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::Arc;
@@ -27,7 +30,7 @@ use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::ToSql;
 use postgres::Client;
 
-use super::{PageSample, PgSource, Rows, SourceError};
+use super::{PageSample, PgSource, Rows, ShortSample, SourceError, TableRead};
 
 /// The bytes of rows a batch holds at most (a row larger than this is a batch alone).
 const BATCH_BYTES: usize = 8 << 20;
@@ -88,6 +91,24 @@ fn sample_percent(wanted: u64, estimated_rows: f64) -> Option<f64> {
         let percent = (100.0 * OVERSAMPLE * wanted / estimated_rows).max(MIN_SAMPLE_PERCENT);
         quarter_octave_up(percent).min(100.0 / OVERSAMPLE)
     })
+}
+
+/// After a page sample of `percent` % of the pages held `rows`, fewer than `wanted`: the
+/// sample to read instead, by the rows those pages say the table holds (`rows` of every
+/// `percent` in 100), as [`sample_percent`] sets it by the statistics; `None`, the whole
+/// column, when that says so (no rows: the whole column, as no estimate can be made). Its
+/// share is always over three times `percent` (a sample short of `wanted` held under a third of
+/// the rows its share was set for), so that samples that keep coming back short end in the
+/// whole column after a few.
+fn next_sample(wanted: u64, percent: f64, rows: u64) -> Option<PageSample> {
+    let estimated_rows = rows as f64 * 100.0 / percent;
+    sample_percent(wanted, estimated_rows)
+        // Only ever larger (as it is): else a sample could be read again at its own share.
+        .filter(|&next| next > percent)
+        .map(|percent| PageSample {
+            percent,
+            estimated_rows: estimated_rows as u64,
+        })
 }
 
 /// `share` rounded up to the next power of 2^(1/4) (..., 1, 1.19, 1.41, 1.68, 2, 2.38, ...):
@@ -246,28 +267,25 @@ pub(super) fn open(source: &PgSource) -> Result<Rows, SourceError> {
     };
     // IS DISTINCT FROM NULL: a composite value with a NULL field is a value (IS NOT NULL is
     // false for it).
-    let not_null = format!("{quoted_column} IS DISTINCT FROM NULL");
-    let full_query = format!("SELECT {expr} FROM {table} WHERE {not_null}");
+    let queries = Queries {
+        expr,
+        table: table.clone(),
+        not_null: format!("{quoted_column} IS DISTINCT FROM NULL"),
+        // REPEATABLE takes a float8; keep the seed exact in it.
+        seed: source.seed % (1 << 52),
+    };
     // TABLESAMPLE works on tables and materialized views (kinds r, m, p), not views.
-    let sample_percent = match source.rows_wanted {
-        Some(wanted) if matches!(relkind.as_str(), "r" | "m" | "p") => {
-            sample_percent(wanted, estimated_rows)
-        }
-        _ => None,
-    };
-    let query = match sample_percent {
-        Some(percent) => format!(
-            "SELECT {expr} FROM {table} TABLESAMPLE SYSTEM ({percent}) REPEATABLE ({}) \
-             WHERE {not_null}",
-            // REPEATABLE takes a float8; keep the seed exact in it.
-            source.seed % (1 << 52)
-        ),
-        None => full_query.clone(),
-    };
-    let page_sample = Rc::new(Cell::new(sample_percent.map(|percent| PageSample {
-        percent,
-        estimated_rows: estimated_rows as u64,
-    })));
+    let wanted = source
+        .rows_wanted
+        .filter(|_| matches!(relkind.as_str(), "r" | "m" | "p"));
+    let page_sample = wanted.and_then(|wanted| {
+        sample_percent(wanted, estimated_rows).map(|percent| PageSample {
+            percent,
+            estimated_rows: estimated_rows as u64,
+        })
+    });
+    let table_read = Rc::new(TableRead::default());
+    table_read.page_sample.set(page_sample);
     let read = format!("column {} of {table}", source.column);
     let reader = Reader {
         client,
@@ -276,11 +294,11 @@ pub(super) fn open(source: &PgSource) -> Result<Rows, SourceError> {
         server,
         read: read.clone(),
     };
-    let whole_column = sample_percent.is_some().then_some(full_query);
+    let plan = page_sample.zip(wanted);
     let (hand, handed) = mpsc::sync_channel(0);
     let thread = std::thread::Builder::new()
         .name("pgdict-pg-reader".into())
-        .spawn(move || reader.run(&query, whole_column.as_deref(), &hand))
+        .spawn(move || reader.run(&queries, plan, &hand))
         .map_err(|source| SourceError::Io {
             origin: format!("a thread reading {read}"),
             source,
@@ -289,8 +307,9 @@ pub(super) fn open(source: &PgSource) -> Result<Rows, SourceError> {
         handed,
         thread: Some(thread),
         cancel,
-        page_sample: page_sample.clone(),
+        table_read: table_read.clone(),
         batch: Vec::new().into_iter(),
+        rows_in_pass: 0,
         done: false,
     };
     // An error the server finds as the query starts (a table the role may not read) fails
@@ -302,8 +321,40 @@ pub(super) fn open(source: &PgSource) -> Result<Rows, SourceError> {
         len: None,
         note,
         stream: None,
-        page_sample,
+        table_read,
     })
+}
+
+/// The queries that read the column's values (NULLs left out, as the bytes stored): of the
+/// whole table, or of a share of its pages.
+struct Queries {
+    /// The column, as the bytes to read.
+    expr: String,
+    /// The table, as SQL names it.
+    table: String,
+    /// The condition that leaves NULLs out.
+    not_null: String,
+    /// The seed of the page samples.
+    seed: u64,
+}
+
+impl Queries {
+    /// The query reading the pages `sample` says (all of them, `None`).
+    fn read(&self, sample: Option<PageSample>) -> String {
+        let Queries {
+            expr,
+            table,
+            not_null,
+            seed,
+        } = self;
+        match sample {
+            Some(PageSample { percent, .. }) => format!(
+                "SELECT {expr} FROM {table} TABLESAMPLE SYSTEM ({percent}) REPEATABLE ({seed}) \
+                 WHERE {not_null}"
+            ),
+            None => format!("SELECT {expr} FROM {table} WHERE {not_null}"),
+        }
+    }
 }
 
 /// Cancels the query the connection runs (shared by the reader thread, the source and the
@@ -317,9 +368,13 @@ enum Handed {
     Started,
     /// Rows, in the order read.
     Rows(Vec<Vec<u8>>),
-    /// The page sample found no rows (the statistics promised rows the sampled pages did not
-    /// hold): the whole column follows.
-    WholeColumn,
+    /// The page sample just read held fewer rows than wanted (the statistics promised rows
+    /// its pages did not hold): the rows of another read follow, a larger sample or (`None`)
+    /// the whole column.
+    ReadAgain {
+        short: ShortSample,
+        then: Option<PageSample>,
+    },
 }
 
 /// The reader thread's side: the connection, and what it reads.
@@ -343,13 +398,14 @@ enum Streamed {
 }
 
 impl Reader {
-    /// Reads the rows of `query` and hands them over; if it has none and `whole_column` is
-    /// given (`query` samples pages), those of `whole_column`. Ends early, without an error,
-    /// when the source is dropped.
+    /// Reads the rows of the column and hands them over: of the page sample `plan` says, for
+    /// the rows wanted, or of the whole column. A page sample that holds fewer rows than
+    /// wanted is followed by another read ([`next_sample`]: a larger sample or the whole
+    /// column), and so on. Ends early, without an error, when the source is dropped.
     fn run(
         mut self,
-        query: &str,
-        whole_column: Option<&str>,
+        queries: &Queries,
+        plan: Option<(PageSample, u64)>,
         hand: &SyncSender<Handed>,
     ) -> Result<(), SourceError> {
         // Not synchronized: a scan of a large table may start where another session's scan
@@ -359,16 +415,35 @@ impl Reader {
         self.client
             .batch_execute("SET synchronize_seqscans = off; BEGIN READ ONLY")
             .map_err(|e| pg_error(&self.server, &format!("starting to read {}", self.read), &e))?;
-        let mut streamed = self.stream(query, hand, true)?;
-        if let (Streamed::Rows(0), Some(whole_column)) = (&streamed, whole_column) {
-            streamed = match hand.send(Handed::WholeColumn) {
-                Ok(()) => self.stream(whole_column, hand, false)?,
-                Err(_) => Streamed::NobodyTakes,
+        let (mut sample, wanted) = match plan {
+            Some((sample, wanted)) => (Some(sample), wanted),
+            None => (None, 0),
+        };
+        let mut first = true;
+        let streamed = loop {
+            let streamed = self.stream(&queries.read(sample), hand, first)?;
+            first = false;
+            let (Streamed::Rows(rows), Some(read)) = (&streamed, sample) else {
+                break streamed;
             };
-        }
+            if *rows >= wanted {
+                break streamed;
+            }
+            let short = ShortSample {
+                percent: read.percent,
+                rows: *rows,
+                rows_wanted: wanted,
+                estimated_rows: read.estimated_rows,
+            };
+            sample = next_sample(wanted, read.percent, *rows);
+            let then = sample;
+            if hand.send(Handed::ReadAgain { short, then }).is_err() {
+                break Streamed::NobodyTakes;
+            }
+        };
         if let Streamed::NobodyTakes = streamed {
             // The source was dropped, and cancelled the query then (`Stream`'s `Drop`); again
-            // here, for a query that began after (the whole column's). No COMMIT: it would wait
+            // here, for a query that began after (a read again). No COMMIT: it would wait
             // for the rest of the rows, which the client reads to reach its answer.
             (self.cancel)();
             return Ok(());
@@ -459,10 +534,11 @@ struct Stream {
     thread: Option<JoinHandle<Result<(), SourceError>>>,
     /// Cancels the reader's query: when the source is dropped before its end.
     cancel: Cancel,
-    /// Shared with [`Rows`]: cleared if the page sample finds no rows and the whole column is
-    /// read instead.
-    page_sample: Rc<Cell<Option<PageSample>>>,
+    /// Shared with [`Rows`]: what a read again changes.
+    table_read: Rc<TableRead>,
     batch: std::vec::IntoIter<Vec<u8>>,
+    /// The rows returned since the read began (or was begun again).
+    rows_in_pass: u64,
     done: bool,
 }
 
@@ -484,20 +560,39 @@ impl Stream {
     fn wait_until_started(&mut self) -> Result<(), SourceError> {
         match self.take()? {
             Some(Handed::Started) | None => Ok(()),
-            Some(Handed::Rows(_) | Handed::WholeColumn) => {
+            Some(Handed::Rows(_) | Handed::ReadAgain { .. }) => {
                 unreachable!("the reader says it started before it hands rows over")
             }
         }
     }
 
+    /// The next row; `None` at the end of the rows, or at the end of a pass
+    /// ([`TableRead::pass_ended`] set).
     fn next_row(&mut self) -> Result<Option<Vec<u8>>, SourceError> {
         loop {
             if let Some(row) = self.batch.next() {
+                self.rows_in_pass += 1;
                 return Ok(Some(row));
             }
             match self.take()? {
                 Some(Handed::Rows(batch)) => self.batch = batch.into_iter(),
-                Some(Handed::WholeColumn) => self.page_sample.set(None),
+                Some(Handed::ReadAgain { short, then }) => {
+                    let read = &self.table_read;
+                    // The first: the sample the statistics set, which says they are out of
+                    // date.
+                    if read.short_sample.get().is_none() {
+                        read.short_sample.set(Some(short));
+                    }
+                    // Rows returned are a pass, which the caller ends; with none (an empty
+                    // sample), the next read's rows follow as if they were the first.
+                    if self.rows_in_pass > 0 {
+                        self.rows_in_pass = 0;
+                        read.pass_ended.set(true);
+                        read.next_page_sample.set(then);
+                        return Ok(None);
+                    }
+                    read.page_sample.set(then);
+                }
                 Some(Handed::Started) => {}
                 None => return Ok(None),
             }
@@ -524,10 +619,15 @@ impl Iterator for Stream {
     type Item = Result<Vec<u8>, SourceError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
+        // A pass that ended is not the end: the rows of the next follow once the caller asks
+        // for them (`Rows::next_pass`).
+        if self.done || self.table_read.pass_ended.get() {
             return None;
         }
         let row = self.next_row();
+        if self.table_read.pass_ended.get() {
+            return None;
+        }
         super::end_after_error(&mut self.done, row)
     }
 }
@@ -612,5 +712,32 @@ mod tests {
         // Never under the smallest share.
         let tiny = sample_percent(1, 1e12).unwrap();
         assert!((MIN_SAMPLE_PERCENT..MIN_SAMPLE_PERCENT * 1.19).contains(&tiny));
+    }
+
+    #[test]
+    fn a_short_sample_is_followed_by_a_larger_one_or_the_whole_column() {
+        // 9 rows in 0.84 % of the pages: about 1,070 rows in all, over nine times 100, so a
+        // sample for 300 of them, rounded up to 32 %.
+        let next = next_sample(100, 0.8409, 9).unwrap();
+        assert_eq!(next.estimated_rows, 1070);
+        assert_eq!(next.percent, 32.0);
+        // No rows, or too few for a sample to save much: the whole column.
+        assert_eq!(next_sample(100, 0.8409, 0), None);
+        assert_eq!(next_sample(100, 1.0, 9), None);
+        // From any share, with samples that each hold a row fewer than wanted (the most that
+        // is short): over three times the share each time, until the whole column; so the
+        // pages read before it are at most half of the table.
+        for wanted in [1, 10, 100, 12_500, 1_000_000] {
+            for step in -40..=20 {
+                let mut percent = quarter_octave_up((step as f64 / 4.0).exp2());
+                let mut read_before = percent;
+                while let Some(next) = next_sample(wanted, percent, wanted - 1) {
+                    assert!(next.percent > 3.0 * percent, "{percent} {next:?}");
+                    percent = next.percent;
+                    read_before += percent;
+                }
+                assert!(read_before <= 50.0, "{wanted}: {read_before} % before");
+            }
+        }
     }
 }
