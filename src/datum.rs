@@ -1291,6 +1291,18 @@ fn raw_datum_len(raw_len: usize) -> (usize, usize) {
     }
 }
 
+/// Refuses an input longer than [`MAX_INPUT_LEN`] (a function of the length alone, so that
+/// its limit is tested without a 1 GiB input).
+fn check_input_len(len: usize) -> Result<(), DatumError> {
+    if len > MAX_INPUT_LEN {
+        return Err(DatumError::InputTooLarge {
+            len,
+            max: MAX_INPUT_LEN,
+        });
+    }
+    Ok(())
+}
+
 /// Appends the raw datum of `raw` (1-byte header up to 127 bytes in all) and returns its header.
 /// `raw.len()` must be at most [`MAX_INPUT_LEN`].
 fn write_raw(raw: &[u8], out: &mut Vec<u8>) -> Header {
@@ -1340,12 +1352,7 @@ impl DatumEncoder {
         dict: Option<&PreparedDictionary>,
         out: &mut Vec<u8>,
     ) -> Result<Header, DatumError> {
-        if raw.len() > MAX_INPUT_LEN {
-            return Err(DatumError::InputTooLarge {
-                len: raw.len(),
-                max: MAX_INPUT_LEN,
-            });
-        }
+        check_input_len(raw.len())?;
         let start = out.len();
         let mut best = Best {
             start,
@@ -1839,6 +1846,24 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The largest input is taken, its raw form filling the largest header exactly, and one
+    /// byte more is refused.
+    #[test]
+    fn the_input_length_limit_is_exact() {
+        assert_eq!(check_input_len(MAX_INPUT_LEN), Ok(()));
+        assert_eq!(
+            check_input_len(MAX_INPUT_LEN + 1),
+            Err(DatumError::InputTooLarge {
+                len: MAX_INPUT_LEN + 1,
+                max: MAX_INPUT_LEN
+            })
+        );
+        assert_eq!(
+            raw_datum_len(MAX_INPUT_LEN),
+            (MAX_RAW_LEN, RAW_LONG_HEADER_LEN)
+        );
     }
 
     #[test]
