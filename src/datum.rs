@@ -1866,6 +1866,29 @@ mod tests {
         );
     }
 
+    /// A zstd payload of n bytes is taken to hold at most n / 3 blocks, rounded up, of at most
+    /// `MAX_BLOCK_CONTENT` bytes each: a raw length of exactly that passes, one byte more does
+    /// not. The payload lengths tell rounding up from rounding down and a divisor of 3 from 2
+    /// or 4.
+    #[test]
+    fn the_zstd_expansion_bound_is_exact() {
+        let block = zstd::MAX_BLOCK_CONTENT;
+        for (payload_len, blocks) in [(1, 1), (3, 1), (4, 2), (6, 2), (7, 3)] {
+            let most = blocks * block;
+            assert_eq!(check_expansion(Codec::Zstd, most, payload_len), Ok(()));
+            assert_eq!(
+                check_expansion(Codec::Zstd, most + 1, payload_len),
+                Err(DatumError::RawLenImpossible {
+                    codec: Codec::Zstd,
+                    raw_len: most + 1,
+                    payload_len,
+                    max_possible: most,
+                }),
+                "{payload_len}-byte payload"
+            );
+        }
+    }
+
     #[test]
     fn dict_id_varint_lengths() {
         for id in [
