@@ -2,9 +2,11 @@
 //! real files and real processes:
 //!
 //! - add, get, list and retire; ids are never reused, not even after the newest dictionary is
-//!   retired and the store reopened; loaded dictionaries are cached;
+//!   retired and the store reopened; a store that used the last id says so; loaded (and
+//!   added) dictionaries are cached;
 //! - damaged files (truncated, bit-flipped, another dictionary's file under this id's name,
-//!   over-long) are detected, named, and do not stop the other dictionaries from loading;
+//!   over-long) are detected, named, and do not stop the other dictionaries from loading; the
+//!   largest possible file loads;
 //! - datums decode through the store; retired dictionaries still decode; a missing id gives
 //!   the error that names the id and the store and suggests `sync`;
 //! - 8 processes adding 5 dictionaries each at once get 40 distinct ids, and every file is
@@ -14,7 +16,9 @@
 //!   every file complete, no partial dictionary, and the next add works;
 //! - `sync` copies what is missing (and retirements), and refuses a conflict or a damaged
 //!   source, changing nothing; asked to, it repairs damaged destination files from the
-//!   source, keeping their bytes, and still refuses a conflict;
+//!   source, keeping their bytes, and still refuses a conflict; a retired dictionary goes in
+//!   retired, never active, even when stopped part way; what a second sync did meanwhile is
+//!   found done;
 //! - `check_can_add` (the trainer's check before it trains) writes nothing;
 //! - the process tests and the repair run again on exFAT (mounted through FUSE; root only,
 //!   see `support/small_fs.rs`), which has no hard links: adds claim their ids there, and a
@@ -317,15 +321,45 @@ fn ids_are_never_reused_after_retiring() {
         .add(CodecSet::ALL, &content("b", 3), Metadata::new())
         .unwrap();
     assert_eq!(next.id(), 4);
-    // Even if the retired dictionary's file were lost, its marker keeps the id used.
+    // Even if the retired dictionary's file were lost, its marker keeps the id used (and is
+    // no dictionary: it is listed nowhere).
     reopened.retire(4).unwrap();
     fs::remove_file(reopened.file_path(4)).unwrap();
     assert_eq!(reopened.next_id().unwrap(), 5);
+    assert_eq!(ids(&reopened.list().unwrap()), vec![1, 2, 3]);
     let next = DirStore::open(dir.path())
         .unwrap()
         .add(CodecSet::ALL, &content("b", 4), Metadata::new())
         .unwrap();
     assert_eq!(next.id(), 5);
+}
+
+/// A store that has used the last id (`u32::MAX`) says so, rather than wrapping round to
+/// ids below the ones it used.
+#[test]
+fn a_store_that_used_the_last_id_adds_no_more() {
+    let (dir, store) = new_store();
+    store
+        .add(CodecSet::ALL, &content("l", 0), Metadata::new())
+        .unwrap();
+    let last = Dictionary::new(
+        u32::MAX,
+        CodecSet::ALL,
+        0,
+        Metadata::new(),
+        &content("l", 1),
+    );
+    assert_eq!(store.insert(&last.unwrap()).unwrap(), Inserted::Added);
+    let before = snapshot(dir.path());
+    assert!(matches!(
+        store.next_id(),
+        Err(StoreError::IdsExhausted { .. })
+    ));
+    let err = store
+        .add(CodecSet::ALL, &content("l", 2), Metadata::new())
+        .unwrap_err();
+    assert!(matches!(err, StoreError::IdsExhausted { .. }), "{err:?}");
+    assert_eq!(snapshot(dir.path()), before);
 }
 
 #[test]
@@ -347,7 +381,7 @@ fn active_is_the_newest_unretired_dictionary_for_the_codec() {
 #[test]
 fn dictionaries_are_cached_after_first_load() {
     let (dir, store) = new_store();
-    store
+    let added = store
         .add(CodecSet::ALL, &content("d", 0), Metadata::new())
         .unwrap();
     let reader = DirStore::open(dir.path()).unwrap();
@@ -365,6 +399,8 @@ fn dictionaries_are_cached_after_first_load() {
     // A store that never loaded it sees the damage.
     let fresh = DirStore::open(dir.path()).unwrap();
     assert!(matches!(fresh.get(1), Err(StoreError::Damaged { .. })));
+    // The store that added it never reads it back: it cached what it wrote.
+    assert!(Arc::ptr_eq(&added, &store.get(1).unwrap()));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -491,6 +527,15 @@ fn damaged_files_are_named_and_the_others_still_load() {
         ),
         "{err:?}"
     );
+    // Putting dictionary 2 there again (what a sync does) is refused for the damage, which
+    // only a repair replaces; it is not taken for a missing file, nor for an id another
+    // writer keeps taking.
+    let err = fresh.insert(&store.get(2).unwrap()).unwrap_err();
+    assert!(
+        matches!(&err, StoreError::Damaged { location, .. } if location.ends_with(&name(2))),
+        "{err:?}"
+    );
+    assert_eq!(bytes(2), b);
     // The undamaged dictionary still loads, and listing still lists every name.
     assert_eq!(fresh.get(5).unwrap().content(), &content("e", 4)[..]);
     assert_eq!(ids(&fresh.list().unwrap()), vec![1, 2, 3, 4, 5, 6]);
@@ -517,6 +562,21 @@ fn damaged_files_are_named_and_the_others_still_load() {
         fresh.retire(9),
         Err(StoreError::NotFound { id: 9, .. })
     ));
+}
+
+/// The largest dictionary a file can hold (`MAX_FILE_LEN` bytes: 64 KiB of metadata, 1 MiB of
+/// content) is stored and read back; a file one byte longer is refused unread (above).
+#[test]
+fn the_largest_possible_dictionary_file_loads() {
+    let (dir, store) = new_store();
+    let pad = "x".repeat(dict::file::MAX_METADATA_LEN - r#"{"pad":""}"#.len());
+    let metadata = format!(r#"{{"pad":"{pad}"}}"#);
+    let content = vec![b'c'; dict::file::MAX_CONTENT_LEN];
+    let largest = Dictionary::from_parts(1, CodecSet::ALL, 0, &metadata, &content).unwrap();
+    assert_eq!(largest.to_bytes().len(), dict::file::MAX_FILE_LEN);
+    assert_eq!(store.insert(&largest).unwrap(), Inserted::Added);
+    let fresh = DirStore::open(dir.path()).unwrap();
+    assert_eq!(*fresh.get(1).unwrap(), largest);
 }
 
 #[test]
@@ -650,6 +710,13 @@ fn default_path_is_dicts_unless_pgdict_store_is_set() {
     let created = DirStore::create(&missing).unwrap();
     assert!(created.list().unwrap().is_empty());
     fs::remove_dir(&missing).unwrap();
+    // Nor is a file: it is refused when opened, not when first listed.
+    let file = tempfile::NamedTempFile::new().unwrap();
+    let err = DirStore::open(file.path()).unwrap_err();
+    assert!(
+        matches!(&err, StoreError::NotAStore { reason, .. } if reason == "not a directory"),
+        "{err:?}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1079,6 +1146,101 @@ impl Destination for FailingStore {
     }
 }
 
+/// `insert_retired` makes the retirement marker before it puts the dictionary in, so that the
+/// dictionary is never active there, and the marker stays when the insert fails: here the id
+/// holds another dictionary (only a second source can put one there), which is refused, and
+/// retired.
+#[test]
+fn insert_retired_retires_the_id_first() {
+    let (_dir, store) = new_store();
+    let theirs = store
+        .add(CodecSet::ALL, &content("i", 0), Metadata::new())
+        .unwrap();
+    let ours = Dictionary::new(1, CodecSet::ALL, 0, Metadata::new(), &content("i", 1)).unwrap();
+    let err = store.insert_retired(&ours).unwrap_err();
+    assert!(matches!(err, StoreError::Exists { id: 1, .. }), "{err:?}");
+    assert!(store.is_retired(1).unwrap());
+    assert_eq!(store.get(1).unwrap().content(), theirs.content());
+    // Into a free id: in, and retired.
+    let two = ours.with_id(2).unwrap();
+    assert_eq!(store.insert_retired(&two).unwrap(), Inserted::Added);
+    assert_eq!(
+        store.list().unwrap(),
+        [1, 2].map(|id| StoreEntry { id, retired: true })
+    );
+}
+
+/// A destination into which another writer (a second sync of the same source) makes each
+/// change just before this sync makes it.
+struct Raced(DirStore);
+
+impl Store for Raced {
+    fn describe(&self) -> String {
+        self.0.describe()
+    }
+    fn entries(&self) -> Result<Vec<StoreEntry>, StoreError> {
+        Store::entries(&self.0)
+    }
+    fn get(&self, id: u32) -> Result<Arc<Dictionary>, StoreError> {
+        Store::get(&self.0, id)
+    }
+}
+
+impl Destination for Raced {
+    fn insert(&self, dict: &Dictionary) -> Result<Inserted, StoreError> {
+        self.0.insert(dict)?;
+        self.0.insert(dict)
+    }
+    fn insert_retired(&self, dict: &Dictionary) -> Result<Inserted, StoreError> {
+        self.0.insert_retired(dict)?;
+        self.0.insert_retired(dict)
+    }
+    fn retire(&self, id: u32) -> Result<bool, StoreError> {
+        self.0.retire(id)?;
+        self.0.retire(id)
+    }
+    fn repair(&self, dict: &Dictionary) -> Result<Repaired, StoreError> {
+        self.0.repair(dict)?;
+        self.0.repair(dict)
+    }
+}
+
+/// Two syncs of one source into one store at once: what the other one did between this one's
+/// check and its write is found done, and reported as present, not as done again.
+#[test]
+fn a_sync_finds_done_what_another_did_meanwhile() {
+    let [(_src_dir, source), (dst_dir, destination)] = source_and_destination(4);
+    for id in [1, 2] {
+        destination.insert(&source.get(id).unwrap()).unwrap();
+    }
+    fs::write(destination.file_path(1), b"damaged").unwrap();
+    for id in [2, 3] {
+        source.retire(id).unwrap();
+    }
+    let raced = Raced(DirStore::open(dst_dir.path()).unwrap());
+    let report = dict::sync_with(&source, &raced, SyncOptions { repair: true }).unwrap();
+    assert_eq!(
+        report,
+        SyncReport {
+            present: vec![1, 2, 3, 4],
+            ..SyncReport::default()
+        }
+    );
+    assert_eq!(
+        destination.list().unwrap(),
+        [1, 2, 3, 4].map(|id| StoreEntry {
+            id,
+            retired: id == 2 || id == 3
+        })
+    );
+    for id in 1..=4 {
+        assert_eq!(
+            destination.get(id).unwrap().to_bytes(),
+            source.get(id).unwrap().to_bytes()
+        );
+    }
+}
+
 /// A sync that fails part way leaves no dictionary active that the source has retired, and
 /// says what it did before the failure. It used to copy everything first and retire last, so
 /// a full disk left every retired dictionary it had copied active: `--dict auto` then
@@ -1266,7 +1428,9 @@ fn sync_repairs_damaged_files_in(dst: &Path) {
     for id in 1..=3 {
         destination.insert(&source.get(id).unwrap()).unwrap();
     }
-    source.retire(3).unwrap();
+    for id in [3, 4] {
+        source.retire(id).unwrap();
+    }
     // Dictionary 2's file gets a flipped bit; 3's is replaced by dictionary 1's file.
     let path = |id: u32| dst.join(format!("{id:08}.pgdict"));
     let mut flipped = fs::read(path(2)).unwrap();
@@ -1286,7 +1450,8 @@ fn sync_repairs_damaged_files_in(dst: &Path) {
     let report = dict::sync_with(&source, &destination, repair).unwrap();
     assert_eq!(report.copied, vec![4]);
     assert_eq!(report.present, vec![1]);
-    assert_eq!(report.retired, vec![3]);
+    // Retired as it went in (4), and after its repair (3): reported by id.
+    assert_eq!(report.retired, vec![3, 4]);
     let repaired: Vec<u32> = report.repaired.iter().map(|(id, _)| *id).collect();
     assert_eq!(repaired, vec![2, 3]);
     // Every file now holds the source's dictionary, byte for byte.
@@ -1350,6 +1515,32 @@ fn check_can_add_creates_nothing() {
     assert!(
         matches!(&err, StoreError::NotAStore { path, .. } if *path == file),
         "{err:?}"
+    );
+}
+
+/// On a read-only file system, `check_can_add` names the directory that refuses a file: the
+/// store's own, or the one it would be made in.
+#[test]
+fn check_can_add_names_the_directory_that_refuses_a_file() {
+    let Some(small) = SmallFs::mount(64) else {
+        return;
+    };
+    fs::create_dir(small.join("dicts")).unwrap();
+    small.remount_read_only();
+    let refusal = |store: PathBuf| match DirStore::check_can_add(store) {
+        Err(StoreError::Io { op, path, .. }) => (op, path),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        refusal(small.join("dicts")),
+        ("create a file in", small.join("dicts"))
+    );
+    assert_eq!(
+        refusal(small.join("new/dicts")),
+        (
+            "create the store's directory in",
+            small.path().to_path_buf()
+        )
     );
 }
 

@@ -1012,6 +1012,22 @@ mod tests {
         assert_eq!(names(), ["00000001.pgdict", "00000002.pgdict"]);
     }
 
+    /// Both answers of a file system without hard links count as that (exFAT says EPERM;
+    /// EOPNOTSUPP has no file system in the tests), and no other failure does.
+    #[test]
+    fn what_refuses_hard_links() {
+        for (errno, refuses) in [
+            (libc::EPERM, true),
+            (libc::EOPNOTSUPP, true),
+            (libc::EEXIST, false),
+            (libc::ENOSPC, false),
+            (libc::EMLINK, false),
+        ] {
+            let error = io::Error::from_raw_os_error(errno);
+            assert_eq!(refuses_hard_links(&error), refuses, "{error}");
+        }
+    }
+
     #[test]
     fn keeping_a_file_under_a_new_name() {
         let dir = tempfile::tempdir().unwrap();
