@@ -6,19 +6,24 @@
 //! - the database itself refuses UPDATE, DELETE and TRUNCATE of dictionaries and retirements,
 //!   a row whose checksum does not match its content, and an id used twice;
 //! - what a superuser or the owner does to the tables is caught: the triggers hold in replica
-//!   mode, relabelled rows read as damaged, tables that are not the store's are refused when
-//!   opened, and no function on the search path stands in for PostgreSQL's;
+//!   mode, relabelled rows read as damaged, rows past dropped CHECK constraints are named,
+//!   tables that are not the store's (a trigger disabled or calling another function, another
+//!   schema version, other columns, other owners) are refused when opened, and no function on
+//!   the search path stands in for PostgreSQL's; a retired dictionary a role may not retire
+//!   never goes in active; read-only transactions are the store's read-only error;
 //! - 8 threads, each with its own connection and its own first open of a store that does not
 //!   exist yet, adding 5 dictionaries each: 40 distinct ids, all readable;
 //! - sync from the PostgreSQL store into a directory store, and from a directory store into
 //!   the PostgreSQL store of a new database (under the same ids), and the refusal of a
-//!   conflict either way;
+//!   conflict either way; what another writer put there meanwhile is found, and retired if
+//!   the source has; adds after gaps in the ids, and after the last id;
 //! - the standby test: a primary and a streaming hot standby; dictionaries added on the
 //!   primary, then datums compressed with them inserted into a bytea column; once the standby
 //!   has replayed, every datum read there decodes to its original bytes through a store opened
 //!   on the standby; a datum naming an id the standby lacks gives the error naming the id, the
 //!   store and `sync`; the standby store never writes (opening creates nothing, writes are
-//!   refused); a dictionary added later resolves once replayed (no negative caching).
+//!   refused); a dictionary added later resolves once replayed (no negative caching); a store
+//!   of another schema version is refused there too.
 //!
 //! The datums are rows of the shared corpus (`$PGDICT_CORPUS/rows`, else `../shared/corpus/rows`);
 //! a missing corpus fails the test.
@@ -34,8 +39,8 @@ use std::sync::Arc;
 
 use pgdict::datum::{self, Codec, DatumEncoder, DatumError, Form, PreparedDictionary};
 use pgdict::dict::{
-    self, describe_pg_error, CodecSet, Dictionary, DirStore, FormatError, Gain, Metadata, PgStore,
-    StoreEntry, StoreError,
+    self, describe_pg_error, CodecSet, Destination, Dictionary, DirStore, FormatError, Gain,
+    Inserted, Metadata, PgStore, Repaired, Store, StoreEntry, StoreError, SyncReport,
 };
 use support::{corpus, PgCluster};
 
@@ -205,6 +210,13 @@ fn add_get_list_retire_and_immutability_in_the_database() {
             "dictionaries_content_check",
         ),
         (
+            "an id no dictionary can have",
+            "INSERT INTO pgdict.dictionaries \
+             (id, codecs, created_micros, content, content_sha256, file_sha256) \
+             VALUES (0, 1, 0, 'abc'::bytea, sha256('abc'::bytea), sha256('x'::bytea))",
+            "dictionaries_id_check",
+        ),
+        (
             "an id taken",
             "INSERT INTO pgdict.dictionaries \
              (id, codecs, created_micros, content, content_sha256, file_sha256) \
@@ -286,6 +298,24 @@ fn what_is_done_to_the_tables_is_caught() {
         .unwrap();
     assert_eq!(added.id(), 3);
     assert!(writer.retire(3).unwrap());
+    // A role that may add but not retire: a retired dictionary it is given goes in retired,
+    // or not at all (one transaction), never active.
+    client
+        .batch_execute(
+            "CREATE ROLE copier LOGIN;
+             GRANT USAGE ON SCHEMA pgdict TO copier;
+             GRANT SELECT, INSERT, UPDATE ON pgdict.dictionaries TO copier;
+             GRANT SELECT ON pgdict.retired TO copier",
+        )
+        .unwrap();
+    let copier = PgStore::connect(&format!("{conninfo} user=copier")).unwrap();
+    let nine = Dictionary::new(9, CodecSet::ALL, 0, Metadata::new(), &content("c", 9)).unwrap();
+    let err = copier.insert_retired(&nine).unwrap_err();
+    assert!(err.to_string().contains("42501"), "{err}");
+    assert!(matches!(
+        store.get(9),
+        Err(StoreError::NotFound { id: 9, .. })
+    ));
     let message = sql_error(
         &mut client,
         "SET session_replication_role = replica; DELETE FROM pgdict.dictionaries WHERE id = 3",
@@ -321,6 +351,60 @@ fn what_is_done_to_the_tables_is_caught() {
         .unwrap();
     let message = open_error(&conninfo);
     assert!(message.contains("schema version 1"), "{message}");
+    // A trigger of the store's name that calls another function than the store's (one that
+    // lets every change through), in another schema or in pgdict.
+    client
+        .batch_execute(
+            "COMMENT ON TABLE pgdict.dictionaries IS 'pgdict dictionary store, schema version 2'",
+        )
+        .unwrap();
+    PgStore::connect(&conninfo).unwrap();
+    for function in ["public.refuse_change", "pgdict.allow_change"] {
+        client
+            .batch_execute(&format!(
+                "CREATE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql
+                     AS 'BEGIN RETURN coalesce(NEW, OLD); END';
+                 DROP TRIGGER refuse_change ON pgdict.retired;
+                 CREATE TRIGGER refuse_change BEFORE UPDATE OR DELETE ON pgdict.retired
+                     FOR EACH ROW EXECUTE FUNCTION {function}();
+                 ALTER TABLE pgdict.retired ENABLE ALWAYS TRIGGER refuse_change"
+            ))
+            .unwrap();
+        let message = open_error(&conninfo);
+        assert!(
+            message.contains("3 of the 4 triggers"),
+            "{function}: {message}"
+        );
+    }
+    // The retirement table with a column more.
+    client
+        .batch_execute(
+            "DROP TRIGGER refuse_change ON pgdict.retired;
+             CREATE TRIGGER refuse_change BEFORE UPDATE OR DELETE ON pgdict.retired
+                 FOR EACH ROW EXECUTE FUNCTION pgdict.refuse_change();
+             ALTER TABLE pgdict.retired ENABLE ALWAYS TRIGGER refuse_change;
+             ALTER TABLE pgdict.retired ADD COLUMN note text",
+        )
+        .unwrap();
+    let message = open_error(&conninfo);
+    assert!(
+        message.contains("pgdict.retired has the columns (id bigint, retired_at"),
+        "{message}"
+    );
+
+    // A database whose transactions are read-only (default_transaction_read_only, as on a
+    // primary being demoted): writes are refused as the store's own read-only error.
+    let (conninfo, mut client) = database("read_only");
+    PgStore::connect(&conninfo).unwrap();
+    client
+        .batch_execute("ALTER DATABASE read_only SET default_transaction_read_only = on")
+        .unwrap();
+    let store = PgStore::connect(&conninfo).unwrap();
+    let err = store
+        .add(CodecSet::ALL, &content("o", 0), Metadata::new())
+        .unwrap_err();
+    assert!(matches!(err, StoreError::ReadOnly { .. }), "{err:?}");
+    assert!(err.to_string().contains("25006"), "{err}");
 
     // Tables made by hand: opened as they were, they would be trusted.
     let (conninfo, mut client) = database("hand_made");
@@ -368,6 +452,68 @@ fn what_is_done_to_the_tables_is_caught() {
         .unwrap();
     let message = open_error(&app);
     assert!(message.contains("different owners"), "{message}");
+    client
+        .batch_execute(
+            "ALTER SCHEMA pgdict OWNER TO app;
+             ALTER TABLE pgdict.retired OWNER TO mallory",
+        )
+        .unwrap();
+    let message = open_error(&app);
+    assert!(message.contains("different owners"), "{message}");
+
+    // Rows the table's CHECK constraints would refuse, put there by its owner once they are
+    // dropped: a content checksum that is not the content's reads as that damage, and an id
+    // no dictionary can have stops the listing, by name.
+    let (conninfo, mut client) = database("unchecked");
+    let store = PgStore::connect(&conninfo).unwrap();
+    let row = |id: i64, content: &str| {
+        format!(
+            "INSERT INTO pgdict.dictionaries \
+             (id, codecs, created_micros, content, content_sha256, file_sha256) \
+             VALUES ({id}, 1, 0, 'abc'::bytea, sha256('{content}'::bytea), sha256('x'::bytea))"
+        )
+    };
+    client
+        .batch_execute(&format!(
+            "ALTER TABLE pgdict.dictionaries DROP CONSTRAINT dictionaries_id_check;
+             ALTER TABLE pgdict.dictionaries DROP CONSTRAINT dictionaries_check;
+             {}",
+            row(5, "abd")
+        ))
+        .unwrap();
+    let err = store.get(5).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::Damaged {
+                error: FormatError::ContentChecksumMismatch { .. },
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert_eq!(
+        store.list().unwrap(),
+        [StoreEntry {
+            id: 5,
+            retired: false
+        }]
+    );
+    for id in [0, 1 << 32] {
+        client.batch_execute(&row(id, "abc")).unwrap();
+        let message = store.list().unwrap_err().to_string();
+        assert!(
+            message.contains(&format!("the row id = {id} is outside")),
+            "{message}"
+        );
+        client
+            .batch_execute(&format!(
+                "ALTER TABLE pgdict.dictionaries DISABLE TRIGGER refuse_change;
+                 DELETE FROM pgdict.dictionaries WHERE id = {id};
+                 ALTER TABLE pgdict.dictionaries ENABLE ALWAYS TRIGGER refuse_change"
+            ))
+            .unwrap();
+    }
 
     // A function that would stand in for PostgreSQL's, first on the database's search path:
     // not called (the store took itself for a standby, and refused to write).
@@ -536,11 +682,54 @@ fn sync_between_the_pg_store_and_a_directory_store() {
     let report = dict::sync(&source, &moved).unwrap();
     assert!(report.copied.is_empty() && report.retired.is_empty());
     assert_eq!(report.present, vec![1, 2, 3]);
-    // The next add takes the id after them.
+    // The next add takes the id after them, and after the highest one when ids have gaps (a
+    // sync can leave them).
     let added = moved
         .add(CodecSet::ALL, &content("m", 0), Metadata::new())
         .unwrap();
     assert_eq!(added.id(), 4);
+    let ten = source.get(1).unwrap().with_id(10).unwrap();
+    assert_eq!(moved.insert(&ten).unwrap(), dict::Inserted::Added);
+    let added = moved
+        .add(CodecSet::ALL, &content("m", 1), Metadata::new())
+        .unwrap();
+    assert_eq!(added.id(), 11);
+    // Once the last id is used, adding says so rather than wrapping round to id 0.
+    let last = source.get(1).unwrap().with_id(u32::MAX).unwrap();
+    assert_eq!(moved.insert(&last).unwrap(), dict::Inserted::Added);
+    assert!(matches!(
+        moved.next_id(),
+        Err(StoreError::IdsExhausted { .. })
+    ));
+    let err = moved
+        .add(CodecSet::ALL, &content("m", 2), Metadata::new())
+        .unwrap_err();
+    assert!(matches!(err, StoreError::IdsExhausted { .. }), "{err:?}");
+    assert_eq!(moved.list().unwrap().len(), 7);
+    // Another writer putting each dictionary in, active, just before this sync does: each is
+    // found there, and the one the source has retired is retired all the same.
+    cluster
+        .client()
+        .batch_execute("CREATE DATABASE raced")
+        .unwrap();
+    let raced = PgStore::connect(&format!("{} dbname=raced", cluster.connection_string())).unwrap();
+    let report = dict::sync(&source, &Raced(&raced)).unwrap();
+    assert_eq!(
+        report,
+        SyncReport {
+            present: vec![1, 2, 3],
+            retired: vec![3],
+            ..SyncReport::default()
+        }
+    );
+    assert_eq!(
+        raced.list().unwrap(),
+        [1, 2, 3].map(|id| StoreEntry {
+            id,
+            retired: id == 3
+        })
+    );
+
     // Into the first database's store, whose 2 and 3 are other dictionaries: refused, and
     // nothing written.
     let before = store.list().unwrap();
@@ -561,6 +750,39 @@ fn sync_between_the_pg_store_and_a_directory_store() {
     let err = store.insert(&source.get(2).unwrap()).unwrap_err();
     assert!(matches!(err, StoreError::Exists { id: 2, .. }), "{err:?}");
     assert_eq!(store.list().unwrap(), before);
+}
+
+/// A PostgreSQL store into which another writer puts each dictionary, active, just before a
+/// sync does (a sync from another source that has not retired it yet).
+struct Raced<'a>(&'a PgStore);
+
+impl Store for Raced<'_> {
+    fn describe(&self) -> String {
+        self.0.describe()
+    }
+    fn entries(&self) -> Result<Vec<StoreEntry>, StoreError> {
+        self.0.list()
+    }
+    fn get(&self, id: u32) -> Result<Arc<Dictionary>, StoreError> {
+        self.0.get(id)
+    }
+}
+
+impl Destination for Raced<'_> {
+    fn insert(&self, dict: &Dictionary) -> Result<Inserted, StoreError> {
+        self.0.insert(dict)?;
+        self.0.insert(dict)
+    }
+    fn insert_retired(&self, dict: &Dictionary) -> Result<Inserted, StoreError> {
+        self.0.insert(dict)?;
+        self.0.insert_retired(dict)
+    }
+    fn retire(&self, id: u32) -> Result<bool, StoreError> {
+        self.0.retire(id)
+    }
+    fn repair(&self, dict: &Dictionary) -> Result<Repaired, StoreError> {
+        Destination::repair(self.0, dict)
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -723,6 +945,7 @@ fn a_standby_resolves_dictionaries_from_the_replicated_store() {
     assert!(err.to_string().contains("standby"), "{err}");
     let err = on_standby.retire(1).unwrap_err();
     assert!(matches!(err, StoreError::ReadOnly { .. }), "{err:?}");
+    assert!(err.to_string().contains("the server is a standby"), "{err}");
     let message = sql_error(
         &mut standby_client,
         "INSERT INTO pgdict.retired (id) VALUES (1)",
@@ -762,4 +985,30 @@ fn a_standby_resolves_dictionaries_from_the_replicated_store() {
     let report = dict::sync(&on_standby, &local).unwrap();
     assert_eq!(report.copied.len(), sets.len() + 1);
     assert!(Path::new(&local.file_path(1)).is_file());
+
+    // A standby's store in step with the primary's is a sync destination that needs no write,
+    // a retired dictionary included: syncing into it succeeds, changing nothing.
+    store.retire(1).unwrap();
+    primary.wait_for_replay(&standby);
+    let report = dict::sync(&store, &on_standby).unwrap();
+    assert_eq!(
+        report,
+        SyncReport {
+            present: (1..=next_id).collect(),
+            ..SyncReport::default()
+        }
+    );
+
+    // A standby checks the store's shape as a primary does: a table that says it is another
+    // schema version (changed on the primary by its owner) is refused there too, by name.
+    client
+        .batch_execute(
+            "COMMENT ON TABLE pgdict.dictionaries IS 'pgdict dictionary store, schema version 1'",
+        )
+        .unwrap();
+    primary.wait_for_replay(&standby);
+    let message = PgStore::connect(&standby.connection_string())
+        .unwrap_err()
+        .to_string();
+    assert!(message.contains("schema version 1"), "{message}");
 }
