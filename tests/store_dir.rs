@@ -14,15 +14,17 @@
 //! - a process that aborts after writing its temporary file and before linking it, and
 //!   processes SIGKILLed at arbitrary points of their adds, leave a valid store: ids 1..=N with
 //!   every file complete, no partial dictionary, and the next add works;
+//! - under `strace`, an add, a retirement and a repair fsync each new file before it gets its
+//!   name and the directory after (what only a crash of the machine would otherwise show);
 //! - `sync` copies what is missing (and retirements), and refuses a conflict or a damaged
 //!   source, changing nothing; asked to, it repairs damaged destination files from the
 //!   source, keeping their bytes, and still refuses a conflict; a retired dictionary goes in
 //!   retired, never active, even when stopped part way; what a second sync did meanwhile is
 //!   found done;
 //! - `check_can_add` (the trainer's check before it trains) writes nothing;
-//! - the process tests and the repair run again on exFAT (mounted through FUSE; root only,
-//!   see `support/small_fs.rs`), which has no hard links: adds claim their ids there, and a
-//!   claim a crash left is named when it holds an id a sync must put in.
+//! - the process tests, the fsync order and the repair run again on exFAT (mounted through
+//!   FUSE; root only, see `support/small_fs.rs`), which has no hard links: adds claim their
+//!   ids there, and a claim a crash left is named when it holds an id a sync must put in.
 //!
 //! The processes are this test binary itself, run with `--ignored --exact child_adder` and the
 //! `PGDICT_TEST_CHILD_*` variables that tell the child what to do.
@@ -918,6 +920,204 @@ fn concurrent_adders_get_distinct_ids(dir: &Path) {
     }
     let store = DirStore::open(dir).unwrap();
     assert!(store.temp_files().unwrap().is_empty());
+}
+
+/// Not a test: the body of the child that `durable_steps` traces. It adds dictionaries 1 and
+/// 2, retires 1, then damages 2's file and repairs it.
+#[test]
+#[ignore = "run by other tests in child processes"]
+fn child_add_retire_repair() {
+    let Some(store) = std::env::var_os(CHILD_STORE) else {
+        return;
+    };
+    let store = DirStore::open(store).unwrap();
+    let add = |index| {
+        store
+            .add(CodecSet::ALL, &content("t", index), Metadata::new())
+            .unwrap()
+    };
+    let (one, two) = (add(0), add(1));
+    assert!(store.retire(one.id()).unwrap());
+    fs::write(store.file_path(two.id()), b"damaged").unwrap();
+    assert!(matches!(
+        store.repair(&two).unwrap(),
+        Repaired::Replaced { .. }
+    ));
+}
+
+#[test]
+fn adds_retirements_and_repairs_fsync_in_order() {
+    let (dir, _store) = new_store();
+    durable_steps(dir.path());
+}
+
+/// The same on exFAT, where files are named by rename and a repair copies the damaged bytes.
+#[test]
+fn adds_retirements_and_repairs_fsync_in_order_without_hard_links() {
+    let Some(exfat) = SmallFs::mount_exfat(64) else {
+        return;
+    };
+    durable_steps(exfat.path());
+}
+
+/// What `strace` saw a child do to names and files, in order (successful calls only).
+#[derive(Debug)]
+enum Step {
+    /// A file created exclusively (`O_EXCL`).
+    Create(PathBuf),
+    /// An fsync of a file or a directory.
+    Fsync(PathBuf),
+    /// A link or a rename giving the file `from` the name `to`.
+    Name { from: PathBuf, to: PathBuf },
+}
+
+/// The steps in an `strace -f -y -s 4096` log of openat, fsync, link and rename calls.
+fn traced_steps(log: &str) -> Vec<Step> {
+    let quoted = |args: &str| -> Vec<PathBuf> {
+        args.split('"')
+            .skip(1)
+            .step_by(2)
+            .map(PathBuf::from)
+            .collect()
+    };
+    log.lines()
+        .filter_map(|line| {
+            // "<pid> <call>(<args>) = <result>", padded after a short pid and before the
+            // "="; with -y an fd is "<n></path>".
+            let (_pid, call) = line.split_once(' ')?;
+            let (name, rest) = call.trim_start().split_once('(')?;
+            let (args, result) = rest.rsplit_once(" = ")?;
+            let args = args.trim_end().strip_suffix(')')?;
+            if result.starts_with('-') {
+                return None;
+            }
+            match name {
+                "openat" if args.contains("O_EXCL") => Some(Step::Create(quoted(args).pop()?)),
+                "fsync" => {
+                    let path = args.split_once('<')?.1.strip_suffix('>')?;
+                    Some(Step::Fsync(path.into()))
+                }
+                "link" | "linkat" | "rename" | "renameat" | "renameat2" => {
+                    let mut paths = quoted(args);
+                    let to = paths.pop()?;
+                    let from = paths.pop()?;
+                    Some(Step::Name { from, to })
+                }
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// Runs `child_add_retire_repair` on the empty store `dir` under `strace`, and checks that
+/// every change it makes is durable once made, as the module documentation of
+/// `pgdict::dict::dir_store` says: a file's bytes are fsynced before it gets a dictionary's
+/// name, a retirement marker is fsynced, and the directory is fsynced after each (a crash then
+/// never leaves a dictionary's name on a file whose bytes are not on disk, nor loses a name
+/// once the change is done). A repair keeps the damaged bytes (linked, or copied and fsynced)
+/// before the intact copy takes the name. Only `strace` can see this: the files read the same
+/// either way until the machine crashes.
+fn durable_steps(dir: &Path) {
+    let has_strace = Command::new("strace")
+        .arg("-V")
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if !has_strace {
+        assert!(
+            std::env::var_os("PGDICT_REQUIRE_ROOT_TESTS").is_none(),
+            "PGDICT_REQUIRE_ROOT_TESTS is set, but strace is missing (Debian: strace)"
+        );
+        eprintln!("skipped: tracing the store's system calls needs strace (CI has it)");
+        return;
+    }
+    // Paths as strace prints an fd's: canonical.
+    let dir = dir.canonicalize().unwrap();
+    let log_dir = tempfile::tempdir().unwrap();
+    let log = log_dir.path().join("strace.log");
+    let output = Command::new("strace")
+        .args(["-f", "-qq", "-y", "-s", "4096", "-e", "signal=none", "-o"])
+        .arg(&log)
+        .args([
+            "-e",
+            "trace=openat,fsync,link,linkat,rename,renameat,renameat2",
+        ])
+        .arg(std::env::current_exe().unwrap())
+        .args(["--ignored", "--exact", "child_add_retire_repair"])
+        .args(["--nocapture", "--test-threads", "1"])
+        .env(CHILD_STORE, &dir)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let log = fs::read_to_string(&log).unwrap();
+    let steps = traced_steps(&log);
+    let name = |path: &Path| path.file_name().unwrap().to_string_lossy().into_owned();
+    let is_change = |step: &Step| match step {
+        Step::Name { to, .. } => name(to).ends_with(".pgdict"),
+        Step::Create(path) => name(path).ends_with(".retired"),
+        Step::Fsync(_) => false,
+    };
+    let fsync_of = |step: &Step, path: &Path| matches!(step, Step::Fsync(p) if p == path);
+    let mut named = Vec::new();
+    let mut retired = Vec::new();
+    for (at, step) in steps.iter().enumerate() {
+        if !is_change(step) {
+            continue;
+        }
+        // What the change did before the next change began.
+        let after: Vec<&Step> = steps[at + 1..]
+            .iter()
+            .take_while(|s| !is_change(s))
+            .collect();
+        match step {
+            Step::Name { from, to } => {
+                assert!(
+                    steps[..at].iter().any(|s| fsync_of(s, from)),
+                    "{} named {} before its bytes were fsynced:\n{log}",
+                    name(from),
+                    name(to)
+                );
+                assert!(
+                    after.iter().any(|s| fsync_of(s, &dir)),
+                    "no fsync of the directory after naming {}:\n{log}",
+                    name(to)
+                );
+                named.push((at, name(to)));
+            }
+            Step::Create(marker) => {
+                let synced = after.iter().position(|s| fsync_of(s, marker));
+                let dir_synced = after.iter().rposition(|s| fsync_of(s, &dir));
+                assert!(
+                    synced.is_some() && dir_synced > synced,
+                    "{} was not fsynced, then its directory:\n{log}",
+                    name(marker)
+                );
+                retired.push(name(marker));
+            }
+            Step::Fsync(_) => unreachable!(),
+        }
+    }
+    let names: Vec<&str> = named.iter().map(|(_, n)| n.as_str()).collect();
+    assert_eq!(
+        (names, retired),
+        (
+            vec!["00000001.pgdict", "00000002.pgdict", "00000002.pgdict"],
+            vec!["00000001.retired".to_string()]
+        ),
+        "{log}"
+    );
+    // The repair (the last naming) kept the damaged bytes first.
+    let repair = named[2].0;
+    let kept = steps[..repair].iter().any(|step| match step {
+        Step::Name { to, .. } => name(to).starts_with(".damaged-"),
+        Step::Fsync(path) => name(path).starts_with(".damaged-"),
+        Step::Create(_) => false,
+    });
+    assert!(kept, "the damaged bytes were not kept durably:\n{log}");
 }
 
 #[test]
