@@ -799,9 +799,13 @@ fn an_insert_waits_for_the_writer_holding_the_claim() {
     fs::write(&claim, b"").unwrap();
     let other_writer = thread::spawn({
         let (from, to) = (source.file_path(1), store.file_path(1));
+        // Written whole beside the source, then named, as a writer publishes: a copy made in
+        // place could be read half written (Damaged), which no real writer shows.
+        let whole = source_dir.path().join("copy");
         move || {
             thread::sleep(Duration::from_millis(50));
-            fs::copy(from, to).unwrap();
+            fs::copy(from, &whole).unwrap();
+            fs::rename(&whole, to).unwrap();
             fs::remove_file(claim).unwrap();
         }
     });
