@@ -68,7 +68,13 @@ impl RowKmers {
     fn new(rows: &[&[u8]], k: usize) -> RowKmers {
         let mut row_base = Vec::with_capacity(rows.len());
         // Each position's k-mer, sorted by k-mer: equal k-mers side by side get one number.
-        let mut by_key: Vec<(Kmer, usize)> = Vec::new();
+        // Allocated to size, as `keys` below: grown by doubling they held up to twice that,
+        // the largest allocations of a build on high-entropy rows.
+        let positions = rows
+            .iter()
+            .map(|row| (row.len() + 1).saturating_sub(k))
+            .sum();
+        let mut by_key: Vec<(Kmer, usize)> = Vec::with_capacity(positions);
         for row in rows {
             row_base.push(by_key.len());
             let base = by_key.len();
@@ -80,7 +86,8 @@ impl RowKmers {
         }
         by_key.sort_unstable();
         let mut ids = vec![0; by_key.len()];
-        let mut keys: Vec<Kmer> = Vec::new();
+        let distinct = by_key.chunk_by(|a, b| a.0 == b.0).count();
+        let mut keys: Vec<Kmer> = Vec::with_capacity(distinct);
         for (key, position) in by_key {
             if keys.last() != Some(&key) {
                 keys.push(key);
@@ -152,6 +159,7 @@ impl<'a> Pool<'a> {
                 }
             }
         }
+        drop(counted_in); // before the pool's own tables are allocated
         Pool::with_dfs(
             self.rows.clone(),
             self.k,
