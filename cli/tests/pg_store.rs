@@ -251,23 +251,27 @@ fn compress_and_compare_read_a_postgres_column() {
     assert!(input.starts_with("table orders column line at "), "{input}");
 
     // With --max-rows, a table far larger than the rows needed is sampled by pages.
-    let out = stdout(&pgdict(
-        dir,
-        &[
-            "compare",
-            "--json",
-            "--rounds",
-            "1",
-            "--max-rows",
-            "100",
-            "--pg-source",
-            &conninfo,
-            "--table",
-            "big",
-            "--column",
-            "v",
-        ],
-    ));
+    // `compare --json` of column v of `table`, 100 rows wanted (200: training and evaluated).
+    let compare_100_rows = |table: &str| {
+        stdout(&pgdict(
+            dir,
+            &[
+                "compare",
+                "--json",
+                "--rounds",
+                "1",
+                "--max-rows",
+                "100",
+                "--pg-source",
+                &conninfo,
+                "--table",
+                table,
+                "--column",
+                "v",
+            ],
+        ))
+    };
+    let out = compare_100_rows("big");
     let report: serde_json::Value = serde_json::from_str(&out).unwrap();
     let rows = report["rows"].as_u64().unwrap();
     assert!((200..30_000).contains(&rows), "{rows} rows read of 30,000");
@@ -297,23 +301,7 @@ fn compress_and_compare_read_a_postgres_column() {
     client
         .batch_execute("SELECT pg_stat_reset_single_table_counters('thinned'::regclass)")
         .unwrap();
-    let out = stdout(&pgdict(
-        dir,
-        &[
-            "compare",
-            "--json",
-            "--rounds",
-            "1",
-            "--max-rows",
-            "100",
-            "--pg-source",
-            &conninfo,
-            "--table",
-            "thinned",
-            "--column",
-            "v",
-        ],
-    ));
+    let out = compare_100_rows("thinned");
     let report: serde_json::Value = serde_json::from_str(&out).unwrap();
     let short = &report["table_short_sample"];
     let first = short["rows"].as_u64().unwrap();

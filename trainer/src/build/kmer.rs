@@ -321,23 +321,19 @@ mod tests {
         // Small alphabets make k-mers recur within and across rows; all 256 bytes make
         // nearly every k-mer distinct, thousands of them, so the directory has many buckets.
         for alphabet in [2usize, 5, 256] {
-            let rows: Vec<Vec<u8>> = (0..300)
-                .map(|_| {
-                    let len = rng.random_range(0..60);
-                    (0..len)
-                        .map(|_| rng.random_range(0..alphabet) as u8)
-                        .collect()
-                })
-                .collect();
+            let mut random_rows = |count, max_len| -> Vec<Vec<u8>> {
+                (0..count)
+                    .map(|_| {
+                        let len = rng.random_range(0..max_len);
+                        (0..len)
+                            .map(|_| rng.random_range(0..alphabet) as u8)
+                            .collect()
+                    })
+                    .collect()
+            };
+            let rows = random_rows(300, 60);
             // Other rows for the wanted k-mers: some of theirs are in `rows`, some not.
-            let others: Vec<Vec<u8>> = (0..40)
-                .map(|_| {
-                    let len = rng.random_range(0..30);
-                    (0..len)
-                        .map(|_| rng.random_range(0..alphabet) as u8)
-                        .collect()
-                })
-                .collect();
+            let others = random_rows(40, 30);
             let wanted: Vec<&[u8]> = rows[..100].iter().chain(&others).map(|r| &r[..]).collect();
             let marks: Vec<Vec<bool>> = rows
                 .iter()
