@@ -25,6 +25,7 @@ pub fn row_source(input: &RowInput, rows_wanted: Option<u64>) -> anyhow::Result<
             table: input.table.clone().unwrap_or_default(),
             column: input.column.clone().unwrap_or_default(),
             rows_wanted,
+            bytes_wanted: None,
             seed: 0,
         }));
     }

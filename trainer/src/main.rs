@@ -356,12 +356,13 @@ fn source_spec(args: &Args) -> Result<SourceSpec, Failure> {
         code: 2,
     };
     if let Some(conninfo) = &args.pg_source {
-        let holdout = sample_options(args);
+        let sampling = sample_options(args);
         return Ok(SourceSpec::Postgres(PgSource {
             conninfo: conninfo.clone(),
             table: args.table.clone().unwrap_or_default(),
             column: args.column.clone().unwrap_or_default(),
-            rows_wanted: Some(holdout.rows_wanted()),
+            rows_wanted: Some(sampling.rows_wanted()),
+            bytes_wanted: Some(sampling.bytes_wanted()),
             seed: args.seed,
         }));
     }

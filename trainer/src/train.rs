@@ -670,6 +670,31 @@ impl SampleOptions {
     pub fn rows_wanted(&self) -> u64 {
         (self.max_rows as u64).saturating_add(self.holdout_limits().max_rows as u64)
     }
+
+    /// How many bytes the sample may hold in all, and the rows that count towards them, for a
+    /// source that can sample ahead ([`crate::source::PgSource::bytes_wanted`]): rows that hold
+    /// this many bytes fill the sample, however few they are.
+    ///
+    /// Each side is filled as the rows wanted fill it ([`SampleOptions::rows_wanted`]): its
+    /// bounds are its share of the whole, and it gets that share of the rows, so it fills, in
+    /// expectation, once the rows read hold the bytes of both sides' bounds in rows it may
+    /// keep (no longer than its own bound). Both sides do once the rows no longer than the
+    /// smaller of their bounds hold them: only those count (the held-out side's bound, unless
+    /// more than half is held out; the training side's with nothing held out). A row only the
+    /// training side may keep is left out as often as it is held out: counted, rows like it
+    /// could end a read that leaves the held-out side short while more rows would fill it.
+    pub fn bytes_wanted(&self) -> crate::source::BytesWanted {
+        let held_out = self.holdout_limits();
+        let longest_row = if held_out.max_rows == 0 {
+            self.max_bytes
+        } else {
+            self.max_bytes.min(held_out.max_bytes)
+        };
+        crate::source::BytesWanted {
+            bytes: (self.max_bytes as u64).saturating_add(held_out.max_bytes as u64),
+            longest_row: longest_row as u64,
+        }
+    }
 }
 
 /// Streams `rows` through a seeded reservoir sampler (see [`crate::sample`]): at most
@@ -728,6 +753,25 @@ pub fn sample_source(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_bytes_wanted_are_both_sides_and_count_rows_each_side_may_keep() {
+        let bytes_wanted = |max_bytes, holdout| {
+            let options = SampleOptions {
+                max_bytes,
+                holdout,
+                ..Default::default()
+            };
+            let wanted = options.bytes_wanted();
+            (wanted.bytes, wanted.longest_row)
+        };
+        // 20 % held out: a quarter as much again, in rows the held-out side may keep.
+        assert_eq!(bytes_wanted(1000, 0.2), (1250, 250));
+        // Nothing held out: the training side alone.
+        assert_eq!(bytes_wanted(1000, 0.0), (1000, 1000));
+        // Over a half held out: the training side has the smaller bound.
+        assert_eq!(bytes_wanted(1000, 0.75), (4000, 1000));
+    }
 
     #[test]
     fn the_store_flags_and_environment_choose_one_store() {

@@ -14,7 +14,8 @@
 //! - with no live-row count to correct statistics that are out of date (reset, as after a
 //!   crash), a page sample that holds no row: the whole column is read instead; one that holds
 //!   fewer rows than wanted: the table is read again, a pass of its own that the trainer's
-//!   sampler starts afresh with, and the report says so;
+//!   sampler starts afresh with, and the report says so; unless its rows, large, hold the bytes
+//!   the trainer keeps (`--max-bytes`);
 //! - a composite value with a NULL field is a value; `char(n)` keeps its trailing blanks;
 //! - a missing table or column is an error naming it (and the columns there are);
 //! - a connection string without a host connects through PGHOST and PGPORT, as psql would;
@@ -62,6 +63,7 @@ fn spec(
         table: table.into(),
         column: column.into(),
         rows_wanted: wanted,
+        bytes_wanted: None,
         seed,
     })
 }
@@ -267,6 +269,7 @@ fn postgres_column_source() {
                 table: "t".into(),
                 column: column.into(),
                 rows_wanted: None,
+                bytes_wanted: None,
                 seed: 0,
             }))
         };
@@ -414,6 +417,7 @@ fn postgres_column_source() {
         table: "events".into(),
         column: "payload".into(),
         rows_wanted: None,
+        bytes_wanted: None,
         seed: 0,
     }))
     .unwrap_err();
@@ -686,6 +690,7 @@ fn large_rows_after_small_ones_are_streamed() {
         table: "growing".into(),
         column: "v".into(),
         rows_wanted: None,
+        bytes_wanted: None,
         seed: 0,
     }))
     .unwrap()
@@ -719,6 +724,7 @@ fn slow_rows_come_as_they_come_and_a_dropped_source_cancels_its_query() {
             table: view.into(),
             column: "v".into(),
             rows_wanted: None,
+            bytes_wanted: None,
             seed: 0,
         }))
         .unwrap()
@@ -806,12 +812,13 @@ fn a_table_read_whole_is_read_in_the_same_order() {
 /// A table whose statistics (ANALYZE's `reltuples`) say `rows` rows, of which only those where
 /// `kept` holds remain, with no live-row count to correct them: the DELETE's counts are flushed
 /// and then reset, as a crash or `pg_stat_reset` leaves them (autovacuum, which only acts on
-/// those counts, then leaves the table alone too). Rows are `row N`, N from 1.
-fn stale_table(client: &mut postgres::Client, table: &str, rows: u32, kept: &str) {
+/// those counts, then leaves the table alone too). Row `id` N (from 1) holds `value`, an SQL
+/// expression of `g` = N (`'row ' || g`: `row N`).
+fn stale_table(client: &mut postgres::Client, table: &str, rows: u32, kept: &str, value: &str) {
     client
         .batch_execute(&format!(
             "CREATE TABLE {table} (id int, v text) WITH (autovacuum_enabled = false);
-             INSERT INTO {table} SELECT g, 'row ' || g FROM generate_series(1, {rows}) g;
+             INSERT INTO {table} SELECT g, {value} FROM generate_series(1, {rows}) g;
              ANALYZE {table};
              DELETE FROM {table} WHERE NOT ({kept});
              SELECT pg_stat_force_next_flush();"
@@ -836,6 +843,9 @@ fn stale_table(client: &mut postgres::Client, table: &str, rows: u32, kept: &str
     assert_eq!((reltuples, live), (rows as f32, 0), "{table}'s statistics");
 }
 
+/// `row N`, as [`stale_table`] makes it.
+const ROW_N: &str = "'row ' || g";
+
 /// The first seed whose `TABLESAMPLE SYSTEM (percent)` of `table` holds no row. With one seed,
 /// SYSTEM takes a page when a hash of its number and the seed is under a cutoff that grows with
 /// the share, so that a seed whose sample is empty at this share is empty at any smaller one.
@@ -856,7 +866,13 @@ fn seed_of_an_empty_sample(client: &mut postgres::Client, table: &str, percent: 
 fn an_empty_page_sample_reads_the_whole_column() {
     let cluster = PgCluster::start();
     let mut client = cluster.client();
-    stale_table(&mut client, "emptied", 20_000, "id IN (1, 10000, 19999)");
+    stale_table(
+        &mut client,
+        "emptied",
+        20_000,
+        "id IN (1, 10000, 19999)",
+        ROW_N,
+    );
     let seed = seed_of_an_empty_sample(&mut client, "emptied", 10.0);
     let mut rows = source::open(&spec(&cluster, "emptied", "v", Some(100), seed)).unwrap();
     // The statistics set a sample of pages (1.7 % of them, for 3 x 100 of 20,000 rows), which
@@ -886,7 +902,7 @@ fn an_empty_page_sample_reads_the_whole_column() {
 fn a_page_sample_short_of_the_rows_wanted_is_read_again() {
     let cluster = PgCluster::start();
     let mut client = cluster.client();
-    stale_table(&mut client, "thinned", 40_000, "id % 20 = 0");
+    stale_table(&mut client, "thinned", 40_000, "id % 20 = 0", ROW_N);
     let left: Vec<Vec<u8>> = (1..=2000)
         .map(|i| format!("row {}", i * 20).into_bytes())
         .collect();
@@ -1009,6 +1025,114 @@ fn a_page_sample_short_of_the_rows_wanted_is_read_again() {
         )),
         "{text}"
     );
+}
+
+/// A page sample short of the rows wanted that holds the bytes the trainer keeps (its
+/// `--max-bytes`, and as much again in proportion for the held-out rows), as large rows make it
+/// (statistics as above, rows of 2.1 KB): the sampler would keep no more bytes from a larger
+/// read, so the table is not read again (it was, for a sample of rows the sampler then left
+/// out). With a byte bound the sample falls short of, or one whose held-out side may not keep
+/// these rows, it still is.
+#[test]
+fn a_page_sample_short_of_rows_but_not_of_the_bytes_kept_is_not_read_again() {
+    let cluster = PgCluster::start();
+    let mut client = cluster.client();
+    stale_table(
+        &mut client,
+        "bulky",
+        40_000,
+        "id % 20 = 0",
+        "'row ' || g || repeat(' filler', 300)",
+    );
+    // 80 rows and 16 KiB to train on, 20 rows and 4 KiB held out: 100 rows or 20 KiB, in rows
+    // of at most 4 KiB.
+    let options = pgdict_trainer::SampleOptions {
+        max_rows: 80,
+        max_bytes: 16 << 10,
+        ..Default::default()
+    };
+    let wanted = options.rows_wanted();
+    let bytes_wanted = options.bytes_wanted();
+    assert_eq!((wanted, bytes_wanted.bytes), (100, 20 << 10));
+    assert_eq!(bytes_wanted.longest_row, 4 << 10);
+    let spec = |seed, bytes_wanted| {
+        SourceSpec::Postgres(PgSource {
+            conninfo: cluster.connection_string(),
+            table: "bulky".into(),
+            column: "v".into(),
+            rows_wanted: Some(wanted),
+            bytes_wanted,
+            seed,
+        })
+    };
+    let planned = source::open(&spec(0, None))
+        .unwrap()
+        .page_sample()
+        .expect("a page sample planned");
+    assert_eq!(planned.estimated_rows, 40_000);
+    // A seed whose first sample holds fewer rows than wanted, but the bytes wanted.
+    let (seed, first, first_bytes) = (0..100u64)
+        .find_map(|seed| {
+            let query = format!(
+                "SELECT count(*), coalesce(sum(octet_length(v)), 0)::int8 \
+                 FROM bulky TABLESAMPLE SYSTEM ({}) REPEATABLE ({seed})",
+                planned.percent
+            );
+            let row = client.query_one(&query, &[]).unwrap();
+            let (rows, bytes) = (row.get::<_, i64>(0) as u64, row.get::<_, i64>(1) as u64);
+            (rows < wanted && bytes >= bytes_wanted.bytes).then_some((seed, rows, bytes))
+        })
+        .expect("a seed whose page sample holds the bytes wanted");
+
+    // The source: one pass, of the sample's rows, and nothing said short.
+    let mut rows = source::open(&spec(seed, Some(bytes_wanted))).unwrap();
+    let read: Vec<Vec<u8>> = rows.by_ref().collect::<Result<_, _>>().unwrap();
+    assert_eq!(read.len() as u64, first);
+    assert_eq!(read.iter().map(Vec::len).sum::<usize>() as u64, first_bytes);
+    assert!(!rows.next_pass(), "read again");
+    assert_eq!(rows.short_sample(), None);
+    assert_eq!(rows.page_sample(), Some(planned));
+    // Without a byte bound, or with rows too long to count (over the 1 KiB held out of 4 KiB),
+    // the sample is short, and read again.
+    let small_bound = pgdict_trainer::SampleOptions {
+        max_bytes: 4 << 10,
+        ..options
+    };
+    for bytes_wanted in [None, Some(small_bound.bytes_wanted())] {
+        let mut rows = source::open(&spec(seed, bytes_wanted)).unwrap();
+        assert_eq!(rows.by_ref().count() as u64, first, "{bytes_wanted:?}");
+        assert!(rows.next_pass(), "{bytes_wanted:?}");
+        assert_eq!(rows.short_sample().map(|short| short.rows), Some(first));
+    }
+
+    // The trainer: its sample from that one read, by --max-bytes; by default (64 MiB, which
+    // the rows fall far short of), from the read again.
+    let trainer = |max_bytes: &str| {
+        let output = Command::new(env!("CARGO_BIN_EXE_pgdict-trainer"))
+            .args(["--dry-run", "--force", "--json", "--max-rows", "80"])
+            .args(["--max-bytes", max_bytes, "--seed", &seed.to_string()])
+            .args(["--pg-source", &cluster.connection_string()])
+            .args(["--table", "bulky", "--column", "v"])
+            .env_remove("PGDICT_STORE")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{stderr}");
+        let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+        report["sample"].clone()
+    };
+    let sample = trainer("16K");
+    assert_eq!(sample["rows_seen"], first, "{sample}");
+    assert_eq!(sample["bytes_seen"], first_bytes, "{sample}");
+    assert_eq!(sample["table_short_sample"], Value::Null, "{sample}");
+    assert_eq!(sample["table_sample_percent"], planned.percent, "{sample}");
+    assert!(
+        sample["train_bytes"].as_u64().unwrap() <= 16 << 10,
+        "{sample}"
+    );
+    let sample = trainer("64M");
+    assert!(sample["rows_seen"].as_u64().unwrap() >= wanted, "{sample}");
+    assert_eq!(sample["table_short_sample"]["rows"], first, "{sample}");
 }
 
 /// On a hot standby: rows are read from its replica of a table (a read-only transaction, page

@@ -44,6 +44,9 @@
 //! again: by a share of its pages set as above, but by the rows the first sample held (over three
 //! times its share), or whole when those are too few (none among them); and again while a sample
 //! comes back short, the pages read before the last read being at most half as many as it reads.
+//! A caller that bounds the bytes it keeps too ([`PgSource::bytes_wanted`]: the trainer's
+//! `--max-bytes`) has what it keeps from a sample of large rows that holds those bytes, however
+//! few its rows: such a sample is not short, and is not read again.
 //! After a sample that held no row the next read's rows follow as if they were the first; after one
 //! that held some, the rows end, [`Rows::next_pass`] says that another pass follows, and its rows
 //! replace them (a caller that samples starts afresh, with the same seed, so that the sample
@@ -191,8 +194,24 @@ pub struct PgSource {
     /// number, a table of more than nine times as many rows is sampled by pages (see the
     /// module documentation).
     pub rows_wanted: Option<u64>,
+    /// How many bytes the caller will keep at most, if it bounds them too (`None`: it keeps
+    /// rows whatever their bytes): a page sample that holds fewer rows than `rows_wanted` but
+    /// this many bytes is enough, and is not read again. Only with `rows_wanted`.
+    pub bytes_wanted: Option<BytesWanted>,
     /// The seed of `TABLESAMPLE ... REPEATABLE`, so that a sample can be repeated.
     pub seed: u64,
+}
+
+/// The bytes a caller keeps of a PostgreSQL column at most ([`PgSource::bytes_wanted`]), and
+/// which rows count towards them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BytesWanted {
+    /// The bytes (the sum of the rows' lengths) kept at most.
+    pub bytes: u64,
+    /// The longest row that counts: a longer one may be left out (a sampler keeps no row
+    /// longer than it may hold in all), so the bytes of a sample are those of its rows no
+    /// longer than this.
+    pub longest_row: u64,
 }
 
 /// Where rows come from.
@@ -1337,6 +1356,7 @@ mod tests {
             table: "public.events".into(),
             column: "payload".into(),
             rows_wanted: None,
+            bytes_wanted: None,
             seed: 0,
         });
         let text = pg.describe();
@@ -1363,6 +1383,7 @@ mod tests {
             table: "t".into(),
             column: "c".into(),
             rows_wanted: None,
+            bytes_wanted: None,
             seed: 0,
         });
         let err = open(&spec).unwrap_err();

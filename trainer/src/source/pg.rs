@@ -1,6 +1,7 @@
 //! The PostgreSQL source: a column streamed from a plain `SELECT`, sampled by pages when the
-//! table is large, and read again when a page sample holds fewer rows than wanted (see the
-//! parent module's documentation).
+//! table is large, and read again when a page sample holds fewer rows than wanted, and fewer
+//! bytes than wanted where the caller bounds them too ([`Wanted`]; see the parent module's
+//! documentation).
 //!
 //! A reader thread owns the connection: the postgres crate's streaming query
 //! (`Client::query_raw`) borrows the client for as long as its rows are read, which [`Rows`]
@@ -9,9 +10,9 @@
 //! (the one being taken and the next, waiting) and the row being read. The client reads the
 //! socket only while the thread asks for a row, so a waiting thread stops the server too
 //! (it blocks writing to the socket), and a `SELECT` sends its rows as it makes them. A page
-//! sample that holds fewer rows than wanted is followed, in the same read-only transaction, by
-//! the next read ([`next_sample`]), announced by [`Handed::ReadAgain`]: the source's side ends the
-//! pass there, unless it has returned no row yet.
+//! sample that holds less than wanted ([`Wanted::met_by`]) is followed, in the same read-only
+//! transaction, by the next read ([`next_sample`]), announced by [`Handed::ReadAgain`]: the
+//! source's side ends the pass there, unless it has returned no row yet.
 //!
 //! Not a cursor: a `FETCH n` is run to completion on the server, its result stored whole (in
 //! memory, then in temporary files past `work_mem`) before a row is sent, and the client
@@ -30,7 +31,7 @@ use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::ToSql;
 use postgres::Client;
 
-use super::{PageSample, PgSource, Rows, ShortSample, SourceError, TableRead};
+use super::{BytesWanted, PageSample, PgSource, Rows, ShortSample, SourceError, TableRead};
 
 /// The bytes of rows a batch holds at most (a row larger than this is a batch alone).
 const BATCH_BYTES: usize = 8 << 20;
@@ -109,6 +110,40 @@ fn next_sample(wanted: u64, percent: f64, rows: u64) -> Option<PageSample> {
             percent,
             estimated_rows: estimated_rows as u64,
         })
+}
+
+/// What a page sample must hold for the caller: the rows it keeps, or, where it bounds the bytes
+/// it keeps too, those bytes (in rows it may keep: [`BytesWanted::longest_row`]; the trainer's
+/// `SampleOptions::bytes_wanted` says which, and why). The byte bound binds when the rows are
+/// large: the rows wanted would hold more bytes than the caller keeps, and a sample that holds
+/// the bytes but not the rows already gives it all it keeps, so a read again would be spent
+/// on rows it leaves out.
+#[derive(Clone, Copy, Debug)]
+struct Wanted {
+    rows: u64,
+    bytes: Option<BytesWanted>,
+}
+
+/// What a read handed over, as [`Wanted`] counts it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Held {
+    rows: u64,
+    /// The bytes of the rows no longer than [`BytesWanted::longest_row`] (of all, without a
+    /// byte bound).
+    bytes: u64,
+}
+
+impl Wanted {
+    /// Whether `row` counts towards the bytes wanted.
+    fn counts(&self, row: &[u8]) -> bool {
+        self.bytes
+            .is_none_or(|bytes| row.len() as u64 <= bytes.longest_row)
+    }
+
+    /// Whether `held` is enough: the rows wanted, or the bytes wanted.
+    fn met_by(&self, held: Held) -> bool {
+        held.rows >= self.rows || self.bytes.is_some_and(|bytes| held.bytes >= bytes.bytes)
+    }
 }
 
 /// `share` rounded up to the next power of 2^(1/4) (..., 1, 1.19, 1.41, 1.68, 2, 2.38, ...):
@@ -277,9 +312,13 @@ pub(super) fn open(source: &PgSource) -> Result<Rows, SourceError> {
     // TABLESAMPLE works on tables and materialized views (kinds r, m, p), not views.
     let wanted = source
         .rows_wanted
-        .filter(|_| matches!(relkind.as_str(), "r" | "m" | "p"));
+        .filter(|_| matches!(relkind.as_str(), "r" | "m" | "p"))
+        .map(|rows| Wanted {
+            rows,
+            bytes: source.bytes_wanted,
+        });
     let page_sample = wanted.and_then(|wanted| {
-        sample_percent(wanted, estimated_rows).map(|percent| PageSample {
+        sample_percent(wanted.rows, estimated_rows).map(|percent| PageSample {
             percent,
             estimated_rows: estimated_rows as u64,
         })
@@ -391,21 +430,21 @@ struct Reader {
 
 /// What the rows of a query came to.
 enum Streamed {
-    /// This many rows were handed over.
-    Rows(u64),
+    /// These rows were handed over.
+    Rows(Held),
     /// The source was dropped: nobody takes the rows.
     NobodyTakes,
 }
 
 impl Reader {
     /// Reads the rows of the column and hands them over: of the page sample `plan` says, for
-    /// the rows wanted, or of the whole column. A page sample that holds fewer rows than
-    /// wanted is followed by another read ([`next_sample`]: a larger sample or the whole
-    /// column), and so on. Ends early, without an error, when the source is dropped.
+    /// what is wanted, or of the whole column. A page sample that holds less than wanted
+    /// ([`Wanted::met_by`]) is followed by another read ([`next_sample`]: a larger sample or
+    /// the whole column), and so on. Ends early, without an error, when the source is dropped.
     fn run(
         mut self,
         queries: &Queries,
-        plan: Option<(PageSample, u64)>,
+        plan: Option<(PageSample, Wanted)>,
         hand: &SyncSender<Handed>,
     ) -> Result<(), SourceError> {
         // Not synchronized: a scan of a large table may start where another session's scan
@@ -416,26 +455,27 @@ impl Reader {
             .batch_execute("SET synchronize_seqscans = off; BEGIN READ ONLY")
             .map_err(|e| pg_error(&self.server, &format!("starting to read {}", self.read), &e))?;
         let (mut sample, wanted) = match plan {
-            Some((sample, wanted)) => (Some(sample), wanted),
-            None => (None, 0),
+            Some((sample, wanted)) => (Some(sample), Some(wanted)),
+            None => (None, None),
         };
         let mut first = true;
         let streamed = loop {
-            let streamed = self.stream(&queries.read(sample), hand, first)?;
+            let streamed = self.stream(&queries.read(sample), hand, first, wanted)?;
             first = false;
-            let (Streamed::Rows(rows), Some(read)) = (&streamed, sample) else {
+            let (Streamed::Rows(held), Some(read), Some(wanted)) = (&streamed, sample, wanted)
+            else {
                 break streamed;
             };
-            if *rows >= wanted {
+            if wanted.met_by(*held) {
                 break streamed;
             }
             let short = ShortSample {
                 percent: read.percent,
-                rows: *rows,
-                rows_wanted: wanted,
+                rows: held.rows,
+                rows_wanted: wanted.rows,
                 estimated_rows: read.estimated_rows,
             };
-            sample = next_sample(wanted, read.percent, *rows);
+            sample = next_sample(wanted.rows, read.percent, held.rows);
             let then = sample;
             if hand.send(Handed::ReadAgain { short, then }).is_err() {
                 break Streamed::NobodyTakes;
@@ -454,12 +494,13 @@ impl Reader {
     }
 
     /// Hands over the rows of `query` in batches ([`Batches`]), after [`Handed::Started`] if
-    /// `first`.
+    /// `first`; counts them as `wanted` counts (all their bytes, without it).
     fn stream(
         &mut self,
         query: &str,
         hand: &SyncSender<Handed>,
         first: bool,
+        wanted: Option<Wanted>,
     ) -> Result<Streamed, SourceError> {
         let what = format!("reading rows of {}", self.read);
         let server = &self.server;
@@ -474,15 +515,20 @@ impl Reader {
             return Ok(Streamed::NobodyTakes);
         }
         let mut batches = Batches::default();
-        let mut count = 0;
+        let mut held = Held::default();
         let mut handed_at = Instant::now();
         while let Some(row) = next {
-            count += 1;
-            // The query reads the column as bytea. A full batch is handed over; so are rows
-            // that come slowly (a slow view's), as they come: the first at once, as the wait
-            // for the next may be long.
-            let ready = batches.push(row.get(0)).or_else(|| {
-                (count == 1 || handed_at.elapsed() >= PARTIAL_BATCH_AFTER).then(|| batches.take())
+            // The query reads the column as bytea.
+            let row: Vec<u8> = row.get(0);
+            held.rows += 1;
+            if wanted.is_none_or(|wanted| wanted.counts(&row)) {
+                held.bytes += row.len() as u64;
+            }
+            // A full batch is handed over; so are rows that come slowly (a slow view's), as
+            // they come: the first at once, as the wait for the next may be long.
+            let ready = batches.push(row).or_else(|| {
+                (held.rows == 1 || handed_at.elapsed() >= PARTIAL_BATCH_AFTER)
+                    .then(|| batches.take())
             });
             if let Some(batch) = ready {
                 if hand.send(Handed::Rows(batch)).is_err() {
@@ -496,7 +542,7 @@ impl Reader {
         if !last.is_empty() && hand.send(Handed::Rows(last)).is_err() {
             return Ok(Streamed::NobodyTakes);
         }
-        Ok(Streamed::Rows(count))
+        Ok(Streamed::Rows(held))
     }
 }
 
