@@ -268,11 +268,7 @@ pub fn json(setup: &Setup, comparison: &Comparison) -> Value {
         "sampled_rows": setup.sampled,
         "table_sample_percent": setup.page_sample.map(|pages| pages.percent),
         "table_rows_estimate": setup.page_sample.map(|pages| pages.estimated_rows),
-        "table_short_sample": setup.short_sample.map(|short| json!({
-            "sample_percent": short.percent,
-            "rows": short.rows,
-            "table_rows_estimate": short.estimated_rows,
-        })),
+        "table_short_sample": setup.short_sample.map(|short| short.to_json()),
         "evaluated_rows": setup.evaluated,
         "split": if setup.train_rows.is_some() { "interleaved" } else { "none" },
         "train_rows": setup.train_rows,

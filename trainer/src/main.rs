@@ -632,8 +632,13 @@ fn run(args: &Args) -> Result<u8, Failure> {
                     parameters.insert("holdout".into(), json!(args.holdout));
                 }
                 parameters.insert("rows_seen".into(), sample.rows_seen.into());
+                // How a table's rows were read: from a share of its pages (none: whole), after
+                // a sample that held too few, if one did.
                 if let Some(pages) = page_sample {
                     parameters.insert("table_sample_percent".into(), pages.percent.into());
+                }
+                if let Some(short) = short_sample {
+                    parameters.insert("table_short_sample".into(), short.to_json());
                 }
                 parameters.insert("forced".into(), (args.force && !trained.helps()).into());
                 if let Some(path) = &args.content {
@@ -836,11 +841,7 @@ fn json_report(report: &Report, sample: &pgdict_trainer::sample::Sample, args: &
             "rows_too_long": sample.rows_too_long,
             "table_sample_percent": report.page_sample.map(|pages| pages.percent),
             "table_rows_estimate": report.page_sample.map(|pages| pages.estimated_rows),
-            "table_short_sample": report.short_sample.map(|short| json!({
-                "sample_percent": short.percent,
-                "rows": short.rows,
-                "table_rows_estimate": short.estimated_rows,
-            })),
+            "table_short_sample": report.short_sample.map(|short| short.to_json()),
         },
         "helps": t.helps(),
         "gain_vs_pglz": (t.gain_vs_pglz() * 1000.0).round() / 1000.0,

@@ -46,10 +46,10 @@ use std::time::{Duration, Instant};
 
 use cluster::PgCluster;
 use pgdict::datum::{self, Codec, DatumEncoder};
-use pgdict::dict::PgStore;
+use pgdict::dict::{DirStore, PgStore};
 use pgdict_trainer::progress::NoProgress;
 use pgdict_trainer::source::{self, PgSource, SourceError, SourceSpec};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 fn spec(
     cluster: &PgCluster,
@@ -1025,6 +1025,39 @@ fn a_page_sample_short_of_the_rows_wanted_is_read_again() {
         )),
         "{text}"
     );
+
+    // The dictionary stored says so in its metadata: the short sample, as the report gives it,
+    // and the share of the pages its rows came from (none: the whole column).
+    let store = tempfile::tempdir().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_pgdict-trainer"))
+        .args(["--force", "--max-rows", "80", "--seed", &seed.to_string()])
+        .args(["--pg-source", &cluster.connection_string()])
+        .args(["--table", "thinned", "--column", "v"])
+        .arg("--store")
+        .arg(store.path())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let dict = DirStore::open(store.path()).unwrap().get(1).unwrap();
+    let parameters = dict.metadata().parameters;
+    assert_eq!(
+        parameters["table_short_sample"],
+        json!({
+            "sample_percent": planned.percent,
+            "rows": first,
+            "table_rows_estimate": 40_000,
+        }),
+        "{parameters:?}"
+    );
+    assert_eq!(
+        parameters.get("table_sample_percent"),
+        pages.map(|pages| json!(pages.percent)).as_ref(),
+        "{parameters:?}"
+    );
 }
 
 /// A page sample short of the rows wanted that holds the bytes the trainer keeps (its
@@ -1106,22 +1139,27 @@ fn a_page_sample_short_of_rows_but_not_of_the_bytes_kept_is_not_read_again() {
     }
 
     // The trainer: its sample from that one read, by --max-bytes; by default (64 MiB, which
-    // the rows fall far short of), from the read again.
+    // the rows fall far short of), from the read again. The report and the stored
+    // dictionary's metadata say which.
+    let store = tempfile::tempdir().unwrap();
     let trainer = |max_bytes: &str| {
         let output = Command::new(env!("CARGO_BIN_EXE_pgdict-trainer"))
-            .args(["--dry-run", "--force", "--json", "--max-rows", "80"])
+            .args(["--force", "--json", "--max-rows", "80"])
             .args(["--max-bytes", max_bytes, "--seed", &seed.to_string()])
             .args(["--pg-source", &cluster.connection_string()])
             .args(["--table", "bulky", "--column", "v"])
-            .env_remove("PGDICT_STORE")
+            .arg("--store")
+            .arg(store.path())
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(output.status.success(), "{stderr}");
         let report: Value = serde_json::from_slice(&output.stdout).unwrap();
-        report["sample"].clone()
+        let id = report["dict_id"].as_u64().unwrap() as u32;
+        let dict = DirStore::open(store.path()).unwrap().get(id).unwrap();
+        (report["sample"].clone(), dict.metadata().parameters)
     };
-    let sample = trainer("16K");
+    let (sample, parameters) = trainer("16K");
     assert_eq!(sample["rows_seen"], first, "{sample}");
     assert_eq!(sample["bytes_seen"], first_bytes, "{sample}");
     assert_eq!(sample["table_short_sample"], Value::Null, "{sample}");
@@ -1130,9 +1168,20 @@ fn a_page_sample_short_of_rows_but_not_of_the_bytes_kept_is_not_read_again() {
         sample["train_bytes"].as_u64().unwrap() <= 16 << 10,
         "{sample}"
     );
-    let sample = trainer("64M");
+    assert_eq!(parameters["table_sample_percent"], planned.percent);
+    assert_eq!(parameters.get("table_short_sample"), None, "{parameters:?}");
+    let (sample, parameters) = trainer("64M");
     assert!(sample["rows_seen"].as_u64().unwrap() >= wanted, "{sample}");
     assert_eq!(sample["table_short_sample"]["rows"], first, "{sample}");
+    assert_eq!(
+        parameters["table_short_sample"], sample["table_short_sample"],
+        "{parameters:?}"
+    );
+    assert_eq!(
+        parameters.get("table_sample_percent"),
+        Some(&sample["table_sample_percent"]).filter(|share| !share.is_null()),
+        "{parameters:?}"
+    );
 }
 
 /// On a hot standby: rows are read from its replica of a table (a read-only transaction, page

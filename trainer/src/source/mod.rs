@@ -586,6 +586,18 @@ impl ShortSample {
             }
         )
     }
+
+    /// What a JSON report, and a trained dictionary's metadata, say of it
+    /// (`table_short_sample`): `{"sample_percent": 0.84, "rows": 17, "table_rows_estimate":
+    /// 40000}`, the share of the pages read, the rows they held and the rows the statistics
+    /// promised.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "sample_percent": self.percent,
+            "rows": self.rows,
+            "table_rows_estimate": self.estimated_rows,
+        })
+    }
 }
 
 /// A stream's buffer state ([`Watched`]) and a second handle to it, to ask whether bytes are
