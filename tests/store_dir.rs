@@ -20,7 +20,8 @@
 //!   source, changing nothing; asked to, it repairs damaged destination files from the
 //!   source, keeping their bytes, and still refuses a conflict; a retired dictionary goes in
 //!   retired, never active, even when stopped part way; what a second sync did meanwhile is
-//!   found done;
+//!   found done, and a dictionary another writer put in active meanwhile is reported retired
+//!   when the sync's insert retires it;
 //! - `check_can_add` (the trainer's check before it trains) writes nothing;
 //! - the process tests, the fsync order and the repair run again on exFAT (mounted through
 //!   FUSE; root only, see `support/small_fs.rs`), which has no hard links: adds claim their
@@ -1443,6 +1444,75 @@ fn a_sync_finds_done_what_another_did_meanwhile() {
             source.get(id).unwrap().to_bytes()
         );
     }
+}
+
+/// A destination into which another writer puts each dictionary, active, just before this
+/// sync does (a sync from another source that has not retired it yet). Before
+/// `insert_retired`'s marker or between the marker and the file, that writer is the same to
+/// it: the marker is made just now, and the file is found there.
+struct AddedActiveMeanwhile(DirStore);
+
+impl Store for AddedActiveMeanwhile {
+    fn describe(&self) -> String {
+        self.0.describe()
+    }
+    fn entries(&self) -> Result<Vec<StoreEntry>, StoreError> {
+        Store::entries(&self.0)
+    }
+    fn get(&self, id: u32) -> Result<Arc<Dictionary>, StoreError> {
+        Store::get(&self.0, id)
+    }
+}
+
+impl Destination for AddedActiveMeanwhile {
+    fn insert(&self, dict: &Dictionary) -> Result<Inserted, StoreError> {
+        self.0.insert(dict)?;
+        self.0.insert(dict)
+    }
+    fn insert_retired(&self, dict: &Dictionary) -> Result<Inserted, StoreError> {
+        self.0.insert(dict)?;
+        self.0.insert_retired(dict)
+    }
+    fn retire(&self, id: u32) -> Result<bool, StoreError> {
+        self.0.retire(id)
+    }
+    fn repair(&self, dict: &Dictionary) -> Result<Repaired, StoreError> {
+        self.0.repair(dict)
+    }
+}
+
+/// A dictionary the source has retired, put in active by another writer after the sync
+/// looked: the sync's `insert_retired` retires it, and the report says so, as a sync into a
+/// PostgreSQL store says (`tests/store_pg.rs`, its `Raced`). It used to say it was present
+/// only: the marker `insert_retired` makes first was the retirement, and retiring again found
+/// it made.
+#[test]
+fn a_sync_reports_retiring_what_a_writer_added_active_meanwhile() {
+    let [(_src_dir, source), (dst_dir, destination)] = source_and_destination(3);
+    source.retire(3).unwrap();
+    let raced = AddedActiveMeanwhile(DirStore::open(dst_dir.path()).unwrap());
+    let report = dict::sync(&source, &raced).unwrap();
+    assert_eq!(
+        report,
+        SyncReport {
+            present: vec![1, 2, 3],
+            retired: vec![3],
+            ..SyncReport::default()
+        }
+    );
+    assert_eq!(
+        destination.list().unwrap(),
+        [1, 2, 3].map(|id| StoreEntry {
+            id,
+            retired: id == 3
+        })
+    );
+    // Found there retired already, it is present alone: the marker was not made just now.
+    let three = source.get(3).unwrap();
+    assert_eq!(
+        destination.insert_retired(&three).unwrap(),
+        Inserted::AlreadyPresent
+    );
 }
 
 /// A sync that fails part way leaves no dictionary active that the source has retired, and

@@ -157,6 +157,11 @@ pub enum Inserted {
     Added,
     /// The store already held this very dictionary (same content).
     AlreadyPresent,
+    /// [`DirStore::insert_retired`] only: the store already held this very dictionary, active
+    /// (another writer put it there in between), and the marker made just now retired it. A
+    /// retirement like [`DirStore::retire`]'s returning true, which the caller cannot learn by
+    /// retiring again.
+    AlreadyPresentNowRetired,
 }
 
 /// What [`DirStore::repair`] did.
@@ -555,9 +560,17 @@ impl DirStore {
     /// source, which may have found the marker, inserted the dictionary and reported it
     /// retired meanwhile. (A different dictionary that took the id meanwhile, which only a
     /// second source can put there, is [`StoreError::Exists`], and retired with the marker.)
+    ///
+    /// The dictionary found there already, with the same content, is
+    /// [`Inserted::AlreadyPresentNowRetired`] if the marker was made just now (it was active
+    /// until then: a writer put it in after the caller looked), else
+    /// [`Inserted::AlreadyPresent`].
     pub fn insert_retired(&self, dict: &Dictionary) -> Result<Inserted, StoreError> {
-        self.mark_retired(dict.id())?;
-        self.insert(dict)
+        let marked_now = self.mark_retired(dict.id())?;
+        match self.insert(dict)? {
+            Inserted::AlreadyPresent if marked_now => Ok(Inserted::AlreadyPresentNowRetired),
+            inserted => Ok(inserted),
+        }
     }
 
     /// Creates `id`'s retirement marker; whether it was created just now (false: it was

@@ -81,7 +81,9 @@ pub trait Destination: Store {
     fn insert(&self, dict: &Dictionary) -> Result<Inserted, StoreError>;
 
     /// [`Destination::insert`] of a dictionary that is retired, never active in the store,
-    /// not even for a moment.
+    /// not even for a moment. The dictionary found there already is
+    /// [`Inserted::AlreadyPresentNowRetired`] if this retired it, else
+    /// [`Inserted::AlreadyPresent`] (the caller retires it if need be).
     fn insert_retired(&self, dict: &Dictionary) -> Result<Inserted, StoreError>;
 
     /// Retires `id`; whether it was retired just now.
@@ -244,6 +246,12 @@ pub fn sync_into(
                     if retired && to.retire(dict.id())? {
                         report.retired.push(dict.id());
                     }
+                }
+                // Put there active since phase 1, and retired by the insert (a directory
+                // store's marker comes first: retiring again would find it and say "already").
+                Inserted::AlreadyPresentNowRetired => {
+                    report.present.push(dict.id());
+                    report.retired.push(dict.id());
                 }
             }
         }
