@@ -49,7 +49,9 @@ for target in $targets; do
     # datum_header: small datums, and no single allocation over 256 MiB (the most a
     # 4096-byte datum can justify is a zstd payload's 32,768-fold expansion, under 180 MiB).
     # datum_input: no single allocation over 64 MiB (a datums file's record reserves 1 MiB at
-    # most before its bytes come; every other buffer grows with the input).
+    # most before its bytes come; every other buffer grows with the input, which its layout's
+    # repeat expands to 1 MiB + 128 KiB at most: the datums read, written back as escape text,
+    # up to about 32 MiB).
     case "$target" in
         datum_header) limits="-max_len=4096 -malloc_limit_mb=256" ;;
         datum_input) limits="-malloc_limit_mb=64" ;;

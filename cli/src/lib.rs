@@ -29,11 +29,14 @@ mod svg;
 mod text;
 
 /// What the fuzz target `datum_input` (`fuzz/fuzz_targets/datum_input.rs`) calls: a datum input
-/// opened as `decompress` and `inspect` open it, its format told or given, and what telling a
-/// format makes of an input's start. Hidden: neither the command's nor an API.
+/// opened as `decompress` and `inspect` open it, its format told or given, also from a stream
+/// whose reads the target hands out, and what telling a format makes of an input's start.
+/// Hidden: neither the command's nor an API.
 #[doc(hidden)]
 pub mod fuzzing {
-    pub use crate::datum_input::{tell, Datum, Datums, Position, Told, TEXT_WINDOW};
+    pub use crate::datum_input::{
+        tell, Datum, Datums, Position, StreamRead, Told, READ_BUFFER, TEXT_WINDOW,
+    };
     pub use crate::{DatumFormatArg, DatumInput};
 }
 

@@ -23,8 +23,8 @@ use pgdict::pglz::{self, Compressor, PglzDictionary, Strategy};
 use pgdict::rows;
 use pgdict::zstd::ZstdCompressor;
 use pgdict_fuzz::{
-    fixed_dictionaries, fixed_dictionary_bytes, Choice, DatumInput, Plain, RoundTrip, WithDict,
-    MAX_LZ4_DICT_LEN, MAX_PGLZ_DICT_LEN,
+    fixed_dictionaries, fixed_dictionary_bytes, Choice, DatumInput, Plain, RoundTrip,
+    StreamedInput, WithDict, MAX_LZ4_DICT_LEN, MAX_PGLZ_DICT_LEN,
 };
 use pgdict_trainer::source::{copy, CsvSyntax};
 
@@ -128,6 +128,24 @@ impl Seeds {
     fn add(&mut self, target: &str, input: Vec<u8>) {
         let index = TARGETS.iter().position(|t| *t == target).expect("a target");
         self.by_target[index].push(input);
+    }
+
+    /// A datum_input seed: `body` handed out as the next of a few read plans (whole reads of
+    /// 64 KiB; 1, 127 and 3 bytes with an interrupted read; 4 KiB, 5 bytes, 64 KiB and
+    /// interrupted), its bytes `repeat` (offset, length, count) repeated.
+    fn add_datum_input(&mut self, body: &[u8], repeat: (usize, usize, usize)) {
+        const PLANS: [[u8; 4]; 3] = [[0x90; 4], [1, 0x7f, 0, 3], [0x8c, 5, 0x90, 0]];
+        let index = TARGETS.iter().position(|t| *t == "datum_input");
+        let n = self.by_target[index.expect("a target")].len();
+        let (repeat_at, repeat_len, repeat_count) = repeat;
+        let input = StreamedInput {
+            reads: PLANS[n % PLANS.len()],
+            repeat_at,
+            repeat_len,
+            repeat_count,
+            body,
+        };
+        self.add("datum_input", input.to_bytes());
     }
 
     /// row_sources seeds: `rows` in each file format, after the mode byte that picks it (see
@@ -267,19 +285,27 @@ impl Seeds {
         array.pop();
         array += "}\n";
         copy::write_trailer(&mut binary).expect("a write to memory");
+        // Each as it is; and of the first rows, the datums file and the hex lines repeated
+        // to past the 1 MiB the format is told from (a few: each such seed takes seconds).
+        let index = TARGETS.iter().position(|t| *t == "datum_input");
+        let first = self.by_target[index.expect("a target")].is_empty();
+        let large = |body: &[u8]| (0, body.len(), (1 << 20) / body.len().max(1) + 2);
         let inputs = [
-            datums_file,
-            varlenas,
-            hex_lines.into_bytes(),
-            aligned.into_bytes(),
-            copy_text.into_bytes(),
-            array.into_bytes(),
-            escape,
-            binary,
+            (datums_file, first),
+            (varlenas, false),
+            (hex_lines.into_bytes(), first),
+            (aligned.into_bytes(), false),
+            (copy_text.into_bytes(), false),
+            (array.into_bytes(), false),
+            (escape, false),
         ];
-        for input in inputs {
-            self.add("datum_input", input);
+        for (input, repeated) in inputs {
+            self.add_datum_input(&input, (0, 0, 1));
+            if repeated {
+                self.add_datum_input(&input, large(&input));
+            }
         }
+        self.add_datum_input(&binary, (0, 0, 1));
     }
 
     /// Seeds from one row; `history` is the rows before it, `n` varies the choices.
@@ -512,8 +538,15 @@ impl Seeds {
             b"\\037C:\\\\xfiles\\\\data\n\\005a\n",
             &binary_with_extension,
         ] {
-            self.add("datum_input", input.to_vec());
+            self.add_datum_input(input, (0, 0, 1));
         }
+        // Text of 1 MiB (lines of 16 bytes) before a hex line: the window ends on a line end,
+        // with no `\x` in it; and one byte later, inside the next line.
+        let text = b"not a datum....\n\\x0b616263\n";
+        self.add_datum_input(text, (0, 16, 1 << 16));
+        self.add_datum_input(&[b"!", &text[..]].concat(), (1, 16, 1 << 16));
+        // A hex line of over 1 MiB: the window ends inside its `\x` literal.
+        self.add_datum_input(b"\\x0b616263" as &[u8], (4, 2, 600_000));
 
         // Long overlapping matches (offset 1, and 4 bytes repeating).
         for value in [b"a".repeat(5000), b"abcd".repeat(2000)] {

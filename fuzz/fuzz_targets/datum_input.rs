@@ -3,10 +3,17 @@
 //! each of the five formats (`--format datums|hex|escape|varlena|copy`) and with the format told
 //! from the bytes, and as the second column of COPY data and of CSV (`--copy-column 1`,
 //! `--csv-column 1 --csv-no-header`: each value a datum, a bytea's hex or escape text in text),
-//! and from a pipe (standard input's path, which tells the format as the bytes come) with the
-//! format told. Every datum is read, to the end or the first error.
+//! from a pipe (standard input's path, which tells the format as the bytes come) with the
+//! format told, and from a stream that hands the input out in reads of the fuzzer's choosing
+//! (`Datums::open_stream`: short reads, interrupted ones) with the format told and in each
+//! format. Every datum is read, to the end or the first error.
 //!
-//! Layout: the input itself, as the file or the pipe holds it (every reader reads every input).
+//! Layout ([`StreamedInput`]): how the stream hands the input out (`reads: [u8; 4]`, one a read
+//! in turn: 0 interrupted, 1 to 0x7f that many bytes, 0x80 + k 2^k bytes), a repeat
+//! (`repeat_at: u16`, `repeat_len: u16`, `repeat_count: u32`: those bytes of the body stand
+//! that many times, the input at most 1 MiB + 128 KiB), then the body: a short input crosses
+//! the 1 MiB the format is told from and the readers' 64 KiB buffers. Every reader reads the
+//! whole input.
 //!
 //! Checks: no panic; nothing comes after an error; the datums read hold no more bytes than the
 //! input (hex text: half as many), the bytes they span (`bytes_read`) grow and stay within it,
@@ -17,7 +24,8 @@
 //! value, as long as it or up to four characters a byte. Telling the format: the whole input
 //! is always told, and what a start of it tells stands ([`tell`] on cuts of it: the pipe holds
 //! the whole input before it is read, so these cuts stand in for the reads a stream comes in);
-//! a pipe is told and read as the file is; the format told is the one the start says, else a
+//! a pipe, and the stream however its reads come, are told and read as the file is (the stream
+//! in each format too); the format told is the one the start says, else a
 //! datums file or varlenas, whichever reads to the end, and reading with the format told is
 //! reading with it given (what `Datums::again` relies on). Every datum read, written as hex
 //! lines, is told as hex and reads back as itself, and those not empty, written as escape text
@@ -28,15 +36,18 @@
 
 use std::fmt::Display;
 use std::fs::File;
-use std::io::Write;
+use std::io::{self, Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use libfuzzer_sys::fuzz_target;
 use pgdict::datum;
-use pgdict_cli::fuzzing::{tell, Datum, DatumFormatArg, DatumInput, Datums, Position, Told};
+use pgdict_cli::fuzzing::{
+    tell, Datum, DatumFormatArg, DatumInput, Datums, Position, StreamRead, Told, TEXT_WINDOW,
+};
+use pgdict_fuzz::{planned_read, PlannedRead, StreamedInput};
 use pgdict_trainer::source::ColumnFlags;
 
 /// The five formats, as `--format` names them.
@@ -99,8 +110,18 @@ fn read_with(
         columns,
     };
     let name = path.display().to_string();
-    let message = |e: &dyn Display| format!("{e:#}").replace(&name, "INPUT");
-    let mut datums = match Datums::open(&input) {
+    read_opened(Datums::open(&input), &name, format, len)
+}
+
+/// Every datum of `opened` (`name` the input in its messages), as [`read`] says.
+fn read_opened(
+    opened: Result<Datums, impl Display>,
+    name: &str,
+    format: Option<DatumFormatArg>,
+    len: usize,
+) -> Outcome {
+    let message = |e: &dyn Display| format!("{e:#}").replace(name, "INPUT");
+    let mut datums = match opened {
         Ok(datums) => datums,
         Err(e) => {
             return Outcome {
@@ -194,9 +215,59 @@ fn read_piped(bytes: &[u8]) -> Outcome {
     read(&path, None, bytes.len())
 }
 
+/// The input as a stream hands it out: read by read as its plan says ([`StreamedInput`]).
+struct Trickle {
+    input: Arc<[u8]>,
+    /// Bytes handed out so far.
+    at: usize,
+    plan: [u8; 4],
+    /// Reads so far, interrupted ones included.
+    step: usize,
+}
+
+impl Read for Trickle {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let planned = planned_read(self.plan, self.step);
+        self.step += 1;
+        let most = match planned {
+            Some(PlannedRead::Interrupted) => return Err(io::ErrorKind::Interrupted.into()),
+            Some(PlannedRead::Bytes(most)) => most,
+            None => buf.len(),
+        };
+        let n = most.min(buf.len()).min(self.input.len() - self.at);
+        buf[..n].copy_from_slice(&self.input[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+impl StreamRead for Trickle {
+    fn ready_to_read(&self) -> bool {
+        true
+    }
+}
+
+/// `input` read from a stream that hands it out as `plan` says, in `format` or told.
+fn read_streamed(input: &Arc<[u8]>, plan: [u8; 4], format: Option<DatumFormatArg>) -> Outcome {
+    let stream = Trickle {
+        input: input.clone(),
+        at: 0,
+        plan,
+        step: 0,
+    };
+    let name = "the fuzzed stream";
+    read_opened(
+        Datums::open_stream(name, stream, format),
+        name,
+        format,
+        input.len(),
+    )
+}
+
 /// Where the stream reader may ask what a start tells (after a read that ends a line or brings
 /// a control character, or any read): the first bytes one by one, after each line feed and at
-/// each control character (the first 16 of each), the middle, the end.
+/// each control character (the first 16 of each), the middle, either side of the window's end,
+/// the end.
 fn cuts(input: &[u8]) -> Vec<usize> {
     let mut cuts: Vec<usize> = (0..=input.len().min(16)).collect();
     let after_line_feeds = (input.iter().enumerate())
@@ -208,15 +279,34 @@ fn cuts(input: &[u8]) -> Vec<usize> {
         .map(|(i, _)| i);
     cuts.extend(controls.take(16));
     cuts.extend([input.len() / 2, input.len()]);
+    if input.len() >= TEXT_WINDOW {
+        cuts.extend([
+            TEXT_WINDOW - 1,
+            TEXT_WINDOW,
+            input.len().min(TEXT_WINDOW + 1),
+        ]);
+    }
     cuts
 }
 
-/// Line `number` (from 1) of `input`, without its line feed.
-fn line(input: &[u8], number: usize) -> &[u8] {
-    input
-        .split(|&b| b == b'\n')
-        .nth(number - 1)
+/// Line `number` (from 1) of `lines`, the input's lines without their line feeds.
+fn line<'a>(lines: &[&'a [u8]], number: usize) -> &'a [u8] {
+    lines
+        .get(number - 1)
         .expect("a datum's line is in the input")
+}
+
+/// `bytes` as a `\x` literal, in lower case.
+fn hex_literal(bytes: &[u8]) -> Vec<u8> {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut literal = b"\\x".to_vec();
+    for byte in bytes {
+        literal.extend([
+            DIGITS[usize::from(byte >> 4)],
+            DIGITS[usize::from(byte & 15)],
+        ]);
+    }
+    literal
 }
 
 /// The offset a binary position gives.
@@ -245,6 +335,9 @@ fn check_places(input: &[u8], format: DatumFormatArg, outcome: &Outcome) {
         input.len()
     );
     let spanned = &input[..outcome.bytes_read as usize];
+    // Split once: a line looked for a datum at a time made a megabyte of short lines take
+    // minutes.
+    let lines = || -> Vec<&[u8]> { input.split(|&b| b == b'\n').collect() };
     match format {
         DatumFormatArg::Datums => {
             let mut records = Vec::new();
@@ -276,40 +369,45 @@ fn check_places(input: &[u8], format: DatumFormatArg, outcome: &Outcome) {
         }
         DatumFormatArg::Hex => {
             assert!(2 * total <= input.len());
+            let lines = lines();
             let mut last = 0;
+            // The current line in lower case, and where its next datum's literal may start:
+            // a line's datums are its literals in order.
+            let mut text = Vec::new();
+            let mut from = 0;
             for datum in datums {
                 let number = line_number(&datum.position);
                 assert!(number >= last, "lines out of order");
+                if number != last {
+                    text = line(&lines, number).to_ascii_lowercase();
+                    from = 0;
+                }
                 last = number;
-                let text = line(input, number).to_ascii_lowercase();
-                let mut literal = b"\\x".to_vec();
-                literal.extend(
-                    datum
-                        .bytes
-                        .iter()
-                        .flat_map(|b| format!("{b:02x}").into_bytes()),
-                );
+                let literal = hex_literal(&datum.bytes);
                 // The literal, all of it: no hex digit goes on after it.
-                let whole = |at: usize| {
-                    text[at..].starts_with(&literal)
+                let whole = |at: &usize| {
+                    text[*at..].starts_with(&literal)
                         && !text
                             .get(at + literal.len())
                             .is_some_and(u8::is_ascii_hexdigit)
                 };
-                assert!(
-                    (0..text.len()).any(whole),
-                    "{datum:?} is not a literal of its line {:?}",
-                    String::from_utf8_lossy(&text)
-                );
+                let Some(at) = (from..text.len()).find(whole) else {
+                    panic!(
+                        "{datum:?} is not a literal of its line {:?} after byte {from}",
+                        String::from_utf8_lossy(&text)
+                    );
+                };
+                from = at + literal.len();
             }
         }
         DatumFormatArg::Escape => {
+            let lines = lines();
             let mut last = 0;
             for datum in datums {
                 let number = line_number(&datum.position);
                 assert!(number > last, "one datum a line, in order");
                 last = number;
-                let text = line(input, number);
+                let text = line(&lines, number);
                 let value = text.strip_suffix(b"\r").unwrap_or(text);
                 let len = datum.bytes.len();
                 assert!(len > 0, "an empty line is no datum");
@@ -327,10 +425,7 @@ fn check_places(input: &[u8], format: DatumFormatArg, outcome: &Outcome) {
 fn hex_lines(datums: &[&[u8]]) -> Vec<u8> {
     let mut text = Vec::new();
     for datum in datums {
-        text.extend_from_slice(b"\\x");
-        for byte in *datum {
-            text.extend_from_slice(format!("{byte:02x}").as_bytes());
-        }
+        text.extend_from_slice(&hex_literal(datum));
         text.push(b'\n');
     }
     text
@@ -359,7 +454,12 @@ fn bytes_of(outcome: &Outcome) -> Vec<Vec<u8>> {
     outcome.datums.iter().map(|d| d.bytes.clone()).collect()
 }
 
-fuzz_target!(|input: &[u8]| {
+fuzz_target!(|data: &[u8]| {
+    let streamed = StreamedInput::parse(data);
+    let input: Arc<[u8]> = streamed.input().into();
+    let stream = &input;
+    let input = &input[..];
+
     // Telling: the whole input is told, and a start tells nothing else.
     let told = tell(input, true).expect("the whole input is told");
     for cut in cuts(input) {
@@ -420,6 +520,15 @@ fuzz_target!(|input: &[u8]| {
     }
     if input.len() <= MAX_PIPED_LEN {
         assert_eq!(read_piped(input), detected, "piped");
+    }
+    assert_eq!(
+        read_streamed(stream, streamed.reads, None),
+        detected,
+        "streamed"
+    );
+    for (format, outcome) in FORMATS.iter().zip(&given) {
+        let read = read_streamed(stream, streamed.reads, Some(*format));
+        assert_eq!(&read, outcome, "streamed as {format:?}");
     }
 
     // Every datum read, written back as hex lines and as escape text.

@@ -17,10 +17,12 @@
 //! | [`Choice`]   | `choice: u8`, then a [`WithDict`]                                           |
 //! | [`DatumInput`]| `prefix_len: u32`, datum (the rest)                                        |
 //! | [`RoundTrip`]| `flags: u8`, `dict_id: u32`, `dict_len: u16`, `prefix_len: u32`, dict, input |
+//! | [`StreamedInput`] | `reads: [u8; 4]`, `repeat_at: u16`, `repeat_len: u16`, `repeat_count: u32`, body (the rest) |
 
 use std::sync::{Arc, OnceLock};
 
 use pgdict::datum::{Dictionaries, PreparedDictionary};
+use pgdict_cli::fuzzing::{READ_BUFFER, TEXT_WINDOW};
 
 /// Raw lengths fuzzed are below this (1 MiB): large enough for every code path (pglz's
 /// window is 4 KiB, lz4's 64 KiB, a zstd block 128 KiB), small enough to stay fast.
@@ -287,6 +289,108 @@ impl<'a> RoundTrip<'a> {
             .u32(self.prefix_len)
             .bytes(self.dict)
             .bytes(self.input)
+            .finish()
+    }
+}
+
+/// The longest input `datum_input` reads, its repeat expanded: past the 1 MiB a datum input's
+/// format is told from (`TEXT_WINDOW`) by two of its 64 KiB reads (`READ_BUFFER`).
+pub const MAX_STREAMED_LEN: usize = TEXT_WINDOW + 2 * READ_BUFFER;
+
+/// How many of a stream's reads follow [`StreamedInput::reads`]; each read after them gives
+/// what it asks for. Telling a stream's format looks at its whole start again after each read
+/// that brings a line end, so a megabyte of short lines handed out a few bytes a read would
+/// take seconds (see `fuzz/README.md`).
+pub const MAX_PLANNED_READS: usize = 256;
+
+/// What one planned read of a [`StreamedInput`] does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlannedRead {
+    /// It fails with `Interrupted`, as a read a signal interrupted does: the reader tries again.
+    Interrupted,
+    /// It gives at most this many bytes (fewer if the reader asks for fewer, or fewer are left).
+    Bytes(usize),
+}
+
+/// What read `step` (from 0) of a stream whose plan is `reads` ([`StreamedInput::reads`])
+/// does; `None` past the plan: it gives what it asks for.
+pub fn planned_read(reads: [u8; 4], step: usize) -> Option<PlannedRead> {
+    if step >= MAX_PLANNED_READS {
+        return None;
+    }
+    Some(match reads[step % reads.len()] {
+        0 => PlannedRead::Interrupted,
+        small @ 1..=0x7f => PlannedRead::Bytes(usize::from(small)),
+        power => PlannedRead::Bytes(1 << (power - 0x80).min(20)),
+    })
+}
+
+/// A datum input and how a pipe hands it out (`datum_input`). The input is the body with its
+/// bytes `repeat_at..repeat_at + repeat_len` standing `repeat_count` times in a row (0 reads
+/// as 1), so that a short input can cross the 64 KiB and 1 MiB marks of the reader; the
+/// offsets are reduced to the body, the count so that the input holds at most
+/// [`MAX_STREAMED_LEN`] bytes. The pipe's reads take `reads` in turn, one byte a read (the
+/// first [`MAX_PLANNED_READS`] of them): 0 is a read interrupted, 1 to 0x7f that many bytes,
+/// 0x80 + k 2^k bytes (k above 20 reads as 20: 1 MiB).
+#[derive(Debug)]
+pub struct StreamedInput<'a> {
+    /// The read plan, used in turn.
+    pub reads: [u8; 4],
+    /// Where the repeated bytes start in the body.
+    pub repeat_at: usize,
+    /// How many bytes are repeated.
+    pub repeat_len: usize,
+    /// How many times they stand (at least 1).
+    pub repeat_count: usize,
+    /// The input before expansion.
+    pub body: &'a [u8],
+}
+
+impl<'a> StreamedInput<'a> {
+    /// Reads the layout.
+    pub fn parse(data: &'a [u8]) -> StreamedInput<'a> {
+        let mut r = Reader::new(data);
+        let reads = [r.u8(), r.u8(), r.u8(), r.u8()];
+        let repeat_at = usize::from(r.u16());
+        let repeat_len = usize::from(r.u16());
+        let repeat_count = r.u32() as usize;
+        let body = r.rest();
+        let repeat_at = repeat_at % (body.len() + 1);
+        let repeat_len = repeat_len % (body.len() - repeat_at + 1);
+        let most = match repeat_len {
+            0 => 1,
+            len => (MAX_STREAMED_LEN.saturating_sub(body.len()) / len).saturating_add(1),
+        };
+        StreamedInput {
+            reads,
+            repeat_at,
+            repeat_len,
+            repeat_count: repeat_count.clamp(1, most),
+            body,
+        }
+    }
+
+    /// The input: the body, its repeated bytes expanded.
+    pub fn input(&self) -> Vec<u8> {
+        let repeated = self.repeat_at..self.repeat_at + self.repeat_len;
+        let mut input = Vec::with_capacity(self.body.len() + self.repeat_len * self.repeat_count);
+        input.extend_from_slice(&self.body[..repeated.start]);
+        for _ in 0..self.repeat_count {
+            input.extend_from_slice(&self.body[repeated.clone()]);
+        }
+        input.extend_from_slice(&self.body[repeated.end..]);
+        input
+    }
+
+    /// Writes the layout (`repeat_count` must fit a `u32`).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let field = |v: usize| u16::try_from(v).expect("a repeat offset over u16::MAX");
+        Writer::new()
+            .bytes(&self.reads)
+            .u16(field(self.repeat_at))
+            .u16(field(self.repeat_len))
+            .u32(self.repeat_count)
+            .bytes(self.body)
             .finish()
     }
 }

@@ -127,7 +127,28 @@ impl Datums {
         let (origin, source) = Source::open(path)?;
         let by_name = (source::extension(path).as_deref() == Some("datums"))
             .then_some(DatumFormatArg::Datums);
-        let (format, source) = match input.format.or(by_name) {
+        Datums::from_source(origin, source, input.format.or(by_name))
+    }
+
+    /// Reads `rest` as [`Datums::open`] reads standard input: the format told as the bytes
+    /// come, unless `format` is given. What the fuzz target reads through, handing the bytes
+    /// out in reads of its choosing (a pipe's come as its writer wrote them); `origin` names
+    /// the input in messages.
+    pub fn open_stream(
+        origin: &str,
+        rest: impl StreamRead + 'static,
+        format: Option<DatumFormatArg>,
+    ) -> anyhow::Result<Datums> {
+        Datums::from_source(origin.to_string(), Source::stream(rest), format)
+    }
+
+    /// The datums of `source`, in `format`, or told from its bytes.
+    fn from_source(
+        origin: String,
+        source: Source,
+        format: Option<DatumFormatArg>,
+    ) -> anyhow::Result<Datums> {
+        let (format, source) = match format {
             Some(format) => (format, source),
             None => detect(source, &origin)?,
         };
@@ -316,13 +337,30 @@ impl ItemReader for Datums {
     }
 }
 
+/// What a stream's bytes are read from: standard input or a pipe (a [`File`]), or a reader the
+/// fuzz target makes ([`Datums::open_stream`]).
+pub trait StreamRead: Read + Send {
+    /// Whether a read would return at once, with bytes or at the end (for
+    /// [`ItemReader::may_wait`]).
+    fn ready_to_read(&self) -> bool;
+}
+
+impl StreamRead for File {
+    fn ready_to_read(&self) -> bool {
+        source::ready_to_read(self)
+    }
+}
+
+/// The bytes of a stream not yet read.
+type Rest = Box<dyn StreamRead>;
+
 /// The bytes of a datum input.
 enum Source {
     /// A regular file: read from its start as often as needed.
     File(File),
     /// Standard input, or a pipe: read once. `head` holds the bytes already read from `rest`
     /// to tell the format, which come first.
-    Stream { head: Vec<u8>, rest: File },
+    Stream { head: Vec<u8>, rest: Rest },
     /// Standard input, or a pipe, held whole to be read more than once.
     Memory(Vec<u8>),
 }
@@ -353,10 +391,10 @@ impl Source {
     }
 
     /// A stream not read from yet.
-    fn stream(file: File) -> Source {
+    fn stream(rest: impl StreamRead + 'static) -> Source {
         Source::Stream {
             head: Vec::new(),
-            rest: file,
+            rest: Box::new(rest),
         }
     }
 
@@ -473,7 +511,7 @@ impl Source {
 enum Input {
     File(BufReader<File>),
     /// The bytes read to tell the format, then the rest of the stream.
-    Stream(BufReader<io::Chain<Cursor<Vec<u8>>, File>>),
+    Stream(BufReader<io::Chain<Cursor<Vec<u8>>, Rest>>),
     Memory(Cursor<Vec<u8>>),
 }
 
@@ -485,7 +523,7 @@ impl Input {
                 let (head, rest) = reader.get_ref().get_ref();
                 reader.buffer().is_empty()
                     && head.position() >= head.get_ref().len() as u64
-                    && !source::ready_to_read(rest)
+                    && !rest.ready_to_read()
             }
             Input::File(_) | Input::Memory(_) => false,
         }
@@ -521,7 +559,7 @@ impl BufRead for Input {
 }
 
 /// Bytes read from a file or stream at a time.
-const READ_BUFFER: usize = 1 << 16;
+pub const READ_BUFFER: usize = 1 << 16;
 
 /// `file` (owned, or `&File`), buffered, from its first byte.
 fn from_start<F: Read + Seek>(mut file: F) -> io::Result<BufReader<F>> {
