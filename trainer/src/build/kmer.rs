@@ -373,6 +373,54 @@ mod tests {
         assert_eq!(empty.df(u64::MAX), 0);
     }
 
+    /// The hasher gives distinct k-mers distinct hashes, spread over the low bits (a
+    /// `HashSet`'s bucket) and the top 7 (its control bytes), even for k-mers that differ
+    /// only in their high bytes, which a multiply alone leaves out of the low bits.
+    #[test]
+    fn the_hasher_spreads_kmers_over_low_and_high_bits() {
+        use std::hash::BuildHasher;
+        let hasher = BuildHasherDefault::<KmerHasher>::default();
+        // Every k-mer that differs from 0 in one byte, at each of the 8 places.
+        let kmers: HashSet<Kmer> = (0..8)
+            .flat_map(|byte| (0..256u64).map(move |v| v << (8 * byte)))
+            .collect();
+        assert_eq!(kmers.len(), 8 * 255 + 1);
+        let hashes: HashSet<u64> = kmers.iter().map(|k| hasher.hash_one(k)).collect();
+        assert_eq!(hashes.len(), kmers.len());
+        // Their low 11 bits take 971 values: not as many as 2041 random values would (1290
+        // on average), but a multiply alone leaves them 0 for every k-mer that differs from
+        // 0 in its third byte or a later one (263 values in all).
+        let low: HashSet<u64> = hashes.iter().map(|h| h & 2047).collect();
+        assert!(low.len() > 2048 / 3, "{} of 2048 low values", low.len());
+        let top: HashSet<u64> = hashes.iter().map(|h| h >> 57).collect();
+        assert_eq!(top.len(), 128);
+    }
+
+    /// The directory has one bucket for every 2 to 4 k-mers (its memory, 1 or 2 bytes a
+    /// k-mer), and each bucket starts where the keys of its top bits do.
+    #[test]
+    fn the_directory_has_a_bucket_for_every_2_to_4_kmers() {
+        for n in [8u64, 100, 1000, 1024, 5000] {
+            // n distinct 8-byte k-mers, one a row.
+            let rows: Vec<[u8; 8]> = (0..n)
+                .map(|i| (i.wrapping_mul(0x0123_4567_89ab_cdef) ^ 0x5555).to_le_bytes())
+                .collect();
+            let counts = KmerCounts::count(&rows, 8);
+            assert_eq!(counts.distinct() as u64, n);
+            let buckets = counts.bucket_starts.len() as u64 - 1;
+            assert!(
+                (2 * buckets..4 * buckets).contains(&n),
+                "{n} k-mers, {buckets} buckets"
+            );
+            for (b, w) in counts.bucket_starts.windows(2).enumerate() {
+                for &key in &counts.spread_keys[w[0] as usize..w[1] as usize] {
+                    assert_eq!(key >> counts.bucket_shift, b as u64, "{n} k-mers");
+                }
+            }
+            assert_eq!(counts.bucket_starts.last(), Some(&(n as u32)));
+        }
+    }
+
     #[test]
     fn marked_counts_skip_unmarked_positions() {
         let rows = [&b"abcabc"[..], b"xxabcx"];
