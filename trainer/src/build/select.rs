@@ -457,6 +457,183 @@ mod tests {
         }
     }
 
+    /// Rows of a 6-letter alphabet: 3-byte strings recur within and across rows, 4-byte
+    /// strings less; with the `min_df`s below, runs of frequent k-mers alternate with the
+    /// rows' own bytes. Some rows are shorter than k.
+    fn small_alphabet_rows(seed: u64) -> Vec<Vec<u8>> {
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        (0..60)
+            .map(|_| {
+                let len = rng.random_range(0..40);
+                (0..len)
+                    .map(|_| b"abcdef"[rng.random_range(0..6)])
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// How many of `rows` hold `kmer`, counted the obvious way.
+    fn naive_df(rows: &[&[u8]], kmer: &[u8]) -> u32 {
+        rows.iter()
+            .filter(|row| row.windows(kmer.len()).any(|w| w == kmer))
+            .count() as u32
+    }
+
+    /// The candidates the obvious way: each maximal run of a row whose k-mers are held by
+    /// `min_df` rows or more, as bytes, each distinct string once, in row order.
+    fn naive_candidates(rows: &[&[u8]], k: usize, min_df: u32) -> Vec<Vec<u8>> {
+        let mut candidates: Vec<Vec<u8>> = Vec::new();
+        for row in rows {
+            let frequent: Vec<bool> = row
+                .windows(k)
+                .map(|kmer| naive_df(rows, kmer) >= min_df)
+                .collect();
+            let mut i = 0;
+            while i < frequent.len() {
+                let start = i;
+                while i < frequent.len() && frequent[i] {
+                    i += 1;
+                }
+                if i > start {
+                    let bytes = row[start..i + k - 1].to_vec();
+                    if !candidates.contains(&bytes) {
+                        candidates.push(bytes);
+                    }
+                }
+                i += 1;
+            }
+        }
+        candidates
+    }
+
+    /// `bytes` without its covered k-mers at either end, and the sum of the document
+    /// frequencies of its uncovered k-mers; `None` if all are covered.
+    fn naive_trimmed<'b>(
+        rows: &[&[u8]],
+        bytes: &'b [u8],
+        k: usize,
+        covered: &KmerSet,
+    ) -> Option<(&'b [u8], u32)> {
+        let uncovered: Vec<usize> = (0..bytes.len() + 1 - k)
+            .filter(|&i| !covered.contains(&kmer::key(&bytes[i..], k)))
+            .collect();
+        let (&first, &last) = (uncovered.first()?, uncovered.last()?);
+        let value = uncovered
+            .iter()
+            .map(|&i| naive_df(rows, &bytes[i..i + k]))
+            .sum();
+        Some((&bytes[first..last + k], value))
+    }
+
+    #[test]
+    fn candidates_are_the_distinct_maximal_frequent_runs() {
+        for (seed, k, min_df) in [(1, 3, 5), (2, 3, 8), (3, 4, 2)] {
+            let rows = small_alphabet_rows(seed);
+            let rows: Vec<&[u8]> = rows.iter().map(|r| &r[..]).collect();
+            let pool = Pool::new(rows.clone(), &KmerCounts::count(&rows, k), min_df);
+            let candidates: Vec<&[u8]> = pool.spans.iter().map(|&s| pool.bytes(s)).collect();
+            let expected = naive_candidates(&rows, k, min_df);
+            assert_eq!(candidates, expected, "seed {seed}, k={k}, min_df={min_df}");
+            assert_eq!(pool.len(), expected.len());
+            // Many candidates, some of them runs cut short of their row's ends.
+            assert!(expected.len() >= 10, "{}", expected.len());
+            assert!(expected.iter().any(|c| !rows.contains(&&c[..])));
+            assert!(!pool.is_empty());
+        }
+        // Rows that share no k-mer: no candidates.
+        let rows: Vec<&[u8]> = vec![b"abcd", b"efgh", b"ijkl"];
+        let pool = Pool::new(rows.clone(), &KmerCounts::count(&rows, 3), 2);
+        assert!(pool.is_empty());
+        assert_eq!(pool.len(), 0);
+    }
+
+    /// Each chosen segment, in the order chosen: its value is the sum of the document
+    /// frequencies of its k-mers not covered before it (by `covered` or a segment chosen
+    /// earlier), recounted; it neither starts nor ends with a covered k-mer; it is a piece of
+    /// a candidate; and the segments fit the budget. With room for every candidate, the first
+    /// is the one of highest value per byte and every frequent k-mer ends up covered.
+    #[test]
+    fn chosen_segments_are_valued_and_trimmed_as_documented() {
+        for (seed, k, min_df) in [(1, 3, 5), (2, 3, 8), (3, 4, 2)] {
+            let rows = small_alphabet_rows(seed);
+            let rows: Vec<&[u8]> = rows.iter().map(|r| &r[..]).collect();
+            let pool = Pool::new(rows.clone(), &KmerCounts::count(&rows, k), min_df);
+            let candidates = naive_candidates(&rows, k, min_df);
+            // Covered before selection: the k-mers of a few rows.
+            let covered: KmerSet = rows[..3].iter().flat_map(|r| kmer::keys(r, k)).collect();
+            assert!(!covered.is_empty());
+            for budget in [k, 25, 100, 100_000] {
+                let context = format!("seed {seed}, k={k}, min_df={min_df}, budget {budget}");
+                let chosen = pool.select(&covered, &HashSet::new(), budget);
+                assert!(!chosen.is_empty(), "{context}");
+                let total: usize = chosen.iter().map(|s| s.bytes.len()).sum();
+                assert!(total <= budget, "{context}: {total} bytes");
+                let mut covered_so_far = covered.clone();
+                for segment in &chosen {
+                    let bytes = &segment.bytes[..];
+                    assert!(bytes.len() >= k, "{context}");
+                    assert!(
+                        candidates
+                            .iter()
+                            .any(|c| c.windows(bytes.len()).any(|w| w == bytes)),
+                        "{context}: {bytes:?} is no piece of a candidate"
+                    );
+                    let (trimmed, value) = naive_trimmed(&rows, bytes, k, &covered_so_far)
+                        .expect("a segment of covered k-mers only");
+                    assert_eq!(trimmed, bytes, "{context}: covered ends");
+                    assert_eq!(segment.estimate, f64::from(value), "{context}: {bytes:?}");
+                    covered_so_far.extend(kmer::keys(bytes, k));
+                }
+                if budget == k {
+                    // The best candidate's start.
+                    assert_eq!(chosen.len(), 1, "{context}");
+                }
+                if budget == 100_000 {
+                    let best = candidates
+                        .iter()
+                        .filter_map(|c| naive_trimmed(&rows, c, k, &covered))
+                        .map(|(bytes, value)| f64::from(value) / bytes.len() as f64)
+                        .fold(0.0, f64::max);
+                    let first = &chosen[0];
+                    assert_eq!(first.estimate / first.bytes.len() as f64, best, "{context}");
+                    for candidate in &candidates {
+                        assert!(
+                            kmer::keys(candidate, k).all(|key| covered_so_far.contains(&key)),
+                            "{context}: {candidate:?} left uncovered"
+                        );
+                    }
+                }
+                // A banned string is not chosen; what it covered is then left to others.
+                let banned: HashSet<u64> = [fingerprint(&chosen[0].bytes)].into();
+                let without = pool.select(&covered, &banned, budget);
+                assert!(
+                    without.iter().all(|s| s.bytes != chosen[0].bytes),
+                    "{context}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_segment_longer_than_the_budget_left_keeps_its_start() {
+        // One candidate, 16 bytes, each of its 13 k-mers held by all 3 rows.
+        let rows: Vec<&[u8]> = vec![b"0123456789abcdef"; 3];
+        let pool = Pool::new(rows.clone(), &KmerCounts::count(&rows, 4), 2);
+        assert_eq!(pool.len(), 1);
+        let select = |budget| pool.select(&KmerSet::default(), &HashSet::new(), budget);
+        assert_eq!(
+            select(10),
+            [Segment {
+                bytes: b"0123456789".to_vec(),
+                estimate: 3.0 * 7.0,
+            }]
+        );
+        assert_eq!(select(16)[0].bytes, rows[0]);
+        // Less than a k-mer: nothing.
+        assert_eq!(select(3), []);
+    }
+
     #[test]
     fn recounting_by_number_is_counting_the_marked_kmers_again() {
         use rand::{RngExt, SeedableRng};
