@@ -323,6 +323,67 @@ mod tests {
         assert!((0.9..1.1).contains(&(late / early)), "{small_kept:?}");
     }
 
+    /// With rows of one length, a byte bound of exactly n rows' bytes keeps the same rows as
+    /// a bound of n rows: a row that fills the bound exactly is taken.
+    #[test]
+    fn a_byte_bound_filled_exactly_is_a_row_bound() {
+        let rows = rows(500); // 9 bytes each
+        for seed in 0..20 {
+            let bound = |max_rows, max_bytes| Limits {
+                max_rows,
+                max_bytes,
+            };
+            let by_rows = sample(
+                seed,
+                bound(10, usize::MAX),
+                bound(5, usize::MAX),
+                0.3,
+                &rows,
+            );
+            let by_bytes = sample(
+                seed,
+                bound(usize::MAX, 90),
+                bound(usize::MAX, 45),
+                0.3,
+                &rows,
+            );
+            assert_eq!(by_rows.train.len(), 10);
+            assert_eq!(by_rows.eval.len(), 5);
+            assert_eq!(by_bytes, by_rows, "seed {seed}");
+        }
+        // A row as long as the bound is taken, and not counted as too long.
+        let one_row = Limits {
+            max_rows: usize::MAX,
+            max_bytes: 9,
+        };
+        let s = sample(5, one_row, Limits::UNBOUNDED, 0.0, &rows);
+        assert_eq!(s.train.len(), 1);
+        assert_eq!(s.rows_too_long, 0);
+        assert_eq!((s.rows_seen, s.bytes_seen), (500, 500 * 9));
+    }
+
+    /// Rows longer than the byte bound take no part: among them, the bound still fills with
+    /// the rows that fit (a too-long row that set the cutoff would keep out most of them).
+    #[test]
+    fn rows_longer_than_the_bound_take_no_part() {
+        let rows: Vec<Vec<u8>> = (0..500)
+            .map(|i| match i % 2 {
+                0 => format!("row {i:05}").into_bytes(),
+                _ => vec![b'x'; 100],
+            })
+            .collect();
+        let limits = Limits {
+            max_rows: usize::MAX,
+            max_bytes: 90,
+        };
+        for seed in 0..5 {
+            let s = sample(seed, limits, Limits::UNBOUNDED, 0.0, &rows);
+            assert_eq!(s.train.len(), 10, "seed {seed}");
+            assert!(s.train.iter().all(|row| row.len() == 9));
+            assert_eq!(s.rows_too_long, 250);
+        }
+    }
+
     #[test]
     fn uniform_enough() {
         // Each of 100 rows should be picked in about 10 % of 2000 samples of 10.
@@ -339,6 +400,18 @@ mod tests {
             }
         }
         assert!(hits.iter().all(|&h| (120..290).contains(&h)), "{hits:?}");
+    }
+
+    #[test]
+    fn max_rows_is_a_number_of_1_or_more() {
+        assert_eq!(parse_max_rows("250"), Ok(250));
+        assert_eq!(parse_max_rows("1"), Ok(1));
+        assert!(parse_max_rows("0").unwrap_err().contains("give 1 or more"));
+        let error = parse_max_rows("ten").unwrap_err();
+        assert!(
+            error.starts_with("`ten` is not a number of rows"),
+            "{error}"
+        );
     }
 
     #[test]
