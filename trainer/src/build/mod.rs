@@ -196,3 +196,59 @@ fn check_input<S: AsRef<[u8]>>(samples: &[S], size: usize) -> Result<(), BuildEr
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builders_by_name_and_by_codec() {
+        for builder in Builder::ALL {
+            assert_eq!(Builder::from_name(builder.name()), Some(builder));
+            assert_eq!(builder.to_string(), builder.name());
+            // zstd's dictionaries are always zstd's trainer's.
+            assert_eq!(builder.for_codec(Codec::Zstd), Builder::Zstd);
+            assert_eq!(builder.for_codec(Codec::Pglz), builder);
+            assert_eq!(builder.for_codec(Codec::Lz4), builder);
+        }
+        assert_eq!(Builder::from_name("pgdict"), Some(Builder::Pgdict));
+        assert_eq!(Builder::from_name("cover"), None);
+        // zstd's trainer has a least size wherever it makes the dictionary itself.
+        assert_eq!(Builder::Zstd.min_size(Codec::Lz4), zstd::MIN_TRAIN_SIZE);
+        assert_eq!(Builder::Pgdict.min_size(Codec::Zstd), zstd::MIN_TRAIN_SIZE);
+        assert_eq!(Builder::Pgdict.min_size(Codec::Lz4), 1);
+        assert_eq!(Builder::Pgdict.min_size(Codec::Pglz), 1);
+        assert_eq!(max_useful_size(Codec::Pglz), 4095);
+        assert_eq!(max_useful_size(Codec::Lz4), 65536);
+        assert_eq!(max_useful_size(Codec::Zstd), usize::MAX);
+    }
+
+    #[test]
+    fn nothing_to_build_from_is_an_error() {
+        let rows: Vec<Vec<u8>> = (0..50)
+            .map(|i| format!("{{\"kind\":\"airport\",\"id\":{i}}}").into_bytes())
+            .collect();
+        let empty: [&[u8]; 2] = [b"", b""];
+        for builder in Builder::ALL {
+            for codec in [Codec::Pglz, Codec::Lz4] {
+                let size = 4096;
+                assert!(matches!(
+                    builder.build(&rows, codec, 0),
+                    Err(BuildError::ZeroSize)
+                ));
+                assert!(matches!(
+                    builder.build(&empty, codec, size),
+                    Err(BuildError::NoSamples)
+                ));
+            }
+        }
+        // Rows sharing content: a dictionary within the size asked for.
+        let dict = Builder::Pgdict.build(&rows, Codec::Pglz, 100).unwrap();
+        assert!((1..=100).contains(&dict.len()), "{}", dict.len());
+        // One row shares nothing with another.
+        assert!(matches!(
+            Builder::Pgdict.build(&rows[..1], Codec::Pglz, 4096),
+            Err(BuildError::NothingToLearn { rows: 1, .. })
+        ));
+    }
+}
