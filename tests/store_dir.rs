@@ -1375,38 +1375,68 @@ fn insert_retired_retires_the_id_first() {
     );
 }
 
-/// A destination into which another writer (a second sync of the same source) makes each
-/// change just before this sync makes it.
-struct Raced(DirStore);
+/// A destination with another writer that acts just before this sync makes each change.
+struct Raced {
+    store: DirStore,
+    other: OtherWriter,
+}
+
+/// What [`Raced`]'s other writer does.
+#[derive(Clone, Copy, PartialEq)]
+enum OtherWriter {
+    /// Makes the same change (a second sync of the same source).
+    SameSync,
+    /// Puts each dictionary in active (a sync from another source that has not retired it
+    /// yet); changes nothing else. Before `insert_retired`'s marker or between the marker and
+    /// the file, it is the same to that: the marker is made just now, and the file is found
+    /// there.
+    AddsActive,
+}
+
+impl Raced {
+    fn new(dir: &Path, other: OtherWriter) -> Raced {
+        Raced {
+            store: DirStore::open(dir).unwrap(),
+            other,
+        }
+    }
+}
 
 impl Store for Raced {
     fn describe(&self) -> String {
-        self.0.describe()
+        self.store.describe()
     }
     fn entries(&self) -> Result<Vec<StoreEntry>, StoreError> {
-        Store::entries(&self.0)
+        Store::entries(&self.store)
     }
     fn get(&self, id: u32) -> Result<Arc<Dictionary>, StoreError> {
-        Store::get(&self.0, id)
+        Store::get(&self.store, id)
     }
 }
 
 impl Destination for Raced {
     fn insert(&self, dict: &Dictionary) -> Result<Inserted, StoreError> {
-        self.0.insert(dict)?;
-        self.0.insert(dict)
+        self.store.insert(dict)?;
+        self.store.insert(dict)
     }
     fn insert_retired(&self, dict: &Dictionary) -> Result<Inserted, StoreError> {
-        self.0.insert_retired(dict)?;
-        self.0.insert_retired(dict)
+        match self.other {
+            OtherWriter::SameSync => self.store.insert_retired(dict)?,
+            OtherWriter::AddsActive => self.store.insert(dict)?,
+        };
+        self.store.insert_retired(dict)
     }
     fn retire(&self, id: u32) -> Result<bool, StoreError> {
-        self.0.retire(id)?;
-        self.0.retire(id)
+        if self.other == OtherWriter::SameSync {
+            self.store.retire(id)?;
+        }
+        self.store.retire(id)
     }
     fn repair(&self, dict: &Dictionary) -> Result<Repaired, StoreError> {
-        self.0.repair(dict)?;
-        self.0.repair(dict)
+        if self.other == OtherWriter::SameSync {
+            self.store.repair(dict)?;
+        }
+        self.store.repair(dict)
     }
 }
 
@@ -1422,7 +1452,7 @@ fn a_sync_finds_done_what_another_did_meanwhile() {
     for id in [2, 3] {
         source.retire(id).unwrap();
     }
-    let raced = Raced(DirStore::open(dst_dir.path()).unwrap());
+    let raced = Raced::new(dst_dir.path(), OtherWriter::SameSync);
     let report = dict::sync_with(&source, &raced, SyncOptions { repair: true }).unwrap();
     assert_eq!(
         report,
@@ -1446,41 +1476,6 @@ fn a_sync_finds_done_what_another_did_meanwhile() {
     }
 }
 
-/// A destination into which another writer puts each dictionary, active, just before this
-/// sync does (a sync from another source that has not retired it yet). Before
-/// `insert_retired`'s marker or between the marker and the file, that writer is the same to
-/// it: the marker is made just now, and the file is found there.
-struct AddedActiveMeanwhile(DirStore);
-
-impl Store for AddedActiveMeanwhile {
-    fn describe(&self) -> String {
-        self.0.describe()
-    }
-    fn entries(&self) -> Result<Vec<StoreEntry>, StoreError> {
-        Store::entries(&self.0)
-    }
-    fn get(&self, id: u32) -> Result<Arc<Dictionary>, StoreError> {
-        Store::get(&self.0, id)
-    }
-}
-
-impl Destination for AddedActiveMeanwhile {
-    fn insert(&self, dict: &Dictionary) -> Result<Inserted, StoreError> {
-        self.0.insert(dict)?;
-        self.0.insert(dict)
-    }
-    fn insert_retired(&self, dict: &Dictionary) -> Result<Inserted, StoreError> {
-        self.0.insert(dict)?;
-        self.0.insert_retired(dict)
-    }
-    fn retire(&self, id: u32) -> Result<bool, StoreError> {
-        self.0.retire(id)
-    }
-    fn repair(&self, dict: &Dictionary) -> Result<Repaired, StoreError> {
-        self.0.repair(dict)
-    }
-}
-
 /// A dictionary the source has retired, put in active by another writer after the sync
 /// looked: the sync's `insert_retired` retires it, and the report says so, as a sync into a
 /// PostgreSQL store says (`tests/store_pg.rs`, its `Raced`). It used to say it was present
@@ -1490,7 +1485,7 @@ impl Destination for AddedActiveMeanwhile {
 fn a_sync_reports_retiring_what_a_writer_added_active_meanwhile() {
     let [(_src_dir, source), (dst_dir, destination)] = source_and_destination(3);
     source.retire(3).unwrap();
-    let raced = AddedActiveMeanwhile(DirStore::open(dst_dir.path()).unwrap());
+    let raced = Raced::new(dst_dir.path(), OtherWriter::AddsActive);
     let report = dict::sync(&source, &raced).unwrap();
     assert_eq!(
         report,
