@@ -473,6 +473,9 @@ mod tests {
             .collect()
     }
 
+    /// The (seed, k, `min_df`) the selection tests run with [`small_alphabet_rows`].
+    const SMALL_ALPHABET_CASES: [(u64, usize, u32); 3] = [(1, 3, 5), (2, 3, 8), (3, 4, 2)];
+
     /// How many of `rows` hold `kmer`, counted the obvious way.
     fn naive_df(rows: &[&[u8]], kmer: &[u8]) -> u32 {
         rows.iter()
@@ -528,7 +531,7 @@ mod tests {
 
     #[test]
     fn candidates_are_the_distinct_maximal_frequent_runs() {
-        for (seed, k, min_df) in [(1, 3, 5), (2, 3, 8), (3, 4, 2)] {
+        for (seed, k, min_df) in SMALL_ALPHABET_CASES {
             let rows = small_alphabet_rows(seed);
             let rows: Vec<&[u8]> = rows.iter().map(|r| &r[..]).collect();
             let pool = Pool::new(rows.clone(), &KmerCounts::count(&rows, k), min_df);
@@ -555,7 +558,7 @@ mod tests {
     /// is the one of highest value per byte and every frequent k-mer ends up covered.
     #[test]
     fn chosen_segments_are_valued_and_trimmed_as_documented() {
-        for (seed, k, min_df) in [(1, 3, 5), (2, 3, 8), (3, 4, 2)] {
+        for (seed, k, min_df) in SMALL_ALPHABET_CASES {
             let rows = small_alphabet_rows(seed);
             let rows: Vec<&[u8]> = rows.iter().map(|r| &r[..]).collect();
             let pool = Pool::new(rows.clone(), &KmerCounts::count(&rows, k), min_df);
