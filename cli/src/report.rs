@@ -96,13 +96,12 @@ pub fn table(setup: &Setup, comparison: &Comparison) -> String {
         )),
     }
     if let Some(repeated) = setup.repeated_eval_rows.filter(|&n| n > 0) {
-        out.push_str(&format!(
-            "note: {} of the {} evaluated rows are identical to a training row: the gain \
-             measured\n      on them is that of a value seen before (as where the column \
-             repeats values)\n",
-            thousands(repeated),
-            thousands(setup.evaluated as u64),
-        ));
+        let note = pgdict_trainer::sample::held_out_repeats_note(
+            repeated,
+            setup.evaluated as u64,
+            "evaluated",
+        );
+        out.push_str(&format!("note: {note}\n"));
     }
     out.push_str("dictionaries:\n");
     for codec in Codec::ALL {

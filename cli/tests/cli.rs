@@ -1493,7 +1493,7 @@ fn compare_says_how_many_evaluated_rows_equal_a_training_row() {
     assert!(
         out.contains(
             "note: 200 of the 200 evaluated rows are identical to a training row: the gain \
-             measured\n      on them is that of a value seen before"
+             measured on them is that of a value seen before"
         ),
         "{out}"
     );

@@ -573,12 +573,12 @@ fn run(args: &Args) -> Result<u8, Failure> {
     if repeated > 0 && content.is_none() {
         // The split keeps rows apart, not values: a value that repeats can fall on both sides,
         // and a dictionary holding it stores its held-out copies in a few bytes.
-        out.text(&format!(
-            "note: {} of the {} held-out rows are identical to a training row: the gain measured \
-             on them is that of a value seen before (as where the column repeats values)\n",
-            thousands(repeated),
-            thousands(sample.eval.len() as u64),
-        ))?;
+        let note = pgdict_trainer::sample::held_out_repeats_note(
+            repeated,
+            sample.eval.len() as u64,
+            "held-out",
+        );
+        out.text(&format!("note: {note}\n"))?;
     }
     if sample.rows_too_long > 0 {
         out.text(&format!(

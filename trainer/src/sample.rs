@@ -213,6 +213,18 @@ pub fn held_out_repeats(training: &[Vec<u8>], held_out: &[Vec<u8>]) -> u64 {
         .count() as u64
 }
 
+/// The note a report prints where [`held_out_repeats`] found `repeated` of its `rows` held-out
+/// rows identical to a training row; `called` is what the report calls those rows ("held-out",
+/// "evaluated").
+pub fn held_out_repeats_note(repeated: u64, rows: u64, called: &str) -> String {
+    format!(
+        "{} of the {} {called} rows are identical to a training row: the gain measured on them \
+         is that of a value seen before (as where the column repeats values)",
+        crate::progress::thousands(repeated),
+        crate::progress::thousands(rows),
+    )
+}
+
 /// A `--max-rows` value from a command line: a number of rows, 1 or more (0 would keep
 /// nothing to train on or evaluate).
 pub fn parse_max_rows(text: &str) -> Result<usize, String> {
