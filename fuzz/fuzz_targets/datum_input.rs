@@ -41,6 +41,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
 use pgdict::datum;
@@ -242,7 +243,7 @@ impl Read for Trickle {
 }
 
 impl StreamRead for Trickle {
-    fn ready_to_read(&self) -> bool {
+    fn ready_within(&self, _wait: Duration) -> bool {
         true
     }
 }
@@ -265,9 +266,9 @@ fn read_streamed(input: &Arc<[u8]>, plan: [u8; 4], format: Option<DatumFormatArg
 }
 
 /// Where the stream reader may ask what a start tells (after a read that ends a line or brings
-/// a control character, or any read): the first bytes one by one, after each line feed and at
-/// each control character (the first 16 of each), the middle, either side of the window's end,
-/// the end.
+/// a control character, or any later read): the first bytes one by one, after each line feed
+/// and at each control character (the first 16 of each), the middle, either side of the
+/// window's end, the end.
 fn cuts(input: &[u8]) -> Vec<usize> {
     let mut cuts: Vec<usize> = (0..=input.len().min(16)).collect();
     let after_line_feeds = (input.iter().enumerate())

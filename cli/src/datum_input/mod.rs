@@ -21,9 +21,10 @@
 //! a datums file if each of its first records holds a datum exactly as long as the record, as
 //! the datum's own header says (what `pgdict compress` writes); otherwise a datums file, then
 //! varlenas back to back, whichever reads to the end. Standard input (or a pipe) is read only
-//! as far as telling needs, and then streams; it cannot be read twice, so only in that last case
-//! is it held whole, up to [`HELD_LIMIT`] (give `--format` to stream it). A regular file is
-//! read through once per format tried, keeping one datum at a time.
+//! about as far as telling needs (while its bytes keep coming it is told again once they have
+//! doubled, or after a pause: `Source::tell_paced`), and then streams; it cannot be read twice,
+//! so only in that last case is it held whole, up to [`HELD_LIMIT`] (give `--format` to stream
+//! it). A regular file is read through once per format tried, keeping one datum at a time.
 //!
 //! Here: the reader ([`Datums`]) and the input it reads ([`Source`]); the text formats in
 //! [`hex`] and [`escape`], varlenas in [`varlena`], telling the format in
@@ -34,6 +35,7 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Cursor, Read, Seek, SeekFrom};
 use std::os::fd::AsFd;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use pgdict::datum;
@@ -340,14 +342,15 @@ impl ItemReader for Datums {
 /// What a stream's bytes are read from: standard input or a pipe (a [`File`]), or a reader the
 /// fuzz target makes ([`Datums::open_stream`]).
 pub trait StreamRead: Read + Send {
-    /// Whether a read would return at once, with bytes or at the end (for
-    /// [`ItemReader::may_wait`]).
-    fn ready_to_read(&self) -> bool;
+    /// Whether a read would return at once, with bytes or at the end, or will within `wait`
+    /// (for [`ItemReader::may_wait`], which does not wait, and for telling the format, which
+    /// waits a little before it tells what has come).
+    fn ready_within(&self, wait: Duration) -> bool;
 }
 
 impl StreamRead for File {
-    fn ready_to_read(&self) -> bool {
-        source::ready_to_read(self)
+    fn ready_within(&self, wait: Duration) -> bool {
+        source::ready_within(self, wait)
     }
 }
 
@@ -432,6 +435,16 @@ impl Source {
     /// at most [`TEXT_WINDOW`] bytes. A stream keeps what it reads in its `head`, to be read
     /// again as its start.
     fn tell(&mut self) -> io::Result<Told> {
+        self.tell_paced(RETELL_PAUSE, tell)
+    }
+
+    /// [`Source::tell`], a stream told again at most every `pause` while its bytes keep coming
+    /// and its head has not doubled, by `tell` (tests count what it scans).
+    fn tell_paced(
+        &mut self,
+        pause: Duration,
+        mut tell: impl FnMut(&[u8], bool) -> Option<Told>,
+    ) -> io::Result<Told> {
         let (start, ended) = match self {
             Source::File(_) => {
                 let mut start = Vec::new();
@@ -447,12 +460,24 @@ impl Source {
             }
             Source::Stream { head, rest } => {
                 let mut chunk = vec![0; READ_BUFFER];
-                // Telling reads the head's text from its start, so while the head may be all
-                // text it is asked only when a read may have settled it: one that brings the
-                // end of a line (after a `\x`, or of escape text), or a control character
-                // (invalid UTF-8 alone waits for one), or the end. After a control character
-                // the text it reads stops there: it is asked after every read.
+                // While the head may be all text only a read that brings the end of a line
+                // (after a `\x`, or of escape text), a control character (invalid UTF-8 alone
+                // waits for one) or the end can settle it; after a control character the text
+                // stops there, and any read can. Such a read makes the head due to be told.
+                //
+                // Telling reads the head from its start, so telling it after every such read
+                // is quadratic (1 MiB of text lines that tell nothing, a line a read: about
+                // 10,000 tellings scanning 2.9 GB). A due head is told once it has doubled
+                // since it was last told, which keeps all those tellings under twice the head;
+                // and, so that a slow writer is not kept waiting, once `pause` has passed since
+                // the last telling, or as soon as no byte comes within what is left of `pause`
+                // (a writer that stops to wait for the answer). What a start tells stands
+                // ([`tell`]): told later, the head tells the same, only holding more of the
+                // input. The end of the input or of the window settles any head: told at once.
                 let mut control_seen = false;
+                let mut due = false;
+                let mut told_len = 0;
+                let mut told_at = Instant::now();
                 loop {
                     let read = match rest.read(&mut chunk) {
                         Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -461,11 +486,18 @@ impl Source {
                     let ended = read == 0;
                     head.extend_from_slice(&chunk[..read]);
                     control_seen |= chunk[..read].iter().any(|&b| is_control(b));
-                    let line_end = chunk[..read].contains(&b'\n');
-                    if ended || head.len() >= TEXT_WINDOW || line_end || control_seen {
+                    due |= control_seen || chunk[..read].contains(&b'\n');
+                    let settled = ended || head.len() >= TEXT_WINDOW;
+                    let paced = due
+                        && (head.len() >= 2 * told_len || {
+                            let waited = told_at.elapsed();
+                            waited >= pause || !rest.ready_within(pause - waited)
+                        });
+                    if settled || paced {
                         if let Some(told) = tell(head, ended) {
                             return Ok(told);
                         }
+                        (due, told_len, told_at) = (false, head.len(), Instant::now());
                     }
                 }
             }
@@ -523,7 +555,7 @@ impl Input {
                 let (head, rest) = reader.get_ref().get_ref();
                 reader.buffer().is_empty()
                     && head.position() >= head.get_ref().len() as u64
-                    && !rest.ready_to_read()
+                    && !rest.ready_within(Duration::ZERO)
             }
             Input::File(_) | Input::Memory(_) => false,
         }
@@ -557,6 +589,10 @@ impl BufRead for Input {
         }
     }
 }
+
+/// How long a stream's head waits to be told again while bytes keep coming (see
+/// [`Source::tell_paced`]).
+const RETELL_PAUSE: Duration = Duration::from_millis(100);
 
 /// Bytes read from a file or stream at a time.
 pub const READ_BUFFER: usize = 1 << 16;
@@ -1183,6 +1219,111 @@ mod tests {
         let (format, datums) = detect_an_open_pipe(&start, &file[4 * 24..]);
         assert_eq!(format, DatumFormatArg::Datums);
         assert_eq!(datums, vec![datum; 6]);
+    }
+
+    /// A stream that hands out `bytes` a line per read (the last line as far as it goes). Its
+    /// writer stops after `stops_at` bytes, if that is before their end: nothing more is ready
+    /// to read, and a read would wait for ever (here it fails).
+    struct LinePerRead {
+        bytes: Vec<u8>,
+        at: usize,
+        stops_at: usize,
+    }
+
+    impl LinePerRead {
+        fn new(bytes: &[u8], stops_at: usize) -> LinePerRead {
+            LinePerRead {
+                bytes: bytes.to_vec(),
+                at: 0,
+                stops_at,
+            }
+        }
+
+        fn waits(&self) -> bool {
+            self.at >= self.stops_at && self.at < self.bytes.len()
+        }
+    }
+
+    impl Read for LinePerRead {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.waits() {
+                return Err(io::Error::other("read on after the writer stopped"));
+            }
+            let rest = &self.bytes[self.at..];
+            let line = rest
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(rest.len(), |i| i + 1);
+            let n = line.min(buf.len());
+            buf[..n].copy_from_slice(&rest[..n]);
+            self.at += n;
+            Ok(n)
+        }
+    }
+
+    impl StreamRead for LinePerRead {
+        fn ready_within(&self, _wait: Duration) -> bool {
+            !self.waits()
+        }
+    }
+
+    /// What `source`, a stream, holds of its input after telling.
+    fn head_of(source: &Source) -> &[u8] {
+        match source {
+            Source::Stream { head, .. } => head,
+            _ => panic!("not a stream"),
+        }
+    }
+
+    #[test]
+    fn a_stream_of_undecided_lines_is_told_again_only_as_its_head_doubles() {
+        // Text lines with no `\x`, no datum on any line: undecided until the window is full.
+        // Each read brings a line, which may settle it, and more is always ready. Telling
+        // after each read scanned 16 GiB here (a line of 32 bytes a read).
+        let lines: Vec<u8> = (0..TEXT_WINDOW / 32 + 10)
+            .flat_map(|i| format!("plain line {i:>20}\n").into_bytes())
+            .collect();
+        // After a control character any read may settle it (it is not text from there on).
+        let mut control = lines.clone();
+        control[300_000] = 0x01;
+        for bytes in [lines, control] {
+            let mut source = Source::stream(LinePerRead::new(&bytes, usize::MAX));
+            let (mut tellings, mut scanned) = (0, 0);
+            let told = source
+                .tell_paced(Duration::MAX, |head, ended| {
+                    tellings += 1;
+                    scanned += head.len();
+                    tell(head, ended)
+                })
+                .unwrap();
+            assert_eq!(told, Told::Unknown);
+            // Read as far as the window: a line of 32 bytes ends there.
+            let head = head_of(&source);
+            assert_eq!(head.len(), TEXT_WINDOW);
+            assert!(
+                scanned < 4 * head.len(),
+                "{tellings} tellings scanned {scanned} bytes of a {}-byte head",
+                head.len()
+            );
+        }
+    }
+
+    #[test]
+    fn a_stream_is_told_when_its_writer_stops_or_the_pause_is_over() {
+        // Hex from its third line on: told on the 19 bytes to its end, when the reader stops
+        // there (told sooner than its head doubled: no more bytes came), or when the pause
+        // since the last telling is over (none here), though more keeps coming.
+        let text = b"bytea\n-----\n\\x0561\n\\x0562\n";
+        for (stops_at, pause) in [(19, Duration::MAX), (usize::MAX, Duration::ZERO)] {
+            let mut source = Source::stream(LinePerRead::new(text, stops_at));
+            let told = source.tell_paced(pause, tell).unwrap();
+            assert_eq!(told, Told::Hex);
+            assert_eq!(head_of(&source), &text[..19]);
+        }
+        // Neither: read on, and told at the end, the same.
+        let mut source = Source::stream(LinePerRead::new(text, usize::MAX));
+        assert_eq!(source.tell_paced(Duration::MAX, tell).unwrap(), Told::Hex);
+        assert_eq!(head_of(&source), text);
     }
 
     #[test]

@@ -74,6 +74,7 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use pgdict::rows::RowFormat;
 use rustix::event::{PollFd, PollFlags, Timespec};
@@ -700,12 +701,16 @@ impl<T> Rows<T> {
 /// without waiting (`poll` with a zero timeout). If it cannot be asked, the answer is no: a
 /// caller then hands on what it holds, which is never wrong, only slower.
 pub fn ready_to_read(input: impl AsFd) -> bool {
+    ready_within(input, Duration::ZERO)
+}
+
+/// Whether a read of `input` would return at once, or will within `wait`: [`ready_to_read`],
+/// waiting up to `wait` for bytes to come (for ever if it is too long for `poll`). A signal
+/// ends the wait early, answering no.
+pub fn ready_within(input: impl AsFd, wait: Duration) -> bool {
     let mut poll = [PollFd::new(&input, PollFlags::IN)];
-    let now = Timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    matches!(rustix::event::poll(&mut poll, Some(&now)), Ok(ready) if ready > 0)
+    let timeout = Timespec::try_from(wait).ok();
+    matches!(rustix::event::poll(&mut poll, timeout.as_ref()), Ok(ready) if ready > 0)
 }
 
 /// A buffered reader that keeps a flag saying whether its buffer is empty, for [`Rows`] to
