@@ -763,13 +763,24 @@ fn read_bounded_line(
     if read == 0 {
         return Ok(None);
     }
-    if read == max_len && line.last() != Some(&b'\n') && !input.fill_buf()?.is_empty() {
+    if read == max_len && line.last() != Some(&b'\n') && !at_end(input)? {
         anyhow::bail!(
             "line {number} is over {max_len} bytes, longer than a line holding a bytea of \
              PostgreSQL's largest value"
         );
     }
     Ok(Some(line))
+}
+
+/// Whether `input` has no more bytes. A read a signal interrupted is tried again, as
+/// `read_until` does: it says nothing of the input.
+fn at_end(input: &mut impl BufRead) -> io::Result<bool> {
+    loop {
+        match input.fill_buf() {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            buffered => return Ok(buffered?.is_empty()),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -905,6 +916,36 @@ mod tests {
             error.to_string().starts_with("line 2 is over 16 bytes"),
             "{error}"
         );
+    }
+
+    /// A reader that hands out its parts, a part a read (`None`: a read a signal interrupted).
+    struct Interrupted(std::collections::VecDeque<Option<&'static [u8]>>);
+
+    impl Read for Interrupted {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            match self.0.pop_front() {
+                Some(Some(part)) => {
+                    buf[..part.len()].copy_from_slice(part);
+                    Ok(part.len())
+                }
+                Some(None) => Err(io::ErrorKind::Interrupted.into()),
+                None => Ok(0),
+            }
+        }
+    }
+
+    #[test]
+    fn a_line_as_long_as_the_limit_is_read_through_an_interrupted_read() {
+        // A line of exactly 16 bytes, the limit, with no line feed: whether it goes on is
+        // asked of the next read, which a signal interrupts before it tells.
+        let read = |after: Option<&'static [u8]>| {
+            let parts = [Some(&b"\\x010203040506  "[..]), None].into_iter();
+            let mut input = Interrupted(parts.chain(after.map(Some)).collect());
+            read_bounded_line(&mut BufReader::with_capacity(16, &mut input), 16, 1)
+        };
+        assert_eq!(read(None).unwrap().unwrap(), b"\\x010203040506  ");
+        let e = read(Some(b"\n")).unwrap_err();
+        assert!(e.to_string().starts_with("line 1 is over 16 bytes"), "{e}");
     }
 
     /// Raw varlenas with a 4-byte header, `len` bytes each (header included), of `fill`.
