@@ -1184,6 +1184,108 @@ fn a_page_sample_short_of_rows_but_not_of_the_bytes_kept_is_not_read_again() {
     );
 }
 
+/// `share` rounded up to a power of 2^(1/4), as the source rounds a page sample's share.
+fn quarter_octave_up(share: f64) -> f64 {
+    ((share.log2() * 4.0 - 1e-9).ceil() / 4.0).exp2()
+}
+
+/// The share of the pages to read for three times `wanted` of what the table holds (rows or
+/// bytes), as `in_sample` of it in `percent` % of its pages says; `None`, the whole column, when
+/// that is a third of the table or more.
+fn share_for(wanted: u64, in_sample: u64, percent: f64) -> Option<f64> {
+    let in_table = in_sample as f64 * 100.0 / percent;
+    (in_table > 9.0 * wanted as f64)
+        .then(|| quarter_octave_up(300.0 * wanted as f64 / in_table).min(100.0 / 3.0))
+}
+
+/// A page sample short of the rows wanted and of the bytes the trainer keeps, as large rows
+/// make it (statistics as above, rows of 2.1 KB): it is read again, by a share set by the
+/// bytes it missed, which reads fewer pages than one set by the rows it missed (it was set by
+/// the rows alone).
+#[test]
+fn a_page_sample_short_of_rows_and_bytes_is_read_again_by_the_bytes_missing() {
+    let cluster = PgCluster::start();
+    let mut client = cluster.client();
+    stale_table(
+        &mut client,
+        "heavy",
+        40_000,
+        "id % 20 = 0",
+        "'row ' || g || repeat(' filler', 300)",
+    );
+    // 80 rows and 64 KiB to train on, 20 rows and 16 KiB held out: 100 rows or 80 KiB.
+    let options = pgdict_trainer::SampleOptions {
+        max_rows: 80,
+        max_bytes: 64 << 10,
+        ..Default::default()
+    };
+    let (wanted, bytes_wanted) = (options.rows_wanted(), options.bytes_wanted());
+    assert_eq!((wanted, bytes_wanted.bytes), (100, 80 << 10));
+    let spec = |seed| {
+        SourceSpec::Postgres(PgSource {
+            conninfo: cluster.connection_string(),
+            table: "heavy".into(),
+            column: "v".into(),
+            rows_wanted: Some(wanted),
+            bytes_wanted: Some(bytes_wanted),
+            seed,
+        })
+    };
+    let planned = source::open(&spec(0))
+        .unwrap()
+        .page_sample()
+        .expect("a page sample planned");
+    let mut sampled = |percent: f64, seed: u64| -> (u64, u64) {
+        let query = format!(
+            "SELECT count(*), coalesce(sum(octet_length(v)), 0)::int8 \
+             FROM heavy TABLESAMPLE SYSTEM ({percent}) REPEATABLE ({seed})"
+        );
+        let row = client.query_one(&query, &[]).unwrap();
+        (row.get::<_, i64>(0) as u64, row.get::<_, i64>(1) as u64)
+    };
+    // A seed whose first sample holds some rows, but fewer rows and bytes than wanted, and for
+    // which the bytes call for fewer pages than the rows.
+    let (seed, first, first_bytes, by_bytes) = (0..100u64)
+        .find_map(|seed| {
+            let (rows, bytes) = sampled(planned.percent, seed);
+            let short = rows > 0 && rows < wanted && bytes < bytes_wanted.bytes;
+            let by_rows = share_for(wanted, rows, planned.percent).unwrap_or(100.0);
+            let by_bytes = share_for(bytes_wanted.bytes, bytes, planned.percent)?;
+            // ... and whose read again is enough (not short in its turn).
+            let (rows_again, bytes_again) = sampled(by_bytes, seed);
+            let enough = rows_again >= wanted || bytes_again >= bytes_wanted.bytes;
+            (short && by_bytes < by_rows && enough).then_some((seed, rows, bytes, by_bytes))
+        })
+        .expect("a seed whose page sample is short of rows and bytes");
+
+    let mut rows = source::open(&spec(seed)).unwrap();
+    assert_eq!(rows.by_ref().count() as u64, first);
+    assert!(rows.next_pass(), "not read again");
+    let short = rows.short_sample().expect("the short sample noted");
+    assert_eq!((short.rows, short.percent), (first, planned.percent));
+    // The read again: the share the bytes call for, and the rows of those pages.
+    let again = rows.page_sample().expect("a page sample again");
+    assert_eq!(again.percent, by_bytes, "{first} rows, {first_bytes} bytes");
+    assert_eq!(
+        again.estimated_rows,
+        (first as f64 * 100.0 / planned.percent) as u64
+    );
+    let read: Vec<Vec<u8>> = rows.by_ref().collect::<Result<_, _>>().unwrap();
+    let expected = sampled(by_bytes, seed);
+    let read_bytes = read.iter().map(Vec::len).sum::<usize>() as u64;
+    assert_eq!((read.len() as u64, read_bytes), expected);
+    assert!(!rows.next_pass(), "the last pass");
+    // The trainer samples that read.
+    let sample = pgdict_trainer::sample_source(
+        &mut source::open(&spec(seed)).unwrap(),
+        &pgdict_trainer::SampleOptions { seed, ..options },
+        "heavy",
+        &NoProgress,
+    )
+    .unwrap();
+    assert_eq!((sample.rows_seen, sample.bytes_seen), expected);
+}
+
 /// On a hot standby: rows are read from its replica of a table (a read-only transaction, page
 /// sample included), and a `--pg-store` there is refused before any row is read or any
 /// dictionary trained, as a standby cannot store it (it used to train, then fail).

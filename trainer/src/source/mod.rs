@@ -46,7 +46,9 @@
 //! comes back short, the pages read before the last read being at most half as many as it reads.
 //! A caller that bounds the bytes it keeps too ([`PgSource::bytes_wanted`]: the trainer's
 //! `--max-bytes`) has what it keeps from a sample of large rows that holds those bytes, however
-//! few its rows: such a sample is not short, and is not read again.
+//! few its rows: such a sample is not short, and is not read again; one short of both is read
+//! again by the share its rows call for or the one its bytes call for (three times the bytes
+//! wanted, as the bytes it held say the table holds), whichever is smaller.
 //! After a sample that held no row the next read's rows follow as if they were the first; after one
 //! that held some, the rows end, [`Rows::next_pass`] says that another pass follows, and its rows
 //! replace them (a caller that samples starts afresh, with the same seed, so that the sample

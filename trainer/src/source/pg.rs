@@ -94,21 +94,35 @@ fn sample_percent(wanted: u64, estimated_rows: f64) -> Option<f64> {
     })
 }
 
-/// After a page sample of `percent` % of the pages held `rows`, fewer than `wanted`: the
-/// sample to read instead, by the rows those pages say the table holds (`rows` of every
-/// `percent` in 100), as [`sample_percent`] sets it by the statistics; `None`, the whole
-/// column, when that says so (no rows: the whole column, as no estimate can be made). Its
-/// share is always over three times `percent` (a sample short of `wanted` held under a third of
-/// the rows its share was set for), so that samples that keep coming back short end in the
-/// whole column after a few.
-fn next_sample(wanted: u64, percent: f64, rows: u64) -> Option<PageSample> {
-    let estimated_rows = rows as f64 * 100.0 / percent;
-    sample_percent(wanted, estimated_rows)
+/// After a page sample of `percent` % of the pages held `held`, less than `wanted`
+/// ([`Wanted::met_by`]): the sample to read instead; `None`, the whole column. Its share is set,
+/// as [`sample_percent`] sets it by the statistics, by what those pages say the table holds
+/// (`held` in every `percent` in 100): for three times the rows wanted, or, where the caller
+/// bounds its bytes too, three times the bytes wanted (in the rows that count), whichever reads
+/// fewer pages. Of large rows, the bytes wanted are in fewer rows than wanted, which a share set
+/// by rows alone would read for nothing (the whole column, where a share set by the bytes was
+/// under a third of its pages). No rows: the whole column, as no estimate can be made. The share
+/// is always over three times `percent` (a sample short of the rows and the bytes wanted held
+/// under a third of either its share was set for), so that samples that keep coming back short
+/// end in the whole column after a few.
+fn next_sample(wanted: Wanted, percent: f64, held: Held) -> Option<PageSample> {
+    let in_table = |in_sample: u64| in_sample as f64 * 100.0 / percent;
+    let by_rows = sample_percent(wanted.rows, in_table(held.rows));
+    let by_bytes = wanted
+        .bytes
+        .map(|bytes| sample_percent(bytes.bytes, in_table(held.bytes)));
+    // `None` is the whole column: any share is fewer pages.
+    let share = match (by_rows, by_bytes) {
+        (Some(rows), Some(Some(bytes))) => Some(rows.min(bytes)),
+        (None, Some(bytes)) => bytes,
+        (rows, _) => rows,
+    };
+    share
         // Only ever larger (as it is): else a sample could be read again at its own share.
         .filter(|&next| next > percent)
         .map(|percent| PageSample {
             percent,
-            estimated_rows: estimated_rows as u64,
+            estimated_rows: in_table(held.rows) as u64,
         })
 }
 
@@ -475,7 +489,7 @@ impl Reader {
                 rows_wanted: wanted.rows,
                 estimated_rows: read.estimated_rows,
             };
-            sample = next_sample(wanted.rows, read.percent, held.rows);
+            sample = next_sample(wanted, read.percent, *held);
             let then = sample;
             if hand.send(Handed::ReadAgain { short, then }).is_err() {
                 break Streamed::NobodyTakes;
@@ -760,30 +774,91 @@ mod tests {
         assert!((MIN_SAMPLE_PERCENT..MIN_SAMPLE_PERCENT * 1.19).contains(&tiny));
     }
 
+    /// Wanted: `rows`, and `bytes` in rows of at most 4 KiB where `Some`.
+    fn wanted(rows: u64, bytes: Option<u64>) -> Wanted {
+        Wanted {
+            rows,
+            bytes: bytes.map(|bytes| BytesWanted {
+                bytes,
+                longest_row: 4096,
+            }),
+        }
+    }
+
+    /// Held: `rows` rows of `bytes` bytes.
+    fn held(rows: u64, bytes: u64) -> Held {
+        Held { rows, bytes }
+    }
+
     #[test]
     fn a_short_sample_is_followed_by_a_larger_one_or_the_whole_column() {
         // 9 rows in 0.84 % of the pages: about 1,070 rows in all, over nine times 100, so a
         // sample for 300 of them, rounded up to 32 %.
-        let next = next_sample(100, 0.8409, 9).unwrap();
+        let next = next_sample(wanted(100, None), 0.8409, held(9, 900)).unwrap();
         assert_eq!(next.estimated_rows, 1070);
         assert_eq!(next.percent, 32.0);
         // No rows, or too few for a sample to save much: the whole column.
-        assert_eq!(next_sample(100, 0.8409, 0), None);
-        assert_eq!(next_sample(100, 1.0, 9), None);
+        assert_eq!(next_sample(wanted(100, None), 0.8409, held(0, 0)), None);
+        assert_eq!(next_sample(wanted(100, None), 1.0, held(9, 900)), None);
         // From any share, with samples that each hold a row fewer than wanted (the most that
-        // is short): over three times the share each time, until the whole column; so the
-        // pages read before it are at most half of the table.
-        for wanted in [1, 10, 100, 12_500, 1_000_000] {
+        // is short), or a byte fewer: over three times the share each time, until the whole
+        // column; so the pages read before it are at most half of the table.
+        for wanted_rows in [1, 10, 100, 12_500, 1_000_000] {
             for step in -40..=20 {
-                let mut percent = quarter_octave_up((step as f64 / 4.0).exp2());
-                let mut read_before = percent;
-                while let Some(next) = next_sample(wanted, percent, wanted - 1) {
-                    assert!(next.percent > 3.0 * percent, "{percent} {next:?}");
-                    percent = next.percent;
-                    read_before += percent;
+                let short_of_rows = |percent| {
+                    next_sample(wanted(wanted_rows, None), percent, held(wanted_rows - 1, 0))
+                };
+                let short_of_bytes = |percent| {
+                    let bytes = wanted_rows * 100;
+                    next_sample(
+                        wanted(u64::MAX, Some(bytes)),
+                        percent,
+                        held(wanted_rows, bytes - 1),
+                    )
+                };
+                for next_sample in [&short_of_rows as &dyn Fn(f64) -> _, &short_of_bytes] {
+                    let mut percent = quarter_octave_up((step as f64 / 4.0).exp2());
+                    let mut read_before = percent;
+                    while let Some(next) = next_sample(percent) {
+                        assert!(next.percent > 3.0 * percent, "{percent} {next:?}");
+                        percent = next.percent;
+                        read_before += percent;
+                    }
+                    assert!(read_before <= 50.0, "{wanted_rows}: {read_before} % before");
                 }
-                assert!(read_before <= 50.0, "{wanted}: {read_before} % before");
             }
         }
+    }
+
+    /// With a byte bound, the next share is the smaller of those the rows and the bytes call
+    /// for: large rows hold the bytes wanted in fewer rows than wanted.
+    #[test]
+    fn a_read_again_is_set_by_the_rows_or_the_bytes_missing_whichever_reads_less() {
+        // 17 rows of 2 KiB in 0.84 % of the pages: about 2,020 rows and 4.1 MB in all. For
+        // 100 rows: 300 of the 2,020, 14.8 %, rounded up to 16 %. For 80 KiB: 240 KiB of the
+        // 4.1 MB, 5.9 %, rounded up to 6.73 %.
+        let short = held(17, 17 << 11);
+        let by_rows = next_sample(wanted(100, None), 0.8409, short).unwrap();
+        assert_eq!(by_rows.percent, 16.0);
+        let by_bytes = next_sample(wanted(100, Some(80 << 10)), 0.8409, short).unwrap();
+        assert!((by_bytes.percent - 6.727).abs() < 0.001, "{by_bytes:?}");
+        // The rows the table holds are still estimated by the rows.
+        assert_eq!(by_bytes.estimated_rows, by_rows.estimated_rows);
+        // Bytes that call for the whole column, or more pages than the rows do: the rows'.
+        for bytes in [8 << 20, 400 << 10] {
+            assert_eq!(
+                next_sample(wanted(100, Some(bytes)), 0.8409, short),
+                Some(by_rows),
+                "{bytes}"
+            );
+        }
+        // Rows that call for the whole column (2,020 rows are under nine times 300 wanted):
+        // the bytes' share still reads less.
+        let whole = next_sample(wanted(300, None), 0.8409, short);
+        assert_eq!(whole, None);
+        assert_eq!(
+            next_sample(wanted(300, Some(80 << 10)), 0.8409, short),
+            Some(by_bytes)
+        );
     }
 }
