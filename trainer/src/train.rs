@@ -678,21 +678,29 @@ impl SampleOptions {
     /// Each side is filled as the rows wanted fill it ([`SampleOptions::rows_wanted`]): its
     /// bounds are its share of the whole, and it gets that share of the rows, so it fills, in
     /// expectation, once the rows read hold the bytes of both sides' bounds in rows it may
-    /// keep (no longer than its own bound). Both sides do once the rows no longer than the
-    /// smaller of their bounds hold them: only those count (the held-out side's bound, unless
-    /// more than half is held out; the training side's with nothing held out). A row only the
-    /// training side may keep is left out as often as it is held out: counted, rows like it
-    /// could end a read that leaves the held-out side short while more rows would fill it.
+    /// keep (no longer than its own bound: the sampler ([`crate::sample`]) drops a longer row
+    /// whole, never truncated, and keeps it on the other side if that side's bound is larger).
+    /// Both sides do once the rows no longer than the smaller of their bounds hold them: those
+    /// count (the held-out side's bound, unless more than half is held out; the training side's
+    /// with nothing held out). A row only one side may keep is left out as often as it falls on
+    /// the other: counted, rows like it could end a read that leaves the other side short while
+    /// more rows would fill it. But when no row read is that short, the side with the smaller
+    /// bound keeps none of them whatever is read, and the rows the other side may keep count
+    /// (`longest_row_kept`).
     pub fn bytes_wanted(&self) -> crate::source::BytesWanted {
         let held_out = self.holdout_limits();
-        let longest_row = if held_out.max_rows == 0 {
-            self.max_bytes
+        let (longest_row, longest_row_kept) = if held_out.max_rows == 0 {
+            (self.max_bytes, self.max_bytes)
         } else {
-            self.max_bytes.min(held_out.max_bytes)
+            (
+                self.max_bytes.min(held_out.max_bytes),
+                self.max_bytes.max(held_out.max_bytes),
+            )
         };
         crate::source::BytesWanted {
             bytes: (self.max_bytes as u64).saturating_add(held_out.max_bytes as u64),
             longest_row: longest_row as u64,
+            longest_row_kept: longest_row_kept as u64,
         }
     }
 }
@@ -763,14 +771,15 @@ mod tests {
                 ..Default::default()
             };
             let wanted = options.bytes_wanted();
-            (wanted.bytes, wanted.longest_row)
+            (wanted.bytes, wanted.longest_row, wanted.longest_row_kept)
         };
-        // 20 % held out: a quarter as much again, in rows the held-out side may keep.
-        assert_eq!(bytes_wanted(1000, 0.2), (1250, 250));
+        // 20 % held out: a quarter as much again, in rows the held-out side may keep, else in
+        // rows the training side may.
+        assert_eq!(bytes_wanted(1000, 0.2), (1250, 250, 1000));
         // Nothing held out: the training side alone.
-        assert_eq!(bytes_wanted(1000, 0.0), (1000, 1000));
+        assert_eq!(bytes_wanted(1000, 0.0), (1000, 1000, 1000));
         // Over a half held out: the training side has the smaller bound.
-        assert_eq!(bytes_wanted(1000, 0.75), (4000, 1000));
+        assert_eq!(bytes_wanted(1000, 0.75), (4000, 1000, 3000));
     }
 
     #[test]

@@ -1064,8 +1064,8 @@ fn a_page_sample_short_of_the_rows_wanted_is_read_again() {
 /// `--max-bytes`, and as much again in proportion for the held-out rows), as large rows make it
 /// (statistics as above, rows of 2.1 KB): the sampler would keep no more bytes from a larger
 /// read, so the table is not read again (it was, for a sample of rows the sampler then left
-/// out). With a byte bound the sample falls short of, or one whose held-out side may not keep
-/// these rows, it still is.
+/// out). Nor is it when the held-out side may keep none of these rows, or no side may: a larger
+/// read would hold rows like them. With a byte bound the sample falls short of, it still is.
 #[test]
 fn a_page_sample_short_of_rows_but_not_of_the_bytes_kept_is_not_read_again() {
     let cluster = PgCluster::start();
@@ -1125,18 +1125,37 @@ fn a_page_sample_short_of_rows_but_not_of_the_bytes_kept_is_not_read_again() {
     assert!(!rows.next_pass(), "read again");
     assert_eq!(rows.short_sample(), None);
     assert_eq!(rows.page_sample(), Some(planned));
-    // Without a byte bound, or with rows too long to count (over the 1 KiB held out of 4 KiB),
-    // the sample is short, and read again.
-    let small_bound = pgdict_trainer::SampleOptions {
+    // Without a byte bound the sample is short, and read again.
+    let mut rows = source::open(&spec(seed, None)).unwrap();
+    assert_eq!(rows.by_ref().count() as u64, first);
+    assert!(rows.next_pass(), "not read again without a byte bound");
+    assert_eq!(rows.short_sample().map(|short| short.rows), Some(first));
+    // Rows the held-out side may not keep (over its 1 KiB of --max-bytes 4K), which fill the
+    // training side's 4 KiB, or that no side may keep (over the 1 KiB of --max-bytes 1K): no
+    // larger read of rows like these would add to the sample, and none follows (both read
+    // again before).
+    for max_bytes in [4 << 10, 1 << 10] {
+        let bound = pgdict_trainer::SampleOptions {
+            max_bytes,
+            ..options
+        };
+        let mut rows = source::open(&spec(seed, Some(bound.bytes_wanted()))).unwrap();
+        assert_eq!(rows.by_ref().count() as u64, first, "{max_bytes}");
+        assert!(!rows.next_pass(), "read again with --max-bytes {max_bytes}");
+        assert_eq!(rows.short_sample(), None);
+    }
+    // The trainer's sampler, with --max-bytes 4K, draws from that one read: it keeps a row to
+    // train on, and none held out, as it would from any read.
+    let bound = pgdict_trainer::SampleOptions {
         max_bytes: 4 << 10,
+        seed,
         ..options
     };
-    for bytes_wanted in [None, Some(small_bound.bytes_wanted())] {
-        let mut rows = source::open(&spec(seed, bytes_wanted)).unwrap();
-        assert_eq!(rows.by_ref().count() as u64, first, "{bytes_wanted:?}");
-        assert!(rows.next_pass(), "{bytes_wanted:?}");
-        assert_eq!(rows.short_sample().map(|short| short.rows), Some(first));
-    }
+    let mut rows = source::open(&spec(seed, Some(bound.bytes_wanted()))).unwrap();
+    let sample = pgdict_trainer::sample_source(&mut rows, &bound, "bulky", &NoProgress).unwrap();
+    assert_eq!(sample.rows_seen, first);
+    assert_eq!((sample.train.len(), sample.eval.len()), (1, 0));
+    assert!(sample.rows_too_long > 0);
 
     // The trainer: its sample from that one read, by --max-bytes; by default (64 MiB, which
     // the rows fall far short of), from the read again. The report and the stored

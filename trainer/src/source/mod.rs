@@ -46,9 +46,11 @@
 //! comes back short, the pages read before the last read being at most half as many as it reads.
 //! A caller that bounds the bytes it keeps too ([`PgSource::bytes_wanted`]: the trainer's
 //! `--max-bytes`) has what it keeps from a sample of large rows that holds those bytes, however
-//! few its rows: such a sample is not short, and is not read again; one short of both is read
-//! again by the share its rows call for or the one its bytes call for (three times the bytes
-//! wanted, as the bytes it held say the table holds), whichever is smaller.
+//! few its rows: such a sample is not short, and is not read again (the rows and bytes counted are
+//! those the caller may keep, [`BytesWanted`]: a sample of rows it keeps none of is no reason to
+//! read more rows like them); one short of both is read again by the share its rows call for or
+//! the one its bytes call for (three times the bytes wanted, as the bytes it held say the table
+//! holds), whichever is smaller.
 //! After a sample that held no row the next read's rows follow as if they were the first; after one
 //! that held some, the rows end, [`Rows::next_pass`] says that another pass follows, and its rows
 //! replace them (a caller that samples starts afresh, with the same seed, so that the sample
@@ -211,10 +213,14 @@ pub struct PgSource {
 pub struct BytesWanted {
     /// The bytes (the sum of the rows' lengths) kept at most.
     pub bytes: u64,
-    /// The longest row that counts: a longer one may be left out (a sampler keeps no row
-    /// longer than it may hold in all), so the bytes of a sample are those of its rows no
-    /// longer than this.
+    /// The longest row every part of the sample may keep (the smaller of their byte bounds:
+    /// a sampler keeps no row longer than a part may hold in all, and drops a longer one whole).
     pub longest_row: u64,
+    /// The longest row some part may keep (the larger bound; `longest_row` for a sample of one
+    /// part). When no row of a page sample is `longest_row` or shorter, the bytes and rows that
+    /// count are those of its rows no longer than this; when none is that short either, no
+    /// larger read is expected to add a row the caller keeps, and the sample is not read again.
+    pub longest_row_kept: u64,
 }
 
 /// Where rows come from.

@@ -98,19 +98,21 @@ fn sample_percent(wanted: u64, estimated_rows: f64) -> Option<f64> {
 /// ([`Wanted::met_by`]): the sample to read instead; `None`, the whole column. Its share is set,
 /// as [`sample_percent`] sets it by the statistics, by what those pages say the table holds
 /// (`held` in every `percent` in 100): for three times the rows wanted, or, where the caller
-/// bounds its bytes too, three times the bytes wanted (in the rows that count), whichever reads
-/// fewer pages. Of large rows, the bytes wanted are in fewer rows than wanted, which a share set
-/// by rows alone would read for nothing (the whole column, where a share set by the bytes was
-/// under a third of its pages). No rows: the whole column, as no estimate can be made. The share
+/// bounds its bytes too, three times the bytes wanted, in the rows that count
+/// ([`Wanted::counted`]), whichever reads fewer pages. Of large rows, the bytes wanted are in
+/// fewer rows than wanted, which a share set by rows alone would read for nothing (the whole
+/// column, where a share set by the bytes was under a third of its pages). No rows: the whole column, as no estimate can be made. The share
 /// is always over three times `percent` (a sample short of the rows and the bytes wanted held
 /// under a third of either its share was set for), so that samples that keep coming back short
 /// end in the whole column after a few.
 fn next_sample(wanted: Wanted, percent: f64, held: Held) -> Option<PageSample> {
     let in_table = |in_sample: u64| in_sample as f64 * 100.0 / percent;
-    let by_rows = sample_percent(wanted.rows, in_table(held.rows));
+    // Short, so some side counts (`None` only for a sample that is enough).
+    let counted = wanted.counted(held).unwrap_or_default();
+    let by_rows = sample_percent(wanted.rows, in_table(counted.rows));
     let by_bytes = wanted
         .bytes
-        .map(|bytes| sample_percent(bytes.bytes, in_table(held.bytes)));
+        .map(|bytes| sample_percent(bytes.bytes, in_table(counted.bytes)));
     // `None` is the whole column: any share is fewer pages.
     let share = match (by_rows, by_bytes) {
         (Some(rows), Some(Some(bytes))) => Some(rows.min(bytes)),
@@ -122,41 +124,92 @@ fn next_sample(wanted: Wanted, percent: f64, held: Held) -> Option<PageSample> {
         .filter(|&next| next > percent)
         .map(|percent| PageSample {
             percent,
-            estimated_rows: in_table(held.rows) as u64,
+            estimated_rows: in_table(held.all.rows) as u64,
         })
 }
 
 /// What a page sample must hold for the caller: the rows it keeps, or, where it bounds the bytes
-/// it keeps too, those bytes (in rows it may keep: [`BytesWanted::longest_row`]; the trainer's
-/// `SampleOptions::bytes_wanted` says which, and why). The byte bound binds when the rows are
-/// large: the rows wanted would hold more bytes than the caller keeps, and a sample that holds
-/// the bytes but not the rows already gives it all it keeps, so a read again would be spent
-/// on rows it leaves out.
+/// it keeps too, those bytes. The byte bound binds when the rows are large: the rows wanted would
+/// hold more bytes than the caller keeps, and a sample that holds the bytes but not the rows
+/// already gives it all it keeps, so a read again would be spent on rows it leaves out.
+///
+/// With a byte bound, rows count as the caller's sampler keeps them ([`BytesWanted`]; the
+/// trainer's `SampleOptions::bytes_wanted` says why): it keeps rows on two sides (training and
+/// held out), each side a share of the rows, in rows no longer than its own bound, and drops a
+/// longer row whole. So each side counts the rows it may keep, and has enough, in expectation,
+/// once they are the rows wanted or hold the bytes wanted. A side that may keep none of the rows
+/// read (every one longer than its bound) is no reason to read again: a larger read is expected
+/// to hold rows like these (the estimate the next read's share is set by), none of which it would
+/// keep either. The side with the smaller bound counts fewer rows and bytes of any read, so it is
+/// the one that decides ([`Wanted::counted`]), unless it may keep none of the rows read.
 #[derive(Clone, Copy, Debug)]
 struct Wanted {
     rows: u64,
     bytes: Option<BytesWanted>,
 }
 
-/// What a read handed over, as [`Wanted`] counts it.
+/// Rows and their bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-struct Held {
+struct Count {
     rows: u64,
-    /// The bytes of the rows no longer than [`BytesWanted::longest_row`] (of all, without a
-    /// byte bound).
     bytes: u64,
 }
 
+impl Count {
+    fn add(&mut self, row: &[u8]) {
+        self.rows += 1;
+        self.bytes += row.len() as u64;
+    }
+}
+
+/// What a read handed over, as [`Wanted`] counts it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Held {
+    /// Every row.
+    all: Count,
+    /// The rows no longer than [`BytesWanted::longest_row`], which every side may keep (every
+    /// row, without a byte bound).
+    kept_by_all: Count,
+    /// The rows no longer than [`BytesWanted::longest_row_kept`], which some side may keep
+    /// (every row, without a byte bound).
+    kept_by_one: Count,
+}
+
+impl Held {
+    /// Counts `row`, as `wanted` counts it (without it, every row counts everywhere).
+    fn add(&mut self, row: &[u8], wanted: Option<Wanted>) {
+        let bytes = wanted.and_then(|wanted| wanted.bytes);
+        let len = row.len() as u64;
+        self.all.add(row);
+        if bytes.is_none_or(|bytes| len <= bytes.longest_row) {
+            self.kept_by_all.add(row);
+        }
+        if bytes.is_none_or(|bytes| len <= bytes.longest_row_kept) {
+            self.kept_by_one.add(row);
+        }
+    }
+}
+
 impl Wanted {
-    /// Whether `row` counts towards the bytes wanted.
-    fn counts(&self, row: &[u8]) -> bool {
-        self.bytes
-            .is_none_or(|bytes| row.len() as u64 <= bytes.longest_row)
+    /// The rows of `held` that decide whether it is enough: those of the side with the
+    /// smaller bound, unless it may keep none of them; `None` when no side may keep any row
+    /// of a read that held some, so that no larger read is expected to add to what the caller
+    /// keeps. (No rows at all: no estimate, and short.)
+    fn counted(&self, held: Held) -> Option<Count> {
+        if held.all.rows == 0 || held.kept_by_all.rows > 0 {
+            Some(held.kept_by_all)
+        } else {
+            Some(held.kept_by_one).filter(|counted| counted.rows > 0)
+        }
     }
 
-    /// Whether `held` is enough: the rows wanted, or the bytes wanted.
+    /// Whether `held` is enough: the rows wanted, or the bytes wanted, in the rows that
+    /// count ([`Wanted::counted`]).
     fn met_by(&self, held: Held) -> bool {
-        held.rows >= self.rows || self.bytes.is_some_and(|bytes| held.bytes >= bytes.bytes)
+        self.counted(held).is_none_or(|counted| {
+            counted.rows >= self.rows
+                || self.bytes.is_some_and(|bytes| counted.bytes >= bytes.bytes)
+        })
     }
 }
 
@@ -485,7 +538,7 @@ impl Reader {
             }
             let short = ShortSample {
                 percent: read.percent,
-                rows: held.rows,
+                rows: held.all.rows,
                 rows_wanted: wanted.rows,
                 estimated_rows: read.estimated_rows,
             };
@@ -534,14 +587,11 @@ impl Reader {
         while let Some(row) = next {
             // The query reads the column as bytea.
             let row: Vec<u8> = row.get(0);
-            held.rows += 1;
-            if wanted.is_none_or(|wanted| wanted.counts(&row)) {
-                held.bytes += row.len() as u64;
-            }
+            held.add(&row, wanted);
             // A full batch is handed over; so are rows that come slowly (a slow view's), as
             // they come: the first at once, as the wait for the next may be long.
             let ready = batches.push(row).or_else(|| {
-                (held.rows == 1 || handed_at.elapsed() >= PARTIAL_BATCH_AFTER)
+                (held.all.rows == 1 || handed_at.elapsed() >= PARTIAL_BATCH_AFTER)
                     .then(|| batches.take())
             });
             if let Some(batch) = ready {
@@ -781,13 +831,19 @@ mod tests {
             bytes: bytes.map(|bytes| BytesWanted {
                 bytes,
                 longest_row: 4096,
+                longest_row_kept: 4096,
             }),
         }
     }
 
-    /// Held: `rows` rows of `bytes` bytes.
+    /// Held: `rows` rows of `bytes` bytes, all of them counted.
     fn held(rows: u64, bytes: u64) -> Held {
-        Held { rows, bytes }
+        let all = Count { rows, bytes };
+        Held {
+            all,
+            kept_by_all: all,
+            kept_by_one: all,
+        }
     }
 
     #[test]
@@ -860,5 +916,82 @@ mod tests {
             next_sample(wanted(300, Some(80 << 10)), 0.8409, short),
             Some(by_bytes)
         );
+    }
+
+    /// As the trainer's sampler keeps them, with 20 % held out of `--max-rows 10000
+    /// --max-bytes 1M`: 12,500 rows, or 1.25 MiB in rows of at most 256 KiB (the held-out
+    /// side's bound), else in rows of at most 1 MiB (the training side's).
+    #[test]
+    fn rows_count_as_the_sides_may_keep_them() {
+        let wanted = Wanted {
+            rows: 12_500,
+            bytes: Some(BytesWanted {
+                bytes: 1_310_720,
+                longest_row: 262_144,
+                longest_row_kept: 1 << 20,
+            }),
+        };
+        let read = |rows: &[(u64, usize)]| {
+            let mut held = Held::default();
+            for &(len, count) in rows {
+                for _ in 0..count {
+                    held.add(&vec![b'x'; len as usize], Some(wanted));
+                }
+            }
+            held
+        };
+        // Rows of 300 KB, which only the training side keeps: five hold its bytes, and no read
+        // gives the held-out side any; four do not, and the next share is set by their bytes.
+        let large = read(&[(300_000, 5)]);
+        assert_eq!(
+            wanted.counted(large),
+            Some(Count {
+                rows: 5,
+                bytes: 1_500_000
+            })
+        );
+        assert!(wanted.met_by(large));
+        let fewer = read(&[(300_000, 4)]);
+        assert!(!wanted.met_by(fewer));
+        let next = next_sample(wanted, 1.0, fewer).unwrap();
+        // 1.2 MB in 1 % of the pages, 120 MB in all: 3 x 1.25 MiB of it is 3.3 %, rounded up.
+        assert_eq!(next.percent, quarter_octave_up(300.0 * 1_310_720.0 / 120e6));
+        assert_eq!(next.estimated_rows, 400);
+        // With one row the held-out side may keep, that side decides: it has too few bytes.
+        let mixed = read(&[(300_000, 5), (1000, 1)]);
+        assert_eq!(
+            wanted.counted(mixed),
+            Some(Count {
+                rows: 1,
+                bytes: 1000
+            })
+        );
+        assert!(!wanted.met_by(mixed));
+        // Rows no side keeps: nothing a larger read would add to.
+        let too_long = read(&[(2 << 20, 3)]);
+        assert_eq!(wanted.counted(too_long), None);
+        assert!(wanted.met_by(too_long));
+        // No rows at all: short, and the whole column next.
+        assert!(!wanted.met_by(Held::default()));
+        assert_eq!(next_sample(wanted, 1.0, Held::default()), None);
+        // Rows the held-out side leaves out are no rows to it: 12,500 rows, half of them
+        // 300 KB, are short (it took them for enough).
+        let half_large = read(&[(300_000, 6250), (10, 6250)]);
+        assert_eq!(half_large.all.rows, 12_500);
+        assert!(!wanted.met_by(half_large));
+        assert!(wanted.met_by(read(&[(300_000, 6250), (10, 12_500)])));
+        // Without a byte bound every row counts, however long.
+        let by_rows = Wanted {
+            rows: 100,
+            bytes: None,
+        };
+        let mut held = Held::default();
+        for len in [10, 2 << 20] {
+            for _ in 0..50 {
+                held.add(&vec![b'x'; len], None);
+            }
+        }
+        assert_eq!(by_rows.counted(held), Some(held.all));
+        assert!(by_rows.met_by(held));
     }
 }
