@@ -944,6 +944,8 @@ fn a_page_sample_short_of_the_rows_wanted_is_read_again() {
                 rows: first,
                 rows_wanted: wanted,
                 estimated_rows: 40_000,
+                bytes: short.iter().map(Vec::len).sum::<usize>() as u64,
+                bytes_wanted: None,
             }
         );
         // ... and the next begins, with at least the rows wanted, from the table's rows.
@@ -1012,16 +1014,20 @@ fn a_page_sample_short_of_the_rows_wanted_is_read_again() {
         sample["table_short_sample"]["table_rows_estimate"], 40_000,
         "{report}"
     );
+    // The trainer bounds the bytes it keeps too (by default 64 MiB and 16 MiB held out), and
+    // says what the sample held of them.
+    let short_bytes = short.iter().map(Vec::len).sum::<usize>() as u64;
+    assert_eq!(sample["table_short_sample"]["bytes"], short_bytes);
+    assert_eq!(sample["table_short_sample"]["rows_wanted"], wanted);
+    assert_eq!(sample["table_short_sample"]["bytes_wanted"], 80 << 20);
     let text = trainer(false);
     assert!(
         text.contains(&format!(
             "note: the table's statistics (about 40,000 rows) are out of date: 0.84 % of its \
-             pages held {}, fewer than the 100 wanted; read again ",
-            if first == 1 {
-                "1 row".to_string()
-            } else {
-                format!("{first} rows")
-            }
+             pages held {} ({} bytes), fewer than the 100 rows and the 83,886,080 bytes wanted; \
+             read again ",
+            pgdict_trainer::progress::counted(first, "row"),
+            pgdict_trainer::progress::thousands(short_bytes),
         )),
         "{text}"
     );
@@ -1050,6 +1056,12 @@ fn a_page_sample_short_of_the_rows_wanted_is_read_again() {
             "sample_percent": planned.percent,
             "rows": first,
             "table_rows_estimate": 40_000,
+            "bytes": short_bytes,
+            "rows_wanted": wanted,
+            "bytes_wanted": 80 << 20,
+            "rows_counted": first,
+            "bytes_counted": short_bytes,
+            "longest_row_counted": 16 << 20,
         }),
         "{parameters:?}"
     );
@@ -1282,6 +1294,17 @@ fn a_page_sample_short_of_rows_and_bytes_is_read_again_by_the_bytes_missing() {
     assert!(rows.next_pass(), "not read again");
     let short = rows.short_sample().expect("the short sample noted");
     assert_eq!((short.rows, short.percent), (first, planned.percent));
+    // It says what it held of the bytes too: every row counted (none over 16 KiB).
+    assert_eq!(short.bytes, first_bytes);
+    assert_eq!(
+        short.bytes_wanted,
+        Some(source::ShortOfBytes {
+            bytes: 80 << 10,
+            longest_row: 16 << 10,
+            rows_counted: first,
+            bytes_counted: first_bytes,
+        })
+    );
     // The read again: the share the bytes call for, and the rows of those pages.
     let again = rows.page_sample().expect("a page sample again");
     assert_eq!(again.percent, by_bytes, "{first} rows, {first_bytes} bytes");

@@ -561,8 +561,9 @@ impl std::fmt::Display for PageSample {
     }
 }
 
-/// A page sample of a PostgreSQL table that held fewer rows than wanted, the statistics it was
-/// set by being out of date (see the module documentation): the table was read again.
+/// A page sample of a PostgreSQL table that held fewer rows than wanted (and fewer bytes, where
+/// the caller bounds them too), the statistics it was set by being out of date (see the module
+/// documentation): the table was read again.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ShortSample {
     /// The share of the table's pages read, in percent.
@@ -573,22 +574,68 @@ pub struct ShortSample {
     pub rows_wanted: u64,
     /// The rows the table holds, as its statistics estimated them.
     pub estimated_rows: u64,
+    /// The bytes of the rows they held.
+    pub bytes: u64,
+    /// Where the caller bounds the bytes it keeps too ([`PgSource::bytes_wanted`]): the bytes
+    /// wanted, and the rows and bytes that counted towards them.
+    pub bytes_wanted: Option<ShortOfBytes>,
+}
+
+/// What a [`ShortSample`] held of the bytes wanted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShortOfBytes {
+    /// The bytes wanted ([`BytesWanted::bytes`]).
+    pub bytes: u64,
+    /// The longest row that counted ([`BytesWanted::longest_row`], or
+    /// [`BytesWanted::longest_row_kept`] when no row held was that short).
+    pub longest_row: u64,
+    /// The rows held no longer than `longest_row`: they, not every row, count towards the rows
+    /// wanted too.
+    pub rows_counted: u64,
+    /// Their bytes.
+    pub bytes_counted: u64,
 }
 
 impl ShortSample {
     /// What a report says of it, and of the read that followed (`then`: a sample of pages, or
     /// `None`, the whole column): `the table's statistics (about 300,000 rows) are out of date:
     /// 13 % of its pages held 2,012 rows, fewer than the 12,500 wanted; read again from 4.8 %
-    /// of its pages (ANALYZE the table to sample it in one read)`.
+    /// of its pages (ANALYZE the table to sample it in one read)`. With a byte bound, the bytes
+    /// too: `held 232 rows (561,040 bytes), fewer than the 1,250 rows and the 1,024,000 bytes
+    /// wanted`, and when some rows were too long to count, which did: `held 6 rows (1,501,000
+    /// bytes, of which 1,000 in 1 row of at most 262,144 bytes, which count)`.
     pub fn note(&self, then: Option<PageSample>) -> String {
         let thousands = crate::progress::thousands;
+        let counted = crate::progress::counted;
+        let held_and_wanted = match self.bytes_wanted {
+            None => format!(
+                "{}, fewer than the {} wanted",
+                counted(self.rows, "row"),
+                thousands(self.rows_wanted)
+            ),
+            Some(wanted) => format!(
+                "{} ({} bytes{}), fewer than the {} and the {} bytes wanted",
+                counted(self.rows, "row"),
+                thousands(self.bytes),
+                if wanted.rows_counted == self.rows {
+                    String::new()
+                } else {
+                    format!(
+                        ", of which {} in {} of at most {} bytes, which count",
+                        thousands(wanted.bytes_counted),
+                        counted(wanted.rows_counted, "row"),
+                        thousands(wanted.longest_row)
+                    )
+                },
+                counted(self.rows_wanted, "row"),
+                thousands(wanted.bytes)
+            ),
+        };
         format!(
-            "the table's statistics (about {} rows) are out of date: {} held {}, fewer than the \
-             {} wanted; read again {} (ANALYZE the table to sample it in one read)",
+            "the table's statistics (about {} rows) are out of date: {} held {held_and_wanted}; \
+             read again {} (ANALYZE the table to sample it in one read)",
             thousands(round_to_3_digits(self.estimated_rows)),
             share_of_pages(self.percent),
-            crate::progress::counted(self.rows, "row"),
-            thousands(self.rows_wanted),
             match then {
                 Some(sample) => format!("from {}", share_of_pages(sample.percent)),
                 None => "whole".to_string(),
@@ -598,13 +645,23 @@ impl ShortSample {
 
     /// What a JSON report, and a trained dictionary's metadata, say of it
     /// (`table_short_sample`): `{"sample_percent": 0.84, "rows": 17, "table_rows_estimate":
-    /// 40000}`, the share of the pages read, the rows they held and the rows the statistics
-    /// promised.
+    /// 40000, "bytes": 35819, "rows_wanted": 100, "bytes_wanted": 81920, "rows_counted": 17,
+    /// "bytes_counted": 35819, "longest_row_counted": 16384}`, the share of the pages read,
+    /// the rows they held and the rows the statistics promised; their bytes and the rows
+    /// wanted; and where the bytes are bounded too (else null), the bytes wanted and the rows
+    /// and bytes that counted towards them, in rows no longer than `longest_row_counted`.
     pub fn to_json(&self) -> serde_json::Value {
+        let of_bytes = self.bytes_wanted;
         serde_json::json!({
             "sample_percent": self.percent,
             "rows": self.rows,
             "table_rows_estimate": self.estimated_rows,
+            "bytes": self.bytes,
+            "rows_wanted": self.rows_wanted,
+            "bytes_wanted": of_bytes.map(|wanted| wanted.bytes),
+            "rows_counted": of_bytes.map(|wanted| wanted.rows_counted),
+            "bytes_counted": of_bytes.map(|wanted| wanted.bytes_counted),
+            "longest_row_counted": of_bytes.map(|wanted| wanted.longest_row),
         })
     }
 }
@@ -1081,6 +1138,8 @@ mod tests {
             rows: 2012,
             rows_wanted: 12_500,
             estimated_rows: 300_011,
+            bytes: 201_200,
+            bytes_wanted: None,
         };
         assert_eq!(
             short.note(None),
@@ -1097,6 +1156,59 @@ mod tests {
             .contains("; read again from 4.8 % of its pages (ANALYZE"));
         let one = ShortSample { rows: 1, ..short };
         assert!(one.note(None).contains(" held 1 row, "));
+        let json = short.to_json();
+        assert_eq!(json["rows"], 2012);
+        assert_eq!(json["table_rows_estimate"], 300_011);
+        assert_eq!(
+            (&json["bytes"], &json["rows_wanted"]),
+            (&201_200.into(), &12_500.into())
+        );
+        assert!(json["bytes_wanted"].is_null() && json["bytes_counted"].is_null());
+
+        // With a byte bound, the bytes held and wanted too ...
+        let of_bytes = ShortOfBytes {
+            bytes: 1_310_720,
+            longest_row: 262_144,
+            rows_counted: 2012,
+            bytes_counted: 1_005_000,
+        };
+        let large = ShortSample {
+            bytes: 1_005_000,
+            bytes_wanted: Some(of_bytes),
+            ..short
+        };
+        assert!(
+            large.note(None).contains(
+                " held 2,012 rows (1,005,000 bytes), fewer than the 12,500 rows and the \
+                 1,310,720 bytes wanted; read again whole"
+            ),
+            "{}",
+            large.note(None)
+        );
+        let json = large.to_json();
+        assert_eq!(json["bytes_wanted"], 1_310_720);
+        assert_eq!(json["rows_counted"], 2012);
+        assert_eq!(json["bytes_counted"], 1_005_000);
+        assert_eq!(json["longest_row_counted"], 262_144);
+        // ... and which rows counted, when some did not.
+        let some_too_long = ShortSample {
+            rows: 6,
+            bytes: 1_501_000,
+            bytes_wanted: Some(ShortOfBytes {
+                rows_counted: 1,
+                bytes_counted: 1000,
+                ..of_bytes
+            }),
+            ..short
+        };
+        assert!(
+            some_too_long.note(None).contains(
+                " held 6 rows (1,501,000 bytes, of which 1,000 in 1 row of at most 262,144 \
+                 bytes, which count), fewer than the 12,500 rows and the 1,310,720 bytes wanted"
+            ),
+            "{}",
+            some_too_long.note(None)
+        );
     }
 
     fn collect(spec: &SourceSpec) -> Result<Vec<Vec<u8>>, SourceError> {

@@ -31,7 +31,9 @@ use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::ToSql;
 use postgres::Client;
 
-use super::{BytesWanted, PageSample, PgSource, Rows, ShortSample, SourceError, TableRead};
+use super::{
+    BytesWanted, PageSample, PgSource, Rows, ShortOfBytes, ShortSample, SourceError, TableRead,
+};
 
 /// The bytes of rows a batch holds at most (a row larger than this is a batch alone).
 const BATCH_BYTES: usize = 8 << 20;
@@ -201,6 +203,24 @@ impl Wanted {
         } else {
             Some(held.kept_by_one).filter(|counted| counted.rows > 0)
         }
+    }
+
+    /// What `held`, short, held of the bytes wanted, for a report; `None` without a byte
+    /// bound.
+    fn short_of_bytes(&self, held: Held) -> Option<ShortOfBytes> {
+        let bytes = self.bytes?;
+        let counted = self.counted(held).unwrap_or_default();
+        Some(ShortOfBytes {
+            bytes: bytes.bytes,
+            // The larger bound only when the rows it counts are the ones that did.
+            longest_row: if counted == held.kept_by_all {
+                bytes.longest_row
+            } else {
+                bytes.longest_row_kept
+            },
+            rows_counted: counted.rows,
+            bytes_counted: counted.bytes,
+        })
     }
 
     /// Whether `held` is enough: the rows wanted, or the bytes wanted, in the rows that
@@ -541,6 +561,8 @@ impl Reader {
                 rows: held.all.rows,
                 rows_wanted: wanted.rows,
                 estimated_rows: read.estimated_rows,
+                bytes: held.all.bytes,
+                bytes_wanted: wanted.short_of_bytes(*held),
             };
             sample = next_sample(wanted, read.percent, *held);
             let then = sample;
