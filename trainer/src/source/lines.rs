@@ -1,6 +1,7 @@
 //! Reading text a line or a record at a time: lines and JSON Lines ([`LineRows`]), and the
 //! line ends and bounded reads under COPY's text format and CSV ([`TextRecords`]).
 
+use std::borrow::Cow;
 use std::io::{self, BufRead, Read};
 
 use pgdict::rows::{self, RowFormat};
@@ -9,6 +10,12 @@ use super::{datums_file, SourceError};
 
 /// The longest line read: one value at PostgreSQL's limit, then `\r\n`.
 const MAX_LINE_LEN: usize = datums_file::MAX_DATUM_LEN + 2;
+
+/// A row read as it is (not a decoded JSON string) at least this long is handed over in the
+/// line buffer itself, and the next line starts a fresh buffer: a copy would hold the row
+/// twice, which for a row of hundreds of megabytes is the difference that counts. A shorter
+/// row is copied out, so that one buffer, grown once, serves every small row.
+const HAND_OVER_MIN: usize = 1 << 20;
 
 /// Lines or JSON Lines, a line at a time.
 pub(super) struct LineRows<R> {
@@ -49,6 +56,16 @@ impl<R: BufRead> LineRows<R> {
             // pgdict::rows defines what a line holds (line feed, carriage return, empty lines,
             // JSON strings).
             match rows::line_row(line, self.format) {
+                Ok(Some(Cow::Borrowed(row))) if row.len() >= HAND_OVER_MIN => {
+                    // `row` is a slice of the buffer (the line without its end, and the
+                    // first line without a byte order mark).
+                    let start = row.as_ptr() as usize - self.buf.as_ptr() as usize;
+                    let end = start + row.len();
+                    let mut taken = std::mem::take(&mut self.buf);
+                    taken.truncate(end);
+                    taken.drain(..start);
+                    return Ok(Some(taken));
+                }
                 Ok(Some(row)) => return Ok(Some(row.into_owned())),
                 Ok(None) => {}
                 Err(error) => {
@@ -333,6 +350,42 @@ mod tests {
     use std::io::BufReader;
 
     use super::*;
+
+    #[test]
+    fn a_large_row_is_handed_over_in_the_buffer_and_a_small_one_copied() {
+        let large = "x".repeat(HAND_OVER_MIN);
+        // JSON Lines after a byte order mark: the row starts past the buffer's start.
+        for format in [RowFormat::Lines, RowFormat::JsonLines] {
+            let bom = if format == RowFormat::JsonLines {
+                "\u{feff}"
+            } else {
+                ""
+            };
+            let input = format!("{bom}[\"{large}\"]\r\n[1]\n");
+            let mut rows = LineRows::new(input.as_bytes(), "test".into(), format);
+            // Both formats take a JSON array line as it is.
+            let (large, small) = (format!("[\"{large}\"]"), "[1]");
+            // A buffer of room for the whole line, so that reading it does not move it.
+            rows.buf = Vec::with_capacity(input.len());
+            let buffer = rows.buf.as_ptr();
+            let row = rows.next_row().unwrap().unwrap();
+            assert_eq!(row, large.as_bytes());
+            assert_eq!(row.as_ptr(), buffer, "the large row was copied");
+            assert_eq!(
+                rows.buf.capacity(),
+                0,
+                "the large row's buffer is still the reader's"
+            );
+            // A small row is copied out of a buffer that stays the reader's.
+            rows.buf = Vec::with_capacity(64);
+            let buffer = rows.buf.as_ptr();
+            let row = rows.next_row().unwrap().unwrap();
+            assert_eq!(row, small.as_bytes());
+            assert_ne!(row.as_ptr(), buffer);
+            assert_eq!(rows.buf.as_ptr(), buffer);
+            assert!(rows.next_row().unwrap().is_none());
+        }
+    }
 
     #[test]
     fn a_line_ends_at_either_byte_and_cr_lf_is_one_end() {
