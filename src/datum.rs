@@ -82,6 +82,10 @@
 //! decodes fastest; plain is what PostgreSQL itself can read). So a datum is never larger than
 //! its raw form: `raw_len + 1` bytes up to 126 raw bytes, `raw_len + 4` beyond.
 //!
+//! lz4 and zstd write their payloads straight into the output, after the best datum so far: a
+//! winner moves down over it, a loser is cut off, so that no payload buffer as large as the
+//! value is kept or copied. (pglz's payload is copied out of its compressor's buffer.)
+//!
 //! Trying several forms costs time, so the dictionary form is compressed first and each pglz
 //! attempt is told how long a payload can be and still win: pglz checks its output size as it
 //! goes and gives up there (the limit only moves where pglz gives up, never what it writes, so
@@ -1167,8 +1171,6 @@ pub struct DatumEncoder {
     lz4: Lz4Compressor,
     /// Created on first use: making a zstd context can fail, and most callers never need one.
     zstd: Option<ZstdCompressor>,
-    /// lz4 and zstd payloads are compressed here before the smallest is copied out.
-    scratch: Vec<u8>,
 }
 
 /// The smallest candidate so far while encoding.
@@ -1207,12 +1209,7 @@ impl Best {
     // `pglz::Compressor::limits` for what the two together save per datum.
     #[inline(always)]
     fn offer(&mut self, out: &mut Vec<u8>, form: Form, raw_len: usize, payload: &[u8]) {
-        let (header_len, rank) = match form {
-            Form::Extended { dict_id, .. } => {
-                (DICT_ID_POS + dict_id_len(dict_id), Rank::Dictionary)
-            }
-            _ => (COMPRESSED_HEADER_LEN, Rank::Plain),
-        };
+        let (header_len, rank) = compressed_header_len(form);
         match self.max_payload(header_len, rank) {
             Some(max) if payload.len() <= max => {}
             _ => return,
@@ -1221,24 +1218,60 @@ impl Best {
         // The header is put together here and appended in one piece, not field by field:
         // timed side by side in one process (datum encoder, 300 rounds), 1.4 % faster per CSV
         // airport datum, 0.6 % per fortune.
-        let mut header = [0; DICT_ID_POS + MAX_DICT_ID_BYTES];
-        // total_len <= raw's total <= MAX_RAW_LEN, and raw_len <= MAX_INPUT_LEN: both fit 30 bits.
-        header[..4].copy_from_slice(&(((total_len as u32) << 2) | 0b10).to_le_bytes());
-        let method = match form {
-            Form::Pglz => METHOD_PGLZ,
-            Form::Lz4 => METHOD_LZ4,
-            _ => METHOD_EXTENDED,
-        };
-        header[4..8].copy_from_slice(&((raw_len as u32) | (method << METHOD_SHIFT)).to_le_bytes());
-        if let Form::Extended { codec, dict_id } = form {
-            header[CODEC_POS] = codec.code();
-            put_dict_id(dict_id, &mut header[DICT_ID_POS..]);
-        }
+        let header = compressed_header(form, total_len, raw_len);
         out.truncate(self.start);
         out.reserve(total_len);
         out.extend_from_slice(&header[..header_len]);
         out.extend_from_slice(payload);
         debug_assert_eq!(out.len() - self.start, total_len);
+        self.won(form, total_len, raw_len, header_len, rank);
+    }
+
+    /// [`Best::offer`] for a codec that appends its payload to a `Vec` (lz4, zstd): `compress`
+    /// writes it straight into `out`, after the best datum so far (after `best.start` while
+    /// that is raw, which is written last), behind room for the header. A winner is given its
+    /// header there and, if a datum was before it, moved down over that one; a loser is cut
+    /// off. The datum's bytes are [`Best::offer`]'s, without a payload buffer to copy from: for
+    /// a large value that buffer was as large again as the payload. Nothing is compressed
+    /// when even a 1-byte payload would lose. On error `out` may hold a partial candidate (the
+    /// caller cuts it off).
+    fn attempt<E>(
+        &mut self,
+        out: &mut Vec<u8>,
+        form: Form,
+        raw_len: usize,
+        compress: impl FnOnce(&mut Vec<u8>) -> Result<usize, E>,
+    ) -> Result<(), E> {
+        let (header_len, rank) = compressed_header_len(form);
+        let Some(max) = self.max_payload(header_len, rank) else {
+            return Ok(());
+        };
+        let at = match self.header {
+            Some(_) => self.start + self.total_len,
+            None => self.start,
+        };
+        debug_assert_eq!(out.len(), at);
+        out.resize(at + header_len, 0);
+        compress(out)?;
+        let payload_len = out.len() - at - header_len;
+        if payload_len > max {
+            out.truncate(at);
+            return Ok(());
+        }
+        let total_len = header_len + payload_len;
+        let header = compressed_header(form, total_len, raw_len);
+        out[at..at + header_len].copy_from_slice(&header[..header_len]);
+        if at != self.start {
+            out.copy_within(at.., self.start);
+            out.truncate(self.start + total_len);
+        }
+        self.won(form, total_len, raw_len, header_len, rank);
+        Ok(())
+    }
+
+    /// Records the datum of `form` that `out[start..]` now holds as the best.
+    #[inline(always)]
+    fn won(&mut self, form: Form, total_len: usize, raw_len: usize, header_len: usize, rank: Rank) {
         self.total_len = total_len;
         self.rank = rank;
         self.header = Some(Header {
@@ -1248,6 +1281,35 @@ impl Best {
             header_len,
         });
     }
+}
+
+/// The header length of a compressed datum of `form` (not raw), and its [`Rank`].
+#[inline(always)]
+fn compressed_header_len(form: Form) -> (usize, Rank) {
+    match form {
+        Form::Extended { dict_id, .. } => (DICT_ID_POS + dict_id_len(dict_id), Rank::Dictionary),
+        _ => (COMPRESSED_HEADER_LEN, Rank::Plain),
+    }
+}
+
+/// The header of a compressed datum of `form` (not raw), in the first
+/// [`compressed_header_len`] bytes.
+#[inline(always)]
+fn compressed_header(form: Form, total_len: usize, raw_len: usize) -> [u8; MAX_HEADER_LEN] {
+    let mut header = [0; MAX_HEADER_LEN];
+    // total_len <= raw's total <= MAX_RAW_LEN, and raw_len <= MAX_INPUT_LEN: both fit 30 bits.
+    header[..4].copy_from_slice(&(((total_len as u32) << 2) | 0b10).to_le_bytes());
+    let method = match form {
+        Form::Pglz => METHOD_PGLZ,
+        Form::Lz4 => METHOD_LZ4,
+        _ => METHOD_EXTENDED,
+    };
+    header[4..8].copy_from_slice(&((raw_len as u32) | (method << METHOD_SHIFT)).to_le_bytes());
+    if let Form::Extended { codec, dict_id } = form {
+        header[CODEC_POS] = codec.code();
+        put_dict_id(dict_id, &mut header[DICT_ID_POS..]);
+    }
+    header
 }
 
 /// `base`, with `min_comp_rate` raised (never lowered) so that pglz gives up as soon as its
@@ -1407,12 +1469,7 @@ impl DatumEncoder {
             };
             (d, form, DICT_ID_POS + dict_id_len(d.id()))
         });
-        let DatumEncoder {
-            pglz,
-            lz4,
-            zstd,
-            scratch,
-        } = self;
+        let DatumEncoder { pglz, lz4, zstd } = self;
         match codec {
             Codec::Pglz => {
                 if let Some((d, form, header_len)) = dict_form {
@@ -1442,25 +1499,17 @@ impl DatumEncoder {
                 }
             }
             Codec::Lz4 => {
-                if let Some((d, form, header_len)) = dict_form {
-                    if best.max_payload(header_len, Rank::Dictionary).is_some() {
-                        scratch.clear();
-                        lz4.compress_with_dict_into(raw, d.lz4(), scratch)
-                            .map_err(DatumError::Lz4Compress)?;
-                        best.offer(out, form, raw_len, scratch);
-                    }
+                if let Some((d, form, _)) = dict_form {
+                    best.attempt(out, form, raw_len, |out| {
+                        lz4.compress_with_dict_into(raw, d.lz4(), out)
+                            .map_err(DatumError::Lz4Compress)
+                    })?;
                 }
                 // PostgreSQL also drops a block larger than the value (`lz4_compress_datum`);
-                // such a block never beats the raw datum, so `offer` drops it too.
-                if best
-                    .max_payload(COMPRESSED_HEADER_LEN, Rank::Plain)
-                    .is_some()
-                {
-                    scratch.clear();
-                    lz4.compress_into(raw, scratch)
-                        .map_err(DatumError::Lz4Compress)?;
-                    best.offer(out, Form::Lz4, raw_len, scratch);
-                }
+                // such a block never beats the raw datum, so `attempt` drops it too.
+                best.attempt(out, Form::Lz4, raw_len, |out| {
+                    lz4.compress_into(raw, out).map_err(DatumError::Lz4Compress)
+                })?;
             }
             Codec::Zstd => {
                 // No plain form: an extended header always names a dictionary.
@@ -1471,11 +1520,12 @@ impl DatumEncoder {
                             None => zstd
                                 .insert(ZstdCompressor::new().map_err(DatumError::ZstdCompress)?),
                         };
-                        scratch.clear();
-                        compressor
-                            .compress_with_dict_into(raw, d.zstd_side()?, scratch)
-                            .map_err(DatumError::ZstdCompress)?;
-                        best.offer(out, form, raw_len, scratch);
+                        let side = d.zstd_side()?;
+                        best.attempt(out, form, raw_len, |out| {
+                            compressor
+                                .compress_with_dict_into(raw, side, out)
+                                .map_err(DatumError::ZstdCompress)
+                        })?;
                     }
                 }
             }
@@ -1786,6 +1836,116 @@ pub fn decode_prefix(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The datum of `raw` as the smallest of its candidates, each built on its own from the
+    /// codecs' payloads (the way the encoder once did it, through a payload buffer): raw,
+    /// plain, dictionary, the first of the shortest winning.
+    fn smallest_built_apart(
+        raw: &[u8],
+        codec: Codec,
+        dict: Option<&PreparedDictionary>,
+    ) -> Vec<u8> {
+        let mut raw_datum = Vec::new();
+        write_raw(raw, &mut raw_datum);
+        let mut candidates = vec![raw_datum];
+        let mut add = |form: Form, payload: Vec<u8>| {
+            let (header_len, _) = compressed_header_len(form);
+            let header = compressed_header(form, header_len + payload.len(), raw.len());
+            candidates.push([&header[..header_len], &payload].concat());
+        };
+        if codec == Codec::Lz4 {
+            add(Form::Lz4, lz4::compress(raw).unwrap());
+        }
+        if let Some(d) = dict {
+            let form = Form::Extended {
+                codec,
+                dict_id: d.id(),
+            };
+            let payload = match codec {
+                Codec::Lz4 => Lz4Compressor::new()
+                    .compress_with_dict(raw, d.lz4())
+                    .unwrap(),
+                Codec::Zstd => {
+                    let mut payload = Vec::new();
+                    let side = d.zstd_side().unwrap();
+                    ZstdCompressor::new()
+                        .unwrap()
+                        .compress_with_dict_into(raw, side, &mut payload)
+                        .unwrap();
+                    payload
+                }
+                Codec::Pglz => unreachable!("pglz payloads are offered from its own buffer"),
+            };
+            add(form, payload);
+        }
+        candidates.into_iter().min_by_key(Vec::len).unwrap()
+    }
+
+    #[test]
+    fn lz4_and_zstd_compressed_in_place_give_the_datums_built_apart() {
+        let dict_bytes =
+            br#"{"name": "alpha", "kind": "event", "tags": ["red", "green"]} "#.repeat(30);
+        let dict = PreparedDictionary::new(300, &dict_bytes).unwrap();
+        let mut noise = Vec::new();
+        let mut x = 0x2545_f491_4f6c_dd1d_u64;
+        for _ in 0..5000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            noise.push(x as u8);
+        }
+        let inputs: Vec<Vec<u8>> = vec![
+            Vec::new(),
+            b"a".to_vec(),
+            br#"{"name": "alpha", "kind": "event", "tags": ["red"]}"#.to_vec(),
+            dict_bytes[..1000].to_vec(),
+            b"0123456789abcdef".repeat(12),
+            b"unrelated to the dictionary, said twice; unrelated to the dictionary".repeat(3),
+            noise.clone(),
+            [&noise[..200], &b"zz".repeat(100)].concat(),
+            b"a large value, compressible ".repeat(20_000),
+        ];
+        let mut forms = Vec::new();
+        let mut encoder = DatumEncoder::new();
+        for codec in [Codec::Lz4, Codec::Zstd] {
+            for dict in [None, Some(&dict)] {
+                for raw in &inputs {
+                    let expected = smallest_built_apart(raw, codec, dict);
+                    for before in [&b""[..], b"kept"] {
+                        let mut out = before.to_vec();
+                        let header = encoder.encode_into(raw, codec, dict, &mut out).unwrap();
+                        assert_eq!(&out[..before.len()], before);
+                        assert!(
+                            out[before.len()..] == expected[..],
+                            "{codec:?}, dictionary {}, {} bytes: {:?}",
+                            dict.is_some(),
+                            raw.len(),
+                            header.form
+                        );
+                    }
+                    forms.push((codec, dict.is_some(), parse_header(&expected).unwrap().form));
+                }
+            }
+        }
+        // The table reaches each way a candidate can end: raw winning, the first candidate
+        // winning, and (lz4 with a dictionary) the plain form beating the dictionary form
+        // written before it.
+        let extended = |codec| Form::Extended {
+            codec,
+            dict_id: 300,
+        };
+        for reached in [
+            (Codec::Lz4, false, Form::RawLong),
+            (Codec::Lz4, false, Form::Lz4),
+            (Codec::Lz4, true, Form::Lz4),
+            (Codec::Lz4, true, extended(Codec::Lz4)),
+            (Codec::Lz4, true, Form::RawLong),
+            (Codec::Zstd, true, extended(Codec::Zstd)),
+            (Codec::Zstd, true, Form::RawLong),
+        ] {
+            assert!(forms.contains(&reached), "no input gives {reached:?}");
+        }
+    }
 
     /// pglz's own `result_max` arithmetic (`pglz::compress`), to check `strategy_within`.
     fn result_max(raw_len: usize, rate: i32) -> i64 {
