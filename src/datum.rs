@@ -1154,6 +1154,11 @@ impl DictionaryLookup for () {
     }
 }
 
+/// pglz's buffers that grow with the input are kept up to this size, for the next datum, and
+/// freed beyond it ([`Compressor::release_buffers_over`]): a large value's would otherwise be
+/// held beside its datum, and for as long as the encoder lives.
+const PGLZ_KEEP_BUFFERS_MAX: usize = 1 << 20;
+
 /// Writes datums, keeping every codec's work state between calls: one per thread.
 ///
 /// ```
@@ -1497,6 +1502,9 @@ impl DatumEncoder {
                         }
                     }
                 }
+                // The payload is copied out: a large input's buffers are freed before the raw
+                // form (if it wins) copies the input.
+                pglz.release_buffers_over(PGLZ_KEEP_BUFFERS_MAX);
             }
             Codec::Lz4 => {
                 if let Some((d, form, _)) = dict_form {

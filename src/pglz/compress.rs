@@ -71,7 +71,8 @@ pub(super) const DICT_HASH_SIZE: usize = 1 << DICT_HASH_BITS;
 const DICT_HASH_BITS: u32 = 16;
 
 /// A reusable pglz compressor: the history tables and the output buffer, kept between calls
-/// so that compressing allocates nothing once the buffer has grown to the largest input.
+/// so that compressing allocates nothing once the buffer has grown to the largest input (or
+/// to the largest a caller keeps: [`Compressor::release_buffers_over`]).
 ///
 /// ```
 /// use pgdict::pglz::{self, Compressor, Strategy};
@@ -111,7 +112,8 @@ pub struct Compressor {
     base: u32,
     /// `good_match` by walk step for the last strategy used.
     good_match: Box<GoodMatchSchedule>,
-    /// Output buffer; grows to `input.len() + 4` (PostgreSQL's `PGLZ_MAX_OUTPUT`), never shrinks.
+    /// Output buffer; grows to `input.len() + 4` (PostgreSQL's `PGLZ_MAX_OUTPUT`), never shrinks
+    /// but is freed by [`Compressor::release_buffers_over`].
     out: Vec<u8>,
 }
 
@@ -127,6 +129,14 @@ impl std::fmt::Debug for Compressor {
             .field("buffer_capacity", &self.out.len())
             .finish_non_exhaustive()
     }
+}
+
+/// The output buffer for an input: `len` zero bytes, freshly allocated rather than grown in
+/// place, so that for a large input the allocator hands over zeroed pages that only become
+/// memory when pglz writes to them (a payload, or as much as it wrote before giving up),
+/// where growing the old buffer wrote zeros over all of them.
+fn zeroed_buffer(len: usize) -> Vec<u8> {
+    vec![0; len]
 }
 
 /// Compresses `input` with `strategy` into a new vector; `None` when the strategy judges it not
@@ -150,6 +160,19 @@ impl Compressor {
             base: 1,
             good_match: Box::new(GoodMatchSchedule::new(128, 10)),
             out: Vec::new(),
+        }
+    }
+
+    /// Frees the buffers that grow with the input (the output buffer, the refusal bound's
+    /// counts) if they are over `keep` bytes: they never shrink otherwise, so that after one
+    /// large value they would stay as large for the compressor's life. Call it once a payload
+    /// has been copied out.
+    pub fn release_buffers_over(&mut self, keep: usize) {
+        if self.out.len() > keep {
+            self.out = Vec::new();
+        }
+        if self.unseen_before.len() * size_of::<u16>() > keep {
+            self.unseen_before = Vec::new();
         }
     }
 
@@ -397,7 +420,7 @@ impl Compressor {
         let unseen_before = &self.unseen_before[..];
         let out_len = n + 4;
         if self.out.len() < out_len {
-            self.out.resize(out_len, 0);
+            self.out = zeroed_buffer(out_len);
         }
         let out = &mut self.out[..out_len];
         let head = &mut *self.hist_start;
@@ -581,7 +604,7 @@ impl Compressor {
 
         let out_len = input.len() + 4;
         if self.out.len() < out_len {
-            self.out.resize(out_len, 0);
+            self.out = zeroed_buffer(out_len);
         }
         let out = &mut self.out[..out_len];
 
@@ -1549,6 +1572,43 @@ mod tests {
             inputs.push(mixed);
         }
         inputs
+    }
+
+    #[test]
+    fn buffers_over_the_limit_are_freed_and_the_payloads_stay_the_same() {
+        let large = b"a large value, compressible, a large value ".repeat(50_000);
+        let small = b"a small value, a small value, a small value".to_vec();
+        let fresh = |input: &[u8]| compress(input, &Strategy::DEFAULT).unwrap();
+        let mut compressor = Compressor::new();
+        assert_eq!(
+            compressor.compress(&small, &Strategy::DEFAULT).unwrap(),
+            fresh(&small)
+        );
+        compressor.release_buffers_over(1 << 20);
+        assert_eq!(
+            compressor.out.len(),
+            small.len() + 4,
+            "a small buffer is kept"
+        );
+        assert_eq!(
+            compressor.compress(&large, &Strategy::DEFAULT).unwrap(),
+            fresh(&large)
+        );
+        compressor.release_buffers_over(1 << 20);
+        assert_eq!(
+            compressor.out.capacity(),
+            0,
+            "the large value's buffer was not freed"
+        );
+        // Grown again from nothing, and into a buffer that held a longer payload.
+        assert_eq!(
+            compressor.compress(&large, &Strategy::DEFAULT).unwrap(),
+            fresh(&large)
+        );
+        assert_eq!(
+            compressor.compress(&small, &Strategy::DEFAULT).unwrap(),
+            fresh(&small)
+        );
     }
 
     #[test]
