@@ -12,7 +12,10 @@
 //! the oldest result before it sends more. Before a read that may wait (a pipe with nothing
 //! ready), the batch held is sent, everything in flight written and the output flushed: rows
 //! come out as the input comes in, not when a batch fills.
+//!
+//! A batch's output is [`Pieces`]: a large value is handed over to it, not copied.
 
+use std::io::{self, Write};
 use std::panic::AssertUnwindSafe;
 use std::sync::mpsc;
 
@@ -55,6 +58,7 @@ impl<T> Batch<T> {
     }
 
     /// The items' bytes, summed.
+    #[cfg(test)]
     pub fn bytes(&self) -> usize {
         self.bytes
     }
@@ -70,6 +74,58 @@ impl<T> Batch<T> {
     pub fn take(&mut self) -> Batch<T> {
         let next = Batch::starting_at(self.first + self.items.len() as u64);
         std::mem::replace(self, next)
+    }
+}
+
+/// A batch's output, written to the output in order: its bytes, in which a large value (a
+/// datum, a decoded row) that the output holds byte for byte is not copied but handed over,
+/// a piece of its own between the bytes before and after it. Copied, a value of hundreds of
+/// megabytes would be held twice; a small one is copied, into one growing buffer.
+pub struct Pieces {
+    /// The pieces in order; the last is the one [`Pieces::bytes`] appends to.
+    pieces: Vec<Vec<u8>>,
+}
+
+/// A value at least this long is handed over by [`Pieces::put`], not copied.
+pub const HAND_OVER_MIN: usize = 1 << 20;
+
+impl Pieces {
+    /// No bytes yet, with room for `capacity` of them.
+    pub fn with_capacity(capacity: usize) -> Pieces {
+        Pieces {
+            pieces: vec![Vec::with_capacity(capacity)],
+        }
+    }
+
+    /// The bytes to append to.
+    pub fn bytes(&mut self) -> &mut Vec<u8> {
+        self.pieces
+            .last_mut()
+            .expect("there is always a last piece")
+    }
+
+    /// Appends `value`: taken, leaving it empty, if it is [`HAND_OVER_MIN`] bytes or more;
+    /// else copied, and left as it is.
+    pub fn put(&mut self, value: &mut Vec<u8>) {
+        if value.len() < HAND_OVER_MIN {
+            self.bytes().extend_from_slice(value);
+            return;
+        }
+        self.pieces.push(std::mem::take(value));
+        self.pieces.push(Vec::new());
+    }
+
+    /// Writes every piece, in order.
+    pub fn write_to(&self, out: &mut impl Write) -> io::Result<()> {
+        self.pieces
+            .iter()
+            .try_for_each(|piece| out.write_all(piece))
+    }
+
+    /// The pieces, in order.
+    #[cfg(test)]
+    pub fn pieces(&self) -> &[Vec<u8>] {
+        &self.pieces
     }
 }
 
@@ -237,6 +293,38 @@ impl<B, R> InOrder<B, R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_large_value_is_handed_over_and_a_small_one_copied() {
+        let mut pieces = Pieces::with_capacity(16);
+        pieces.bytes().extend_from_slice(b"head");
+        let mut small = vec![b's'; HAND_OVER_MIN - 1];
+        pieces.put(&mut small);
+        assert_eq!(
+            small.len(),
+            HAND_OVER_MIN - 1,
+            "a small value is left to its owner"
+        );
+        let mut large = vec![b'l'; HAND_OVER_MIN];
+        let large_at = large.as_ptr();
+        pieces.put(&mut large);
+        assert!(large.is_empty());
+        pieces.bytes().push(b'\n');
+        let handed_over = pieces
+            .pieces()
+            .iter()
+            .find(|piece| piece.as_ptr() == large_at);
+        assert_eq!(
+            handed_over.map(Vec::len),
+            Some(HAND_OVER_MIN),
+            "the large value was copied"
+        );
+        assert_eq!(pieces.pieces().len(), 3);
+        let mut written = Vec::new();
+        pieces.write_to(&mut written).unwrap();
+        let expected = [&b"head"[..], &small, &vec![b'l'; HAND_OVER_MIN], b"\n"].concat();
+        assert!(written == expected);
+    }
 
     /// Numbers 0..count, one byte each; `fail_at` fails that read; `waits` says when the
     /// next read may wait.

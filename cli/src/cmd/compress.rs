@@ -19,7 +19,7 @@ use pgdict_trainer::source::copy::{Layout, Record};
 use pgdict_trainer::source::{self, copy, datums_file, SourceError, SourceSpec};
 
 use crate::fail::{usage_error, user_error, HintExt};
-use crate::in_order::{self, Batch, ResultWriter};
+use crate::in_order::{self, Batch, Pieces, ResultWriter, HAND_OVER_MIN};
 use crate::output::{write_hex_line, Output, Writes};
 use crate::row_input::{print_note, row_source, SourceItems};
 use crate::store::AnyStore;
@@ -191,6 +191,19 @@ trait Item: Send {
         datum: Option<&[u8]>,
         out: &mut Vec<u8>,
     ) -> anyhow::Result<()>;
+
+    /// Where the item's output is what goes before its datum, then the datum byte for byte
+    /// (a datums file, binary COPY of rows): appends what goes before a datum of `len` bytes
+    /// and returns true, for the caller to put the datum after it ([`Item::write`] is the
+    /// two). Else (hex, COPY text, CSV, other columns) writes nothing and returns false.
+    fn write_before_datum(
+        &self,
+        _form: &Self::Form,
+        _len: usize,
+        _out: &mut Vec<u8>,
+    ) -> anyhow::Result<bool> {
+        Ok(false)
+    }
 }
 
 /// What an output holds besides the items: what comes before the first and after the last,
@@ -220,6 +233,20 @@ impl Item for Vec<u8> {
             OutForm::Copy => copy::write_tuple(out, &[Some(datum)])?,
         }
         Ok(())
+    }
+
+    fn write_before_datum(
+        &self,
+        form: &OutForm,
+        len: usize,
+        out: &mut Vec<u8>,
+    ) -> anyhow::Result<bool> {
+        match form {
+            OutForm::DatumsFile => datums_file::Writer::new(out).write_datum_len(len)?,
+            OutForm::Copy => copy::write_one_field_start(out, len)?,
+            OutForm::Hex => return Ok(false),
+        }
+        Ok(true)
     }
 }
 
@@ -313,7 +340,7 @@ impl Counts {
 /// A batch's output, ready to write: its items up to the first that could not be compressed,
 /// and why that one could not.
 struct Compressed {
-    bytes: Vec<u8>,
+    bytes: Pieces,
     counts: Counts,
     error: Option<anyhow::Error>,
 }
@@ -379,8 +406,7 @@ impl<F: Form> ResultWriter<Compressed> for DatumWriter<'_, F> {
                 .write_all(&start)
                 .with_context(|| format!("cannot write to {}", self.out.name()))?;
         }
-        self.out
-            .write_all(&compressed.bytes)
+        (compressed.bytes.write_to(self.out))
             .with_context(|| format!("cannot write to {}", self.out.name()))?;
         self.counts.add(&compressed.counts);
         compressed.error.map_or(Ok(()), Err)
@@ -401,21 +427,29 @@ fn compress_batch<T: Item>(
     dict: Option<&PreparedDictionary>,
     form: &T::Form,
 ) -> Compressed {
-    let mut bytes = Vec::with_capacity(batch.bytes() + batch.items.len() * 4);
+    // Room for the datums of small rows (a large datum is handed over, not copied in).
+    let mut bytes = Pieces::with_capacity(batch.room() + batch.items.len() * 4);
     let mut counts = Counts::default();
     let mut datum = Vec::new();
-    let mut compress_item = |item: &T, bytes: &mut Vec<u8>| -> anyhow::Result<()> {
+    let mut compress_item = |item: &T, bytes: &mut Pieces| -> anyhow::Result<()> {
         let Some(value) = item.value() else {
-            item.write(form, None, bytes)?;
+            item.write(form, None, bytes.bytes())?;
             counts.nulls += 1;
             return Ok(());
         };
         datum.clear();
         let header = encoder.encode_into(value, codec, dict, &mut datum)?;
-        item.write(form, Some(&datum), bytes)?;
+        let stored_len = datum.len();
+        if stored_len >= HAND_OVER_MIN
+            && item.write_before_datum(form, stored_len, bytes.bytes())?
+        {
+            bytes.put(&mut datum);
+        } else {
+            item.write(form, Some(&datum), bytes.bytes())?;
+        }
         counts.rows += 1;
         counts.raw_bytes += value.len() as u64;
-        counts.stored_bytes += datum.len() as u64;
+        counts.stored_bytes += stored_len as u64;
         if header.form.is_raw() {
             counts.raw += 1;
         } else if header.form.dict_id().is_some() {
@@ -436,5 +470,47 @@ fn compress_batch<T: Item>(
         bytes,
         counts,
         error,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_large_datum_is_handed_over_and_the_output_is_the_same() {
+        // zstd without a dictionary stores every row raw: a datum 4 bytes longer than its row.
+        let rows = [
+            b"small".to_vec(),
+            vec![b'x'; HAND_OVER_MIN],
+            b"after".to_vec(),
+        ];
+        for form in [OutForm::DatumsFile, OutForm::Copy, OutForm::Hex] {
+            let mut batch = Batch::starting_at(0);
+            for row in &rows {
+                batch.push(row.clone(), row.len());
+            }
+            let mut encoder = DatumEncoder::new();
+            let compressed = compress_batch(&mut encoder, batch, Codec::Zstd, None, &form);
+            assert!(compressed.error.is_none());
+            // Each row written whole, its datum copied in.
+            let mut expected = Vec::new();
+            for row in &rows {
+                let datum = DatumEncoder::new().encode(row, Codec::Zstd, None).unwrap();
+                row.write(&form, Some(&datum), &mut expected).unwrap();
+            }
+            let mut written = Vec::new();
+            compressed.bytes.write_to(&mut written).unwrap();
+            assert!(written == expected, "{form:?}");
+            // Bytes, the large datum, bytes: where the output holds it byte for byte.
+            let pieces = compressed.bytes.pieces();
+            let handed_over = pieces.iter().any(|piece| piece.len() == HAND_OVER_MIN + 4);
+            assert_eq!(
+                handed_over,
+                form != OutForm::Hex,
+                "{form:?}: {} pieces",
+                pieces.len()
+            );
+        }
     }
 }

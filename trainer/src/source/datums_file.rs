@@ -226,17 +226,20 @@ impl<W: Write> Writer<W> {
     /// Appends one datum. A datum over [`MAX_DATUM_LEN`] bytes is refused
     /// (`io::ErrorKind::InvalidInput`) and nothing is written.
     pub fn write_datum(&mut self, datum: &[u8]) -> io::Result<()> {
-        if datum.len() > MAX_DATUM_LEN {
+        self.write_datum_len(datum.len())?;
+        self.inner.write_all(datum)
+    }
+
+    /// Appends the length of a datum of `len` bytes, which the caller writes right after it
+    /// (as [`Writer::write_datum`] does), refused as that refuses it.
+    pub fn write_datum_len(&mut self, len: usize) -> io::Result<()> {
+        if len > MAX_DATUM_LEN {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                format!(
-                    "a datum of {} bytes is over the datums file limit of {MAX_DATUM_LEN}",
-                    datum.len()
-                ),
+                format!("a datum of {len} bytes is over the datums file limit of {MAX_DATUM_LEN}"),
             ));
         }
-        self.inner.write_all(&(datum.len() as u32).to_le_bytes())?;
-        self.inner.write_all(datum)?;
+        self.inner.write_all(&(len as u32).to_le_bytes())?;
         self.datums += 1;
         Ok(())
     }

@@ -40,14 +40,27 @@ pub fn write_tuple(out: &mut Vec<u8>, fields: &[Option<&[u8]>]) -> io::Result<()
 pub(super) fn write_field(out: &mut Vec<u8>, field: Option<&[u8]>) -> io::Result<()> {
     match field {
         Some(value) => {
-            let len = i32::try_from(value.len())
-                .map_err(|_| io::Error::other("a value too long for one COPY field"))?;
-            out.extend_from_slice(&len.to_be_bytes());
+            write_field_len(out, value.len())?;
             out.extend_from_slice(value);
         }
         None => out.extend_from_slice(&(-1i32).to_be_bytes()),
     }
     Ok(())
+}
+
+/// Appends the length of a field of `len` bytes.
+fn write_field_len(out: &mut Vec<u8>, len: usize) -> io::Result<()> {
+    let len =
+        i32::try_from(len).map_err(|_| io::Error::other("a value too long for one COPY field"))?;
+    out.extend_from_slice(&len.to_be_bytes());
+    Ok(())
+}
+
+/// Appends what comes before the value of a one-field tuple whose value is `len` bytes, which
+/// the caller writes right after it: [`write_tuple`] of that one field.
+pub fn write_one_field_start(out: &mut Vec<u8>, len: usize) -> io::Result<()> {
+    out.extend_from_slice(&1i16.to_be_bytes());
+    write_field_len(out, len)
 }
 
 /// Writes the binary format's trailer, which ends the tuples.

@@ -84,7 +84,10 @@ mod binary;
 mod text;
 
 use binary::{write_field, BinaryRows};
-pub use binary::{write_header, write_trailer, write_tuple, BinaryReader, BROKEN_END, SIGNATURE};
+pub use binary::{
+    write_header, write_one_field_start, write_trailer, write_tuple, BinaryReader, BROKEN_END,
+    SIGNATURE,
+};
 use text::TextRows;
 pub use text::{escape_text, escape_text_with, unescape};
 
