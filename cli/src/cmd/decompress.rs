@@ -19,7 +19,7 @@ use pgdict_trainer::source::{self, copy, datums_file, Format, SourceSpec};
 
 use crate::datum_input::{decoded_size, decoded_size_of_text, record_datum, Datum, Datums};
 use crate::fail::{usage_error, user_error};
-use crate::in_order::{self, Batch, ItemReader, ResultWriter};
+use crate::in_order::{self, Batch, ItemReader, Pieces, ResultWriter, HAND_OVER_MIN};
 use crate::output::{Output, Writes};
 use crate::row_input::{note_terminal_stdin, SourceItems};
 use crate::store::{LazyStore, LocalDictionaries};
@@ -218,18 +218,22 @@ impl ToRecords<'_> {
         }
         dictionaries.take_for(datums.iter().flatten().map(|datum| &datum[..]));
         let dictionaries = &*dictionaries;
-        let mut rows = Vec::with_capacity(batch.room());
+        let mut rows = Pieces::with_capacity(batch.room());
         let mut value = Vec::new();
         for (record, datum) in batch.items.iter().zip(&datums) {
             let Some(datum) = datum else {
                 self.layout
-                    .write_record(&mut rows, record, None)
+                    .write_record(rows.bytes(), record, None)
                     .expect("a NULL is written to a Vec");
                 continue;
             };
             let written = decode(decoder, datum, self.prefix, dictionaries, &mut value)
                 .map_err(anyhow::Error::from)
-                .and_then(|()| Ok(self.layout.write_record(&mut rows, record, Some(&value))?));
+                .and_then(|()| {
+                    Ok(self
+                        .layout
+                        .write_record(rows.bytes(), record, Some(&value))?)
+                });
             if let Err(e) = written {
                 error = Some(e.context(format!(
                     "cannot decompress the datum of {} of {}",
@@ -277,8 +281,7 @@ impl ResultWriter<Decoded> for RowWriter<'_> {
                 .write_all(&start)
                 .with_context(|| format!("cannot write to {}", self.out.name()))?;
         }
-        self.out
-            .write_all(&decoded.rows)
+        (decoded.rows.write_to(self.out))
             .with_context(|| format!("cannot write to {}", self.out.name()))?;
         decoded.error.map_or(Ok(()), Err)
     }
@@ -301,7 +304,7 @@ struct ToRows<'a> {
 /// A batch's output, ready to write: the rows of its datums up to the first that could not be
 /// decompressed or written, and why that one could not.
 struct Decoded {
-    rows: Vec<u8>,
+    rows: Pieces,
     error: Option<anyhow::Error>,
 }
 
@@ -314,7 +317,7 @@ impl ToRows<'_> {
     ) -> Decoded {
         dictionaries.take_for(batch.items.iter().map(|datum| &datum.bytes[..]));
         let dictionaries = &*dictionaries;
-        let mut rows = Vec::with_capacity(batch.room());
+        let mut rows = Pieces::with_capacity(batch.room());
         let mut value = Vec::new();
         let mut error = None;
         for (index, datum) in (batch.first + 1..).zip(&batch.items) {
@@ -329,6 +332,7 @@ impl ToRows<'_> {
     }
 
     /// Appends the row of datum `index` (1-based) to `rows`; `value` is room to decode it in.
+    /// A large row that the output holds byte for byte is handed over to `rows` in `value`.
     fn decode_datum(
         &self,
         decoder: &mut DatumDecoder,
@@ -336,7 +340,7 @@ impl ToRows<'_> {
         index: u64,
         datum: &Datum,
         value: &mut Vec<u8>,
-        rows: &mut Vec<u8>,
+        rows: &mut Pieces,
     ) -> anyhow::Result<()> {
         let at = || format!("datum {index} ({} of {})", datum.position, self.origin);
         decode(decoder, &datum.bytes, self.prefix, dictionaries, value)
@@ -351,6 +355,14 @@ impl ToRows<'_> {
             };
             value.truncate(whole);
         }
+        if value.len() >= HAND_OVER_MIN {
+            let handed_over = put_large_row(self.out_format, value, rows)
+                .with_context(|| format!("cannot write the row of {}", at()))?;
+            if handed_over {
+                return Ok(());
+            }
+        }
+        let rows = rows.bytes();
         match self.out_format {
             RowOutFormat::Lines => lines_row(value, rows),
             RowOutFormat::Jsonl => jsonl_row(value, rows),
@@ -382,8 +394,45 @@ fn decode(
     Ok(())
 }
 
+/// Writes `row` as [`ToRows::decode_datum`] writes it in `format`, handing it over to `rows`
+/// (taking it, not copying it) where the output holds it byte for byte: true then; false,
+/// with nothing written, where it does not (a JSON Lines row written as a JSON string).
+fn put_large_row(
+    format: RowOutFormat,
+    row: &mut Vec<u8>,
+    rows: &mut Pieces,
+) -> anyhow::Result<bool> {
+    let after: &[u8] = match format {
+        RowOutFormat::Lines => {
+            check_line(row)?;
+            b"\n"
+        }
+        RowOutFormat::Jsonl if jsonl_verbatim(row) => b"\n",
+        RowOutFormat::Jsonl => return Ok(false),
+        RowOutFormat::Datums => {
+            datums_file::Writer::new(rows.bytes()).write_datum_len(row.len())?;
+            b""
+        }
+        RowOutFormat::Copy => {
+            copy::write_one_field_start(rows.bytes(), row.len())?;
+            b""
+        }
+    };
+    rows.put(row);
+    rows.bytes().extend_from_slice(after);
+    Ok(true)
+}
+
 /// A row as a line: refused if it would not read back as itself.
 fn lines_row(value: &[u8], out: &mut Vec<u8>) -> anyhow::Result<()> {
+    check_line(value)?;
+    out.extend_from_slice(value);
+    out.push(b'\n');
+    Ok(())
+}
+
+/// Refuses a row that would not read back as itself from a line.
+fn check_line(value: &[u8]) -> anyhow::Result<()> {
     let problem = if value.contains(&b'\n') {
         Some("holds a line feed")
     } else if value.is_empty() {
@@ -400,19 +449,21 @@ fn lines_row(value: &[u8], out: &mut Vec<u8>) -> anyhow::Result<()> {
              (--out-format datums, or -o ROWS.datums)",
         ));
     }
-    out.extend_from_slice(value);
-    out.push(b'\n');
     Ok(())
+}
+
+/// Whether a row is written to JSON Lines as it is: when the reader reads the line back as
+/// itself.
+fn jsonl_verbatim(value: &[u8]) -> bool {
+    !value.contains(&b'\n')
+        && !value.ends_with(b"\r")
+        && matches!(json_line_row(value), Ok(Cow::Borrowed(_)))
 }
 
 /// A row as a JSON Lines line, as the JSON Lines reader reads it back: a row that is one JSON
 /// value other than a string on one line stays as it is; any other row becomes a JSON string.
 fn jsonl_row(value: &[u8], out: &mut Vec<u8>) -> anyhow::Result<()> {
-    // Verbatim when the JSON Lines reader reads the line back as itself.
-    let verbatim = !value.contains(&b'\n')
-        && !value.ends_with(b"\r")
-        && matches!(json_line_row(value), Ok(Cow::Borrowed(_)));
-    if verbatim {
+    if jsonl_verbatim(value) {
         out.extend_from_slice(value);
     } else {
         let text = std::str::from_utf8(value).map_err(|e| {
@@ -450,6 +501,57 @@ mod tests {
         assert_eq!(jsonl(b""), "\"\"\n");
         let mut out = Vec::new();
         assert!(jsonl_row(b"\xff", &mut out).is_err());
+    }
+
+    #[test]
+    fn a_large_row_is_handed_over_where_the_output_holds_it_as_it_is() {
+        let text = vec![b'x'; HAND_OVER_MIN];
+        let array = [&b"[\""[..], &text, b"\"]"].concat();
+        for format in [
+            RowOutFormat::Lines,
+            RowOutFormat::Jsonl,
+            RowOutFormat::Datums,
+            RowOutFormat::Copy,
+        ] {
+            for row in [&text, &array] {
+                // What the path for small rows writes.
+                let mut expected = Vec::new();
+                match format {
+                    RowOutFormat::Lines => lines_row(row, &mut expected).unwrap(),
+                    RowOutFormat::Jsonl => jsonl_row(row, &mut expected).unwrap(),
+                    RowOutFormat::Datums => datums_file::Writer::new(&mut expected)
+                        .write_datum(row)
+                        .unwrap(),
+                    RowOutFormat::Copy => copy::write_tuple(&mut expected, &[Some(row)]).unwrap(),
+                }
+                let mut rows = Pieces::with_capacity(0);
+                rows.bytes().extend_from_slice(b"before");
+                let mut value = row.clone();
+                let at = value.as_ptr();
+                let handed_over = put_large_row(format, &mut value, &mut rows).unwrap();
+                // Only text, which JSON Lines writes as a JSON string, is not as it is.
+                let as_it_is = format != RowOutFormat::Jsonl || row == &array;
+                assert_eq!(handed_over, as_it_is, "{format:?}");
+                let mut written = Vec::new();
+                rows.write_to(&mut written).unwrap();
+                if !handed_over {
+                    assert_eq!(written, b"before");
+                    assert_eq!(&value, row);
+                    continue;
+                }
+                assert!(written[6..] == expected[..], "{format:?}");
+                assert!(
+                    rows.pieces().iter().any(|piece| piece.as_ptr() == at),
+                    "{format:?}"
+                );
+            }
+        }
+        // A row that is no line is refused, and nothing written.
+        let mut rows = Pieces::with_capacity(0);
+        let mut value = [&text[..], b"\n"].concat();
+        assert!(put_large_row(RowOutFormat::Lines, &mut value, &mut rows).is_err());
+        assert_eq!(value.len(), HAND_OVER_MIN + 1);
+        assert_eq!(rows.pieces(), [Vec::<u8>::new()]);
     }
 
     #[test]
