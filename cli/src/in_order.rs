@@ -15,7 +15,6 @@
 //!
 //! A batch's output is [`Pieces`]: a large value is handed over to it, not copied.
 
-use std::io::{self, Write};
 use std::panic::AssertUnwindSafe;
 use std::sync::mpsc;
 
@@ -115,15 +114,8 @@ impl Pieces {
         self.pieces.push(Vec::new());
     }
 
-    /// Writes every piece, in order.
-    pub fn write_to(&self, out: &mut impl Write) -> io::Result<()> {
-        self.pieces
-            .iter()
-            .try_for_each(|piece| out.write_all(piece))
-    }
-
-    /// The pieces, in order.
-    #[cfg(test)]
+    /// The pieces, in order, to be written as one ([`crate::output::Output::write_pieces`]: a
+    /// record may span two of them, a datum's length and the datum handed over).
     pub fn pieces(&self) -> &[Vec<u8>] {
         &self.pieces
     }
@@ -320,8 +312,7 @@ mod tests {
             "the large value was copied"
         );
         assert_eq!(pieces.pieces().len(), 3);
-        let mut written = Vec::new();
-        pieces.write_to(&mut written).unwrap();
+        let written = pieces.pieces().concat();
         let expected = [&b"head"[..], &small, &vec![b'l'; HAND_OVER_MIN], b"\n"].concat();
         assert!(written == expected);
     }

@@ -569,14 +569,7 @@ impl Write for Output {
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        let flush = self.write_lock.is_some();
-        self.locked(|inner| {
-            inner.write_all(buf)?;
-            match flush {
-                true => inner.flush(),
-                false => Ok(()),
-            }
-        })
+        self.write_pieces(&[buf])
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -585,6 +578,23 @@ impl Write for Output {
 }
 
 impl Output {
+    /// Writes `pieces` one after the other as one write: under the write lock once, flushed
+    /// after the last, so that a signal's broken end ([`Output::end_broken_on_signal`]) comes
+    /// before or after them all. A record may span two pieces: a datum's length, then the
+    /// datum handed over whole ([`crate::in_order::Pieces`]).
+    pub fn write_pieces(&mut self, pieces: &[impl AsRef<[u8]>]) -> io::Result<()> {
+        let flush = self.write_lock.is_some();
+        self.locked(|inner| {
+            for piece in pieces {
+                inner.write_all(piece.as_ref())?;
+            }
+            match flush {
+                true => inner.flush(),
+                false => Ok(()),
+            }
+        })
+    }
+
     /// Runs `write` on the buffered writer, under the write lock where there is one (then
     /// `write` must leave nothing buffered: see `end_broken_on_signal`), its error naming
     /// the output.
@@ -649,4 +659,67 @@ pub fn write_hex_line(out: &mut impl Write, bytes: &[u8]) -> io::Result<()> {
     const_hex::encode_to_slice(bytes, digits).map_err(io::Error::other)?;
     end[0] = b'\n';
     out.write_all(&line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What reaches the file: each write, and whether the write lock was held then; flushes.
+    #[derive(Debug, PartialEq)]
+    enum Event {
+        Write { len: usize, locked: bool },
+        Flush,
+    }
+
+    struct Recorder {
+        events: Arc<Mutex<Vec<Event>>>,
+        lock: Arc<Mutex<()>>,
+    }
+
+    impl Write for Recorder {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            let locked = matches!(self.lock.try_lock(), Err(TryLockError::WouldBlock));
+            let event = Event::Write {
+                len: buf.len(),
+                locked,
+            };
+            self.events.lock().unwrap().push(event);
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            self.events.lock().unwrap().push(Event::Flush);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn pieces_are_written_under_the_write_lock_as_one() {
+        // A broken end registered (the write lock there): a datum's length, the datum handed
+        // over (past the buffer, written straight through), then the next record's bytes.
+        let events = Arc::new(Mutex::new(Vec::new()));
+        let lock = Arc::new(Mutex::new(()));
+        let recorder = Recorder {
+            events: events.clone(),
+            lock: lock.clone(),
+        };
+        let mut out = Output {
+            inner: BufWriter::with_capacity(16, Box::new(recorder)),
+            name: "recorder".into(),
+            terminal: false,
+            replace: None,
+            in_place: None,
+            write_lock: Some(lock),
+        };
+        let pieces = [vec![4; 4], vec![b'd'; 100], vec![b'n'; 3]];
+        out.write_pieces(&pieces).unwrap();
+        // The signal's handler could have come only before or after: no flush, no lock let
+        // go, between the pieces (each written on its own, the length went out alone).
+        let locked = |len| Event::Write { len, locked: true };
+        assert_eq!(
+            *events.lock().unwrap(),
+            [locked(4), locked(100), locked(3), Event::Flush]
+        );
+    }
 }

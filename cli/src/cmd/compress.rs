@@ -406,7 +406,8 @@ impl<F: Form> ResultWriter<Compressed> for DatumWriter<'_, F> {
                 .write_all(&start)
                 .with_context(|| format!("cannot write to {}", self.out.name()))?;
         }
-        (compressed.bytes.write_to(self.out))
+        self.out
+            .write_pieces(compressed.bytes.pieces())
             .with_context(|| format!("cannot write to {}", self.out.name()))?;
         self.counts.add(&compressed.counts);
         compressed.error.map_or(Ok(()), Err)
@@ -499,8 +500,7 @@ mod tests {
                 let datum = DatumEncoder::new().encode(row, Codec::Zstd, None).unwrap();
                 row.write(&form, Some(&datum), &mut expected).unwrap();
             }
-            let mut written = Vec::new();
-            compressed.bytes.write_to(&mut written).unwrap();
+            let written = compressed.bytes.pieces().concat();
             assert!(written == expected, "{form:?}");
             // Bytes, the large datum, bytes: where the output holds it byte for byte.
             let pieces = compressed.bytes.pieces();

@@ -281,7 +281,8 @@ impl ResultWriter<Decoded> for RowWriter<'_> {
                 .write_all(&start)
                 .with_context(|| format!("cannot write to {}", self.out.name()))?;
         }
-        (decoded.rows.write_to(self.out))
+        self.out
+            .write_pieces(decoded.rows.pieces())
             .with_context(|| format!("cannot write to {}", self.out.name()))?;
         decoded.error.map_or(Ok(()), Err)
     }
@@ -532,8 +533,7 @@ mod tests {
                 // Only text, which JSON Lines writes as a JSON string, is not as it is.
                 let as_it_is = format != RowOutFormat::Jsonl || row == &array;
                 assert_eq!(handed_over, as_it_is, "{format:?}");
-                let mut written = Vec::new();
-                rows.write_to(&mut written).unwrap();
+                let written = rows.pieces().concat();
                 if !handed_over {
                     assert_eq!(written, b"before");
                     assert_eq!(&value, row);
