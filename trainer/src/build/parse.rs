@@ -205,6 +205,74 @@ mod tests {
         }
     }
 
+    /// A pglz payload written by hand, with the ops it holds: literals, a short copy, a copy
+    /// of 18 bytes and more (its third tag byte), offsets needing the tag's high nibble, and a
+    /// second control byte with two of its eight items.
+    fn hand_made_pglz() -> (Vec<u8>, usize, Vec<Op>) {
+        let copy = |pos, len, offset| Op::Copy { pos, len, offset };
+        let literal = |pos| Op::Literal { pos, len: 1 };
+        let payload = vec![
+            0b0011_0100, // items 2, 4 and 5 are tags
+            b'x',
+            b'y',
+            0x02, // length 3 + 2, offset 2
+            0x02,
+            b'z',
+            0x0f, // length 18 + 200, offset 7
+            0x07,
+            200,
+            0x91, // length 3 + 1, offset 0x9ab: reaches into the dictionary
+            0xab,
+            b'u',
+            b'v',
+            0b0000_0001, // item 0 is a tag
+            0x1e,        // length 3 + 14, offset 0x12c
+            0x2c,
+            b'w',
+        ];
+        let ops = vec![
+            literal(0),
+            literal(1),
+            copy(2, 5, 2),
+            literal(7),
+            copy(8, 218, 7),
+            copy(226, 4, 0x9ab),
+            literal(230),
+            literal(231),
+            copy(232, 17, 0x12c),
+            literal(249),
+        ];
+        (payload, 250, ops)
+    }
+
+    fn pglz_ops_of(payload: &[u8], raw_len: usize) -> Vec<Op> {
+        let mut ops = Vec::new();
+        pglz_ops(payload, raw_len, |op| ops.push(op));
+        ops
+    }
+
+    #[test]
+    fn pglz_ops_read_every_kind_of_item() {
+        let (payload, raw_len, ops) = hand_made_pglz();
+        assert_eq!(pglz_ops_of(&payload, raw_len), ops);
+    }
+
+    #[test]
+    fn pglz_ops_stop_at_the_end_of_the_payload_or_of_the_datum() {
+        let (payload, raw_len, ops) = hand_made_pglz();
+        // The payload ends before the datum's length: the ops it holds, nothing past its end.
+        assert_eq!(pglz_ops_of(&payload, raw_len + 50), ops);
+        // Cut inside a tag (after its first byte) or before a long tag's third byte: the
+        // ops before it, no partial copy.
+        assert_eq!(pglz_ops_of(&payload[..15], raw_len), ops[..8]);
+        assert_eq!(pglz_ops_of(&payload[..8], raw_len), ops[..4]);
+        // The datum ends first: the ops that write its bytes.
+        assert_eq!(pglz_ops_of(&payload, 8), ops[..4]);
+        assert_eq!(pglz_ops_of(&payload, 9), ops[..5]);
+        assert_eq!(pglz_ops_of(&payload, 0), []);
+        assert_eq!(pglz_ops_of(&[], raw_len), []);
+    }
+
     #[test]
     fn lz4_ops_replay_the_datum() {
         let dict = Lz4Dictionary::new(DICT);
@@ -215,5 +283,56 @@ mod tests {
             .iter()
             .any(|op| matches!(op, Op::Copy { pos, offset, .. } if offset > pos)));
         assert_eq!(replay(&ops, DICT, ROW), ROW);
+    }
+
+    /// An lz4 block written by hand, with the ops it holds: a literal run and a match whose
+    /// lengths take extension bytes (one of them 255, continued), a two-byte offset, a
+    /// sequence without literals, and the last sequence's literals.
+    fn hand_made_lz4() -> (Vec<u8>, Vec<Op>) {
+        let mut block = vec![0xff, 5]; // 15 + 5 literals; match length extended
+        block.extend_from_slice(&[b'a'; 20]);
+        block.extend_from_slice(&[0x02, 0x01]); // offset 0x102
+        block.extend_from_slice(&[255, 10]); // match length 4 + 15 + 255 + 10
+        block.extend_from_slice(&[0x03, 0x05, 0x00]); // no literals, length 4 + 3, offset 5
+        block.extend_from_slice(&[0x20, b'b', b'c']); // the last sequence: 2 literals
+        let ops = vec![
+            Op::Literal { pos: 0, len: 20 },
+            Op::Copy {
+                pos: 20,
+                len: 284,
+                offset: 0x102,
+            },
+            Op::Copy {
+                pos: 304,
+                len: 7,
+                offset: 5,
+            },
+            Op::Literal { pos: 311, len: 2 },
+        ];
+        (block, ops)
+    }
+
+    fn lz4_ops_of(block: &[u8]) -> Vec<Op> {
+        let mut ops = Vec::new();
+        lz4_ops(block, |op| ops.push(op));
+        ops
+    }
+
+    #[test]
+    fn lz4_ops_read_every_kind_of_sequence() {
+        let (block, ops) = hand_made_lz4();
+        assert_eq!(lz4_ops_of(&block), ops);
+    }
+
+    #[test]
+    fn lz4_ops_stop_at_the_end_of_the_block() {
+        let (block, ops) = hand_made_lz4();
+        assert_eq!(lz4_ops_of(&[]), []);
+        // Ending after a match (no last sequence), inside a match length's extension, before
+        // an offset, or inside a literal length's extension: the ops before, no partial one.
+        assert_eq!(lz4_ops_of(&block[..29]), ops[..3]);
+        assert_eq!(lz4_ops_of(&block[..25]), ops[..1]);
+        assert_eq!(lz4_ops_of(&block[..22]), ops[..1]);
+        assert_eq!(lz4_ops_of(&block[..1]), []);
     }
 }
