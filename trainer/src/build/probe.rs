@@ -416,4 +416,289 @@ mod tests {
             assert!(with[0][lyon..lyon + 4].iter().all(|&c| c), "{codec}");
         }
     }
+
+    #[test]
+    fn a_copy_of_the_short_length_is_not_costly() {
+        // The row copies "QWERTY", 6 bytes, and a long string from the dictionary (without
+        // the long one, pglz does not find the row worth compressing).
+        let long: &[u8] = b"the long string the rows share";
+        let dict = [&b"QWERTYUIOP"[..], long].concat();
+        let row = [&b"0123456789QWERTYz"[..], long, b"!abcdefghijklmnop"].concat();
+        let long_at = 17..17 + long.len();
+        for codec in [Codec::Pglz, Codec::Lz4] {
+            for (short, copied_is_costly) in [(6, false), (7, true)] {
+                let costly = costly_bytes(&[&row], codec, &dict, short).remove(0);
+                let want: Vec<bool> = (0..row.len())
+                    .map(|i| !long_at.contains(&i) && (copied_is_costly || !(10..16).contains(&i)))
+                    .collect();
+                assert_eq!(costly, want, "{codec}, short {short}");
+            }
+        }
+    }
+
+    #[test]
+    fn costly_bytes_follow_each_codecs_reach() {
+        // "QWERTY" at the front of a dictionary of more than 4095 bytes: lz4 reaches it
+        // (liblz4 indexes its position 0), pglz does not.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let noise: Vec<u8> = (0..4200)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                (x >> 56) as u8
+            })
+            .collect();
+        let long: &[u8] = b"the long string the rows share";
+        let dict = [&b"QWERTYUIOP"[..], &noise, long].concat();
+        let row = [&b"0123456789QWERTYz"[..], long, b"!abcdefghijklmnop"].concat();
+        for (codec, qwerty_is_costly) in [(Codec::Pglz, true), (Codec::Lz4, false)] {
+            let costly = costly_bytes(&[&row], codec, &dict, 6).remove(0);
+            assert!(
+                costly[10..16].iter().all(|&c| c == qwerty_is_costly),
+                "{codec}"
+            );
+            assert!(costly[17..17 + long.len()].iter().all(|&c| !c), "{codec}");
+        }
+    }
+
+    /// Rows of a JSON shape: keys every row shares, values that vary, at varied lengths.
+    fn json_rows(count: usize) -> Vec<Vec<u8>> {
+        (0..count)
+            .map(|i| {
+                format!(
+                    "{{\"name\":\"station {}\",\"country\":\"{}\",\"timezone\":\"Europe/{}\"{}}}",
+                    i * 7919 % 1000,
+                    ["FR", "DE", "IT"][i % 3],
+                    ["Paris", "Berlin", "Rome"][i % 3],
+                    ",\"note\":\"none\"".repeat(i % 4),
+                )
+                .into_bytes()
+            })
+            .collect()
+    }
+
+    /// 64 bytes in which no 3-byte string of the rows above occurs.
+    const JUNK: &[u8] = b"#%&'()*+;<=>?@[]^_`|~#%&'()*+;<=>?@[]^_`|~#%&'()*+;<=>?@[]^_`|~!!";
+
+    #[test]
+    fn a_probe_measures_what_the_datum_encoder_stores() {
+        // An odd number of rows: the two threads' parts differ in size.
+        let rows = json_rows(31);
+        let row_refs: Vec<&[u8]> = rows.iter().map(|r| &r[..]).collect();
+        let mut dict = JUNK.to_vec();
+        dict.extend_from_slice(b"\",\"country\":\"\",\"timezone\":\"Europe/\",\"note\":\"none\"");
+        for codec in [Codec::Pglz, Codec::Lz4] {
+            let probe = Probe::new(row_refs.clone(), codec);
+            assert_eq!(probe.codec(), codec);
+            assert_eq!(probe.rows(), 31);
+            assert_eq!(probe.bytes(), rows.iter().map(Vec::len).sum::<usize>());
+            let stored = |row: &[u8], dict| crate::eval::stored_bytes(&[row], codec, dict).unwrap();
+            let base: Vec<usize> = rows.iter().map(|row| stored(row, None)).collect();
+            assert_eq!(probe.base_sizes(), base, "{codec}");
+            assert_eq!(probe.base_stored(), base.iter().sum::<usize>(), "{codec}");
+            let with: Vec<u32> = rows
+                .iter()
+                .map(|row| stored(row, Some(&dict)) as u32)
+                .collect();
+            assert!(
+                with.iter().zip(&base).all(|(&w, &b)| (w as usize) < b),
+                "{codec}"
+            );
+
+            let sizes_only = probe.measure(&dict, false);
+            assert_eq!(sizes_only.sizes, with, "{codec}");
+            assert_eq!(
+                sizes_only.stored,
+                with.iter().sum::<u32>() as usize,
+                "{codec}"
+            );
+            assert!(sizes_only.usage.is_empty() && sizes_only.reach.is_empty());
+
+            let outcome = probe.measure(&dict, true);
+            assert_eq!(outcome.sizes, with, "{codec}");
+            assert_eq!(outcome.usage.len(), dict.len());
+            assert_eq!(outcome.reach.len(), dict.len());
+            // Every row copies from the dictionary: its gain is shared among the bytes it
+            // copied, none among the junk nothing copies.
+            let gain = (probe.base_stored() - outcome.stored) as f64;
+            let shared: f64 = outcome.usage.iter().sum();
+            assert!(
+                (shared - gain).abs() < 1e-6 * gain,
+                "{codec}: {shared} of {gain}"
+            );
+            assert!(
+                outcome.usage[..JUNK.len()].iter().all(|&u| u == 0.0),
+                "{codec}"
+            );
+            assert!(
+                outcome.reach[..JUNK.len()].iter().all(|&r| r == 0.0),
+                "{codec}"
+            );
+            // Every row holds `"timezone":"Europe/` at datum position 31 to 35 or later.
+            let europe = dict.len() - 14;
+            let mean_position = outcome.reach[europe] / outcome.usage[europe];
+            assert!(
+                (31.0..120.0).contains(&mean_position),
+                "{codec}: {mean_position}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_copy_saves_its_literals_less_its_tag() {
+        // pglz: 9 bits a literal; a 2-byte tag up to 17 bytes, 3 from 18 on; a control bit.
+        assert_eq!(copy_saving(true, 3), 1.25);
+        assert_eq!(copy_saving(true, 17), 17.0);
+        assert_eq!(copy_saving(true, 18), 17.125);
+        // lz4: a byte a literal, 3 bytes a match.
+        assert_eq!(copy_saving(false, 4), 1.0);
+        assert_eq!(copy_saving(false, 20), 17.0);
+    }
+
+    /// The ops of a made-up codec, one list per row, and its payload lengths (`None`: no
+    /// dictionary form).
+    fn measure_made_up(own: &[Vec<u32>]) -> Outcome {
+        let copy = |pos, len, offset| Op::Copy { pos, len, offset };
+        let rows: Vec<Vec<u8>> = (0..4u8).map(|r| vec![r; 60]).collect();
+        let row_refs: Vec<&[u8]> = rows.iter().map(|r| &r[..]).collect();
+        let base = [60, 30, 45, 40];
+        let ops: [(Vec<Op>, Option<usize>); 4] = [
+            (
+                vec![
+                    copy(0, 10, 20),  // dictionary bytes 80..90
+                    copy(10, 8, 5),   // from the row itself
+                    copy(18, 20, 70), // dictionary bytes 48..68
+                    copy(38, 4, 99),  // beyond the window: not reachable, not credited
+                    copy(42, 3, 102), // the window's first bytes, 40..43
+                    Op::Literal { pos: 45, len: 2 },
+                    copy(47, 10, 51), // 4 dictionary bytes (96..100), then the row's
+                ],
+                Some(25),
+            ),
+            // Not smaller than without the dictionary: the row's base size, no credit.
+            (vec![copy(0, 20, 30)], Some(20)),
+            (vec![copy(0, 20, 30)], None),
+            // Smaller without copying the dictionary: nothing to credit.
+            (vec![copy(10, 20, 10)], Some(5)),
+        ];
+        let measured = Measured {
+            dict_len: 100,
+            window: 60,
+            is_pglz: true,
+            want_usage: true,
+        };
+        measure_rows(&row_refs, &base, own, measured, |row, report| {
+            let (ops, payload) = &ops[usize::from(row[0])];
+            ops.iter().for_each(|&op| report(op));
+            *payload
+        })
+    }
+
+    #[test]
+    fn a_rows_gain_is_shared_among_the_dictionary_bytes_it_copied() {
+        let outcome = measure_made_up(&[]);
+        assert_eq!(outcome.sizes, [35, 30, 45, 15]);
+        assert_eq!(outcome.stored, 125);
+        // Row 0 gains 60 - 35 = 25 bytes, shared in proportion to what each copy saved:
+        // 9.125 (10 bytes), 19.375 (20 bytes), 1.25 (3 bytes) and 9.125 * 4 / 10 = 3.65 (4
+        // of 10 bytes).
+        let total = 9.125 + 19.375 + 1.25 + 3.65;
+        let mut usage = vec![0.0; 100];
+        let mut reach = vec![0.0; 100];
+        for (range, saving, pos) in [
+            (80..90, 9.125, 0.0),
+            (48..68, 19.375, 18.0),
+            (40..43, 1.25, 42.0),
+            (96..100, 3.65, 47.0),
+        ] {
+            let per_byte = 25.0 * saving / total / range.len() as f64;
+            usage[range.clone()].fill(per_byte);
+            reach[range].fill(per_byte * pos);
+        }
+        assert_close(&outcome.usage, &usage);
+        assert_close(&outcome.reach, &reach);
+    }
+
+    #[test]
+    fn crediting_new_bytes_leaves_out_what_the_row_copies_from_itself() {
+        // Row 0 copies its bytes 28..38 (half of the 20-byte copy) and 49..50 (one of the 4
+        // dictionary bytes of the last copy) from itself in its plain form.
+        let mut own = vec![vec![0u32; 61]; 4];
+        for (i, count) in own[0].iter_mut().enumerate() {
+            *count = (i.clamp(28, 38) - 28 + i.clamp(49, 50) - 49) as u32;
+        }
+        let outcome = measure_made_up(&own);
+        assert_eq!(outcome.sizes, [35, 30, 45, 15]);
+        let savings = [9.125, 19.375 / 2.0, 1.25, 3.65 * 3.0 / 4.0];
+        let total: f64 = savings.iter().sum();
+        let mut usage = vec![0.0; 100];
+        for (range, saving) in [
+            (80..90, savings[0]),
+            (48..68, savings[1]),
+            (40..43, savings[2]),
+            (96..100, savings[3]),
+        ] {
+            let per_byte = 25.0 * saving / total / range.len() as f64;
+            usage[range].fill(per_byte);
+        }
+        assert_close(&outcome.usage, &usage);
+    }
+
+    fn assert_close(got: &[f64], want: &[f64]) {
+        assert_eq!(got.len(), want.len());
+        for (i, (g, w)) in got.iter().zip(want).enumerate() {
+            assert!((g - w).abs() < 1e-9, "byte {i}: {g}, not {w}");
+        }
+    }
+
+    #[test]
+    fn new_byte_credit_counts_the_bytes_a_row_copies_from_itself() {
+        // Plain pglz writes the first 10 bytes literally, copies the next 8 from the first and
+        // writes the last 2 literally.
+        let row: &[u8] = b"abcdefghXYabcdefghZW";
+        let probe = Probe::new(vec![b"no copies", row], Codec::Pglz).crediting_new_bytes();
+        assert_eq!(probe.own[0], [0; 10]);
+        let before: Vec<u32> = (0..=row.len())
+            .map(|i| (i.clamp(10, 18) - 10) as u32)
+            .collect();
+        assert_eq!(probe.own[1], before);
+    }
+
+    #[test]
+    fn rows_measured_together_add_up_to_rows_measured_alone() {
+        let rows = json_rows(13);
+        let row_refs: Vec<&[u8]> = rows.iter().map(|r| &r[..]).collect();
+        let dict: &[u8] = b"\",\"note\":\"none\",\"country\":\"\",\"timezone\":\"Europe/";
+        let probes = [
+            Probe::new(row_refs.clone(), Codec::Pglz),
+            Probe::new(row_refs.clone(), Codec::Pglz).crediting_new_bytes(),
+            Probe::new(row_refs.clone(), Codec::Lz4),
+        ];
+        for probe in probes {
+            let together = probe.measure(dict, true);
+            let mut usage = vec![0.0; dict.len()];
+            let mut reach = vec![0.0; dict.len()];
+            let mut sizes = Vec::new();
+            for row in &row_refs {
+                let mut alone = Probe::new(vec![row], probe.codec());
+                if !probe.own.is_empty() {
+                    alone = alone.crediting_new_bytes();
+                }
+                let outcome = alone.measure(dict, true);
+                sizes.extend(outcome.sizes);
+                usage
+                    .iter_mut()
+                    .zip(&outcome.usage)
+                    .for_each(|(u, a)| *u += a);
+                reach
+                    .iter_mut()
+                    .zip(&outcome.reach)
+                    .for_each(|(r, a)| *r += a);
+            }
+            assert_eq!(together.sizes, sizes);
+            assert_close(&together.usage, &usage);
+            assert_close(&together.reach, &reach);
+        }
+    }
 }
