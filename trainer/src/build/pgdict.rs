@@ -1542,4 +1542,185 @@ mod tests {
         assert!(pieces.iter().all(|p| p.bytes.len() <= SEED_PIECE));
         assert!(pieces.iter().any(|p| p.bytes == dict[100..120]));
     }
+
+    #[test]
+    fn cut_cuts_long_runs_where_usage_is_lowest_and_unused_runs_apart() {
+        let dict: Vec<u8> = (0..200u32).map(|i| i as u8).collect();
+        // Used bytes, with dips at 40 and 100 (the least used within 32 to 64 bytes of a
+        // piece's start), and unused ones at 150..160 and 170.
+        let usage: Vec<f64> = (0..200)
+            .map(|i| match i {
+                40 | 100 => 0.5,
+                150..160 | 170 => 0.0,
+                _ => 2.0 + (i % 5) as f64,
+            })
+            .collect();
+        let pieces = cut(&dict, &usage);
+        let joined: Vec<u8> = pieces.iter().flat_map(|p| p.bytes.clone()).collect();
+        assert_eq!(joined, dict);
+        let mut end = 0;
+        let bounds: Vec<(usize, usize)> = pieces
+            .iter()
+            .map(|p| {
+                end += p.bytes.len();
+                (end - p.bytes.len(), end)
+            })
+            .collect();
+        // 100..150 is 50 bytes: not cut.
+        let want = [
+            (0, 40),
+            (40, 100),
+            (100, 150),
+            (150, 160),
+            (160, 170),
+            (170, 171),
+            (171, 200),
+        ];
+        assert_eq!(bounds, want);
+        // A run of exactly the longest piece is one piece.
+        let pieces = cut(&dict[..SEED_PIECE], &vec![1.0; SEED_PIECE]);
+        assert_eq!(pieces.len(), 1);
+        let pieces = cut(&dict[..SEED_PIECE + 1], &vec![1.0; SEED_PIECE + 1]);
+        assert_eq!(pieces.len(), 2);
+        assert!(pieces.iter().all(|p| !p.fresh && p.earned == 0.0));
+    }
+
+    #[test]
+    fn a_piece_is_valued_by_what_it_earned_per_byte() {
+        let piece = |len, earned| Piece {
+            bytes: vec![b'a'; len],
+            earned,
+            fresh: false,
+        };
+        assert_eq!(piece(4, 10.0).density(), 2.5);
+        assert_eq!(piece(0, 3.0).density(), 3.0);
+    }
+
+    #[test]
+    fn mean_positions_are_each_pieces_reach_over_its_usage() {
+        let piece = |len| Piece {
+            bytes: vec![b'a'; len],
+            earned: 0.0,
+            fresh: false,
+        };
+        let state = State {
+            pieces: vec![piece(2), piece(3), piece(1)],
+            dict: vec![b'a'; 6],
+            starts: vec![0, 2, 5],
+            outcome: Outcome {
+                stored: 0,
+                sizes: Vec::new(),
+                // Piece 0 copied at positions 10 (usage 1) and 40 (usage 2); piece 1 never;
+                // piece 2 at 7.
+                usage: vec![1.0, 2.0, 0.0, 0.0, 0.0, 0.5],
+                reach: vec![10.0, 80.0, 0.0, 0.0, 0.0, 3.5],
+            },
+        };
+        assert_eq!(state.mean_positions(), [30.0, 0.0, 7.0]);
+    }
+
+    #[test]
+    fn the_phase_and_k_follow_the_codec() {
+        assert_eq!([0, 1, 2, 3, 1000, 65536].map(lz4_phase), [0, 1, 2, 0, 1, 1]);
+        assert_eq!(codec_k(Codec::Pglz), 4);
+        assert_eq!(codec_k(Codec::Lz4), 5);
+        assert_eq!(codec_k(Codec::Zstd), 5);
+    }
+
+    #[test]
+    fn the_smallest_slice_is_the_probes_or_the_validation_rows() {
+        // A third of the rows at most for the probe, a sixth for the validation rows.
+        assert_eq!(smallest_slice(600, 1000, 1000), 100);
+        assert_eq!(smallest_slice(600, 50, 1000), 50);
+        assert_eq!(smallest_slice(600, 1000, 70), 70);
+        // No validation rows: the probe's.
+        assert_eq!(smallest_slice(600, 1000, 0), 200);
+        assert_eq!(smallest_slice(5, 1000, 1000), 1);
+    }
+
+    #[test]
+    fn at_most_an_eighth_of_the_rows_are_cut() {
+        let short = vec![b'a'; 100];
+        let long = vec![b'b'; 10_000];
+        // 14 rows of 100 bytes and 3 of 10,000: the longest two (an eighth of 17) are cut
+        // to half a sixth of the rest, 1,400 + 9,000 bytes; the third is left whole.
+        let mut rows: Vec<&[u8]> = vec![&short; 14];
+        rows.insert(3, &long);
+        rows.insert(9, &long[..9_000]);
+        rows.insert(12, &long[..9_999]);
+        let cut_rows = cut_over_long(rows.clone(), 1 << 20, 1 << 20);
+        let lengths: Vec<usize> = cut_rows.iter().map(|r| r.len()).collect();
+        let limit = (1_400 + 9_000) / 6 / 2;
+        let mut want = vec![100; 17];
+        want[3] = limit;
+        want[9] = 9_000;
+        want[12] = limit;
+        assert_eq!(lengths, want);
+        assert_eq!(cut_rows[3], &long[..limit]);
+    }
+
+    #[test]
+    fn rows_at_half_the_smallest_slice_are_left_whole() {
+        let short = vec![b'a'; 100];
+        // Half of a sixth of the other 24 x 100 bytes is 200: a row of 200 stays, 201 is cut.
+        for (len, cut_to) in [(200, 200), (201, 200)] {
+            let long = vec![b'b'; len];
+            let mut rows: Vec<&[u8]> = vec![&short; 24];
+            rows.push(&long);
+            let cut_rows = cut_over_long(rows, 1 << 20, 1 << 20);
+            assert_eq!(cut_rows[24].len(), cut_to, "{len}");
+            assert!(cut_rows[..24].iter().all(|r| r.len() == 100));
+        }
+    }
+
+    #[test]
+    fn spread_stops_once_it_has_the_bytes() {
+        let long = [b'a'; 100];
+        let short = [b'b'; 10];
+        // 290 bytes: a step of 3 rows for 100; the first row alone has them.
+        let mut rows: Vec<&[u8]> = vec![&short; 19];
+        rows.insert(0, &long);
+        assert_eq!(spread(&rows, 100, &HashSet::new()), [0]);
+        assert_eq!(spread(&rows, 101, &HashSet::new()), [0, 3]);
+        // No bytes wanted: a step of every row, and nothing picked.
+        assert_eq!(spread(&rows, 0, &HashSet::new()), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn spread_keeps_its_steps_when_they_give_a_quarter_of_the_free_rows() {
+        let rows: Vec<&[u8]> = vec![b"0123456789"; 100];
+        // Only rows 1, 2, 3 and 5 are free. Stepping by 2 lands on row 2 alone: 10 bytes,
+        // exactly a quarter of the 40 free ones, so the steps stand (giving a skipped row's
+        // turn to the next free row of its step would take rows 1, 2 and 5).
+        let skip: HashSet<usize> = (0..100).filter(|i| ![1, 2, 3, 5].contains(i)).collect();
+        assert_eq!(spread(&rows, 500, &skip), [2]);
+        // With row 7 free too, row 2 is a fifth of the free bytes: the turns are given.
+        let skip: HashSet<usize> = (0..100).filter(|i| ![1, 2, 3, 5, 7].contains(i)).collect();
+        assert_eq!(spread(&rows, 500, &skip), [1, 2, 5, 7]);
+    }
+
+    #[test]
+    fn residual_marks_are_the_kmers_with_a_costly_byte() {
+        // The row copies "QWERTY" (6 bytes, not short) and a 30-byte string from the
+        // dictionary; every other byte is a literal.
+        let long: &[u8] = b"the long string the rows share";
+        let dict = [&b"QWERTYUIOP"[..], long].concat();
+        let row = [&b"0123456789QWERTYz"[..], long, b"!abcdefghijklmnop"].concat();
+        let pool_rows: Vec<&[u8]> = vec![&row, b"abc"];
+        let k = 4;
+        let counts = KmerCounts::count(&pool_rows, k);
+        let pool = Pool::new(pool_rows.clone(), &counts, 2);
+        let builder = PgdictBuilder::default();
+        for codec in [Codec::Pglz, Codec::Lz4] {
+            let probe = Probe::new(pool_rows.clone(), codec);
+            let context = Context::new(&pool, &pool_rows, &probe, 4096, k, false);
+            let marks = builder.residual_marks(&dict, &context);
+            // The 4-mers wholly inside the copies are not costly: those at 10..=12 and
+            // 17..=43; a row shorter than k has none.
+            let want: Vec<bool> = (0..=row.len() - k)
+                .map(|i| !(10..=12).contains(&i) && !(17..=43).contains(&i))
+                .collect();
+            assert_eq!(marks, [want, Vec::new()], "{codec}");
+        }
+    }
 }
