@@ -103,10 +103,10 @@ fn sample_percent(wanted: u64, estimated_rows: f64) -> Option<f64> {
 /// bounds its bytes too, three times the bytes wanted, in the rows that count
 /// ([`Wanted::counted`]), whichever reads fewer pages. Of large rows, the bytes wanted are in
 /// fewer rows than wanted, which a share set by rows alone would read for nothing (the whole
-/// column, where a share set by the bytes was under a third of its pages). No rows: the whole column, as no estimate can be made. The share
-/// is always over three times `percent` (a sample short of the rows and the bytes wanted held
-/// under a third of either its share was set for), so that samples that keep coming back short
-/// end in the whole column after a few.
+/// column, where a share set by the bytes was under a third of its pages). No rows: the whole
+/// column, as no estimate can be made. The share is always over three times `percent` (a
+/// sample short of the rows and the bytes wanted held under a third of either its share was
+/// set for), so that samples that keep coming back short end in the whole column after a few.
 fn next_sample(wanted: Wanted, percent: f64, held: Held) -> Option<PageSample> {
     let in_table = |in_sample: u64| in_sample as f64 * 100.0 / percent;
     // Short, so some side counts (`None` only for a sample that is enough).
