@@ -1723,4 +1723,155 @@ mod tests {
             assert_eq!(marks, [want, Vec::new()], "{codec}");
         }
     }
+
+    /// Rows that copy `USED_A` and `USED_B` from a dictionary and share `SHARED` among
+    /// themselves, and the state of a three-piece dictionary over them.
+    const USED_A: &[u8] = b"QWERTYUIOPASDFGH";
+    const USED_B: &[u8] = b"ZXCVBNMLKJHGFDSA";
+
+    fn replace_rows() -> Vec<Vec<u8>> {
+        (0..20)
+            .map(|i| {
+                format!(
+                    "{i:02} {} and {}, then MNBVCXZPOIUYTREW.",
+                    "QWERTYUIOPASDFGH", "ZXCVBNMLKJHGFDSA"
+                )
+                .into_bytes()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn replace_trims_unused_ends_drops_the_least_dense_and_refills() {
+        let rows = replace_rows();
+        let row_refs: Vec<&[u8]> = rows.iter().map(|r| &r[..]).collect();
+        let k = 4;
+        let counts = KmerCounts::count(&row_refs, k);
+        let pool = Pool::new(row_refs.clone(), &counts, 2);
+        let probe = Probe::new(row_refs.clone(), Codec::Pglz);
+        let context = Context::new(&pool, &row_refs, &probe, 100, k, false);
+        // Bytes no row holds around the copied string, a piece no row copies, a piece
+        // copied whole.
+        let padded = [&[0xf0; 8][..], USED_A, &[0xf1; 8]].concat();
+        let unused = vec![0xf2; 40];
+        let piece = |bytes: &[u8]| Piece {
+            bytes: bytes.to_vec(),
+            earned: 0.0,
+            fresh: false,
+        };
+        let state = State::new(
+            vec![piece(&padded), piece(&unused), piece(USED_B)],
+            &probe,
+            None,
+        );
+        assert!(state.pieces[1].earned == 0.0 && state.pieces[2].earned > 0.0);
+        // A tenth of the 100-byte budget: the unused piece alone (40 bytes) frees it.
+        let (trial, dropped) =
+            PgdictBuilder::default().replace(&state, &pool, &HashSet::new(), 0.1, &context);
+        assert_eq!(dropped, [fingerprint(&unused)]);
+        let mut kept: Vec<&[u8]> = trial
+            .pieces
+            .iter()
+            .filter(|p| !p.fresh)
+            .map(|p| &p.bytes[..])
+            .collect();
+        kept.sort();
+        assert_eq!(kept, [USED_A, USED_B]);
+        // The refill: strings of the rows, within the budget.
+        let fresh: Vec<&Piece> = trial.pieces.iter().filter(|p| p.fresh).collect();
+        assert!(!fresh.is_empty());
+        assert!(fresh.iter().all(|p| rows
+            .iter()
+            .any(|r| r.windows(p.bytes.len()).any(|w| w == &p.bytes[..]))));
+        assert!(trial.dict.len() <= 100, "{}", trial.dict.len());
+    }
+
+    #[test]
+    fn lz4_replace_trims_and_drops_by_whole_grid_steps() {
+        let rows = replace_rows();
+        let row_refs: Vec<&[u8]> = rows.iter().map(|r| &r[..]).collect();
+        let k = 5;
+        let counts = KmerCounts::count(&row_refs, k);
+        // No candidate is held by 100 rows: nothing refills, so nothing is cut for the phase.
+        let pool = Pool::new(row_refs.clone(), &counts, 100);
+        let probe = Probe::new(row_refs.clone(), Codec::Lz4);
+        let context = Context::new(&pool, &row_refs, &probe, 100, k, true);
+        let padded = [&[0xf0; 7][..], USED_A, &[0xf1; 5]].concat();
+        let unused = [&[0xf2; 39][..], &[0xf3, 0xf4]].concat();
+        let piece = |bytes: &[u8]| Piece {
+            bytes: bytes.to_vec(),
+            earned: 0.0,
+            fresh: false,
+        };
+        let state = State::new(
+            vec![piece(USED_B), piece(&padded), piece(&unused)],
+            &probe,
+            None,
+        );
+        let used: Vec<usize> = (0..state.dict.len())
+            .filter(|&i| state.outcome.usage[i] > 0.0)
+            .collect();
+        let used_a_at = 16 + 7;
+        let want_used: Vec<usize> = (0..16).chain(used_a_at..used_a_at + 16).collect();
+        assert_eq!(used, want_used);
+        let (trial, dropped) =
+            PgdictBuilder::default().replace(&state, &pool, &HashSet::new(), 0.1, &context);
+        assert_eq!(dropped, [fingerprint(&unused)]);
+        // The padded piece keeps one byte before the copied string (7 = 2 steps + 1) and two
+        // after it (5 = 1 step + 2); the dropped piece, of 41 bytes (13 steps + 2), leaves its
+        // last two bytes at its end.
+        let trimmed = [&[0xf0][..], USED_A, &[0xf1, 0xf1, 0xf3, 0xf4]].concat();
+        let mut pieces: Vec<&[u8]> = trial.pieces.iter().map(|p| &p.bytes[..]).collect();
+        pieces.sort();
+        assert_eq!(pieces, [USED_B, &trimmed[..]]);
+        assert!(trial.pieces.iter().all(|p| !p.fresh));
+    }
+
+    /// Refines a dictionary holding only a string the probe rows lack, with validation rows
+    /// that need it, that do not, and none.
+    #[test]
+    fn refine_keeps_what_the_validation_rows_compress_best() {
+        let rows = replace_rows();
+        let row_refs: Vec<&[u8]> = rows.iter().map(|r| &r[..]).collect();
+        let k = 4;
+        let counts = KmerCounts::count(&row_refs, k);
+        let pool = Pool::new(row_refs.clone(), &counts, 2);
+        let probe = Probe::new(row_refs.clone(), Codec::Pglz);
+        let context = Context::new(&pool, &row_refs, &probe, 64, k, false);
+        let only_valid = b"the validation rows alone hold this string";
+        let start = State::new(
+            vec![Piece {
+                bytes: only_valid.to_vec(),
+                earned: 0.0,
+                fresh: false,
+            }],
+            &probe,
+            None,
+        );
+        let builder = PgdictBuilder::default();
+        let refine = |valid: &Probe<'_>| builder.refine(&start, &context, valid, Refill::Pool, 0.5);
+
+        // Rows that need the start's string: refining only makes them larger.
+        let needing: Vec<Vec<u8>> = (0..10)
+            .map(|i| {
+                format!("{i:02} {} ok", "the validation rows alone hold this string").into_bytes()
+            })
+            .collect();
+        let needing = Probe::new(needing.iter().map(|r| &r[..]).collect(), Codec::Pglz);
+        let (stored, dict) = refine(&needing);
+        assert_eq!(dict, only_valid);
+        assert_eq!(stored, needing.measure(only_valid, false).stored);
+
+        // Rows like the probe's: the refined dictionary, by their size.
+        let alike: Vec<Vec<u8>> = replace_rows().into_iter().rev().take(10).collect();
+        let alike = Probe::new(alike.iter().map(|r| &r[..]).collect(), Codec::Pglz);
+        let (stored, dict) = refine(&alike);
+        assert_eq!(stored, alike.measure(&dict, false).stored);
+        assert!(stored < alike.measure(only_valid, false).stored);
+
+        // No validation rows: the probe's size of the last dictionary.
+        let (stored, dict) = refine(&Probe::new(Vec::new(), Codec::Pglz));
+        assert_eq!(stored, probe.measure(&dict, false).stored);
+        assert!(stored < start.outcome.stored);
+    }
 }
