@@ -1724,6 +1724,16 @@ mod tests {
         }
     }
 
+    /// A piece of the dictionary being refined, as `replace` is handed it: not fresh, nothing
+    /// earned yet.
+    fn piece(bytes: &[u8]) -> Piece {
+        Piece {
+            bytes: bytes.to_vec(),
+            earned: 0.0,
+            fresh: false,
+        }
+    }
+
     /// Rows that copy `USED_A` and `USED_B` from a dictionary and share `SHARED` among
     /// themselves, and the state of a three-piece dictionary over them.
     const USED_A: &[u8] = b"QWERTYUIOPASDFGH";
@@ -1754,11 +1764,6 @@ mod tests {
         // copied whole.
         let padded = [&[0xf0; 8][..], USED_A, &[0xf1; 8]].concat();
         let unused = vec![0xf2; 40];
-        let piece = |bytes: &[u8]| Piece {
-            bytes: bytes.to_vec(),
-            earned: 0.0,
-            fresh: false,
-        };
         let state = State::new(
             vec![piece(&padded), piece(&unused), piece(USED_B)],
             &probe,
@@ -1798,11 +1803,6 @@ mod tests {
         let context = Context::new(&pool, &row_refs, &probe, 100, k, true);
         let padded = [&[0xf0; 7][..], USED_A, &[0xf1; 5]].concat();
         let unused = [&[0xf2; 39][..], &[0xf3, 0xf4]].concat();
-        let piece = |bytes: &[u8]| Piece {
-            bytes: bytes.to_vec(),
-            earned: 0.0,
-            fresh: false,
-        };
         let state = State::new(
             vec![piece(USED_B), piece(&padded), piece(&unused)],
             &probe,
