@@ -50,8 +50,8 @@ for target in $targets; do
     # 4096-byte datum can justify is a zstd payload's 32,768-fold expansion, under 180 MiB).
     # datum_input: no single allocation over 64 MiB (a datums file's record reserves 1 MiB at
     # most before its bytes come; every other buffer grows with the input, which its layout's
-    # repeat expands to 1 MiB + 128 KiB at most: the datums read, written back as escape text,
-    # up to about 32 MiB).
+    # repeat expands to 1 MiB + 128 KiB at most, and with the datums read, written back as hex
+    # and escape text for inputs up to 128 KiB: about 4 MiB).
     case "$target" in
         datum_header) limits="-max_len=4096 -malloc_limit_mb=256" ;;
         datum_input) limits="-malloc_limit_mb=64" ;;

@@ -17,7 +17,7 @@
 //! | [`Choice`]   | `choice: u8`, then a [`WithDict`]                                           |
 //! | [`DatumInput`]| `prefix_len: u32`, datum (the rest)                                        |
 //! | [`RoundTrip`]| `flags: u8`, `dict_id: u32`, `dict_len: u16`, `prefix_len: u32`, dict, input |
-//! | [`StreamedInput`] | `reads: [u8; 4]`, `repeat_at: u16`, `repeat_len: u16`, `repeat_count: u32`, body (the rest) |
+//! | [`StreamedInput`] | `reads: [u8; 4]`, `repeat_at: u16`, `repeat_len: u16`, `repeat_count: u32` (top bit: large), body (the rest) |
 
 use std::sync::{Arc, OnceLock};
 
@@ -297,6 +297,13 @@ impl<'a> RoundTrip<'a> {
 /// format is told from (`TEXT_WINDOW`) by two of its 64 KiB reads (`READ_BUFFER`).
 pub const MAX_STREAMED_LEN: usize = TEXT_WINDOW + 2 * READ_BUFFER;
 
+/// The longest input `datum_input`'s repeat makes without [`LARGE_REPEAT`]: what a pipe is
+/// sure to hold (`PIPE_BUF`), so that every reader, the pipe too, reads it.
+pub const MAX_SMALL_STREAMED_LEN: usize = 4096;
+
+/// The bit of [`StreamedInput`]'s `repeat_count` field that lets the repeat make a large input.
+pub const LARGE_REPEAT: u32 = 1 << 31;
+
 /// How many of a stream's reads follow [`StreamedInput::reads`]; each read after them gives
 /// what it asks for. Telling a stream's format looks at its whole start again after each read
 /// that brings a line end, so a megabyte of short lines handed out a few bytes a read would
@@ -328,9 +335,12 @@ pub fn planned_read(reads: [u8; 4], step: usize) -> Option<PlannedRead> {
 /// A datum input and how a pipe hands it out (`datum_input`). The input is the body with its
 /// bytes `repeat_at..repeat_at + repeat_len` standing `repeat_count` times in a row (0 reads
 /// as 1), so that a short input can cross the 64 KiB and 1 MiB marks of the reader; the
-/// offsets are reduced to the body, the count so that the input holds at most
-/// [`MAX_STREAMED_LEN`] bytes. The pipe's reads take `reads` in turn, one byte a read (the
-/// first [`MAX_PLANNED_READS`] of them): 0 is a read interrupted, 1 to 0x7f that many bytes,
+/// offsets are reduced to the body. The count field's top bit ([`LARGE_REPEAT`]) says how far
+/// the repeat may take the input: with it, to at most [`MAX_STREAMED_LEN`] bytes; without it,
+/// to at most [`MAX_SMALL_STREAMED_LEN`] (a body longer than that stands as it is). Large
+/// inputs take up to a hundred times a small one's time, so they come only when the fuzzer
+/// sets the bit. The pipe's reads take `reads` in turn, one byte a read (the first
+/// [`MAX_PLANNED_READS`] of them): 0 is a read interrupted, 1 to 0x7f that many bytes,
 /// 0x80 + k 2^k bytes (k above 20 reads as 20: 1 MiB).
 #[derive(Debug)]
 pub struct StreamedInput<'a> {
@@ -340,7 +350,7 @@ pub struct StreamedInput<'a> {
     pub repeat_at: usize,
     /// How many bytes are repeated.
     pub repeat_len: usize,
-    /// How many times they stand (at least 1).
+    /// How many times they stand (at least 1, below [`LARGE_REPEAT`]).
     pub repeat_count: usize,
     /// The input before expansion.
     pub body: &'a [u8],
@@ -353,13 +363,19 @@ impl<'a> StreamedInput<'a> {
         let reads = [r.u8(), r.u8(), r.u8(), r.u8()];
         let repeat_at = usize::from(r.u16());
         let repeat_len = usize::from(r.u16());
-        let repeat_count = r.u32() as usize;
+        let count_field = r.u32();
         let body = r.rest();
         let repeat_at = repeat_at % (body.len() + 1);
         let repeat_len = repeat_len % (body.len() - repeat_at + 1);
+        let budget = if count_field & LARGE_REPEAT != 0 {
+            MAX_STREAMED_LEN
+        } else {
+            MAX_SMALL_STREAMED_LEN
+        };
+        let repeat_count = (count_field & !LARGE_REPEAT) as usize;
         let most = match repeat_len {
             0 => 1,
-            len => (MAX_STREAMED_LEN.saturating_sub(body.len()) / len).saturating_add(1),
+            len => (budget.saturating_sub(body.len()) / len).saturating_add(1),
         };
         StreamedInput {
             reads,
@@ -382,14 +398,25 @@ impl<'a> StreamedInput<'a> {
         input
     }
 
-    /// Writes the layout (`repeat_count` must fit a `u32`).
+    /// Writes the layout (`repeat_count` must be below [`LARGE_REPEAT`]); [`LARGE_REPEAT`] is
+    /// set when the input is longer than [`MAX_SMALL_STREAMED_LEN`].
     pub fn to_bytes(&self) -> Vec<u8> {
         let field = |v: usize| u16::try_from(v).expect("a repeat offset over u16::MAX");
+        let count = u32::try_from(self.repeat_count)
+            .ok()
+            .filter(|count| count & LARGE_REPEAT == 0)
+            .expect("a repeat count of 2^31 or more");
+        let len = self.body.len() + self.repeat_len * self.repeat_count.saturating_sub(1);
+        let large = if len > MAX_SMALL_STREAMED_LEN {
+            LARGE_REPEAT
+        } else {
+            0
+        };
         Writer::new()
             .bytes(&self.reads)
             .u16(field(self.repeat_at))
             .u16(field(self.repeat_len))
-            .u32(self.repeat_count)
+            .u32((count | large) as usize)
             .bytes(self.body)
             .finish()
     }
@@ -574,6 +601,56 @@ fn lz4_reference(block: &[u8], dict: &[u8], limit: usize, partial: bool) -> Opti
                 dict[dict.len() - (offset - out.len())]
             };
             out.push(byte);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `StreamedInput` of `body` with the repeat fields as written, read back.
+    fn streamed(repeat_at: u16, repeat_len: u16, count_field: u32, body: &[u8]) -> usize {
+        let data = Writer::new()
+            .bytes(&[0x90; 4])
+            .u16(repeat_at)
+            .u16(repeat_len)
+            .u32(count_field as usize)
+            .bytes(body)
+            .finish();
+        StreamedInput::parse(&data).input().len()
+    }
+
+    #[test]
+    fn streamed_input_is_large_only_with_the_large_bit() {
+        let body = b"\\x0b616263\n";
+        // Any count without the bit: at most 4 KiB (the most 11-byte lines that fit).
+        assert_eq!(streamed(0, 11, 1 << 30, body), 4092);
+        assert_eq!(streamed(0, 11, 3, body), 33);
+        // With it: past the 1 MiB window, by at most two 64 KiB reads.
+        let large = streamed(0, 11, LARGE_REPEAT | (1 << 30), body);
+        assert!(large > TEXT_WINDOW && large <= MAX_STREAMED_LEN, "{large}");
+        assert_eq!(streamed(0, 11, LARGE_REPEAT | 3, body), 33);
+        // A body over the small budget stands as it is; the bit lets it grow.
+        let long = vec![b'a'; 5000];
+        assert_eq!(streamed(0, 1, 10, &long), 5000);
+        assert_eq!(streamed(0, 1, LARGE_REPEAT | 10, &long), 5009);
+    }
+
+    #[test]
+    fn streamed_input_writes_the_large_bit_for_large_inputs() {
+        for (count, len) in [(372, 4092), (100_000, 1_100_000)] {
+            let written = StreamedInput {
+                reads: [1, 2, 3, 0],
+                repeat_at: 0,
+                repeat_len: 11,
+                repeat_count: count,
+                body: b"\\x0b616263\n",
+            }
+            .to_bytes();
+            let read = StreamedInput::parse(&written);
+            assert_eq!(read.repeat_count, count);
+            assert_eq!(read.input().len(), len);
         }
     }
 }
