@@ -51,10 +51,13 @@ for target in $targets; do
     # datum_input: no single allocation over 64 MiB (a datums file's record reserves 1 MiB at
     # most before its bytes come; every other buffer grows with the input, which its layout's
     # repeat expands to 1 MiB + 128 KiB at most, and with the datums read, written back as hex
-    # and escape text for inputs up to 128 KiB: about 4 MiB).
+    # and escape text for inputs up to 128 KiB: about 4 MiB). Its inputs past 128 KiB take
+    # 10 to 100 times a small one's time; -entropic_scale_per_exec_time=1 has libFuzzer pick
+    # slow inputs to mutate less often (their energy scaled down by their time over the
+    # average): 2 to 3 times the executions a CPU second (fuzz/README.md, Results).
     case "$target" in
         datum_header) limits="-max_len=4096 -malloc_limit_mb=256" ;;
-        datum_input) limits="-malloc_limit_mb=64" ;;
+        datum_input) limits="-malloc_limit_mb=64 -entropic_scale_per_exec_time=1" ;;
         *) limits="" ;;
     esac
     echo "fuzz/ci.sh: $target for ${seconds} s"
