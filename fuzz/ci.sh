@@ -27,12 +27,17 @@ start=$(date +%s)
 CFLAGS="$asan_cflags" cargo fuzz build --debug-assertions
 # The seed generator with CFLAGS as given (unset stays unset: Cargo rebuilds the C codecs when
 # CFLAGS goes from unset to empty).
-if [ -n "${PGDICT_SEED_TARGET_DIR:-}" ]; then
-    CARGO_TARGET_DIR="$PGDICT_SEED_TARGET_DIR" ./seed.sh >/dev/null
-else
+# Then the fuzz crate's own unit tests (its input layouts), built as the generator is: only
+# the fuzz library itself is compiled again. A subshell, so that the fuzz runs below keep the
+# target directory the build above used.
+(
+    if [ -n "${PGDICT_SEED_TARGET_DIR:-}" ]; then
+        export CARGO_TARGET_DIR="$PGDICT_SEED_TARGET_DIR"
+    fi
     ./seed.sh >/dev/null
-fi
-echo "fuzz/ci.sh: built and seeded in $(( $(date +%s) - start )) s"
+    cargo test --quiet --release --no-default-features --lib
+)
+echo "fuzz/ci.sh: built, seeded and unit-tested in $(( $(date +%s) - start )) s"
 
 # Every target Cargo.toml declares, or none is fuzzed at all: a `for` over `$(cargo fuzz list)`
 # would run no target, and pass, if the listing failed or printed nothing (an assignment
