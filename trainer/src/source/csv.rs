@@ -645,7 +645,9 @@ impl<R: BufRead> CsvReader<R> {
     /// The next non-NULL, non-empty value, `None` at the end of the data.
     fn next_row(&mut self) -> Result<Option<Vec<u8>>, SourceError> {
         while let Some((_, field, text)) = self.next_field()? {
-            match field.value(&self.text.buf, &self.syntax, text) {
+            let value = field.value(&self.text.buf, &self.syntax, text);
+            self.text.release_large_buf();
+            match value {
                 Some(value) if !value.is_empty() => return Ok(Some(value)),
                 _ => {} // NULL, or empty.
             }
@@ -658,13 +660,15 @@ impl<R: BufRead> CsvReader<R> {
             return Ok(None);
         };
         let value = field.value(&self.text.buf, &self.syntax, text);
-        Ok(Some(Record::in_line(
+        let record = Record::in_line(
             value,
             line,
             &self.text.buf,
             field.range,
             self.text.line_end(),
-        )))
+        );
+        self.text.release_large_buf();
+        Ok(Some(record))
     }
 }
 
@@ -705,6 +709,40 @@ mod tests {
             values.push(record.value.map(|v| String::from_utf8(v).unwrap()));
         }
         Ok(values)
+    }
+
+    #[test]
+    fn a_large_record_is_let_go_once_its_value_is_out_and_a_small_ones_buffer_kept() {
+        use crate::source::lines::HAND_OVER_MIN;
+        let large = "y".repeat(HAND_OVER_MIN);
+        // Quoted (its text unquoted while splitting) and not; read as rows and as records.
+        for (field, value) in [
+            (format!("\"{large}\"\"\""), format!("{large}\"")),
+            (large.clone(), large.clone()),
+        ] {
+            let input = format!("1,{field}\n2,small\n");
+            for as_records in [false, true] {
+                let mut reader = reader(&input, Column::Index(1), false);
+                let next = |reader: &mut CsvReader<_>| match as_records {
+                    false => reader.next_row().unwrap(),
+                    true => reader
+                        .next_record()
+                        .unwrap()
+                        .and_then(|record| record.value),
+                };
+                assert_eq!(next(&mut reader).unwrap(), value.as_bytes());
+                assert_eq!(
+                    reader.text.buf.capacity(),
+                    0,
+                    "the large record is still held"
+                );
+                assert_eq!(next(&mut reader).unwrap(), b"small");
+                assert!(
+                    reader.text.buf.capacity() > 0,
+                    "the small record's buffer was let go"
+                );
+            }
+        }
     }
 
     #[test]

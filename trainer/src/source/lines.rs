@@ -15,7 +15,7 @@ const MAX_LINE_LEN: usize = datums_file::MAX_DATUM_LEN + 2;
 /// line buffer itself, and the next line starts a fresh buffer: a copy would hold the row
 /// twice, which for a row of hundreds of megabytes is the difference that counts. A shorter
 /// row is copied out, so that one buffer, grown once, serves every small row.
-const HAND_OVER_MIN: usize = 1 << 20;
+pub(super) const HAND_OVER_MIN: usize = 1 << 20;
 
 /// Lines or JSON Lines, a line at a time.
 pub(super) struct LineRows<R> {
@@ -206,6 +206,16 @@ impl<R: BufRead> TextRecords<R> {
         match self.line_ends {
             Some(LineEnd::Cr) => self.carriage_returns,
             _ => self.line_feeds,
+        }
+    }
+
+    /// Frees `buf` if it grew to [`HAND_OVER_MIN`] bytes or more, once the record's value has
+    /// been copied out of it: a large record is then not held a second time, beside its value,
+    /// while the value is compressed (nor kept until a record as large comes). A buffer grown
+    /// by small records stays, for the next one.
+    pub(super) fn release_large_buf(&mut self) {
+        if self.buf.capacity() >= HAND_OVER_MIN {
+            self.buf = Vec::new();
         }
     }
 

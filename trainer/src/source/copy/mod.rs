@@ -804,6 +804,37 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_large_text_line_is_let_go_once_its_value_is_out_and_a_small_ones_buffer_kept() {
+        use crate::source::lines::HAND_OVER_MIN;
+        let large = "z".repeat(HAND_OVER_MIN);
+        // An escape in the value, which is decoded out of the line.
+        let input = format!("1\t{large}\\t\n2\tsmall\n");
+        let value = format!("{large}\t");
+        for as_records in [false, true] {
+            let options = CopyOptions::column(Some(Column::Index(1)));
+            let Reader::Text(mut text) = open(
+                Cursor::new(input.as_bytes().to_vec()),
+                &options,
+                "in".into(),
+            )
+            .unwrap() else {
+                panic!("text COPY data read as binary");
+            };
+            let next = |text: &mut TextRows<_>| match as_records {
+                false => text.next_row().unwrap(),
+                true => text.next_record().unwrap().and_then(|record| record.value),
+            };
+            assert_eq!(next(&mut text).unwrap(), value.as_bytes());
+            assert_eq!(text.text.buf.capacity(), 0, "the large line is still held");
+            assert_eq!(next(&mut text).unwrap(), b"small");
+            assert!(
+                text.text.buf.capacity() > 0,
+                "the small line's buffer was let go"
+            );
+        }
+    }
+
     fn rows_error(input: &[u8], column: Option<Column>) -> String {
         match rows(
             Cursor::new(input.to_vec()),

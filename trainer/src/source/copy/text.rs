@@ -169,13 +169,9 @@ impl<R: BufRead> TextRows<R> {
         };
         let value = self.options.value(&self.text.buf[field.clone()]);
         let end = self.text.line_end();
-        Ok(Some(Record::in_line(
-            value,
-            line,
-            &self.text.buf,
-            field,
-            end,
-        )))
+        let record = Record::in_line(value, line, &self.text.buf, field, end);
+        self.text.release_large_buf();
+        Ok(Some(record))
     }
 }
 
@@ -183,7 +179,9 @@ impl<R: BufRead> TextRows<R> {
     /// The next non-NULL, non-empty value, `None` at the end of the data.
     pub(super) fn next_row(&mut self) -> Result<Option<Vec<u8>>, SourceError> {
         while let Some((_, field)) = self.next_field()? {
-            match self.options.value(&self.text.buf[field]) {
+            let value = self.options.value(&self.text.buf[field]);
+            self.text.release_large_buf();
+            match value {
                 Some(value) if !value.is_empty() => return Ok(Some(value)),
                 _ => {} // NULL, or empty.
             }
