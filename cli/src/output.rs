@@ -661,9 +661,46 @@ pub fn write_hex_line(out: &mut impl Write, bytes: &[u8]) -> io::Result<()> {
     out.write_all(&line)
 }
 
+/// Turns `bytes` into their hex digits, two lowercase ones a byte (what [`write_hex_line`]
+/// writes between `\x` and the line feed, and COPY text and CSV after `\x`), in their own
+/// buffer: for a large datum, which its digits are then handed over in, where writing them out
+/// of it held the datum, its digits and their copy in the batch's bytes at once. The digits are
+/// written from the end back, a chunk at a time, each chunk's bytes copied aside first: a
+/// byte's digits never land on a byte not yet read (those are all before them). The buffer
+/// grows by reallocation, which for a large one moves its pages rather than copying them.
+pub fn make_hex_digits_in_place(bytes: &mut Vec<u8>) {
+    const CHUNK: usize = 64 * 1024;
+    let len = bytes.len();
+    bytes.reserve_exact(len);
+    bytes.resize(2 * len, 0);
+    let mut chunk = vec![0; CHUNK.min(len)];
+    let mut end = len;
+    while end > 0 {
+        let start = end.saturating_sub(CHUNK);
+        let chunk = &mut chunk[..end - start];
+        chunk.copy_from_slice(&bytes[start..end]);
+        const_hex::encode_to_slice(chunk, &mut bytes[2 * start..2 * end])
+            .expect("the slice holds two digits a byte");
+        end = start;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hex_digits_made_in_place_are_the_digits_written() {
+        // Lengths around the chunk of 64 KiB, every byte value in them.
+        for len in [0, 1, 2, 255, 65_535, 65_536, 65_537, 3 * 65_536 + 5] {
+            let bytes: Vec<u8> = (0..len).map(|i| (i * 7 + i / 256) as u8).collect();
+            let mut written = Vec::new();
+            write_hex_line(&mut written, &bytes).unwrap();
+            let mut digits = bytes.clone();
+            make_hex_digits_in_place(&mut digits);
+            assert!(digits == written[2..written.len() - 1], "{len} bytes");
+        }
+    }
 
     /// What reaches the file: each write, and whether the write lock was held then; flushes.
     #[derive(Debug, PartialEq)]

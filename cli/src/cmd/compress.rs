@@ -20,7 +20,7 @@ use pgdict_trainer::source::{self, copy, datums_file, SourceError, SourceSpec};
 
 use crate::fail::{usage_error, user_error, HintExt};
 use crate::in_order::{self, Batch, Pieces, ResultWriter, HAND_OVER_MIN};
-use crate::output::{write_hex_line, Output, Writes};
+use crate::output::{make_hex_digits_in_place, write_hex_line, Output, Writes};
 use crate::row_input::{print_note, row_source, SourceItems};
 use crate::store::AnyStore;
 use crate::text::{counted, thousands};
@@ -192,15 +192,16 @@ trait Item: Send {
         out: &mut Vec<u8>,
     ) -> anyhow::Result<()>;
 
-    /// Where the item's output is what goes before its datum, then the datum byte for byte
-    /// (a datums file, binary COPY of rows): appends what goes before a datum of `len` bytes
-    /// and returns true, for the caller to put the datum after it ([`Item::write`] is the
-    /// two). Else (hex, COPY text, CSV, other columns) writes nothing and returns false.
-    fn write_before_datum(
+    /// Where the item's output holds the datum in one piece (a datums file, binary COPY of
+    /// rows: its bytes; hex lines, COPY text and CSV records: its hex digits, which this makes
+    /// of `datum` in place): appends the item's output to `out` with `datum` handed over as
+    /// that piece ([`Pieces::put`]), and returns true. Else writes nothing, leaves `datum` as
+    /// it is and returns false, for the caller to copy it in with [`Item::write`].
+    fn write_handing_over(
         &self,
         _form: &Self::Form,
-        _len: usize,
-        _out: &mut Vec<u8>,
+        _datum: &mut Vec<u8>,
+        _out: &mut Pieces,
     ) -> anyhow::Result<bool> {
         Ok(false)
     }
@@ -235,16 +236,27 @@ impl Item for Vec<u8> {
         Ok(())
     }
 
-    fn write_before_datum(
+    fn write_handing_over(
         &self,
         form: &OutForm,
-        len: usize,
-        out: &mut Vec<u8>,
+        datum: &mut Vec<u8>,
+        out: &mut Pieces,
     ) -> anyhow::Result<bool> {
         match form {
-            OutForm::DatumsFile => datums_file::Writer::new(out).write_datum_len(len)?,
-            OutForm::Copy => copy::write_one_field_start(out, len)?,
-            OutForm::Hex => return Ok(false),
+            OutForm::DatumsFile => {
+                datums_file::Writer::new(out.bytes()).write_datum_len(datum.len())?;
+                out.put(datum);
+            }
+            OutForm::Copy => {
+                copy::write_one_field_start(out.bytes(), datum.len())?;
+                out.put(datum);
+            }
+            OutForm::Hex => {
+                out.bytes().extend_from_slice(b"\\x");
+                make_hex_digits_in_place(datum);
+                out.put(datum);
+                out.bytes().push(b'\n');
+            }
         }
         Ok(true)
     }
@@ -441,11 +453,7 @@ fn compress_batch<T: Item>(
         datum.clear();
         let header = encoder.encode_into(value, codec, dict, &mut datum)?;
         let stored_len = datum.len();
-        if stored_len >= HAND_OVER_MIN
-            && item.write_before_datum(form, stored_len, bytes.bytes())?
-        {
-            bytes.put(&mut datum);
-        } else {
+        if stored_len < HAND_OVER_MIN || !item.write_handing_over(form, &mut datum, bytes)? {
             item.write(form, Some(&datum), bytes.bytes())?;
         }
         counts.rows += 1;
@@ -502,15 +510,15 @@ mod tests {
             }
             let written = compressed.bytes.pieces().concat();
             assert!(written == expected, "{form:?}");
-            // Bytes, the large datum, bytes: where the output holds it byte for byte.
+            // Bytes, the large datum (as it is, or its hex digits), bytes.
             let pieces = compressed.bytes.pieces();
-            let handed_over = pieces.iter().any(|piece| piece.len() == HAND_OVER_MIN + 4);
-            assert_eq!(
-                handed_over,
-                form != OutForm::Hex,
-                "{form:?}: {} pieces",
-                pieces.len()
-            );
+            let datum_len = HAND_OVER_MIN + 4;
+            let piece_len = match form {
+                OutForm::Hex => 2 * datum_len,
+                OutForm::DatumsFile | OutForm::Copy => datum_len,
+            };
+            assert_eq!(pieces.len(), 3, "{form:?}");
+            assert_eq!(pieces[1].len(), piece_len, "{form:?}");
         }
     }
 }
