@@ -302,6 +302,22 @@ impl Item for Record {
     ) -> anyhow::Result<()> {
         Ok(layout.write_bytea_record(out, self, datum)?)
     }
+
+    fn write_handing_over(
+        &self,
+        layout: &Layout,
+        datum: &mut Vec<u8>,
+        out: &mut Pieces,
+    ) -> anyhow::Result<bool> {
+        let Some(after) = layout.write_bytea_record_around_hex(out.bytes(), self, datum.len())
+        else {
+            return Ok(false);
+        };
+        make_hex_digits_in_place(datum);
+        out.put(datum);
+        out.bytes().extend_from_slice(&after);
+        Ok(true)
+    }
 }
 
 impl Form for Layout {
@@ -519,6 +535,58 @@ mod tests {
             };
             assert_eq!(pieces.len(), 3, "{form:?}");
             assert_eq!(pieces[1].len(), piece_len, "{form:?}");
+        }
+    }
+
+    #[test]
+    fn a_large_datums_hex_digits_are_handed_over_in_records_and_the_output_is_the_same() {
+        use pgdict_trainer::source::copy::CopyOptions;
+        use pgdict_trainer::source::csv::CsvOptions;
+        use pgdict_trainer::source::Column;
+        use std::io::Cursor;
+        let large = "x".repeat(HAND_OVER_MIN);
+        let text = format!("1\tsmall\tz\n2\t{large}\tz\n3\t\\N\tz\n");
+        let csv = format!("1,small,z\r\n2,\"{large}\",z\r\n3,,z\r\n");
+        let (text_layout, text_records) = copy::records(
+            Cursor::new(text.into_bytes()),
+            &CopyOptions::column(Some(Column::Index(1))),
+            "in".into(),
+        )
+        .unwrap();
+        let csv_options = CsvOptions {
+            has_header: false,
+            ..CsvOptions::new(Column::Index(1))
+        };
+        let (csv_layout, csv_records) =
+            source::csv::records(Cursor::new(csv.into_bytes()), &csv_options, "in".into()).unwrap();
+        for (layout, records) in [(text_layout, text_records), (csv_layout, csv_records)] {
+            let records: Vec<Record> = records.collect::<Result<_, _>>().unwrap();
+            let mut batch = Batch::starting_at(0);
+            for record in &records {
+                batch.push(record.clone(), 0);
+            }
+            let mut encoder = DatumEncoder::new();
+            let compressed = compress_batch(&mut encoder, batch, Codec::Zstd, None, &layout);
+            assert!(compressed.error.is_none());
+            // Each record written whole, its datum's hex text copied in.
+            let mut expected = Vec::new();
+            for record in &records {
+                let datum = record.value.as_ref().map(|value| {
+                    DatumEncoder::new()
+                        .encode(value, Codec::Zstd, None)
+                        .unwrap()
+                });
+                record
+                    .write(&layout, datum.as_deref(), &mut expected)
+                    .unwrap();
+            }
+            let written = compressed.bytes.pieces().concat();
+            assert!(written == expected, "{layout:?}");
+            // The records before and the large one's first fields, its datum's digits (a raw
+            // datum, 4 bytes longer than the value), its other fields and the records after.
+            let pieces = compressed.bytes.pieces();
+            assert_eq!(pieces.len(), 3, "{layout:?}");
+            assert_eq!(pieces[1].len(), 2 * (HAND_OVER_MIN + 4), "{layout:?}");
         }
     }
 }

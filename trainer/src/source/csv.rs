@@ -1197,6 +1197,64 @@ mod tests {
     }
 
     #[test]
+    fn a_bytea_record_around_its_hex_digits_is_the_record_written_where_they_stand_bare() {
+        let value = b"\x01\xab\xff";
+        let digits = b"01abff";
+        let csv = |delimiter, force_quote| {
+            let syntax = CsvSyntax {
+                delimiter,
+                force_quote,
+                ..CsvSyntax::default()
+            };
+            let options = CsvOptions {
+                has_header: false,
+                syntax,
+                ..CsvOptions::new(Column::Index(1))
+            };
+            let input = [&b"0"[..], &[delimiter], b"zz", &[delimiter], b"q\r\n"].concat();
+            read_records(&input, &options)
+        };
+        let text = {
+            let options = crate::source::copy::CopyOptions::column(Some(Column::Index(1)));
+            let input = Cursor::new(b"0\tzz\tq\n".to_vec());
+            let (layout, records) =
+                crate::source::copy::records(input, &options, "in".into()).unwrap();
+            (layout, records.collect::<Result<Vec<_>, _>>().unwrap())
+        };
+        // Bare digits: text, CSV whose delimiter is no hex byte. Else (quoted where a hex
+        // digit, `x` or `\` is the delimiter, or always) not written around them.
+        for ((layout, records), bare) in [
+            (text, true),
+            (csv(b',', false), true),
+            (csv(b'|', false), true),
+            (csv(b'a', false), false),
+            (csv(b'x', false), false),
+            (csv(b'\\', false), false),
+            (csv(b'9', false), false),
+            (csv(b',', true), false),
+        ] {
+            let mut written = Vec::new();
+            let record = &records[0];
+            layout
+                .write_bytea_record(&mut written, record, Some(value))
+                .unwrap();
+            let mut around = Vec::new();
+            match layout.write_bytea_record_around_hex(&mut around, record, value.len()) {
+                Some(after) => {
+                    assert!(bare, "{layout:?}");
+                    around.extend_from_slice(digits);
+                    around.extend_from_slice(&after);
+                    assert_eq!(
+                        String::from_utf8_lossy(&around),
+                        String::from_utf8_lossy(&written)
+                    );
+                }
+                None => assert!(!bare && around.is_empty(), "{layout:?}"),
+            }
+        }
+    }
+
+    #[test]
     fn a_byte_order_mark_in_the_data_is_data_and_written_back() {
         // A fuzz find (row_sources): the mark was taken off the input's first record, so a
         // record written back from it read back with another first field.

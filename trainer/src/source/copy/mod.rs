@@ -464,6 +464,35 @@ impl Layout {
         Ok(())
     }
 
+    /// [`Layout::write_bytea_record`] of a `bytea` value of `len` bytes whose hex digits the
+    /// caller puts in a piece of its own (a large datum's, made in place, not copied): appends
+    /// what comes before the digits (the fields before the column, `\x`) and returns what
+    /// comes after them (the fields after, the line end). `None`, with nothing appended, where
+    /// the record does not hold the bare digits: binary COPY (the value's bytes), and CSV that
+    /// may quote them (a hex digit, `x` or `\` as its delimiter or quote, FORCE_QUOTE, or a
+    /// NULL string as long as the hex text).
+    pub fn write_bytea_record_around_hex(
+        &self,
+        out: &mut Vec<u8>,
+        record: &Record,
+        len: usize,
+    ) -> Option<Vec<u8>> {
+        let prefix: &[u8] = match self {
+            Layout::Binary => return None,
+            Layout::Text { .. } => b"\\\\x",
+            Layout::Csv { syntax, .. } => {
+                let every_hex_byte = b"\\x0123456789abcdef";
+                if syntax.needs_quotes(every_hex_byte, false) || syntax.null.len() == 2 + 2 * len {
+                    return None;
+                }
+                b"\\x"
+            }
+        };
+        out.extend_from_slice(&record.before);
+        out.extend_from_slice(prefix);
+        Some([&record.after[..], record.end].concat())
+    }
+
     /// Writes what comes after the last record: the binary trailer (text and CSV have no end
     /// mark).
     pub fn write_end(&self, out: &mut impl Write) -> io::Result<()> {
