@@ -951,36 +951,7 @@ impl PgdictBuilder {
             results.len(),
             crate::progress::counted(valid.rows() as u64, "validation row")
         ));
-        let mut best: Option<(usize, Vec<u8>)> = None;
-        for (stored, dict) in results {
-            // For lz4 the validation rows choose the phase too.
-            let mut options = Vec::new();
-            if codec == Codec::Lz4 && valid.rows() > 0 {
-                for cut in 1..LZ4_DICT_STEP.min(dict.len()) {
-                    let stored = valid.measure(&dict[cut..], false).stored;
-                    options.push((stored, dict[cut..].to_vec()));
-                }
-            }
-            options.insert(0, (stored, dict));
-            for (stored, dict) in options {
-                if best.as_ref().is_none_or(|b| stored < b.0) {
-                    best = Some((stored, dict));
-                }
-            }
-        }
-        let (_, mut dict) = best.expect("at least one way to refill");
-        if dict.starts_with(&ZSTD_DICT_MAGIC) {
-            // The first bytes are the ones a datum is least likely to reach; for lz4, three,
-            // which keeps the phase.
-            dict.drain(
-                ..if codec == Codec::Lz4 {
-                    LZ4_DICT_STEP
-                } else {
-                    1
-                },
-            );
-        }
-        Ok(dict)
+        Ok(choose(results, codec, &valid).expect("at least one way to refill"))
     }
 
     /// Refines, for each group `(starts, context, first drop share, refill ways)`, each start
@@ -1273,6 +1244,45 @@ impl PgdictBuilder {
         };
         (trial, dropped)
     }
+}
+
+/// Of the refined `results` (each the stored size of the validation rows, or of the probe
+/// rows without them, and the dictionary), the one that stores the validation rows smallest,
+/// the first listed on a tie. For lz4 with validation rows, each result is tried also with
+/// one and two bytes cut from its front: its phase ([`lz4_phase`]) is chosen too. A choice
+/// that starts with zstd's dictionary magic loses its first byte (lz4: three, which keeps the
+/// phase), the one a datum is least likely to reach. `None` if there is no result.
+fn choose(results: Vec<(usize, Vec<u8>)>, codec: Codec, valid: &Probe<'_>) -> Option<Vec<u8>> {
+    let mut best: Option<(usize, Vec<u8>)> = None;
+    for (stored, dict) in results {
+        // For lz4 the validation rows choose the phase too.
+        let mut options = Vec::new();
+        if codec == Codec::Lz4 && valid.rows() > 0 {
+            for cut in 1..LZ4_DICT_STEP.min(dict.len()) {
+                let stored = valid.measure(&dict[cut..], false).stored;
+                options.push((stored, dict[cut..].to_vec()));
+            }
+        }
+        options.insert(0, (stored, dict));
+        for (stored, dict) in options {
+            if best.as_ref().is_none_or(|b| stored < b.0) {
+                best = Some((stored, dict));
+            }
+        }
+    }
+    let (_, mut dict) = best?;
+    if dict.starts_with(&ZSTD_DICT_MAGIC) {
+        // The first bytes are the ones a datum is least likely to reach; for lz4, three,
+        // which keeps the phase.
+        dict.drain(
+            ..if codec == Codec::Lz4 {
+                LZ4_DICT_STEP
+            } else {
+                1
+            },
+        );
+    }
+    Some(dict)
 }
 
 /// `state` with `cut` bytes removed from the start of the piece that starts nearest `back`
