@@ -1884,4 +1884,253 @@ mod tests {
         assert_eq!(stored, probe.measure(&dict, false).stored);
         assert!(stored < start.outcome.stored);
     }
+
+    /// Refines a dictionary the probe rows lack, the residual way, with the work it may do
+    /// as the bound: a residual round costs its two probes and one pass over the pool rows.
+    #[test]
+    fn refine_does_the_work_max_probe_bytes_allows_and_no_more() {
+        let rows = replace_rows();
+        let row_refs: Vec<&[u8]> = rows.iter().map(|r| &r[..]).collect();
+        let k = 4;
+        let counts = KmerCounts::count(&row_refs, k);
+        let pool = Pool::new(row_refs.clone(), &counts, 2);
+        let probe = Probe::new(row_refs.clone(), Codec::Pglz);
+        let context = Context::new(&pool, &row_refs, &probe, 32, k, false);
+        let start = State::new(
+            vec![piece(b"the validation rows alone hold this string")],
+            &probe,
+            None,
+        );
+        let no_valid = Probe::new(Vec::new(), Codec::Pglz);
+        let refine_within = |max_probe_bytes: usize, valid: &Probe<'_>| {
+            let builder = PgdictBuilder {
+                max_probe_bytes,
+                ..PgdictBuilder::default()
+            };
+            builder.refine(&start, &context, valid, Refill::Residual, 0.5)
+        };
+        // No work allowed: the start as it is.
+        assert_eq!(refine_within(0, &no_valid).1, start.dict);
+        // Work for one round: that round's trial, as `replace` makes it from the residual
+        // pool of the start.
+        let builder = PgdictBuilder::default();
+        let marks = builder.residual_marks(&start.dict, &context);
+        let residual = pool.recounted(&marks, context.residual_min_df);
+        let (trial, _) = builder.replace(&start, &residual, &HashSet::new(), 0.5, &context);
+        assert!(trial.outcome.stored < start.outcome.stored);
+        let round = 2 * probe.bytes() + row_refs.iter().map(|r| r.len()).sum::<usize>();
+        assert_eq!(
+            refine_within(round, &no_valid),
+            (trial.outcome.stored, trial.dict.clone())
+        );
+        // A byte more: a second round, which stores the probe rows smaller still.
+        let (stored, dict) = refine_within(round + 1, &no_valid);
+        assert!(
+            stored < trial.outcome.stored,
+            "{stored} >= {}",
+            trial.outcome.stored
+        );
+        assert_eq!(stored, probe.measure(&dict, false).stored);
+        // Checking the start on validation rows counts too: their bytes alone leave no round.
+        let alike: Vec<Vec<u8>> = replace_rows().into_iter().rev().take(10).collect();
+        let alike = Probe::new(alike.iter().map(|r| &r[..]).collect(), Codec::Pglz);
+        assert_eq!(refine_within(alike.bytes(), &alike).1, start.dict);
+        assert_ne!(refine_within(alike.bytes() + round, &alike).1, start.dict);
+    }
+
+    /// Validation rows no dictionary changes (noise, nothing to copy): every result stores
+    /// them the same, and refine keeps the first, the start, not the most refined.
+    #[test]
+    fn refine_keeps_the_first_of_equals() {
+        let rows = replace_rows();
+        let row_refs: Vec<&[u8]> = rows.iter().map(|r| &r[..]).collect();
+        let k = 4;
+        let counts = KmerCounts::count(&row_refs, k);
+        let pool = Pool::new(row_refs.clone(), &counts, 2);
+        let probe = Probe::new(row_refs.clone(), Codec::Pglz);
+        let context = Context::new(&pool, &row_refs, &probe, 64, k, false);
+        let start = State::new(
+            vec![piece(b"the validation rows alone hold this string")],
+            &probe,
+            None,
+        );
+        let noise = noise(30 * 20);
+        let valid = Probe::new(noise.chunks(20).collect(), Codec::Pglz);
+        let builder = PgdictBuilder::default();
+        // Without validation rows the probe's best is a different dictionary.
+        let no_valid = Probe::new(Vec::new(), Codec::Pglz);
+        let (_, refined) = builder.refine(&start, &context, &no_valid, Refill::Pool, 0.5);
+        assert_ne!(refined, start.dict);
+        let (stored, dict) = builder.refine(&start, &context, &valid, Refill::Pool, 0.5);
+        assert_eq!(dict, start.dict);
+        assert_eq!(stored, valid.measure(&refined, false).stored);
+    }
+
+    /// `n` rows of 60 bytes that share most of their bytes.
+    fn rows_of_60(n: usize) -> Vec<Vec<u8>> {
+        let rows: Vec<Vec<u8>> = (0..n)
+            .map(|i| {
+                format!("{{\"kind\":\"airport\",\"country\":\"FR\",\"id\":{i:<21}}}").into_bytes()
+            })
+            .collect();
+        assert!(rows.iter().all(|row| row.len() == 60));
+        rows
+    }
+
+    /// What `build_noting` tells of a build, in order.
+    fn notes_of(
+        builder: &PgdictBuilder,
+        rows: &[Vec<u8>],
+        codec: Codec,
+        size: usize,
+    ) -> Vec<String> {
+        let notes = std::cell::RefCell::new(Vec::new());
+        builder
+            .build_noting(rows, codec, size, &|note| {
+                notes.borrow_mut().push(note.to_string())
+            })
+            .unwrap();
+        notes.into_inner()
+    }
+
+    /// The notes count the rows of each role, the seeds and the refinements, which no
+    /// dictionary shows.
+    #[test]
+    fn the_notes_count_the_roles_the_seeds_and_the_refinements() {
+        // 121 rows of 60 bytes (7260): the probe takes every third from the first until a
+        // third of the bytes, 41 rows; of the other 80 every fourth is a validation row, for a
+        // sixth of the bytes (1210 of 4800), 20 rows. The 60 left share enough for candidates:
+        // the strings are counted once.
+        let rows = rows_of_60(121);
+        let builder = PgdictBuilder {
+            swap_rounds: 1,
+            ..PgdictBuilder::default()
+        };
+        // pglz: the best 2 of 3 seeds refined three ways (pool, residual, wide), the best once
+        // more with patience: 7 results. The swapped round: three variants of the roles, each
+        // the pool way, and the residual and pool ways crediting new bytes only; the first
+        // roles the pool and residual ways: 11 more.
+        assert_eq!(
+            notes_of(&builder, &rows, Codec::Pglz, 4096),
+            [
+                "counting the 4-byte strings of 121 rows",
+                "seeding",
+                "rating 3 seeds",
+                "refining 2 seeds",
+                "refining with other rows in the roles, round 1 of at most 1",
+                "choosing among 18 results on 20 validation rows",
+            ]
+        );
+        // Under 40 rows nothing is split: every row probes, none validates, and no roles swap.
+        assert_eq!(
+            notes_of(&builder, &rows[..39], Codec::Pglz, 4096),
+            [
+                "counting the 4-byte strings of 39 rows",
+                "seeding",
+                "rating 3 seeds",
+                "refining 2 seeds",
+                "choosing among 7 results on 0 validation rows",
+            ]
+        );
+        // pglz's probe takes `pglz_probe_bytes` (lz4's `probe_bytes`): 600 bytes, 10 rows, one
+        // in 13; of the other 111 (6660 bytes) every sixth validates, 19 rows.
+        let small_probe = PgdictBuilder {
+            pglz_probe_bytes: 600,
+            swapped_stage: false,
+            ..PgdictBuilder::default()
+        };
+        let notes = notes_of(&small_probe, &rows, Codec::Pglz, 4096);
+        assert_eq!(
+            notes.last().unwrap(),
+            "choosing among 7 results on 19 validation rows"
+        );
+        // Candidate rows of at most 1260 bytes, fewer than the probe's 2460: the swapped probe
+        // takes them all, and the two variants that need the rest of them are skipped: 3 + 2.
+        let small_pool = PgdictBuilder {
+            pool_bytes: 1200,
+            ..builder.clone()
+        };
+        let notes = notes_of(&small_pool, &rows, Codec::Pglz, 4096);
+        assert_eq!(
+            notes.last().unwrap(),
+            "choosing among 12 results on 20 validation rows"
+        );
+        // A patient refinement of a seed not refined is skipped.
+        let third_seed = PgdictBuilder {
+            swapped_stage: false,
+            pglz_patient_refinements: vec![PatientRefinement {
+                seed: 2,
+                refill: Refill::Pool,
+                patience: 4,
+            }],
+            ..PgdictBuilder::default()
+        };
+        let notes = notes_of(&third_seed, &rows, Codec::Pglz, 4096);
+        assert_eq!(
+            notes.last().unwrap(),
+            "choosing among 6 results on 20 validation rows"
+        );
+        // lz4: all 3 seeds, each both ways. Its seed ending in a pglz dictionary is made only
+        // when the budget is more than pglz's window.
+        let pglz_window = max_useful_size(Codec::Pglz);
+        assert_eq!(
+            notes_of(&builder, &rows, Codec::Lz4, pglz_window),
+            [
+                "counting the 5-byte strings of 121 rows",
+                "seeding",
+                "rating 3 seeds",
+                "refining 3 seeds",
+                "choosing among 6 results on 20 validation rows",
+            ]
+        );
+        let notes = notes_of(&builder, &rows, Codec::Lz4, pglz_window + 1);
+        assert_eq!(
+            notes[2..4],
+            ["seeding: a pglz dictionary for the end", "rating 4 seeds"]
+        );
+    }
+
+    #[test]
+    fn choose_takes_the_smallest_on_the_validation_rows_and_its_lz4_phase() {
+        let no_valid = Probe::new(Vec::new(), Codec::Pglz);
+        let results = || {
+            [&b"first"[..], b"second", b"third", b"fourth"]
+                .iter()
+                .zip([500, 400, 400, 600])
+                .map(|(dict, stored)| (stored, dict.to_vec()))
+                .collect::<Vec<_>>()
+        };
+        // The smallest, the first of equals.
+        assert_eq!(
+            choose(results(), Codec::Pglz, &no_valid).unwrap(),
+            b"second"
+        );
+        assert_eq!(choose(Vec::new(), Codec::Pglz, &no_valid), None);
+        // lz4 tries each result with one and two bytes cut from its front on the validation
+        // rows: here the whole dictionary is said to store them worst.
+        let rows = replace_rows();
+        let dict = [&b"xyz"[..], USED_A, USED_B].concat();
+        for codec in [Codec::Pglz, Codec::Lz4] {
+            let valid = Probe::new(rows.iter().map(|r| &r[..]).collect(), codec);
+            let results = vec![(usize::MAX, dict.clone())];
+            let chosen = choose(results.clone(), codec, &valid).unwrap();
+            if codec == Codec::Pglz {
+                assert_eq!(chosen, dict);
+            } else {
+                let one = valid.measure(&dict[1..], false).stored;
+                let two = valid.measure(&dict[2..], false).stored;
+                assert_eq!(chosen, dict[if one <= two { 1 } else { 2 }..]);
+            }
+            // Without validation rows, nothing to choose the phase by.
+            let no_valid = Probe::new(Vec::new(), codec);
+            assert_eq!(choose(results, codec, &no_valid).unwrap(), dict);
+        }
+        // A dictionary that starts with zstd's magic loses a byte (lz4: a grid step).
+        let magic = [&ZSTD_DICT_MAGIC[..], b"rest"].concat();
+        for (codec, cut) in [(Codec::Pglz, 1), (Codec::Lz4, LZ4_DICT_STEP)] {
+            let no_valid = Probe::new(Vec::new(), codec);
+            let chosen = choose(vec![(1, magic.clone())], codec, &no_valid).unwrap();
+            assert_eq!(chosen, magic[cut..], "{codec}");
+        }
+    }
 }
