@@ -17,7 +17,7 @@ use pgdict_trainer::progress::{Bars, InputProgress, Phase};
 use pgdict_trainer::source::copy::{CopyOptions, Layout, Record};
 use pgdict_trainer::source::{self, copy, datums_file, Format, SourceSpec};
 
-use crate::datum_input::{decoded_size, decoded_size_of_text, record_datum, Datum, Datums};
+use crate::datum_input::{decoded_size, decoded_size_of_text, take_record_datum, Datum, Datums};
 use crate::fail::{usage_error, user_error};
 use crate::in_order::{self, Batch, ItemReader, Pieces, ResultWriter, HAND_OVER_MIN};
 use crate::output::{Output, Writes};
@@ -201,14 +201,14 @@ impl ToRecords<'_> {
         &self,
         decoder: &mut DatumDecoder,
         dictionaries: &mut LocalDictionaries,
-        batch: Batch<Record>,
+        mut batch: Batch<Record>,
     ) -> Decoded {
         let mut error = None;
         // The datums first, to take their dictionaries together: a text column holds each
-        // as a bytea's text.
+        // as a bytea's text, let go once read.
         let mut datums = Vec::with_capacity(batch.items.len());
-        for record in &batch.items {
-            match record_datum(self.layout, record, self.origin) {
+        for record in &mut batch.items {
+            match take_record_datum(self.layout, record, self.origin) {
                 Ok(datum) => datums.push(datum),
                 Err(e) => {
                     error = Some(e);
@@ -220,20 +220,17 @@ impl ToRecords<'_> {
         let dictionaries = &*dictionaries;
         let mut rows = Pieces::with_capacity(batch.room());
         let mut value = Vec::new();
-        for (record, datum) in batch.items.iter().zip(&datums) {
+        // Each datum is let go once its row is written.
+        for (record, datum) in batch.items.iter().zip(datums) {
             let Some(datum) = datum else {
                 self.layout
                     .write_record(rows.bytes(), record, None)
                     .expect("a NULL is written to a Vec");
                 continue;
             };
-            let written = decode(decoder, datum, self.prefix, dictionaries, &mut value)
+            let written = decode(decoder, &datum, self.prefix, dictionaries, &mut value)
                 .map_err(anyhow::Error::from)
-                .and_then(|()| {
-                    Ok(self
-                        .layout
-                        .write_record(rows.bytes(), record, Some(&value))?)
-                });
+                .and_then(|()| Ok(self.put_record(&mut rows, record, &mut value)?));
             if let Err(e) = written {
                 error = Some(e.context(format!(
                     "cannot decompress the datum of {} of {}",
@@ -243,6 +240,26 @@ impl ToRecords<'_> {
             }
         }
         Decoded { rows, error }
+    }
+
+    /// Appends `record` with `value` in its column's place: a large value that the record
+    /// holds as it is handed over to `rows` (taken, not copied), else copied.
+    fn put_record(
+        &self,
+        rows: &mut Pieces,
+        record: &Record,
+        value: &mut Vec<u8>,
+    ) -> std::io::Result<()> {
+        if value.len() >= HAND_OVER_MIN {
+            if let Some(after) =
+                (self.layout).write_record_around_value(rows.bytes(), record, value)
+            {
+                rows.put(value);
+                rows.bytes().extend_from_slice(&after);
+                return Ok(());
+            }
+        }
+        self.layout.write_record(rows.bytes(), record, Some(value))
     }
 }
 
@@ -552,6 +569,76 @@ mod tests {
         assert!(put_large_row(RowOutFormat::Lines, &mut value, &mut rows).is_err());
         assert_eq!(value.len(), HAND_OVER_MIN + 1);
         assert_eq!(rows.pieces(), [Vec::<u8>::new()]);
+    }
+
+    #[test]
+    fn a_large_row_is_handed_over_in_records_it_stands_in_as_it_is_and_the_output_is_the_same() {
+        use pgdict_trainer::source::copy::CopyOptions;
+        use pgdict_trainer::source::csv::CsvOptions;
+        use pgdict_trainer::source::Column;
+        use std::io::Cursor;
+        let text = "1\tv\tz\n2\t\\N\tz\n";
+        let csv = "1,v,z\r\n2,,z\r\n";
+        let (text_layout, text_records) = copy::records(
+            Cursor::new(text.as_bytes().to_vec()),
+            &CopyOptions::column(Some(Column::Index(1))),
+            "in".into(),
+        )
+        .unwrap();
+        let csv_options = CsvOptions {
+            has_header: false,
+            ..CsvOptions::new(Column::Index(1))
+        };
+        let (csv_layout, csv_records) = pgdict_trainer::source::csv::records(
+            Cursor::new(csv.as_bytes().to_vec()),
+            &csv_options,
+            "in".into(),
+        )
+        .unwrap();
+        let large = vec![b'x'; HAND_OVER_MIN];
+        // Escaped in the text format, quoted in CSV.
+        let large_tab = [&large[..], b"\t"].concat();
+        let large_comma = [&large[..], b",\""].concat();
+        for (layout, records) in [(text_layout, text_records), (csv_layout, csv_records)] {
+            let to_records = ToRecords {
+                prefix: None,
+                layout: &layout,
+                origin: "in",
+            };
+            for record in records {
+                let mut record = record.unwrap();
+                // The value is taken out of the record (a NULL's too).
+                let _ = take_record_datum(&layout, &mut record, "in");
+                assert_eq!(record.value, None);
+                for row in [&b"small"[..], &large, &large_tab, &large_comma] {
+                    let mut expected = b"before".to_vec();
+                    layout
+                        .write_record(&mut expected, &record, Some(row))
+                        .unwrap();
+                    let mut rows = Pieces::with_capacity(0);
+                    rows.bytes().extend_from_slice(b"before");
+                    let mut value = row.to_vec();
+                    let at = value.as_ptr();
+                    to_records
+                        .put_record(&mut rows, &record, &mut value)
+                        .unwrap();
+                    assert!(rows.pieces().concat() == expected, "{layout:?}");
+                    let as_it_is = match layout {
+                        Layout::Csv { .. } => row != &large_comma[..],
+                        _ => row != &large_tab[..],
+                    } && row.len() >= HAND_OVER_MIN;
+                    if as_it_is {
+                        // The fields before, the row handed over, the fields after.
+                        assert_eq!(rows.pieces().len(), 3, "{layout:?}");
+                        assert_eq!(rows.pieces()[1].as_ptr(), at, "{layout:?}");
+                        assert!(value.is_empty());
+                    } else {
+                        assert_eq!(rows.pieces().len(), 1, "{layout:?}");
+                        assert_eq!(value, row);
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -171,7 +171,7 @@ impl Datums {
 
     /// A column of COPY data or CSV, as the column flags say (what `compress --keep-columns`
     /// writes): each non-NULL value a datum, a bytea's text in the text format and CSV (hex or
-    /// escape format: [`record_datum`]), its bytes in binary COPY.
+    /// escape format: [`take_record_datum`]), its bytes in binary COPY.
     fn open_column(input: &DatumInput) -> anyhow::Result<Datums> {
         let format = (input.columns.format(None))
             .map_err(|conflict| usage_error(conflict.message, conflict.hint))?
@@ -229,13 +229,12 @@ impl Datums {
             Reader::Column { layout, records } => (layout, records),
         };
         for record in records {
-            let record = record?;
-            if let Some(bytes) = record_datum(layout, &record, &self.origin)? {
+            let mut record = record?;
+            if let Some(bytes) = take_record_datum(layout, &mut record, &self.origin)? {
                 let position = match record.place {
                     Place::Line(line) => Position::Line(line as usize),
                     Place::Tuple { byte, .. } => Position::Byte(byte),
                 };
-                let bytes = bytes.into_owned();
                 return Ok(Some(Datum { bytes, position }));
             }
         }
@@ -243,22 +242,23 @@ impl Datums {
     }
 }
 
-/// The datum a record's column holds: its value in the binary format; in the text format and
-/// CSV the bytes of its text as PostgreSQL's `byteain` reads a bytea (hex, `\x...`, or escape
-/// format, what COPY writes under `bytea_output = escape`: [`bytea_datum`]); `None` for NULL.
-/// `origin` names the input in the error for a value that is neither.
-pub fn record_datum<'r>(
+/// The datum a record's column holds, taken out of it (its value is left `None`, and a bytea's
+/// text is let go once read): its value in the binary format; in the text format and CSV the
+/// bytes of its text as PostgreSQL's `byteain` reads a bytea (hex, `\x...`, or escape format,
+/// what COPY writes under `bytea_output = escape`: [`bytea_datum`]); `None` for NULL. `origin`
+/// names the input in the error for a value that is neither.
+pub fn take_record_datum(
     layout: &copy::Layout,
-    record: &'r copy::Record,
+    record: &mut copy::Record,
     origin: &str,
-) -> anyhow::Result<Option<Cow<'r, [u8]>>> {
-    let Some(value) = &record.value else {
+) -> anyhow::Result<Option<Vec<u8>>> {
+    let Some(value) = record.value.take() else {
         return Ok(None);
     };
     if layout.is_binary() {
-        return Ok(Some(Cow::Borrowed(value)));
+        return Ok(Some(value));
     }
-    let datum = bytea_datum(value).with_context(|| {
+    let datum = bytea_datum(&value).with_context(|| {
         let written = match layout {
             copy::Layout::Csv { .. } => "in CSV (\\x... or escape format)",
             _ => "in COPY's text format (\\\\x... or escape format)",
@@ -268,7 +268,7 @@ pub fn record_datum<'r>(
             record.place
         )
     })?;
-    Ok(Some(Cow::Owned(datum)))
+    Ok(Some(datum))
 }
 
 /// A datum's size in a batch (`in_order`): what it decodes to, as its header says, or its own

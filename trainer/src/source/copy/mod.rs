@@ -493,6 +493,30 @@ impl Layout {
         Some([&record.after[..], record.end].concat())
     }
 
+    /// [`Layout::write_record`] of `value` where the record holds it as it is, so that the
+    /// caller can put it in a piece of its own (a large row, handed over, not copied):
+    /// appends what comes before it (the fields before the column) and returns what comes
+    /// after it (the fields after, the line end). `None`, with nothing appended, where it is
+    /// not as it is: binary COPY (its length goes first), a value the text format escapes, and
+    /// one CSV quotes.
+    pub fn write_record_around_value(
+        &self,
+        out: &mut Vec<u8>,
+        record: &Record,
+        value: &[u8],
+    ) -> Option<Vec<u8>> {
+        let as_it_is = match self {
+            Layout::Binary => false,
+            Layout::Text { delimiter, .. } => !text::needs_escapes(value, *delimiter),
+            Layout::Csv { syntax, .. } => !syntax.needs_quotes(value, record.is_alone()),
+        };
+        if !as_it_is {
+            return None;
+        }
+        out.extend_from_slice(&record.before);
+        Some([&record.after[..], record.end].concat())
+    }
+
     /// Writes what comes after the last record: the binary trailer (text and CSV have no end
     /// mark).
     pub fn write_end(&self, out: &mut impl Write) -> io::Result<()> {

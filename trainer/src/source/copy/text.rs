@@ -264,6 +264,12 @@ pub fn escape_text_with(value: &[u8], delimiter: u8, out: &mut Vec<u8>) {
     out.extend_from_slice(rest);
 }
 
+/// Whether [`escape_text_with`] would escape a byte of `value`: if not, it writes `value` as
+/// it is.
+pub(super) fn needs_escapes(value: &[u8], delimiter: u8) -> bool {
+    find_escaped(value, delimiter).is_some()
+}
+
 /// Whether COPY's text format escapes `byte`: a backslash, one of 0x08-0x0d (backspace,
 /// tab, line feed, vertical tab, form feed, carriage return), or the delimiter.
 fn needs_escape(byte: u8, delimiter: u8) -> bool {
