@@ -645,7 +645,7 @@ impl<R: BufRead> CsvReader<R> {
     /// The next non-NULL, non-empty value, `None` at the end of the data.
     fn next_row(&mut self) -> Result<Option<Vec<u8>>, SourceError> {
         while let Some((_, field, text)) = self.next_field()? {
-            let value = field.value(&self.text.buf, &self.syntax, text);
+            let value = self.value_of(&field, text);
             self.text.release_large_buf();
             match value {
                 Some(value) if !value.is_empty() => return Ok(Some(value)),
@@ -659,16 +659,29 @@ impl<R: BufRead> CsvReader<R> {
         let Some((line, field, text)) = self.next_field()? else {
             return Ok(None);
         };
-        let value = field.value(&self.text.buf, &self.syntax, text);
-        let record = Record::in_line(
-            value,
+        let mut record = Record::in_line(
+            None,
             line,
             &self.text.buf,
-            field.range,
+            field.range.clone(),
             self.text.line_end(),
         );
+        record.value = self.value_of(&field, text);
         self.text.release_large_buf();
         Ok(Some(record))
+    }
+
+    /// The field's value ([`Field::value`]): copied out of a small record; an unquoted one of
+    /// a large record is its buffer itself, taken ([`TextRecords::take_field`]). (A quoted
+    /// field's `text` is already a buffer of its own.)
+    fn value_of(&mut self, field: &Field, text: Vec<u8>) -> Option<Vec<u8>> {
+        if field.quoted || !self.text.is_large() {
+            return field.value(&self.text.buf, &self.syntax, text);
+        }
+        if self.text.buf[field.range.clone()] == self.syntax.null[..] {
+            return None;
+        }
+        Some(self.text.take_field(field.range.clone()))
     }
 }
 
@@ -743,6 +756,39 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_large_unquoted_value_is_made_in_its_records_buffer_and_a_small_one_copied() {
+        use crate::source::lines::HAND_OVER_MIN;
+        let large = "y".repeat(HAND_OVER_MIN);
+        let input = format!("1,{large},z\r\n2,small,z\r\n");
+        let mut reader = reader(&input, Column::Index(1), false);
+        for value in [&large[..], "small"] {
+            let (_, field, text) = reader.next_field().unwrap().unwrap();
+            let record_at = reader.text.buf.as_ptr();
+            let read = reader.value_of(&field, text).unwrap();
+            assert_eq!(read, value.as_bytes());
+            let in_place = read.as_ptr() == record_at;
+            assert_eq!(in_place, value == large, "made in place: {in_place}");
+        }
+        // Records keep the fields around the value, to be written back as they came.
+        let csv_options = CsvOptions {
+            has_header: false,
+            ..CsvOptions::new(Column::Index(1))
+        };
+        let (layout, records) = records(
+            Cursor::new(input.clone().into_bytes()),
+            &csv_options,
+            "in".into(),
+        )
+        .unwrap();
+        let mut written = Vec::new();
+        for record in records {
+            let record = record.unwrap();
+            (layout.write_record(&mut written, &record, record.value.as_deref())).unwrap();
+        }
+        assert!(written == input.as_bytes());
     }
 
     #[test]

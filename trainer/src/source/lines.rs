@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 use std::io::{self, BufRead, Read};
+use std::ops::Range;
 
 use pgdict::rows::{self, RowFormat};
 
@@ -217,6 +218,22 @@ impl<R: BufRead> TextRecords<R> {
         if self.buf.capacity() >= HAND_OVER_MIN {
             self.buf = Vec::new();
         }
+    }
+
+    /// Whether the record in `buf` is [`HAND_OVER_MIN`] bytes or more: its value is then made
+    /// in `buf` itself ([`TextRecords::take_field`]), not copied out of it.
+    pub(super) fn is_large(&self) -> bool {
+        self.buf.len() >= HAND_OVER_MIN
+    }
+
+    /// Takes `buf`, leaving it empty, with only the bytes at `field` in it (moved to its start):
+    /// a large record's value is then made where it stands, not held twice, as record and
+    /// value, at once.
+    pub(super) fn take_field(&mut self, field: Range<usize>) -> Vec<u8> {
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.truncate(field.end);
+        buf.drain(..field.start);
+        buf
     }
 
     /// Starts a record: empties `buf`; the number of the record's first line, or `None` after

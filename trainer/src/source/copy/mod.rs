@@ -888,6 +888,73 @@ mod tests {
         }
     }
 
+    #[test]
+    fn escapes_decoded_in_place_are_the_value_unescape_makes() {
+        let large = [&b"\\\\x"[..], &b"0f".repeat(HAND_OVER_MIN_FOR_TESTS)].concat();
+        for field in [
+            &b""[..],
+            b"plain",
+            b"\\\\x0a\\b\\f\\n\\r\\t\\v\\.",
+            b"\\0\\7\\101\\777\\1234\\8",
+            b"\\x\\x4\\x41\\x4g\\xff0",
+            b"end\\",
+            b"\\",
+            &large,
+        ] {
+            let mut in_place = field.to_vec();
+            text::unescape_in_place(&mut in_place);
+            assert_eq!(
+                in_place,
+                unescape(field),
+                "{:?}",
+                String::from_utf8_lossy(field)
+            );
+        }
+    }
+
+    /// Long enough to be read in place by the text reader.
+    const HAND_OVER_MIN_FOR_TESTS: usize = crate::source::lines::HAND_OVER_MIN;
+
+    #[test]
+    fn a_large_text_value_is_made_in_its_lines_buffer_and_a_small_one_copied() {
+        let large = "z".repeat(HAND_OVER_MIN_FOR_TESTS);
+        let input = format!("1\t\\\\x{large}\\t\tz\n2\tsmall\tz\n");
+        let options = CopyOptions::column(Some(Column::Index(1)));
+        let Reader::Text(mut text) = open(
+            Cursor::new(input.as_bytes().to_vec()),
+            &options,
+            "in".into(),
+        )
+        .unwrap() else {
+            panic!("text COPY data read as binary");
+        };
+        for value in [format!("\\x{large}\t"), "small".to_string()] {
+            let (_, field) = text.next_field().unwrap().unwrap();
+            let line_at = text.text.buf.as_ptr();
+            let read = text.value_of(field).unwrap();
+            assert!(read == value.as_bytes());
+            let in_place = read.as_ptr() == line_at;
+            assert_eq!(
+                in_place,
+                value.len() > HAND_OVER_MIN_FOR_TESTS,
+                "made in place: {in_place}"
+            );
+        }
+        // Records keep the fields around the value, to be written back as they came.
+        let (layout, records) = records(
+            Cursor::new(input.clone().into_bytes()),
+            &options,
+            "in".into(),
+        )
+        .unwrap();
+        let mut written = Vec::new();
+        for record in records {
+            let record = record.unwrap();
+            (layout.write_record(&mut written, &record, record.value.as_deref())).unwrap();
+        }
+        assert!(written == input.as_bytes());
+    }
+
     fn rows_error(input: &[u8], column: Option<Column>) -> String {
         match rows(
             Cursor::new(input.to_vec()),

@@ -135,7 +135,7 @@ impl<R: BufRead> TextRows<R> {
 impl<R: BufRead> TextRows<R> {
     /// Reads the next line into `buf` and finds the column in it: the line's number and where
     /// the column's field is in `buf`; `None` at the end of the data.
-    fn next_field(&mut self) -> Result<Option<(u64, Range<usize>)>, SourceError> {
+    pub(super) fn next_field(&mut self) -> Result<Option<(u64, Range<usize>)>, SourceError> {
         let Some(line) = self.read_line()? else {
             return Ok(None);
         };
@@ -167,11 +167,26 @@ impl<R: BufRead> TextRows<R> {
         let Some((line, field)) = self.next_field()? else {
             return Ok(None);
         };
-        let value = self.options.value(&self.text.buf[field.clone()]);
         let end = self.text.line_end();
-        let record = Record::in_line(value, line, &self.text.buf, field, end);
+        let mut record = Record::in_line(None, line, &self.text.buf, field.clone(), end);
+        record.value = self.value_of(field);
         self.text.release_large_buf();
         Ok(Some(record))
+    }
+
+    /// The value of the field at `field` in `buf`, `None` if it is the NULL string: copied out
+    /// of a small record; made in a large record's buffer itself, taken (see
+    /// [`TextRecords::take_field`]).
+    pub(super) fn value_of(&mut self, field: Range<usize>) -> Option<Vec<u8>> {
+        if !self.text.is_large() {
+            return self.options.value(&self.text.buf[field]);
+        }
+        if &self.text.buf[field.clone()] == self.options.text_null() {
+            return None;
+        }
+        let mut value = self.text.take_field(field);
+        unescape_in_place(&mut value);
+        Some(value)
     }
 }
 
@@ -179,7 +194,7 @@ impl<R: BufRead> TextRows<R> {
     /// The next non-NULL, non-empty value, `None` at the end of the data.
     pub(super) fn next_row(&mut self) -> Result<Option<Vec<u8>>, SourceError> {
         while let Some((_, field)) = self.next_field()? {
-            let value = self.options.value(&self.text.buf[field]);
+            let value = self.value_of(field);
             self.text.release_large_buf();
             match value {
                 Some(value) if !value.is_empty() => return Ok(Some(value)),
@@ -297,55 +312,84 @@ fn find_escaped(bytes: &[u8], delimiter: u8) -> Option<usize> {
 /// A text field's value, escapes decoded (see the module documentation). (Whether the field
 /// is the NULL string is for the reader to say, before: `\N` is NULL only as a whole field.)
 pub fn unescape(field: &[u8]) -> Vec<u8> {
-    let octal = |b: u8| (b'0'..=b'7').contains(&b).then(|| b - b'0');
-    let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
     let mut value = Vec::with_capacity(field.len());
     let mut at = 0;
     // The bytes up to each backslash as they are (memchr: SIMD), then the escape.
     while let Some(found) = memchr::memchr(b'\\', &field[at..]) {
         value.extend_from_slice(&field[at..at + found]);
         at += found + 1;
-        let Some(&next) = field.get(at) else {
+        let Some(decoded) = decode_escape(field, &mut at) else {
             break; // A backslash at the end of the data stands for nothing.
-        };
-        at += 1;
-        let decoded = match next {
-            b'b' => 0x08,
-            b'f' => 0x0c,
-            b'n' => b'\n',
-            b'r' => b'\r',
-            b't' => b'\t',
-            b'v' => 0x0b,
-            b'0'..=b'7' => {
-                let mut code = u32::from(next - b'0');
-                for _ in 0..2 {
-                    match field.get(at).copied().and_then(octal) {
-                        Some(digit) => {
-                            code = code * 8 + u32::from(digit);
-                            at += 1;
-                        }
-                        None => break,
-                    }
-                }
-                code as u8 // `\777` is 0xff: the low 8 bits, as PostgreSQL takes them.
-            }
-            b'x' => match field.get(at).copied().and_then(hex) {
-                Some(high) => {
-                    at += 1;
-                    match field.get(at).copied().and_then(hex) {
-                        Some(low) => {
-                            at += 1;
-                            high << 4 | low
-                        }
-                        None => high,
-                    }
-                }
-                None => b'x',
-            },
-            other => other,
         };
         value.push(decoded);
     }
     value.extend_from_slice(&field[at..]);
     value
+}
+
+/// [`unescape`] made in `field`'s own buffer, which then holds the value: for a large field,
+/// not held twice. Each escape is two bytes or more and decodes to one, so every byte is
+/// written at or before where it was read.
+pub(super) fn unescape_in_place(field: &mut Vec<u8>) {
+    let (mut at, mut to) = (0, 0);
+    loop {
+        let found = memchr::memchr(b'\\', &field[at..]);
+        let run_end = found.map_or(field.len(), |found| at + found);
+        field.copy_within(at..run_end, to);
+        to += run_end - at;
+        if found.is_none() {
+            break;
+        }
+        at = run_end + 1;
+        let Some(decoded) = decode_escape(field, &mut at) else {
+            break; // A backslash at the end of the data stands for nothing.
+        };
+        field[to] = decoded;
+        to += 1;
+    }
+    field.truncate(to);
+}
+
+/// The byte the escape whose backslash is just before `at` in `field` stands for, `at` moved
+/// past it; `None` for a backslash at the end of the data.
+fn decode_escape(field: &[u8], at: &mut usize) -> Option<u8> {
+    let octal = |b: u8| (b'0'..=b'7').contains(&b).then(|| b - b'0');
+    let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
+    let next = *field.get(*at)?;
+    *at += 1;
+    Some(match next {
+        b'b' => 0x08,
+        b'f' => 0x0c,
+        b'n' => b'\n',
+        b'r' => b'\r',
+        b't' => b'\t',
+        b'v' => 0x0b,
+        b'0'..=b'7' => {
+            let mut code = u32::from(next - b'0');
+            for _ in 0..2 {
+                match field.get(*at).copied().and_then(octal) {
+                    Some(digit) => {
+                        code = code * 8 + u32::from(digit);
+                        *at += 1;
+                    }
+                    None => break,
+                }
+            }
+            code as u8 // `\777` is 0xff: the low 8 bits, as PostgreSQL takes them.
+        }
+        b'x' => match field.get(*at).copied().and_then(hex) {
+            Some(high) => {
+                *at += 1;
+                match field.get(*at).copied().and_then(hex) {
+                    Some(low) => {
+                        *at += 1;
+                        high << 4 | low
+                    }
+                    None => high,
+                }
+            }
+            None => b'x',
+        },
+        other => other,
+    })
 }
