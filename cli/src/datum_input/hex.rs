@@ -234,6 +234,38 @@ pub(super) fn hex_literal(field: &str) -> anyhow::Result<Vec<u8>> {
     }
 }
 
+/// [`hex_literal`] made in `text`'s own buffer, which then holds the bytes: a large datum's hex
+/// text and the datum are not held at once. The digits are decoded from the front, 64 KiB of
+/// them at a time into a buffer aside, then copied to where the bytes go, always before the
+/// digits not yet read. Text that [`hex_literal`] refuses is left as it is, and refused by it,
+/// with its words.
+pub(super) fn hex_literal_in_place(text: &mut Vec<u8>) -> anyhow::Result<()> {
+    const BYTES_AT_ONCE: usize = 32 * 1024;
+    let well_formed = text.strip_prefix(b"\\x").is_some_and(|digits| {
+        digits.len() % 2 == 0
+            && !digits.starts_with(b"0x")
+            && !digits.starts_with(b"0X")
+            && digits.iter().all(u8::is_ascii_hexdigit)
+    });
+    if !well_formed {
+        return hex_literal(std::str::from_utf8(text)?).map(drop);
+    }
+    let len = (text.len() - 2) / 2;
+    let mut aside = [0; BYTES_AT_ONCE];
+    for start in (0..len).step_by(BYTES_AT_ONCE) {
+        let end = len.min(start + BYTES_AT_ONCE);
+        let bytes = &mut aside[..end - start];
+        const_hex::decode_to_slice(&text[2 + 2 * start..2 + 2 * end], bytes)
+            .map_err(|_| anyhow!("hex digits checked before are not hex"))?;
+        text[start..end].copy_from_slice(bytes);
+    }
+    text.truncate(len);
+    // Gives back the half the digits took (resident, as they were written), before the datum
+    // is decoded beside it: a large buffer shrinks where it is.
+    text.shrink_to_fit();
+    Ok(())
+}
+
 /// Why `digits`, those of a `\x` literal, are not hex.
 #[cold]
 fn bad_hex_digits(digits: &str) -> anyhow::Error {
@@ -296,6 +328,44 @@ pub(super) fn shorten(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hex_decoded_in_place_is_what_hex_literal_decodes_and_refuses() {
+        let mut texts: Vec<Vec<u8>> = [0, 1, 32_767, 32_768, 32_769, 65_537]
+            .into_iter()
+            .map(|len| {
+                let bytes: Vec<u8> = (0..len as u32).map(|i| (i * 13) as u8).collect();
+                [&b"\\x"[..], const_hex::encode(bytes).as_bytes()].concat()
+            })
+            .collect();
+        let mut upper = texts[3].to_ascii_uppercase();
+        upper[1] = b'x';
+        texts.push(upper);
+        // Refused: odd digits, a bad digit far in, `0x` after `\x`, no `\x`, not UTF-8.
+        let mut bad_far = texts[5].clone();
+        bad_far[60_000] = b'g';
+        texts.extend([
+            b"\\x0".to_vec(),
+            bad_far,
+            b"\\x0x12".to_vec(),
+            b"0a0b".to_vec(),
+            b"\\x0a\xff".to_vec(),
+        ]);
+        for text in texts {
+            let expected = std::str::from_utf8(&text)
+                .map_err(anyhow::Error::from)
+                .and_then(hex_literal);
+            let mut in_place = text.clone();
+            match (hex_literal_in_place(&mut in_place), expected) {
+                (Ok(()), Ok(bytes)) => assert!(in_place == bytes),
+                (Err(e), Err(expected)) => {
+                    assert_eq!(e.to_string(), expected.to_string());
+                    assert!(in_place == text, "refused text is left as it was");
+                }
+                (got, expected) => panic!("{got:?} where {expected:?}"),
+            }
+        }
+    }
 
     #[test]
     fn a_csv_line_is_told_with_the_flags_that_read_it() {

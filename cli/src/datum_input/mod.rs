@@ -43,7 +43,7 @@ use pgdict_trainer::source::copy::Place;
 use pgdict_trainer::source::{self, copy, datums_file, SourceError, SourceSpec};
 
 use crate::fail::{usage_error, user_error, Hint, HintExt};
-use crate::in_order::ItemReader;
+use crate::in_order::{ItemReader, HAND_OVER_MIN};
 use crate::text::counted;
 use crate::{DatumFormatArg, DatumInput};
 
@@ -258,7 +258,7 @@ pub fn take_record_datum(
     if layout.is_binary() {
         return Ok(Some(value));
     }
-    let datum = bytea_datum(&value).with_context(|| {
+    let datum = take_bytea_datum(value).with_context(|| {
         let written = match layout {
             copy::Layout::Csv { .. } => "in CSV (\\x... or escape format)",
             _ => "in COPY's text format (\\\\x... or escape format)",
@@ -291,6 +291,16 @@ pub fn decoded_size_of_text(value: &[u8]) -> usize {
     let header = const_hex::decode(header_digits).unwrap_or_default();
     let raw_len = datum::read_header(&header).map_or(0, |header| header.raw_len);
     value.len().max(raw_len)
+}
+
+/// [`bytea_datum`], taking the text: a large hex text (the datum of a large row) is decoded in
+/// its own buffer, not into a second one beside it.
+fn take_bytea_datum(mut text: Vec<u8>) -> anyhow::Result<Vec<u8>> {
+    if text.len() < HAND_OVER_MIN || !text.starts_with(b"\\x") {
+        return bytea_datum(&text);
+    }
+    hex::hex_literal_in_place(&mut text)?;
+    Ok(text)
 }
 
 /// The datum a bytea's text holds: hex (`\x...`), or escape format (`\013abc`, as
@@ -788,6 +798,22 @@ mod tests {
     use super::detect::text_len;
     use super::escape::escape_literal;
     use super::*;
+
+    #[test]
+    fn a_large_hex_datum_is_decoded_in_its_texts_buffer_to_the_same_bytes() {
+        let bytes: Vec<u8> = (0..HAND_OVER_MIN as u32 + 3)
+            .map(|i| (i * 7) as u8)
+            .collect();
+        let text = [&b"\\x"[..], const_hex::encode(&bytes).as_bytes()].concat();
+        let small = b"\\x0a0b".to_vec();
+        for (text, in_place) in [(text, true), (small, false)] {
+            let expected = bytea_datum(&text).unwrap();
+            let at = text.as_ptr();
+            let datum = take_bytea_datum(text).unwrap();
+            assert!(datum == expected);
+            assert_eq!(datum.as_ptr() == at, in_place);
+        }
+    }
     use crate::output::write_hex_line;
 
     /// A datum is sized by what it decodes to: 1 MB of one byte in a datum of a few hundred
