@@ -248,7 +248,10 @@ pub(super) fn hex_literal_in_place(text: &mut Vec<u8>) -> anyhow::Result<()> {
             && digits.iter().all(u8::is_ascii_hexdigit)
     });
     if !well_formed {
-        return hex_literal(std::str::from_utf8(text)?).map(drop);
+        // Refused, with hex_literal's words (should it take text the check above does not,
+        // its bytes stand, rather than the text).
+        *text = hex_literal(std::str::from_utf8(text)?)?;
+        return Ok(());
     }
     let len = (text.len() - 2) / 2;
     let mut aside = [0; BYTES_AT_ONCE];
