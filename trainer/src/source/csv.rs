@@ -688,6 +688,7 @@ impl<R: BufRead> CsvReader<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::source::lines::HAND_OVER_MIN;
     use std::io::Cursor;
 
     fn reader(input: &str, column: Column, has_header: bool) -> CsvReader<Cursor<Vec<u8>>> {
@@ -726,7 +727,6 @@ mod tests {
 
     #[test]
     fn a_large_record_is_let_go_once_its_value_is_out_and_a_small_ones_buffer_kept() {
-        use crate::source::lines::HAND_OVER_MIN;
         let large = "y".repeat(HAND_OVER_MIN);
         // Quoted (its text unquoted while splitting) and not; read as rows and as records.
         for (field, value) in [
@@ -760,7 +760,6 @@ mod tests {
 
     #[test]
     fn a_large_unquoted_value_is_made_in_its_records_buffer_and_a_small_one_copied() {
-        use crate::source::lines::HAND_OVER_MIN;
         let large = "y".repeat(HAND_OVER_MIN);
         let input = format!("1,{large},z\r\n2,small,z\r\n");
         let mut reader = reader(&input, Column::Index(1), false);

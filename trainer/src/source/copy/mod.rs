@@ -619,6 +619,7 @@ pub(super) fn check_options(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::source::lines::HAND_OVER_MIN;
 
     fn text_rows(input: &str, column: Option<Column>) -> Result<Vec<Vec<u8>>, SourceError> {
         rows(
@@ -859,7 +860,6 @@ mod tests {
 
     #[test]
     fn a_large_text_line_is_let_go_once_its_value_is_out_and_a_small_ones_buffer_kept() {
-        use crate::source::lines::HAND_OVER_MIN;
         let large = "z".repeat(HAND_OVER_MIN);
         // An escape in the value, which is decoded out of the line.
         let input = format!("1\t{large}\\t\n2\tsmall\n");
@@ -890,7 +890,7 @@ mod tests {
 
     #[test]
     fn escapes_decoded_in_place_are_the_value_unescape_makes() {
-        let large = [&b"\\\\x"[..], &b"0f".repeat(HAND_OVER_MIN_FOR_TESTS)].concat();
+        let large = [&b"\\\\x"[..], &b"0f".repeat(HAND_OVER_MIN)].concat();
         for field in [
             &b""[..],
             b"plain",
@@ -912,12 +912,9 @@ mod tests {
         }
     }
 
-    /// Long enough to be read in place by the text reader.
-    const HAND_OVER_MIN_FOR_TESTS: usize = crate::source::lines::HAND_OVER_MIN;
-
     #[test]
     fn a_large_text_value_is_made_in_its_lines_buffer_and_a_small_one_copied() {
-        let large = "z".repeat(HAND_OVER_MIN_FOR_TESTS);
+        let large = "z".repeat(HAND_OVER_MIN);
         let input = format!("1\t\\\\x{large}\\t\tz\n2\tsmall\tz\n");
         let options = CopyOptions::column(Some(Column::Index(1)));
         let Reader::Text(mut text) = open(
@@ -936,7 +933,7 @@ mod tests {
             let in_place = read.as_ptr() == line_at;
             assert_eq!(
                 in_place,
-                value.len() > HAND_OVER_MIN_FOR_TESTS,
+                value.len() > HAND_OVER_MIN,
                 "made in place: {in_place}"
             );
         }
