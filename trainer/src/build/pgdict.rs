@@ -129,8 +129,10 @@ pub struct PgdictBuilder {
     /// 5.0 % to 5.9 %); for pglz the third seed's results were never chosen.
     pub lz4_refined_seeds: usize,
     /// The work each refinement (one seed, one [`Refill`] way) may do: row bytes compressed
-    /// by its probe and validation checks, at most. A bound on work, not on time, so that the
-    /// same samples give the same dictionary however loaded the machine is.
+    /// by its probe and validation checks, and pool rows passed over for residual candidates.
+    /// Checked before each round, so the last round started may take a refinement past it by
+    /// that round's work. A bound on work, not on time, so that the same samples give the same
+    /// dictionary however loaded the machine is.
     pub max_probe_bytes: usize,
     /// Whether pglz's best result is refined more (each way) with the probe and the
     /// candidate rows swapped (see the module, step 4). On the corpus one swap raised the
