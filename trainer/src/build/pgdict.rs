@@ -1851,15 +1851,7 @@ mod tests {
         let probe = Probe::new(row_refs.clone(), Codec::Pglz);
         let context = Context::new(&pool, &row_refs, &probe, 64, k, false);
         let only_valid = b"the validation rows alone hold this string";
-        let start = State::new(
-            vec![Piece {
-                bytes: only_valid.to_vec(),
-                earned: 0.0,
-                fresh: false,
-            }],
-            &probe,
-            None,
-        );
+        let start = State::new(vec![piece(only_valid)], &probe, None);
         let builder = PgdictBuilder::default();
         let refine = |valid: &Probe<'_>| builder.refine(&start, &context, valid, Refill::Pool, 0.5);
 

@@ -776,18 +776,8 @@ mod tests {
             has_header: false,
             ..CsvOptions::new(Column::Index(1))
         };
-        let (layout, records) = records(
-            Cursor::new(input.clone().into_bytes()),
-            &csv_options,
-            "in".into(),
-        )
-        .unwrap();
-        let mut written = Vec::new();
-        for record in records {
-            let record = record.unwrap();
-            (layout.write_record(&mut written, &record, record.value.as_deref())).unwrap();
-        }
-        assert!(written == input.as_bytes());
+        let (layout, records) = read_records(input.as_bytes(), &csv_options);
+        assert!(write_back(&layout, &records) == input);
     }
 
     #[test]
