@@ -540,27 +540,10 @@ mod tests {
 
     #[test]
     fn a_large_datums_hex_digits_are_handed_over_in_records_and_the_output_is_the_same() {
-        use pgdict_trainer::source::copy::CopyOptions;
-        use pgdict_trainer::source::csv::CsvOptions;
-        use pgdict_trainer::source::Column;
-        use std::io::Cursor;
         let large = "x".repeat(HAND_OVER_MIN);
         let text = format!("1\tsmall\tz\n2\t{large}\tz\n3\t\\N\tz\n");
         let csv = format!("1,small,z\r\n2,\"{large}\",z\r\n3,,z\r\n");
-        let (text_layout, text_records) = copy::records(
-            Cursor::new(text.into_bytes()),
-            &CopyOptions::column(Some(Column::Index(1))),
-            "in".into(),
-        )
-        .unwrap();
-        let csv_options = CsvOptions {
-            has_header: false,
-            ..CsvOptions::new(Column::Index(1))
-        };
-        let (csv_layout, csv_records) =
-            source::csv::records(Cursor::new(csv.into_bytes()), &csv_options, "in".into()).unwrap();
-        for (layout, records) in [(text_layout, text_records), (csv_layout, csv_records)] {
-            let records: Vec<Record> = records.collect::<Result<_, _>>().unwrap();
+        for (layout, records) in crate::cmd::second_column_records(&text, &csv) {
             let mut batch = Batch::starting_at(0);
             for record in &records {
                 batch.push(record.clone(), 0);

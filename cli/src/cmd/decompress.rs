@@ -573,40 +573,20 @@ mod tests {
 
     #[test]
     fn a_large_row_is_handed_over_in_records_it_stands_in_as_it_is_and_the_output_is_the_same() {
-        use pgdict_trainer::source::copy::CopyOptions;
-        use pgdict_trainer::source::csv::CsvOptions;
-        use pgdict_trainer::source::Column;
-        use std::io::Cursor;
         let text = "1\tv\tz\n2\t\\N\tz\n";
         let csv = "1,v,z\r\n2,,z\r\n";
-        let (text_layout, text_records) = copy::records(
-            Cursor::new(text.as_bytes().to_vec()),
-            &CopyOptions::column(Some(Column::Index(1))),
-            "in".into(),
-        )
-        .unwrap();
-        let csv_options = CsvOptions {
-            has_header: false,
-            ..CsvOptions::new(Column::Index(1))
-        };
-        let (csv_layout, csv_records) = pgdict_trainer::source::csv::records(
-            Cursor::new(csv.as_bytes().to_vec()),
-            &csv_options,
-            "in".into(),
-        )
-        .unwrap();
+        let layouts_and_records = crate::cmd::second_column_records(text, csv);
         let large = vec![b'x'; HAND_OVER_MIN];
         // Escaped in the text format, quoted in CSV.
         let large_tab = [&large[..], b"\t"].concat();
         let large_comma = [&large[..], b",\""].concat();
-        for (layout, records) in [(text_layout, text_records), (csv_layout, csv_records)] {
+        for (layout, records) in layouts_and_records {
             let to_records = ToRecords {
                 prefix: None,
                 layout: &layout,
                 origin: "in",
             };
-            for record in records {
-                let mut record = record.unwrap();
+            for mut record in records {
                 // The value is taken out of the record (a NULL's too).
                 let _ = take_record_datum(&layout, &mut record, "in");
                 assert_eq!(record.value, None);
