@@ -645,9 +645,7 @@ impl<R: BufRead> CsvReader<R> {
     /// The next non-NULL, non-empty value, `None` at the end of the data.
     fn next_row(&mut self) -> Result<Option<Vec<u8>>, SourceError> {
         while let Some((_, field, text)) = self.next_field()? {
-            let value = self.value_of(&field, text);
-            self.text.release_large_buf();
-            match value {
+            match self.take_value(&field, text) {
                 Some(value) if !value.is_empty() => return Ok(Some(value)),
                 _ => {} // NULL, or empty.
             }
@@ -666,22 +664,24 @@ impl<R: BufRead> CsvReader<R> {
             field.range.clone(),
             self.text.line_end(),
         );
-        record.value = self.value_of(&field, text);
-        self.text.release_large_buf();
+        record.value = self.take_value(&field, text);
         Ok(Some(record))
     }
 
     /// The field's value ([`Field::value`]): copied out of a small record; an unquoted one of
     /// a large record is its buffer itself, taken ([`TextRecords::take_field`]). (A quoted
-    /// field's `text` is already a buffer of its own.)
-    fn value_of(&mut self, field: &Field, text: Vec<u8>) -> Option<Vec<u8>> {
-        if field.quoted || !self.text.is_large() {
-            return field.value(&self.text.buf, &self.syntax, text);
-        }
-        if self.text.buf[field.range.clone()] == self.syntax.null[..] {
-            return None;
-        }
-        Some(self.text.take_field(field.range.clone()))
+    /// field's `text` is already a buffer of its own.) Either way a large buffer is let go
+    /// after ([`TextRecords::release_large_buf`]).
+    fn take_value(&mut self, field: &Field, text: Vec<u8>) -> Option<Vec<u8>> {
+        let value = if field.quoted || !self.text.is_large() {
+            field.value(&self.text.buf, &self.syntax, text)
+        } else if self.text.buf[field.range.clone()] == self.syntax.null[..] {
+            None
+        } else {
+            Some(self.text.take_field(field.range.clone()))
+        };
+        self.text.release_large_buf();
+        value
     }
 }
 
@@ -766,7 +766,7 @@ mod tests {
         for value in [&large[..], "small"] {
             let (_, field, text) = reader.next_field().unwrap().unwrap();
             let record_at = reader.text.buf.as_ptr();
-            let read = reader.value_of(&field, text).unwrap();
+            let read = reader.take_value(&field, text).unwrap();
             assert_eq!(read, value.as_bytes());
             let in_place = read.as_ptr() == record_at;
             assert_eq!(in_place, value == large, "made in place: {in_place}");

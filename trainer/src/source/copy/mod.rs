@@ -912,7 +912,7 @@ mod tests {
         for value in [format!("\\x{large}\t"), "small".to_string()] {
             let (_, field) = text.next_field().unwrap().unwrap();
             let line_at = text.text.buf.as_ptr();
-            let read = text.value_of(field).unwrap();
+            let read = text.take_value(field).unwrap();
             assert!(read == value.as_bytes());
             let in_place = read.as_ptr() == line_at;
             assert_eq!(

@@ -169,24 +169,26 @@ impl<R: BufRead> TextRows<R> {
         };
         let end = self.text.line_end();
         let mut record = Record::in_line(None, line, &self.text.buf, field.clone(), end);
-        record.value = self.value_of(field);
-        self.text.release_large_buf();
+        record.value = self.take_value(field);
         Ok(Some(record))
     }
 
     /// The value of the field at `field` in `buf`, `None` if it is the NULL string: copied out
     /// of a small record; made in a large record's buffer itself, taken (see
-    /// [`TextRecords::take_field`]).
-    pub(super) fn value_of(&mut self, field: Range<usize>) -> Option<Vec<u8>> {
-        if !self.text.is_large() {
-            return self.options.value(&self.text.buf[field]);
-        }
-        if &self.text.buf[field.clone()] == self.options.text_null() {
-            return None;
-        }
-        let mut value = self.text.take_field(field);
-        unescape_in_place(&mut value);
-        Some(value)
+    /// [`TextRecords::take_field`]). Either way a large buffer is let go after
+    /// ([`TextRecords::release_large_buf`]).
+    pub(super) fn take_value(&mut self, field: Range<usize>) -> Option<Vec<u8>> {
+        let value = if !self.text.is_large() {
+            self.options.value(&self.text.buf[field])
+        } else if &self.text.buf[field.clone()] == self.options.text_null() {
+            None
+        } else {
+            let mut value = self.text.take_field(field);
+            unescape_in_place(&mut value);
+            Some(value)
+        };
+        self.text.release_large_buf();
+        value
     }
 }
 
@@ -194,9 +196,7 @@ impl<R: BufRead> TextRows<R> {
     /// The next non-NULL, non-empty value, `None` at the end of the data.
     pub(super) fn next_row(&mut self) -> Result<Option<Vec<u8>>, SourceError> {
         while let Some((_, field)) = self.next_field()? {
-            let value = self.value_of(field);
-            self.text.release_large_buf();
-            match value {
+            match self.take_value(field) {
                 Some(value) if !value.is_empty() => return Ok(Some(value)),
                 _ => {} // NULL, or empty.
             }
