@@ -75,6 +75,18 @@ const MAX_PIPED_LEN: usize = 4096;
 /// window needs it: a megabyte of text took the fifteen readers over a second.
 const MAX_FULLY_READ_LEN: usize = 2 * READ_BUFFER;
 
+/// The format `told` names, or, when nothing is told, the two an input is then read as (a
+/// datums file, else varlenas: whichever reads to the end).
+fn formats_meant(told: Told) -> &'static [DatumFormatArg] {
+    match told {
+        Told::Copy => &[DatumFormatArg::Copy],
+        Told::Hex => &[DatumFormatArg::Hex],
+        Told::Escape => &[DatumFormatArg::Escape],
+        Told::DatumsFile => &[DatumFormatArg::Datums],
+        Told::Unknown => &[DatumFormatArg::Datums, DatumFormatArg::Varlena],
+    }
+}
+
 /// What reading an input gave.
 #[derive(Debug, PartialEq)]
 struct Outcome {
@@ -485,13 +497,10 @@ fuzz_target!(|data: &[u8]| {
     // window) and reading it as told, from the file and the stream, and as the format told
     // given; the other readers meet their limits (the 64 KiB reads) in inputs up to 128 KiB.
     let every_reader = input.len() <= MAX_FULLY_READ_LEN;
-    let formats: &[DatumFormatArg] = match told {
-        _ if every_reader => &FORMATS,
-        Told::Copy => &[DatumFormatArg::Copy],
-        Told::Hex => &[DatumFormatArg::Hex],
-        Told::Escape => &[DatumFormatArg::Escape],
-        Told::DatumsFile => &[DatumFormatArg::Datums],
-        Told::Unknown => &[DatumFormatArg::Datums, DatumFormatArg::Varlena],
+    let formats = if every_reader {
+        &FORMATS[..]
+    } else {
+        formats_meant(told)
     };
     let given: Vec<Outcome> = formats
         .iter()
@@ -526,13 +535,12 @@ fuzz_target!(|data: &[u8]| {
     }
     let detected = read(&path, None, input.len());
     let given_as = |format| &given[formats.iter().position(|&f| f == format).unwrap()];
-    let expected = match told {
-        Told::Copy => Some(DatumFormatArg::Copy),
-        Told::Hex => Some(DatumFormatArg::Hex),
-        Told::Escape => Some(DatumFormatArg::Escape),
-        Told::DatumsFile => Some(DatumFormatArg::Datums),
-        Told::Unknown => [DatumFormatArg::Datums, DatumFormatArg::Varlena]
-            .into_iter()
+    let expected = match formats_meant(told) {
+        &[format] => Some(format),
+        // Nothing told: whichever reads to the end.
+        candidates => candidates
+            .iter()
+            .copied()
             .find(|&format| given_as(format).read_to_end()),
     };
     match expected {
