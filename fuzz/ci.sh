@@ -70,6 +70,9 @@ for target in $targets; do
     if ! CFLAGS="$asan_cflags" cargo fuzz run --debug-assertions "$target" -- \
         -max_total_time="$seconds" -print_final_stats=1 $limits \
         2>"target/ci-$target.log"; then
+        # The panic's message (or the sanitizer's first line) comes before a stack trace that
+        # the tail alone may not reach past.
+        grep -m 1 -A 4 -E 'panicked at|^==[0-9]+==ERROR' "target/ci-$target.log" >&2 || true
         tail -n 60 "target/ci-$target.log" >&2
         echo "fuzz/ci.sh: $target crashed (artifact in fuzz/artifacts/$target/)" >&2
         exit 1

@@ -522,8 +522,8 @@ impl Seeds {
         }
 
         // datum_input: what the rows do not give: nothing, psql's expanded output, COPY's text
-        // format with HEADER, CSV (told in the hint), `\\x` in escape text, binary COPY with a
-        // header extension.
+        // format with HEADER, CSV (told in the hint), `\\x` in escape text, escape text told by
+        // its first four lines with no text after them, binary COPY with a header extension.
         let binary_with_extension = [
             &copy::SIGNATURE[..],
             b"\0\0\0\0\0\0\0\x02\xab\xcd",
@@ -536,6 +536,7 @@ impl Seeds {
             b"id\tpayload\n1\t\\\\x0b616263\n2\t\\N\n",
             b"id,body\n1,\\x0b616263\n",
             b"\\037C:\\\\xfiles\\\\data\n\\005a\n",
+            b"\\005a\n\\005a\n\\005a\n\\005a\n\xff\n",
             &binary_with_extension,
         ] {
             self.add_datum_input(input, (0, 0, 1));

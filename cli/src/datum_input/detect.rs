@@ -67,22 +67,27 @@ pub fn tell(start: &[u8], ended: bool) -> Option<Told> {
     let settled = ended || start.len() >= TEXT_WINDOW;
     let text = &window[..text_len(window, ended)];
     let all_text = text.len() == window.len();
+    let text_end = match (all_text, settled) {
+        (false, _) => TextEnd::Cut,
+        (true, true) => TextEnd::Settled,
+        (true, false) => TextEnd::Open,
+    };
     // Escape text first: psql writes a backslash in a value as `\\`, so a value holding a
     // backslash then `x` puts `\\x` in escape text. No line of hex text reads as escape text
     // (`\x` is no escape; a header line is no datum), so hex text is told by its first line.
-    match all_text.then(|| escape_lines_agree(text, settled)) {
-        Some(Some(true)) => return Some(Told::Escape),
+    match escape_lines_agree(text, text_end) {
+        Some(true) => return Some(Told::Escape),
         // Escape text so far: its next lines tell.
-        Some(None) => return None,
-        _ => {}
+        None => return None,
+        Some(false) => {}
     }
     if let Some(x) = text.windows(2).position(|w| w == b"\\x") {
-        if text[x..].contains(&b'\n') || (all_text && settled) {
+        if text[x..].contains(&b'\n') || text_end == TextEnd::Settled {
             return Some(Told::Hex);
         }
     }
     // Text so far, with a literal on a line yet to end.
-    if all_text && !settled {
+    if text_end == TextEnd::Open {
         return None;
     }
     match datum_records_agree(window, settled)? {
@@ -106,16 +111,30 @@ pub(super) fn text_len(bytes: &[u8], ended: bool) -> usize {
     }
 }
 
+/// How the text an input starts with ([`text_len`]) ends, which says whether the last piece
+/// of it after a line feed is a line.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TextEnd {
+    /// At the end of what has come of the input, more of which may come: a line yet to end.
+    Open,
+    /// At the end of the input, or of the window: a line.
+    Settled,
+    /// At a byte that is no text: no line of text, and no line of text follows.
+    Cut,
+}
+
 /// Whether `text` begins as escape text: each of its first [`RECORDS_TO_TELL`] lines that are
-/// not empty (those of them complete, once the input is `settled`: at least one) decodes
-/// ([`escape_literal`]) to a datum whose own header says it is as long as the bytes. `None`
-/// while fewer lines are complete and more may come.
-fn escape_lines_agree(text: &[u8], settled: bool) -> Option<bool> {
+/// not empty decodes ([`escape_literal`]) to a datum whose own header says it is as long as the
+/// bytes. Fewer lines tell it only where the text is all of the input (or the window): at
+/// least one, complete once it is [`TextEnd::Settled`]. `None` while fewer lines are complete
+/// and more may come. Telling by four complete lines, whatever follows them, is what lets a
+/// start of the input tell what the whole input tells.
+fn escape_lines_agree(text: &[u8], end: TextEnd) -> Option<bool> {
     let mut lines = text.split(|&b| b == b'\n').peekable();
     let mut agreeing = 0;
     while let Some(line) = lines.next() {
         // The last piece is a line only at the end of the input.
-        let complete = lines.peek().is_some() || settled;
+        let complete = lines.peek().is_some() || end == TextEnd::Settled;
         if !complete || agreeing == RECORDS_TO_TELL {
             break;
         }
@@ -131,7 +150,10 @@ fn escape_lines_agree(text: &[u8], settled: bool) -> Option<bool> {
         }
         agreeing += 1;
     }
-    told_by_records(agreeing, settled)
+    match end {
+        TextEnd::Cut => Some(agreeing == RECORDS_TO_TELL),
+        _ => told_by_records(agreeing, end == TextEnd::Settled),
+    }
 }
 
 /// What `agreeing` records (or lines) that each hold one datum tell, once no record disagreed:

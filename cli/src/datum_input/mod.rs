@@ -11,20 +11,20 @@
 //!   varlena   datums back to back, each as long as its own header says
 //! ```
 //!
-//! The input streams through: this reader holds one datum at a time (`decompress` then holds a
-//! few batches of them, see `crate::in_order`). When neither `--format` nor the file name
-//! (`.datums`) says the format, it is told from the input's start, at most [`TEXT_WINDOW`]
-//! bytes of it ([`tell`]): binary COPY if it starts with COPY's signature; escape text if it
-//! is text whose first lines each decode to one datum, as long as its own header says (escape
-//! text may hold `\\x`: a backslash, then `x`); hex if its first line holding `\x` and the
-//! lines before it are text;
-//! a datums file if each of its first records holds a datum exactly as long as the record, as
-//! the datum's own header says (what `pgdict compress` writes); otherwise a datums file, then
-//! varlenas back to back, whichever reads to the end. Standard input (or a pipe) is read only
-//! about as far as telling needs (while its bytes keep coming it is told again once they have
-//! doubled, or after a pause: `Source::tell_paced`), and then streams; it cannot be read twice,
-//! so only in that last case is it held whole, up to [`HELD_LIMIT`] (give `--format` to stream
-//! it). A regular file is read through once per format tried, keeping one datum at a time.
+//! The input streams through: this reader holds one datum at a time (`decompress` then holds a few
+//! batches of them, see `crate::in_order`). When neither `--format` nor the file name (`.datums`)
+//! says the format, it is told from the input's start, at most [`TEXT_WINDOW`] bytes of it
+//! ([`tell`]): binary COPY if it starts with COPY's signature; escape text if its first four lines
+//! that are not empty (all of them, if it is all text with fewer) are text and each decode to one
+//! datum, as long as its own header says, whatever follows them (escape text may hold `\\x`: a
+//! backslash, then `x`); hex if its first line holding `\x` and the lines before it are text; a
+//! datums file if each of its first records holds a datum exactly as long as the record, as the
+//! datum's own header says (what `pgdict compress` writes); otherwise a datums file, then varlenas
+//! back to back, whichever reads to the end. Standard input (or a pipe) is read only about as far
+//! as telling needs (while its bytes keep coming it is told again once they have doubled, or after
+//! a pause: `Source::tell_paced`), and then streams; it cannot be read twice, so only in that last
+//! case is it held whole, up to [`HELD_LIMIT`] (give `--format` to stream it). A regular file is
+//! read through once per format tried, keeping one datum at a time.
 //!
 //! Here: the reader ([`Datums`]) and the input it reads ([`Source`]); the text formats in
 //! [`hex`] and [`escape`], varlenas in [`varlena`], telling the format in
@@ -1140,6 +1140,16 @@ mod tests {
         assert_eq!(detect_bytes(text).unwrap(), DatumFormatArg::Escape);
         let found = parse(DatumFormatArg::Escape, &text[..]).unwrap();
         assert_eq!(found[0].bytes, b"\x1fC:\\xfiles\\data");
+        // Told by its first four lines, whatever follows them: a pipe told by them is read as
+        // the whole file is, and a line after them that is no text is the reader's to name.
+        let mut text = b"\\005a\n".repeat(4);
+        assert_eq!(tell(&text, false), Some(Told::Escape));
+        text.extend_from_slice(b"\xff\n");
+        assert_eq!(tell(&text, true), Some(Told::Escape));
+        assert_eq!(detect_bytes(&text).unwrap(), DatumFormatArg::Escape);
+        // Fewer lines tell it only where they are all the input.
+        assert_eq!(tell(&text[12..], true), Some(Told::Unknown));
+        assert_eq!(tell(&text[12..18], true), Some(Told::Escape));
         // Text whose lines are not datums is not escape text (nor any other format).
         let e = detect_bytes(b"abc\ndef\n").unwrap_err();
         assert!(format!("{e:#}").contains("neither hex text"), "{e:#}");
@@ -1651,6 +1661,9 @@ mod tests {
                     // A record whose datum says it is a byte longer.
                     proptest::prelude::Just(datums_file(&[b"\x07a"])),
                     proptest::prelude::Just(b"\\x0561\n".to_vec()),
+                    // Escape text: a raw datum's line, and the four lines that tell it.
+                    proptest::prelude::Just(b"\\005a\n".to_vec()),
+                    proptest::prelude::Just(b"\\005a\n".repeat(4)),
                     proptest::prelude::Just(b"\n".to_vec()),
                     proptest::prelude::Just("é".as_bytes().to_vec()),
                     proptest::collection::vec(proptest::prelude::any::<u8>(), 0..6),
