@@ -59,8 +59,8 @@ pub fn tell(start: &[u8], ended: bool) -> Option<Told> {
     if start.starts_with(copy::SIGNATURE) {
         return Some(Told::Copy);
     }
-    // The signature's first bytes, so far.
-    if !ended && !start.is_empty() && copy::SIGNATURE.starts_with(start) {
+    // The signature's first bytes (or none yet), so far.
+    if !ended && copy::SIGNATURE.starts_with(start) {
         return None;
     }
     let window = &start[..start.len().min(TEXT_WINDOW)];

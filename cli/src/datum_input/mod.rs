@@ -888,7 +888,7 @@ mod tests {
         assert_eq!(found[0].position, Position::Byte(25));
         // Its first bytes wait for more; cut short, they are something else.
         assert_eq!(tell(&data[..5], false), None);
-        assert_ne!(tell(&data[..5], true), Some(Told::Copy));
+        assert_eq!(tell(&data[..5], true), Some(Told::Unknown));
     }
 
     fn hex(text: &str) -> Vec<Vec<u8>> {
@@ -1147,9 +1147,12 @@ mod tests {
         text.extend_from_slice(b"\xff\n");
         assert_eq!(tell(&text, true), Some(Told::Escape));
         assert_eq!(detect_bytes(&text).unwrap(), DatumFormatArg::Escape);
-        // Fewer lines tell it only where they are all the input.
+        // Fewer lines tell it only where they are all the input, the last one ended by it.
         assert_eq!(tell(&text[12..], true), Some(Told::Unknown));
         assert_eq!(tell(&text[12..18], true), Some(Told::Escape));
+        assert_eq!(tell(&text[12..17], true), Some(Told::Escape));
+        // A line yet to end is no line: `\005ab` would not be one datum.
+        assert_eq!(tell(&text[..23], false), None);
         // Text whose lines are not datums is not escape text (nor any other format).
         let e = detect_bytes(b"abc\ndef\n").unwrap_err();
         assert!(format!("{e:#}").contains("neither hex text"), "{e:#}");
@@ -1225,6 +1228,9 @@ mod tests {
         let long = long_varlenas(1, 300, b'z');
         let four = datums_file(&[short, &long, short, short]);
         assert_eq!(tell(&four, false), Some(Told::DatumsFile));
+        // What follows the first four records is the reader's to judge.
+        let five = datums_file(&[short, &long, short, short, b"\x05ab"]);
+        assert_eq!(tell(&five, true), Some(Told::DatumsFile));
         // Fewer records: told once no more can come.
         let two = datums_file(&[short, &long]);
         assert_eq!(tell(&two, false), None);
