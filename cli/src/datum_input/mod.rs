@@ -1123,6 +1123,13 @@ mod tests {
             lines,
             [&Position::Line(1), &Position::Line(3), &Position::Line(4)]
         );
+        // The bytes read reach the end of each datum's line, the empty line's too.
+        let mut parser = Parser::new(DatumFormatArg::Escape, &text[..], "t");
+        let mut ends = Vec::new();
+        while parser.next_datum().unwrap().is_some() {
+            ends.push(parser.bytes_read());
+        }
+        assert_eq!(ends, [6, 17, text.len() as u64]);
         // byteain's rules: three octal digits, the first 0-3; a doubled backslash.
         assert_eq!(escape_literal(b"\\377\\000\\\\").unwrap(), b"\xff\x00\\");
         for bad in [&b"\\x05"[..], b"\\400", b"\\12", b"a\\"] {
