@@ -1510,6 +1510,30 @@ mod tests {
     }
 
     #[test]
+    fn a_varlena_is_handed_out_without_reading_past_it() {
+        /// Hands out its bytes, then fails: a read past them (a stream whose next bytes have
+        /// not come: the datum would wait for them) is an error.
+        struct ThenFail<'a>(&'a [u8]);
+        impl Read for ThenFail<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                if self.0.is_empty() {
+                    return Err(io::Error::other("read past the datum"));
+                }
+                let n = buf.len().min(self.0.len());
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        // A 1-byte header, and a 4-byte one: each datum shorter than the longest header.
+        for datum in [&b"\x07ab"[..], b"\x18\0\0\0ab"] {
+            let mut varlenas = Varlenas::new(ThenFail(datum));
+            let found = varlenas.next_datum().unwrap().unwrap();
+            assert_eq!(found.bytes, datum);
+        }
+    }
+
+    #[test]
     fn opens_a_file_larger_than_the_window_and_reads_it_all() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("big.bin");
