@@ -1511,13 +1511,17 @@ mod tests {
 
     #[test]
     fn a_varlena_is_handed_out_without_reading_past_it() {
-        /// Hands out its bytes, then fails: a read past them (a stream whose next bytes have
-        /// not come: the datum would wait for them) is an error.
-        struct ThenFail<'a>(&'a [u8]);
+        /// Hands out its bytes, then fails once (then ends): a read past them (a stream whose
+        /// next bytes have not come: the datum would wait for them) is an error.
+        struct ThenFail<'a>(&'a [u8], bool);
         impl Read for ThenFail<'_> {
             fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
                 if self.0.is_empty() {
-                    return Err(io::Error::other("read past the datum"));
+                    let failed = std::mem::replace(&mut self.1, true);
+                    return match failed {
+                        false => Err(io::Error::other("read past the datum")),
+                        true => Ok(0),
+                    };
                 }
                 let n = buf.len().min(self.0.len());
                 buf[..n].copy_from_slice(&self.0[..n]);
@@ -1527,10 +1531,22 @@ mod tests {
         }
         // A 1-byte header, and a 4-byte one: each datum shorter than the longest header.
         for datum in [&b"\x07ab"[..], b"\x18\0\0\0ab"] {
-            let mut varlenas = Varlenas::new(ThenFail(datum));
+            let mut varlenas = Varlenas::new(ThenFail(datum, false));
             let found = varlenas.next_datum().unwrap().unwrap();
             assert_eq!(found.bytes, datum);
         }
+        // A read's error is the reader's, unless a signal interrupted it: then it is tried
+        // again.
+        let e = Varlenas::new(ThenFail(b"", false))
+            .next_datum()
+            .unwrap_err();
+        assert_eq!(
+            format!("{e:#}"),
+            "cannot read the varlena at byte 0: read past the datum"
+        );
+        let parts = [None, Some(&b"\x07a"[..]), None, Some(b"b")];
+        let mut varlenas = Varlenas::new(Interrupted(parts.into()));
+        assert_eq!(varlenas.next_datum().unwrap().unwrap().bytes, b"\x07ab");
     }
 
     #[test]
