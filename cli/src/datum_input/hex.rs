@@ -374,6 +374,14 @@ mod tests {
     fn a_csv_line_is_told_with_the_flags_that_read_it() {
         for (line, next, flags) in [
             ("id,body", Some("1,\\x0b61"), Some("--csv-column body")),
+            (
+                "id,event_body",
+                Some("1,\\x0b61"),
+                Some("--csv-column event_body"),
+            ),
+            // A name the shell or the flag would take otherwise, or none: NAME.
+            ("id,the body", Some("1,\\x0b61"), Some("--csv-column NAME")),
+            ("id,", Some("1,\\x0b61"), Some("--csv-column NAME")),
             ("1,\\x0b61,x", None, Some("--csv-column 1 --csv-no-header")),
             ("\\x0b61,x", None, Some("--csv-column 0 --csv-no-header")),
             (

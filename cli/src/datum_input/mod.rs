@@ -991,6 +991,12 @@ mod tests {
         assert_eq!(hex(aligned), [b"\x0babc".to_vec(), vec![0x07, 0xab, 0xcd]]);
         let columns = " id | datum\n----+-----------\n  1 | \\x0b616263\n(1 row)\n";
         assert_eq!(hex(columns), [b"\x0babc".to_vec()]);
+        // Only psql's count of rows is passed over: other words in parentheses are no datum.
+        for not_a_count in ["(some rows)", "( rows)"] {
+            let text = format!("\\x0b61\n{not_a_count}\n");
+            let e = parse(DatumFormatArg::Hex, text.as_bytes()).unwrap_err();
+            assert!(format!("{e:#}").starts_with("line 2: "), "{e:#}");
+        }
         let array = "{\"\\\\x0b616263\",NULL,\"\\\\x05ff\"}\n";
         assert_eq!(hex(array), [b"\x0babc".to_vec(), vec![0x05, 0xff]]);
         // Arrays of anything else, and JSON, in a table's other columns are no datums.
