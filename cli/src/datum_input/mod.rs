@@ -944,20 +944,25 @@ mod tests {
         );
     }
 
-    /// A reader that hands out its parts, a part a read (`None`: a read a signal interrupted).
-    struct Interrupted(std::collections::VecDeque<Option<&'static [u8]>>);
+    /// A reader that hands out its reads in turn, each a part or an error (`Interrupted`: a
+    /// read a signal interrupted), then ends.
+    struct Reads(std::collections::VecDeque<io::Result<&'static [u8]>>);
 
-    impl Read for Interrupted {
+    impl Read for Reads {
         fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
             match self.0.pop_front() {
-                Some(Some(part)) => {
+                Some(Ok(part)) => {
                     buf[..part.len()].copy_from_slice(part);
                     Ok(part.len())
                 }
-                Some(None) => Err(io::ErrorKind::Interrupted.into()),
+                Some(Err(e)) => Err(e),
                 None => Ok(0),
             }
         }
+    }
+
+    fn interrupted() -> io::Result<&'static [u8]> {
+        Err(io::ErrorKind::Interrupted.into())
     }
 
     #[test]
@@ -965,8 +970,8 @@ mod tests {
         // A line of exactly 16 bytes, the limit, with no line feed: whether it goes on is
         // asked of the next read, which a signal interrupts before it tells.
         let read = |after: Option<&'static [u8]>| {
-            let parts = [Some(&b"\\x010203040506  "[..]), None].into_iter();
-            let mut input = Interrupted(parts.chain(after.map(Some)).collect());
+            let parts = [Ok(&b"\\x010203040506  "[..]), interrupted()].into_iter();
+            let mut input = Reads(parts.chain(after.map(Ok)).collect());
             read_bounded_line(&mut BufReader::with_capacity(16, &mut input), 16, 1)
         };
         assert_eq!(read(None).unwrap().unwrap(), b"\\x010203040506  ");
@@ -1517,41 +1522,27 @@ mod tests {
 
     #[test]
     fn a_varlena_is_handed_out_without_reading_past_it() {
-        /// Hands out its bytes, then fails once (then ends): a read past them (a stream whose
-        /// next bytes have not come: the datum would wait for them) is an error.
-        struct ThenFail<'a>(&'a [u8], bool);
-        impl Read for ThenFail<'_> {
-            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-                if self.0.is_empty() {
-                    let failed = std::mem::replace(&mut self.1, true);
-                    return match failed {
-                        false => Err(io::Error::other("read past the datum")),
-                        true => Ok(0),
-                    };
-                }
-                let n = buf.len().min(self.0.len());
-                buf[..n].copy_from_slice(&self.0[..n]);
-                self.0 = &self.0[n..];
-                Ok(n)
-            }
-        }
+        // The datum's bytes, then a read that fails: a read past them (a stream whose next
+        // bytes have not come: the datum would wait for them) is an error.
+        let then_fail =
+            |datum| Reads([Ok(datum), Err(io::Error::other("read past the datum"))].into());
         // A 1-byte header, and a 4-byte one: each datum shorter than the longest header.
         for datum in [&b"\x07ab"[..], b"\x18\0\0\0ab"] {
-            let mut varlenas = Varlenas::new(ThenFail(datum, false));
+            let mut varlenas = Varlenas::new(then_fail(datum));
             let found = varlenas.next_datum().unwrap().unwrap();
             assert_eq!(found.bytes, datum);
         }
         // A read's error is the reader's, unless a signal interrupted it: then it is tried
         // again.
-        let e = Varlenas::new(ThenFail(b"", false))
+        let e = Varlenas::new(Reads([Err(io::Error::other("read past the datum"))].into()))
             .next_datum()
             .unwrap_err();
         assert_eq!(
             format!("{e:#}"),
             "cannot read the varlena at byte 0: read past the datum"
         );
-        let parts = [None, Some(&b"\x07a"[..]), None, Some(b"b")];
-        let mut varlenas = Varlenas::new(Interrupted(parts.into()));
+        let parts = [interrupted(), Ok(&b"\x07a"[..]), interrupted(), Ok(b"b")];
+        let mut varlenas = Varlenas::new(Reads(parts.into()));
         assert_eq!(varlenas.next_datum().unwrap().unwrap().bytes, b"\x07ab");
     }
 
