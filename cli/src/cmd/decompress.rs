@@ -338,7 +338,7 @@ impl ToRows<'_> {
         let mut rows = Pieces::with_capacity(batch.room());
         let mut value = Vec::new();
         let mut error = None;
-        for (index, datum) in (batch.first + 1..).zip(&batch.items) {
+        for (index, datum) in (batch.first + 1..).zip(batch.items) {
             if let Err(e) =
                 self.decode_datum(decoder, dictionaries, index, datum, &mut value, &mut rows)
             {
@@ -351,20 +351,24 @@ impl ToRows<'_> {
 
     /// Appends the row of datum `index` (1-based) to `rows`; `value` is room to decode it in.
     /// A large row that the output holds byte for byte is handed over to `rows` in `value`.
+    /// The datum is let go once decoded: a large row written as a JSON string is held twice
+    /// (the row and its string), and the datum beside them would make it three times.
     fn decode_datum(
         &self,
         decoder: &mut DatumDecoder,
         dictionaries: &LocalDictionaries,
         index: u64,
-        datum: &Datum,
+        datum: Datum,
         value: &mut Vec<u8>,
         rows: &mut Pieces,
     ) -> anyhow::Result<()> {
-        let at = || format!("datum {index} ({} of {})", datum.position, self.origin);
-        decode(decoder, &datum.bytes, self.prefix, dictionaries, value)
+        let Datum { bytes, position } = datum;
+        let at = || format!("datum {index} ({position} of {})", self.origin);
+        decode(decoder, &bytes, self.prefix, dictionaries, value)
             .with_context(|| format!("cannot decompress {}", at()))?;
         let cut = self.prefix.is_some()
-            && datum::parse_header(&datum.bytes).is_ok_and(|h| h.raw_len > value.len());
+            && datum::parse_header(&bytes).is_ok_and(|h| h.raw_len > value.len());
+        drop(bytes);
         if cut && self.out_format == RowOutFormat::Jsonl {
             // A JSON string holds whole characters: leave out one that the cut split.
             let whole = match std::str::from_utf8(value) {
