@@ -911,6 +911,17 @@ fn keep_columns_writes_the_rows_back_with_datums_and_decompress_restores_them() 
         );
     dir.run(&[
         "decompress",
+        "open.csv",
+        "--csv-column",
+        "1",
+        "--csv-no-header",
+    ])
+    .fails(
+        1,
+        &["line 1 of open.csv does not hold a datum as a bytea in CSV (\\x... or escape"],
+    );
+    dir.run(&[
+        "decompress",
         "rows.copy",
         "--keep-columns",
         "--copy-column",

@@ -30,7 +30,6 @@
 //! [`hex`] and [`escape`], varlenas in [`varlena`], telling the format in
 //! [`detect`](mod@detect) (datums files and binary COPY are read by `pgdict_trainer::source`).
 
-use std::borrow::Cow;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Cursor, Read, Seek, SeekFrom};
 use std::os::fd::AsFd;
@@ -456,17 +455,13 @@ impl Source {
         mut tell: impl FnMut(&[u8], bool) -> Option<Told>,
     ) -> io::Result<Told> {
         let (start, ended) = match self {
-            Source::File(_) => {
+            Source::File(_) | Source::Memory(_) => {
                 let mut start = Vec::new();
                 self.reread()?
                     .take(TEXT_WINDOW as u64)
                     .read_to_end(&mut start)?;
                 let ended = start.len() < TEXT_WINDOW;
-                (Cow::Owned(start), ended)
-            }
-            Source::Memory(bytes) => {
-                let ended = bytes.len() < TEXT_WINDOW;
-                (Cow::Borrowed(&bytes[..bytes.len().min(TEXT_WINDOW)]), ended)
+                (start, ended)
             }
             Source::Stream { head, rest } => {
                 let mut chunk = vec![0; READ_BUFFER];
@@ -837,6 +832,15 @@ mod tests {
         assert_eq!(decoded_size(b"\x0bshort"), 6); // Its header says 5 bytes: its length.
         assert_eq!(decoded_size(b"\x01 a TOAST pointer"), 17);
         assert_eq!(decoded_size_of_text(b"\\x0x"), 4);
+        // The longest header, extended with a 5-byte dictionary id, is read whole.
+        let dictionary = pgdict::datum::PreparedDictionary::new(u32::MAX, b"aaaa").unwrap();
+        let datum = pgdict::datum::DatumEncoder::new()
+            .encode(&row, pgdict::datum::Codec::Zstd, Some(&dictionary))
+            .unwrap();
+        assert_eq!(pgdict::datum::read_header(&datum).unwrap().header_len, 14);
+        hex.clear();
+        write_hex_line(&mut hex, &datum).unwrap();
+        assert_eq!(decoded_size_of_text(&hex[..30]), row.len());
         assert_eq!(decoded_size_of_text(b"escape \\001 format"), 18);
         // The reader gives each datum that size, and a batch closes at 1 MiB of it.
         let dir = tempfile::tempdir().unwrap();
@@ -961,8 +965,62 @@ mod tests {
         }
     }
 
+    impl StreamRead for Reads {
+        fn ready_within(&self, _wait: Duration) -> bool {
+            true
+        }
+    }
+
     fn interrupted() -> io::Result<&'static [u8]> {
         Err(io::ErrorKind::Interrupted.into())
+    }
+
+    fn open_stream(
+        reads: impl IntoIterator<Item = io::Result<&'static [u8]>>,
+    ) -> anyhow::Result<Datums> {
+        Datums::open_stream("standard input", Reads(reads.into_iter().collect()), None)
+    }
+
+    #[test]
+    fn a_stream_is_told_through_an_interrupted_read_and_a_failed_read_is_its_error() {
+        let parts = [
+            interrupted(),
+            Ok(&b"\\x0561\n"[..]),
+            interrupted(),
+            Ok(b"\\x0562\n"),
+        ];
+        let datums = open_stream(parts).unwrap();
+        assert_eq!(datums.format, DatumFormatArg::Hex);
+        let read: Vec<_> = datums.map(|datum| datum.unwrap().bytes).collect();
+        assert_eq!(read, [b"\x05a", b"\x05b"]);
+        // Not taken for the end of the input, which would tell it (hex) from what came.
+        let parts = [Ok(&b"\\x05"[..]), Err(io::Error::other("the pipe broke"))];
+        let Err(error) = open_stream(parts) else {
+            panic!("a failed read told a format");
+        };
+        assert!(format!("{error:#}").contains("the pipe broke"), "{error:#}");
+    }
+
+    #[test]
+    fn an_input_read_whole_is_told_as_a_whole() {
+        // A file of a line of escape text: all of it, so told (four lines tell a longer one).
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("one-line");
+        std::fs::write(&path, b"\\011abc\n").unwrap();
+        let input = DatumInput {
+            input: path,
+            format: None,
+            columns: Default::default(),
+        };
+        let mut datums = Datums::open(&input).unwrap();
+        assert_eq!(datums.format, DatumFormatArg::Escape);
+        assert_eq!(datums.next().unwrap().unwrap().bytes, b"\x09abc");
+        // A stream of varlenas, told by nothing in its start, is held whole to be read.
+        let varlenas = Vec::leak(long_varlenas(3, 50, b'v'));
+        let datums = open_stream([Ok(&varlenas[..])]).unwrap();
+        assert_eq!(datums.format, DatumFormatArg::Varlena);
+        let read: Vec<_> = datums.map(|datum| datum.unwrap().bytes).collect();
+        assert_eq!(read, varlenas.chunks(50).collect::<Vec<_>>());
     }
 
     #[test]
@@ -1324,11 +1382,13 @@ mod tests {
 
     /// A stream that hands out `bytes` a line per read (the last line as far as it goes). Its
     /// writer stops after `stops_at` bytes, if that is before their end: nothing more is ready
-    /// to read, and a read would wait for ever (here it fails).
+    /// to read, and a read would wait for ever (here it fails). A read after the one that
+    /// told the end fails too: the end settles what the stream is.
     struct LinePerRead {
         bytes: Vec<u8>,
         at: usize,
         stops_at: usize,
+        ended: bool,
     }
 
     impl LinePerRead {
@@ -1337,6 +1397,7 @@ mod tests {
                 bytes: bytes.to_vec(),
                 at: 0,
                 stops_at,
+                ended: false,
             }
         }
 
@@ -1350,6 +1411,10 @@ mod tests {
             if self.waits() {
                 return Err(io::Error::other("read on after the writer stopped"));
             }
+            if self.ended {
+                return Err(io::Error::other("read on after the end"));
+            }
+            self.ended = self.at == self.bytes.len();
             let rest = &self.bytes[self.at..];
             let line = rest
                 .iter()
@@ -1425,6 +1490,14 @@ mod tests {
         let mut source = Source::stream(LinePerRead::new(text, usize::MAX));
         assert_eq!(source.tell_paced(Duration::MAX, tell).unwrap(), Told::Hex);
         assert_eq!(head_of(&source), text);
+        // Or once the head has doubled since it was last told: at once, on the first line.
+        let mut source = Source::stream(LinePerRead::new(&text[12..], usize::MAX));
+        assert_eq!(source.tell_paced(Duration::MAX, tell).unwrap(), Told::Hex);
+        assert_eq!(head_of(&source), &text[12..19]);
+        // The end settles a line that has no line end.
+        let mut source = Source::stream(LinePerRead::new(&text[12..18], usize::MAX));
+        assert_eq!(source.tell_paced(Duration::MAX, tell).unwrap(), Told::Hex);
+        assert_eq!(head_of(&source), &text[12..18]);
     }
 
     #[test]
