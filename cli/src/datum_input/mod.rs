@@ -1002,6 +1002,29 @@ mod tests {
     }
 
     #[test]
+    fn only_a_regular_file_is_read_again_and_in_the_format_it_was_told() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("datums.txt");
+        std::fs::write(&path, b"\\x0561\n").unwrap();
+        let input = DatumInput {
+            input: path.clone(),
+            format: None,
+            columns: Default::default(),
+        };
+        let datums = Datums::open(&input).unwrap();
+        assert!(datums.is_regular_file());
+        assert!(!datums.may_wait());
+        let again = datums.again(&input).expect("a file is read again");
+        assert_eq!(
+            (again.input, again.format),
+            (path, Some(DatumFormatArg::Hex))
+        );
+        let stream = open_stream([Ok(&b"\\x0561\n"[..])]).unwrap();
+        assert!(!stream.is_regular_file());
+        assert!(stream.again(&input).is_none());
+    }
+
+    #[test]
     fn an_input_read_whole_is_told_as_a_whole() {
         // A file of a line of escape text: all of it, so told (four lines tell a longer one).
         let dir = tempfile::tempdir().unwrap();
@@ -1472,6 +1495,41 @@ mod tests {
                 head.len()
             );
         }
+    }
+
+    #[test]
+    fn a_pipe_is_ready_once_bytes_or_its_end_have_come() {
+        use std::io::Write;
+
+        let (reader, mut writer) = io::pipe().unwrap();
+        let mut reader = File::from(std::os::fd::OwnedFd::from(reader));
+        assert!(!reader.ready_within(Duration::ZERO));
+        writer.write_all(b"x").unwrap();
+        assert!(reader.ready_within(Duration::ZERO));
+        reader.read_exact(&mut [0]).unwrap();
+        assert!(!reader.ready_within(Duration::from_millis(10)));
+        drop(writer);
+        assert!(reader.ready_within(Duration::ZERO));
+    }
+
+    #[test]
+    fn a_stream_may_wait_only_where_nothing_of_it_is_buffered_or_ready() {
+        // Told by its first line; its writer then writes one more and stops.
+        let text = b"\\x0561\n\\x0562\n\\x0563\n";
+        let mut source = Source::stream(LinePerRead::new(text, 14));
+        assert_eq!(source.tell().unwrap(), Told::Hex);
+        let mut input = source.into_reader().unwrap();
+        let mut may_wait_after = |expected: &[u8]| {
+            assert_eq!(input.fill_buf().unwrap(), expected);
+            let buffered = input.may_wait();
+            input.consume(expected.len());
+            (buffered, input.may_wait())
+        };
+        // The head told, then a line that had come, then nothing more has.
+        assert_eq!(may_wait_after(&text[..7]), (false, false));
+        assert_eq!(may_wait_after(&text[7..14]), (false, true));
+        let memory = Source::Memory(text.to_vec()).into_reader().unwrap();
+        assert!(!memory.may_wait());
     }
 
     #[test]
