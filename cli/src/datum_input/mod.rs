@@ -102,7 +102,8 @@ pub struct Datums {
     /// How the datums are read: the format's name, or the column read.
     pub what: String,
     reader: Reader,
-    count: u64,
+    /// Whether a datum was read: an input without one is an error.
+    any_read: bool,
     done: bool,
 }
 
@@ -163,7 +164,7 @@ impl Datums {
             format,
             input_len,
             what: format_name(format).into(),
-            count: 0,
+            any_read: false,
             done: false,
         })
     }
@@ -192,7 +193,7 @@ impl Datums {
             input_len: records.input_len(),
             what: format.describe(),
             reader: Reader::Column { layout, records },
-            count: 0,
+            any_read: false,
             done: false,
         })
     }
@@ -617,10 +618,10 @@ impl Iterator for Datums {
         }
         let item = match self.next_datum() {
             Ok(Some(datum)) => {
-                self.count += 1;
+                self.any_read = true;
                 return Some(Ok(datum));
             }
-            Ok(None) if self.count > 0 => None,
+            Ok(None) if self.any_read => None,
             Ok(None) => Some(Err(user_error(
                 format!("{} holds no datums", self.origin),
                 match self.reader {
@@ -1050,14 +1051,17 @@ mod tests {
     fn a_line_as_long_as_the_limit_is_read_through_an_interrupted_read() {
         // A line of exactly 16 bytes, the limit, with no line feed: whether it goes on is
         // asked of the next read, which a signal interrupts before it tells.
-        let read = |after: Option<&'static [u8]>| {
+        let read = |after: Option<io::Result<&'static [u8]>>| {
             let parts = [Ok(&b"\\x010203040506  "[..]), interrupted()].into_iter();
-            let mut input = Reads(parts.chain(after.map(Ok)).collect());
+            let mut input = Reads(parts.chain(after).collect());
             read_bounded_line(&mut BufReader::with_capacity(16, &mut input), 16, 1)
         };
         assert_eq!(read(None).unwrap().unwrap(), b"\\x010203040506  ");
-        let e = read(Some(b"\n")).unwrap_err();
+        let e = read(Some(Ok(b"\n"))).unwrap_err();
         assert!(e.to_string().starts_with("line 1 is over 16 bytes"), "{e}");
+        // A read that fails says nothing of the line either: its error is the line's.
+        let e = read(Some(Err(io::Error::other("the disk failed")))).unwrap_err();
+        assert_eq!(e.to_string(), "the disk failed");
     }
 
     /// Raw varlenas with a 4-byte header, `len` bytes each (header included), of `fill`.
@@ -1117,6 +1121,52 @@ mod tests {
         // Three backslashes are no literal.
         let e = parse(DatumFormatArg::Hex, &b"\\\\\\x05ff\n"[..]).unwrap_err();
         assert!(format!("{e:#}").contains("not a hex datum"), "{e:#}");
+    }
+
+    #[test]
+    fn an_input_not_in_its_format_is_told_what_the_format_looks_like() {
+        let error_of = |format, bytes: &'static [u8]| {
+            let datums = Datums::open_stream("t", Reads([Ok(bytes)].into()), Some(format));
+            let last = datums.unwrap().last().expect("an error, the last item");
+            crate::fail::render(&last.expect_err("not read as datums"))
+        };
+        for (format, name, looks) in [
+            (
+                DatumFormatArg::Datums,
+                "datums file",
+                "u32 little-endian length, then the datum",
+            ),
+            (
+                DatumFormatArg::Hex,
+                "hex",
+                "\\x followed by an even number of hex digits",
+            ),
+            (
+                DatumFormatArg::Escape,
+                "escape",
+                "bytea_output = escape: printable characters",
+            ),
+            (
+                DatumFormatArg::Varlena,
+                "varlenas",
+                "varlenas back to back, each as long as its",
+            ),
+            (
+                DatumFormatArg::Copy,
+                "binary COPY",
+                "binary COPY of one bytea column",
+            ),
+        ] {
+            let datums = Datums::open_stream("t", Reads([].into()), Some(format)).unwrap();
+            assert_eq!(datums.what, name);
+            let error = error_of(format, b"\\q is no datum");
+            assert!(error.contains("cannot read the datums of t"), "{error}");
+            assert!(error.contains(&format!("hint: {}", format_hint(format))));
+            assert!(format_hint(format).contains(looks), "{format:?}: {error}");
+        }
+        // The reader's own hint, where it has one, says more.
+        let error = error_of(DatumFormatArg::Hex, b"id,body\n1,\\x0561\n");
+        assert!(error.contains("hint: this looks like CSV"), "{error}");
     }
 
     #[test]
