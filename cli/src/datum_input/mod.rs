@@ -847,11 +847,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("ones.datums");
         datums_file::write(&path, std::iter::repeat_n(&datum[..], 3)).unwrap();
-        let input = DatumInput {
-            input: path,
-            format: None,
-            columns: Default::default(),
-        };
+        let input = file_input(path);
         let mut datums = Datums::open(&input).unwrap();
         let mut batch = crate::in_order::Batch::starting_at(0);
         while !batch.is_full() {
@@ -972,6 +968,15 @@ mod tests {
         }
     }
 
+    /// The file at `path`, its format told from its bytes.
+    fn file_input(path: std::path::PathBuf) -> DatumInput {
+        DatumInput {
+            input: path,
+            format: None,
+            columns: Default::default(),
+        }
+    }
+
     fn interrupted() -> io::Result<&'static [u8]> {
         Err(io::ErrorKind::Interrupted.into())
     }
@@ -1007,11 +1012,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("datums.txt");
         std::fs::write(&path, b"\\x0561\n").unwrap();
-        let input = DatumInput {
-            input: path.clone(),
-            format: None,
-            columns: Default::default(),
-        };
+        let input = file_input(path.clone());
         let datums = Datums::open(&input).unwrap();
         assert!(datums.is_regular_file());
         assert!(!datums.may_wait());
@@ -1031,11 +1032,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("one-line");
         std::fs::write(&path, b"\\011abc\n").unwrap();
-        let input = DatumInput {
-            input: path,
-            format: None,
-            columns: Default::default(),
-        };
+        let input = file_input(path);
         let mut datums = Datums::open(&input).unwrap();
         assert_eq!(datums.format, DatumFormatArg::Escape);
         assert_eq!(datums.next().unwrap().unwrap().bytes, b"\x09abc");
@@ -1742,11 +1739,7 @@ mod tests {
         let total: usize = datums.iter().map(Vec::len).sum();
         assert!(total > 2 * TEXT_WINDOW, "{total}");
         datums_file::write(&path, datums.iter().map(Vec::as_slice)).unwrap();
-        let input = DatumInput {
-            input: path.clone(),
-            format: None,
-            columns: Default::default(),
-        };
+        let input = file_input(path.clone());
         let mut read = Datums::open(&input).unwrap();
         assert_eq!(read.format, DatumFormatArg::Datums);
         assert_eq!(read.input_len, Some((total + 4 * datums.len()) as u64));
