@@ -483,6 +483,66 @@ mod tests {
         }
     }
 
+    /// [`Numbers`], saying in `read` how many it has read.
+    struct Counted<'a> {
+        numbers: Numbers,
+        read: &'a std::cell::Cell<u64>,
+    }
+
+    impl ItemReader for Counted<'_> {
+        type Item = u64;
+
+        fn next_item(&mut self) -> Option<anyhow::Result<(u64, usize)>> {
+            let item = self.numbers.next_item();
+            self.read.set(self.numbers.next);
+            item
+        }
+
+        fn may_wait(&self) -> bool {
+            false
+        }
+    }
+
+    /// How many items had been read when each result was written.
+    struct ReadAtWrite<'a> {
+        read: &'a std::cell::Cell<u64>,
+        at_writes: Vec<u64>,
+    }
+
+    impl<R> ResultWriter<R> for ReadAtWrite<'_> {
+        fn write(&mut self, _result: R) -> anyhow::Result<()> {
+            self.at_writes.push(self.read.get());
+            Ok(())
+        }
+
+        fn flush(&mut self) -> anyhow::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn at_most_two_batches_a_worker_are_in_flight() {
+        let full = BATCH_ITEMS as u64;
+        for jobs in [1, 2, 3] {
+            let read = std::cell::Cell::new(0);
+            let numbers = numbers(10 * full);
+            let mut reader = Counted {
+                numbers,
+                read: &read,
+            };
+            let mut writer = ReadAtWrite {
+                read: &read,
+                at_writes: Vec::new(),
+            };
+            run(jobs as usize, || worker(None), &mut reader, &mut writer).unwrap();
+            // Result k is written once batch k + 2 jobs is read, before it is sent.
+            let expected: Vec<u64> = (0..10)
+                .map(|k| ((k + 2 * jobs + 1) * full).min(10 * full))
+                .collect();
+            assert_eq!(writer.at_writes, expected, "{jobs} jobs");
+        }
+    }
+
     #[test]
     fn a_batch_is_full_at_its_item_or_byte_limit_and_the_next_starts_after_it() {
         let mut batch = Batch::starting_at(10);
