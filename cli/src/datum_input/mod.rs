@@ -1036,6 +1036,16 @@ mod tests {
         let mut datums = Datums::open(&input).unwrap();
         assert_eq!(datums.format, DatumFormatArg::Escape);
         assert_eq!(datums.next().unwrap().unwrap().bytes, b"\x09abc");
+        // A file longer than the window is told by its window, whose end is not the input's:
+        // a character it cuts is text yet, so the line with `\x` is one, and hex is told (the
+        // hex reader then names what is wrong with the line).
+        let mut text = b"\\x".to_vec();
+        text.resize(TEXT_WINDOW - 1, b'0');
+        text.extend_from_slice("é\n".as_bytes());
+        let path = dir.path().join("cut");
+        std::fs::write(&path, &text).unwrap();
+        let datums = Datums::open(&file_input(path)).unwrap();
+        assert_eq!(datums.format, DatumFormatArg::Hex);
         // A stream of varlenas, told by nothing in its start, is held whole to be read.
         let varlenas = Vec::leak(long_varlenas(3, 50, b'v'));
         let datums = open_stream([Ok(&varlenas[..])]).unwrap();
