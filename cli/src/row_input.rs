@@ -208,21 +208,67 @@ mod tests {
 
     use super::*;
 
-    /// The rows `collect_rows` keeps of a file of `n` numbered lines, and how many it read.
-    fn collect(n: usize, rows_wanted: Option<u64>) -> (Vec<usize>, u64) {
+    /// The messages a progress display ended with.
+    #[derive(Default)]
+    struct Ends(std::cell::RefCell<Vec<String>>);
+
+    impl Progress for Ends {
+        fn end(&self, message: &str) {
+            self.0.borrow_mut().push(message.into());
+        }
+    }
+
+    /// The rows of a file of `n` numbered lines, opened.
+    fn numbered_rows(n: usize) -> (tempfile::NamedTempFile, source::Rows) {
         let mut file = tempfile::NamedTempFile::new().unwrap();
         for i in 0..n {
             writeln!(file, "row {i}").unwrap();
         }
         file.flush().unwrap();
         let spec = SourceSpec::from_arg(file.path(), Some(source::Format::Lines));
-        let mut rows = source::open(&spec).unwrap();
+        let rows = source::open(&spec).unwrap();
+        (file, rows)
+    }
+
+    /// The rows `collect_rows` keeps of a file of `n` numbered lines, and how many it read.
+    fn collect(n: usize, rows_wanted: Option<u64>) -> (Vec<usize>, u64) {
+        let (_file, mut rows) = numbered_rows(n);
         let (kept, read) = collect_rows(&mut rows, rows_wanted, &NoProgress).unwrap();
         let numbers = kept
             .iter()
             .map(|row| std::str::from_utf8(&row[4..]).unwrap().parse().unwrap())
             .collect();
         (numbers, read)
+    }
+
+    #[test]
+    fn the_progress_ends_saying_how_many_rows_were_read_and_kept() {
+        for (rows_wanted, summary) in [
+            (None, "2,000 rows"),
+            (Some(3000), "2,000 rows"),
+            (Some(600), "2,000 rows, a sample of 600 kept"),
+        ] {
+            let (_file, mut rows) = numbered_rows(2000);
+            let ends = Ends::default();
+            collect_rows(&mut rows, rows_wanted, &ends).unwrap();
+            assert_eq!(ends.0.take(), [summary]);
+        }
+    }
+
+    #[test]
+    fn source_items_are_handed_out_sized_and_end_their_progress() {
+        let (_file, rows) = numbered_rows(3);
+        let ends = Ends::default();
+        let mut items =
+            SourceItems::new(rows, &ends, Phase::Reading, |row: &Vec<u8>| 10 * row.len());
+        let mut read = Vec::new();
+        while let Some(item) = items.next_item() {
+            read.push(item.unwrap());
+        }
+        let row = |i: usize| format!("row {i}").into_bytes();
+        assert_eq!(read, [(row(0), 50), (row(1), 50), (row(2), 50)]);
+        items.end("3 rows");
+        assert_eq!(ends.0.take(), ["3 rows"]);
     }
 
     #[test]
