@@ -173,7 +173,16 @@ fn read_opened(
         match item {
             None => break,
             Some(_) if error.is_some() => panic!("an item after the error {error:?}"),
-            Some(Ok(datum)) => read.push(datum),
+            Some(Ok(datum)) => {
+                // Each datum spans a byte of the input at least, so room for `len` of them is
+                // enough: doubling past it asked 80 MiB at once, over the malloc limit (2^21
+                // datums of 40 bytes, for a 1.1 MiB input of one-byte varlenas).
+                if read.len() == read.capacity() {
+                    let room = read.len().max(8).min(len.saturating_sub(read.len()));
+                    read.reserve_exact(room.max(1));
+                }
+                read.push(datum)
+            }
             Some(Err(e)) => error = Some(message(&e)),
         }
     }
