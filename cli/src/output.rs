@@ -702,6 +702,78 @@ mod tests {
         }
     }
 
+    #[test]
+    fn an_output_name_that_says_another_format_is_refused() {
+        use Writes::*;
+        // What each name says, and which of the writers it fits; other names say nothing.
+        let names = [
+            ("x.datums", "a datums file", &[Datums][..]),
+            ("x.HEX", "hex lines", &[HexLines]),
+            ("x.copy", "COPY data", &[BinaryCopy, Records]),
+            ("x.csv", "CSV", &[HexLines, Records, Lines]),
+            ("x.jsonl", "JSON Lines", &[JsonLines]),
+            ("x.ndjson", "JSON Lines", &[JsonLines]),
+        ];
+        let writers = [Datums, HexLines, BinaryCopy, Records, Lines, JsonLines];
+        let refusal = |name: &str, writes| {
+            let result = Output::refuse_a_name_for_another_format(
+                Some(Path::new(name)),
+                writes,
+                "it",
+                "the hint",
+            );
+            result.err().map(|e| crate::fail::render(&e))
+        };
+        for (name, says, fits) in names {
+            for writes in writers {
+                match refusal(name, writes) {
+                    None => assert!(fits.contains(&writes), "{name} taken for {writes:?}"),
+                    Some(error) => {
+                        assert!(!fits.contains(&writes), "{name} refused for {writes:?}");
+                        let expected = format!(
+                            "error: it writes {}, but the name {name} says {says}\n  hint: the \
+                             hint\n",
+                            writes.describe()
+                        );
+                        assert_eq!(error, expected);
+                    }
+                }
+            }
+        }
+        for writes in writers {
+            for name in ["x.txt", "x", "datums", "-"] {
+                assert_eq!(refusal(name, writes), None, "{name}");
+            }
+        }
+        let describe = writers.map(Writes::describe);
+        let expected = [
+            "a datums file",
+            "hex lines",
+            "binary COPY data",
+            "COPY data",
+            "lines of text",
+            "JSON Lines",
+        ];
+        assert_eq!(describe, expected);
+        // --keep-columns writes COPY data or CSV.
+        let kept = Output::refuse_a_name_for_kept_columns(Some(Path::new("x.datums")));
+        let error = crate::fail::render(&kept.unwrap_err());
+        assert!(error.starts_with("error: --keep-columns writes COPY data, but the name x.datums"));
+        assert!(Output::refuse_a_name_for_kept_columns(Some(Path::new("x.csv"))).is_ok());
+    }
+
+    #[test]
+    fn a_file_beside_a_report_is_not_standard_output() {
+        let error = Output::beside_report(Path::new("-"), "--svg")
+            .err()
+            .unwrap();
+        let error = crate::fail::render(&error);
+        assert!(
+            error.starts_with("error: --svg - would mix with the report"),
+            "{error}"
+        );
+    }
+
     /// What reaches the file: each write, and whether the write lock was held then; flushes.
     #[derive(Debug, PartialEq)]
     enum Event {
