@@ -93,7 +93,7 @@ impl Writes {
             Writes::Datums => "a datums file",
             Writes::HexLines => "hex lines",
             Writes::BinaryCopy => "binary COPY data",
-            Writes::Records => "COPY data",
+            Writes::Records => "COPY data or CSV",
             Writes::Lines => "lines of text",
             Writes::JsonLines => "JSON Lines",
         }
@@ -750,15 +750,15 @@ mod tests {
             "a datums file",
             "hex lines",
             "binary COPY data",
-            "COPY data",
+            "COPY data or CSV",
             "lines of text",
             "JSON Lines",
         ];
         assert_eq!(describe, expected);
-        // --keep-columns writes COPY data or CSV.
         let kept = Output::refuse_a_name_for_kept_columns(Some(Path::new("x.datums")));
         let error = crate::fail::render(&kept.unwrap_err());
-        assert!(error.starts_with("error: --keep-columns writes COPY data, but the name x.datums"));
+        let says = "error: --keep-columns writes COPY data or CSV, but the name x.datums says";
+        assert!(error.starts_with(says), "{error}");
         assert!(Output::refuse_a_name_for_kept_columns(Some(Path::new("x.csv"))).is_ok());
     }
 
@@ -803,24 +803,42 @@ mod tests {
         }
     }
 
-    #[test]
-    fn pieces_are_written_under_the_write_lock_as_one() {
-        // A broken end registered (the write lock there): a datum's length, the datum handed
-        // over (past the buffer, written straight through), then the next record's bytes.
+    /// An output of 16 bytes of buffer whose file is a [`Recorder`], and what it records;
+    /// `lock`: the write lock of a broken end registered.
+    fn recorded(lock: Option<Arc<Mutex<()>>>) -> (Output, Arc<Mutex<Vec<Event>>>) {
         let events = Arc::new(Mutex::new(Vec::new()));
-        let lock = Arc::new(Mutex::new(()));
         let recorder = Recorder {
             events: events.clone(),
-            lock: lock.clone(),
+            lock: lock.clone().unwrap_or_default(),
         };
-        let mut out = Output {
+        let out = Output {
             inner: BufWriter::with_capacity(16, Box::new(recorder)),
             name: "recorder".into(),
             terminal: false,
             replace: None,
             in_place: None,
-            write_lock: Some(lock),
+            write_lock: lock,
         };
+        (out, events)
+    }
+
+    #[test]
+    fn a_broken_end_is_written_after_what_came_and_flushed() {
+        let (mut out, events) = recorded(None);
+        out.write_all(b"rows").unwrap();
+        out.end_broken(b"MARK!");
+        let write = Event::Write {
+            len: 9,
+            locked: false,
+        };
+        assert_eq!(*events.lock().unwrap(), [write, Event::Flush]);
+    }
+
+    #[test]
+    fn pieces_are_written_under_the_write_lock_as_one() {
+        // A broken end registered (the write lock there): a datum's length, the datum handed
+        // over (past the buffer, written straight through), then the next record's bytes.
+        let (mut out, events) = recorded(Some(Arc::default()));
         let pieces = [vec![4; 4], vec![b'd'; 100], vec![b'n'; 3]];
         out.write_pieces(&pieces).unwrap();
         // The signal's handler could have come only before or after: no flush, no lock let

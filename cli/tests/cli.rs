@@ -882,7 +882,7 @@ fn keep_columns_writes_the_rows_back_with_datums_and_decompress_restores_them() 
         dir.run(&[command, "rows.copy", "--keep-columns", "-o", "rows.datums"])
             .fails(
                 2,
-                &["--keep-columns writes COPY data, but the name rows.datums says a datums file"],
+                &["--keep-columns writes COPY data or CSV, but the name rows.datums says a datums file"],
             );
     }
     assert!(!dir.path("rows.datums").exists());
