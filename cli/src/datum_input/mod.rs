@@ -1132,10 +1132,16 @@ mod tests {
 
     #[test]
     fn an_input_not_in_its_format_is_told_what_the_format_looks_like() {
+        // How the datums are said to be read, and the error reading them.
         let error_of = |format, bytes: &'static [u8]| {
             let datums = Datums::open_stream("t", Reads([Ok(bytes)].into()), Some(format));
-            let last = datums.unwrap().last().expect("an error, the last item");
-            crate::fail::render(&last.expect_err("not read as datums"))
+            let datums = datums.unwrap();
+            let what = datums.what.clone();
+            let last = datums.last().expect("an error, the last item");
+            (
+                what,
+                crate::fail::render(&last.expect_err("not read as datums")),
+            )
         };
         for (format, name, looks) in [
             (
@@ -1164,15 +1170,14 @@ mod tests {
                 "binary COPY of one bytea column",
             ),
         ] {
-            let datums = Datums::open_stream("t", Reads([].into()), Some(format)).unwrap();
-            assert_eq!(datums.what, name);
-            let error = error_of(format, b"\\q is no datum");
+            let (what, error) = error_of(format, b"\\q is no datum");
+            assert_eq!(what, name);
             assert!(error.contains("cannot read the datums of t"), "{error}");
             assert!(error.contains(&format!("hint: {}", format_hint(format))));
             assert!(format_hint(format).contains(looks), "{format:?}: {error}");
         }
         // The reader's own hint, where it has one, says more.
-        let error = error_of(DatumFormatArg::Hex, b"id,body\n1,\\x0561\n");
+        let (_, error) = error_of(DatumFormatArg::Hex, b"id,body\n1,\\x0561\n");
         assert!(error.contains("hint: this looks like CSV"), "{error}");
     }
 
