@@ -403,26 +403,22 @@ pub fn compare(
             .decode(black_box(&stored[c][i]), &mut scratch.borrow_mut())
             .expect("a datum that was read once reads again");
     };
-    let mut rounds = Rounds::default();
-    for (phase, job) in [(0, &encode as RowJob<'_>), (1, &decode)] {
+    let time = |job: RowJob<'_>| {
         let (mut jobs, slots) = jobs(&coders, &buckets, job);
         let measured = side_by_side(&mut jobs, timing.rounds, timing.min_time);
-        if phase == 0 {
-            rounds.compress = measured.rounds;
-        } else {
-            rounds.decompress = measured.rounds;
-        }
-        for ((c, b), median) in slots.into_iter().zip(measured.medians) {
-            let seconds = median.as_secs_f64();
-            let result = &mut results[c];
-            if phase == 0 {
-                result.buckets[b].compress_seconds = seconds;
-                result.all.compress_seconds += seconds;
-            } else {
-                result.buckets[b].decompress_seconds = seconds;
-                result.all.decompress_seconds += seconds;
-            }
-        }
+        let seconds = measured.medians.iter().map(Duration::as_secs_f64);
+        (
+            measured.rounds,
+            slots.into_iter().zip(seconds).collect::<Vec<_>>(),
+        )
+    };
+    let (compress_rounds, compress_seconds) = time(&encode);
+    let (decompress_rounds, decompress_seconds) = time(&decode);
+    for ((c, b), seconds) in compress_seconds {
+        results[c].buckets[b].compress_seconds = seconds;
+    }
+    for ((c, b), seconds) in decompress_seconds {
+        results[c].buckets[b].decompress_seconds = seconds;
     }
     for result in &mut results {
         let mut all = Stats::default();
@@ -432,15 +428,18 @@ pub fn compare(
             all.stored_bytes += b.stored_bytes;
             all.raw_datums += b.raw_datums;
             all.dict_datums += b.dict_datums;
+            all.compress_seconds += b.compress_seconds;
+            all.decompress_seconds += b.decompress_seconds;
         }
-        all.compress_seconds = result.all.compress_seconds;
-        all.decompress_seconds = result.all.decompress_seconds;
         result.all = all;
     }
     Ok(Comparison {
         results,
         min_rounds: timing.rounds,
-        rounds,
+        rounds: Rounds {
+            compress: compress_rounds,
+            decompress: decompress_rounds,
+        },
     })
 }
 
@@ -471,4 +470,247 @@ fn jobs<'a>(
         }
     }
     (jobs, slots)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// JSON rows in every size bucket, alike enough for a dictionary to pay, and three rows of
+    /// noise that no method shrinks.
+    fn rows() -> Vec<Vec<u8>> {
+        let mut rows: Vec<Vec<u8>> = (0..40)
+            .map(|i| {
+                let note = "lorem ipsum dolor ".repeat(i * i / 4);
+                format!(r#"{{"id":{i},"user":"user{i}","tags":["alpha","beta"],"note":"{note}"}}"#)
+                    .into_bytes()
+            })
+            .collect();
+        for len in [50, 300, 2000] {
+            rows.push(noise(len));
+        }
+        rows
+    }
+
+    /// `len` bytes that do not compress (xorshift; another `len`, other bytes).
+    fn noise(len: usize) -> Vec<u8> {
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64 ^ len as u64;
+        (0..len)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state as u8
+            })
+            .collect()
+    }
+
+    fn dictionary() -> DictInfo {
+        let content =
+            r#"{"id":0,"user":"user0","tags":["alpha","beta"],"note":"lorem ipsum dolor "}"#;
+        DictInfo {
+            prepared: Arc::new(PreparedDictionary::new(9, content.repeat(4).as_bytes()).unwrap()),
+            id: Some(9),
+            origin: "a test".into(),
+        }
+    }
+
+    const TWO_ROUNDS: Timing = Timing {
+        rounds: 2,
+        min_time: Duration::ZERO,
+    };
+
+    /// What `method` stores `row` as, asked of the datum encoder and the zstd compressor
+    /// directly: (stored bytes, stored raw, stored in the dictionary form).
+    fn stored(method: Method, dict: &DictInfo, row: &[u8]) -> (u64, bool, bool) {
+        let mut datum = Vec::new();
+        let dict = method.dict.then(|| &*dict.prepared);
+        let header = DatumEncoder::new()
+            .encode_into(row, method.codec, dict, &mut datum)
+            .unwrap();
+        if method == METHODS[4] {
+            // The reference: the frame behind 10 header bytes, when that is smaller than raw.
+            assert!(header.form.is_raw(), "zstd without a dictionary stores raw");
+            let mut frame = Vec::new();
+            ZstdCompressor::new()
+                .unwrap()
+                .compress_into(row, &mut frame)
+                .unwrap();
+            let framed = 10 + frame.len();
+            return match framed < datum.len() {
+                true => (framed as u64, false, false),
+                false => (datum.len() as u64, true, false),
+            };
+        }
+        let dict_form = header.form.dict_id().is_some();
+        (datum.len() as u64, header.form.is_raw(), dict_form)
+    }
+
+    #[test]
+    fn every_method_counts_what_it_stores_per_bucket_and_in_all() {
+        let rows = rows();
+        let dict = dictionary();
+        let dicts = [Some(dict.clone()), Some(dict.clone()), Some(dict.clone())];
+        let comparison = compare(&rows, &dicts, TWO_ROUNDS).unwrap();
+        let methods: Vec<Method> = comparison.results.iter().map(|r| r.method).collect();
+        assert_eq!(methods, METHODS);
+        assert_eq!(comparison.pglz().method, METHODS[0]);
+        assert_eq!(comparison.min_rounds, 2);
+        assert_eq!(comparison.rounds.compress, 2);
+        assert_eq!(comparison.rounds.decompress, 2);
+
+        for result in &comparison.results {
+            let method = result.method;
+            let mut expected = vec![Stats::default(); SizeBucket::ALL.len()];
+            for row in &rows {
+                let (bytes, raw, dict) = stored(method, &dict, row);
+                let bucket = &mut expected[SizeBucket::of(row.len()) as usize];
+                bucket.datums += 1;
+                bucket.raw_bytes += row.len() as u64;
+                bucket.stored_bytes += bytes;
+                bucket.raw_datums += u64::from(raw);
+                bucket.dict_datums += u64::from(dict);
+            }
+            let mut all = Stats::default();
+            for (got, want) in result.buckets.iter().zip(&expected) {
+                let counts = |s: &Stats| {
+                    let counted = [s.datums, s.raw_bytes, s.stored_bytes];
+                    (counted, s.raw_datums, s.dict_datums)
+                };
+                assert_eq!(counts(got), counts(want), "{}", method.label());
+                // Timed where there are rows, not where there are none.
+                assert_eq!(got.compress_seconds > 0.0, got.datums > 0);
+                assert_eq!(got.decompress_seconds > 0.0, got.datums > 0);
+                all.compress_seconds += got.compress_seconds;
+                all.decompress_seconds += got.decompress_seconds;
+            }
+            let sum = |field: fn(&Stats) -> u64| result.buckets.iter().map(field).sum::<u64>();
+            assert_eq!(result.all.datums, rows.len() as u64);
+            assert_eq!(result.all.raw_bytes, sum(|s| s.raw_bytes));
+            assert_eq!(result.all.stored_bytes, sum(|s| s.stored_bytes));
+            assert_eq!(result.all.raw_datums, sum(|s| s.raw_datums));
+            assert_eq!(result.all.dict_datums, sum(|s| s.dict_datums));
+            assert_eq!(result.all.compress_seconds, all.compress_seconds);
+            assert_eq!(result.all.decompress_seconds, all.decompress_seconds);
+            // The rows are what they were made to be: the noise stored raw, the JSON shrunk (in
+            // the dictionary form by a dictionary method).
+            assert!(result.all.raw_datums >= 3, "{}", method.label());
+            assert!(result.all.stored_bytes < result.all.raw_bytes / 2);
+            assert_eq!(
+                result.all.dict_datums > 0,
+                method.dict,
+                "{}",
+                method.label()
+            );
+        }
+        // Every bucket has rows.
+        assert!(comparison.pglz().buckets.iter().all(|b| b.datums > 0));
+    }
+
+    #[test]
+    fn a_dictionary_method_is_measured_only_with_a_dictionary() {
+        let rows = rows();
+        let lz4_only = [None, Some(dictionary()), None];
+        let comparison = compare(&rows, &lz4_only, TWO_ROUNDS).unwrap();
+        let keys: Vec<&str> = comparison.results.iter().map(|r| r.method.key()).collect();
+        assert_eq!(keys, ["pglz", "lz4", "lz4_dict", "zstd"]);
+        let comparison = compare(&rows, &[None, None, None], TWO_ROUNDS).unwrap();
+        let labels: Vec<&str> = comparison
+            .results
+            .iter()
+            .map(|r| r.method.label())
+            .collect();
+        assert_eq!(labels, ["pglz", "lz4", "zstd"]);
+    }
+
+    #[test]
+    fn keys_and_labels() {
+        let keys = METHODS.map(Method::key);
+        let labels = METHODS.map(Method::label);
+        assert_eq!(
+            keys,
+            ["pglz", "pglz_dict", "lz4", "lz4_dict", "zstd", "zstd_dict"]
+        );
+        assert_eq!(
+            labels,
+            ["pglz", "pglz+dict", "lz4", "lz4+dict", "zstd", "zstd+dict"]
+        );
+    }
+
+    #[test]
+    fn the_zstd_reference_datum_has_an_extended_header_with_id_0() {
+        let mut coder = coder(METHODS[4], &[None, None, None]).unwrap().unwrap();
+        let row = "abcdefgh".repeat(100).into_bytes();
+        let mut datum = Vec::new();
+        assert!(coder.encode(&row, &mut datum).unwrap() == Kind::Plain);
+        let word = |at: usize| u32::from_le_bytes(datum[at..at + 4].try_into().unwrap());
+        // A 4-byte varlena header (its total length, compressed inline), the raw length under
+        // method 3 (extended), codec 2 (zstd), dictionary id 0, then the frame.
+        assert_eq!(word(0), (datum.len() as u32) << 2 | 0b10);
+        assert_eq!(word(4), 800 | 3 << 30);
+        assert_eq!(datum[8..10], [2, 0]);
+        let mut back = Vec::new();
+        coder.decode(&datum, &mut back).unwrap();
+        assert_eq!(back, row);
+        // Framed where that is a byte smaller than the raw datum (a 1-byte header), raw where
+        // it is the same size: rows of noise and more and more of a byte, until one of each.
+        let mut compressor = ZstdCompressor::new().unwrap();
+        let mut frame = Vec::new();
+        let rows: Vec<(usize, Vec<u8>)> = (0..60)
+            .map(|more| {
+                let row = [noise(60), vec![b'a'; more]].concat();
+                frame.clear();
+                compressor.compress_into(&row, &mut frame).unwrap();
+                (10 + frame.len(), row)
+            })
+            .collect();
+        let with_framed = |over: usize| {
+            rows.iter()
+                .find(|(framed, row)| *framed == row.len() + over)
+        };
+        let one_smaller = &with_framed(0).unwrap().1;
+        let same = &with_framed(1).unwrap().1;
+        assert!(coder.encode(one_smaller, &mut datum).unwrap() == Kind::Plain);
+        assert_eq!(datum.len(), one_smaller.len());
+        assert!(coder.encode(same, &mut datum).unwrap() == Kind::Raw);
+        assert_eq!(datum.len(), 1 + same.len());
+        // A row it does not shrink is the raw datum, which reads back too.
+        assert!(coder.encode(b"abc", &mut datum).unwrap() == Kind::Raw);
+        assert_eq!(datum, [4 << 1 | 1, b'a', b'b', b'c']);
+        coder.decode(&datum, &mut back).unwrap();
+        assert_eq!(back, b"abc");
+    }
+
+    #[test]
+    fn ratios_shares_and_speeds() {
+        let stats = Stats {
+            datums: 4,
+            raw_bytes: 3_000_000,
+            stored_bytes: 1_000_000,
+            raw_datums: 1,
+            dict_datums: 2,
+            compress_seconds: 2.0,
+            decompress_seconds: 0.5,
+        };
+        let baseline = Stats {
+            stored_bytes: 2_500_000,
+            ..stats
+        };
+        assert_eq!(stats.ratio(), Some(3.0));
+        assert_eq!(stats.ratio_vs(&baseline), Some(2.5));
+        assert_eq!(stats.raw_share(), Some(0.25));
+        assert_eq!(stats.compress_mb_s(), Some(1.5));
+        assert_eq!(stats.decompress_mb_s(), Some(6.0));
+        // Nothing to divide by, or nothing measured: no number.
+        let none = Stats::default();
+        assert_eq!(none.ratio(), None);
+        assert_eq!(none.ratio_vs(&stats), None);
+        assert_eq!(none.raw_share(), None);
+        assert_eq!(none.compress_mb_s(), None);
+        let untimed = Stats {
+            compress_seconds: 0.0,
+            ..stats
+        };
+        assert_eq!(untimed.compress_mb_s(), None);
+    }
 }
