@@ -849,4 +849,233 @@ mod tests {
             [locked(4), locked(100), locked(3), Event::Flush]
         );
     }
+
+    /// The names in `dir`, sorted.
+    fn listing(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        names
+    }
+
+    fn listed_unfinished(dir: &Path) -> usize {
+        unfinished()
+            .iter()
+            .filter(|path| path.starts_with(dir))
+            .count()
+    }
+
+    #[test]
+    fn a_file_is_replaced_whole_when_finished_and_left_as_it_was_when_not() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.txt");
+        fs::write(&path, "old").unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).unwrap();
+
+        // Dropped unfinished: the old file stays, its temporary file is gone and unlisted.
+        let mut out = Output::file(&path).unwrap();
+        out.write_all(b"half").unwrap();
+        assert_eq!(
+            listing(dir.path()).len(),
+            2,
+            "the temporary file is beside it"
+        );
+        assert_eq!(listed_unfinished(dir.path()), 1);
+        drop(out);
+        assert_eq!(fs::read_to_string(&path).unwrap(), "old");
+        assert_eq!(listing(dir.path()), ["out.txt"]);
+        assert_eq!(listed_unfinished(dir.path()), 0);
+
+        // Finished: the new bytes, the old permissions, nothing beside it.
+        let mut out = Output::file(&path).unwrap();
+        assert!(!out.is_terminal());
+        assert_eq!(out.name(), path.display().to_string());
+        out.write_all(b"new").unwrap();
+        assert_eq!(
+            fs::read_to_string(&path).unwrap(),
+            "old",
+            "not before finishing"
+        );
+        out.finish().unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "new");
+        let mode = fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o640);
+        assert_eq!(listing(dir.path()), ["out.txt"]);
+        assert_eq!(listed_unfinished(dir.path()), 0);
+
+        // A symbolic link: the file it names is replaced, the link stays.
+        let link = dir.path().join("link.txt");
+        std::os::unix::fs::symlink("out.txt", &link).unwrap();
+        let mut out = Output::file(&link).unwrap();
+        out.write_all(b"through the link").unwrap();
+        out.finish().unwrap();
+        assert!(fs::symlink_metadata(&link).unwrap().is_symlink());
+        assert_eq!(fs::read_to_string(&path).unwrap(), "through the link");
+
+        // A new file by a bare name is made in the current directory.
+        assert_eq!(directory_of(Path::new("new.txt")), Path::new("."));
+        assert_eq!(directory_of(&path), dir.path());
+    }
+
+    #[test]
+    fn what_is_not_a_regular_file_is_written_in_place() {
+        let mut out = Output::file(Path::new("/dev/null")).unwrap();
+        out.write_all(b"gone").unwrap();
+        assert!(out.replace.is_none() && out.in_place.is_some());
+        out.finish().unwrap();
+        use std::os::unix::fs::FileTypeExt;
+        assert!(fs::metadata("/dev/null")
+            .unwrap()
+            .file_type()
+            .is_char_device());
+    }
+
+    #[test]
+    fn a_directory_a_dictionary_and_a_store_name_are_never_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let error = |path: &Path| crate::fail::render(&Output::file(path).err().unwrap());
+        assert!(error(dir.path()).contains("is a directory"));
+        let dictionary = dir.path().join("my.dict");
+        let mut bytes = pgdict::dict::file::MAGIC.to_vec();
+        bytes.extend_from_slice(b"the rest");
+        fs::write(&dictionary, &bytes).unwrap();
+        assert!(error(&dictionary).contains("is a pgdict dictionary file"));
+        assert_eq!(fs::read(&dictionary).unwrap(), bytes);
+        let store_file = dir.path().join("00000001.pgdict");
+        assert!(error(&store_file).contains("is named as a dictionary store's file"));
+        let missing = dir.path().join("no-such-dir/out.txt");
+        assert!(error(&missing).contains("there is no directory"));
+        // Only the whole magic is a dictionary's: its first bytes alone are not.
+        let short = dir.path().join("short.dict");
+        fs::write(&short, &pgdict::dict::file::MAGIC[..4]).unwrap();
+        Output::file(&short).unwrap().finish().unwrap();
+        assert_eq!(fs::read(&short).unwrap(), b"");
+        assert_eq!(listing(dir.path()), ["my.dict", "short.dict"]);
+    }
+
+    #[test]
+    fn a_directory_that_is_there_but_takes_no_file_is_not_said_to_be_missing() {
+        // /proc answers a new file's name with "not found".
+        let error = crate::fail::render(&Output::file(Path::new("/proc/out.txt")).err().unwrap());
+        assert!(error.contains("cannot create a file in /proc"), "{error}");
+        assert!(!error.contains("there is no directory"), "{error}");
+    }
+
+    #[test]
+    fn no_output_is_written_among_the_rows_of_a_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let rows = dir.path().join("rows");
+        fs::create_dir(&rows).unwrap();
+        fs::write(rows.join("a.txt"), "a row").unwrap();
+        let refused = |output: &Path, input: &Path| {
+            Output::refuse_a_file_in_the_rows(Some(output), input)
+                .err()
+                .map(|e| crate::fail::render(&e))
+        };
+        // New or there, by its name or where a link outside leads.
+        std::os::unix::fs::symlink(rows.join("new.datums"), dir.path().join("into.datums"))
+            .unwrap();
+        for output in ["rows/out.datums", "rows/a.txt", "into.datums"] {
+            let error = refused(&dir.path().join(output), &rows).expect(output);
+            assert!(error.contains("is in the input directory"), "{error}");
+        }
+        // Elsewhere, standard output, no directory of rows, or no regular file among them (a
+        // named pipe, which the reader passes over): not refused.
+        let fifo = rows.join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.unwrap().success());
+        let a_row = rows.join("a.txt");
+        let taken = [
+            (dir.path().join("out.datums"), &rows),
+            (PathBuf::from("-"), &rows),
+            (rows.join("out.datums"), &a_row),
+            (fifo, &rows),
+        ];
+        for (output, input) in taken {
+            assert_eq!(refused(&output, input), None, "{}", output.display());
+        }
+        assert!(Output::refuse_a_file_in_the_rows(None, &rows).is_ok());
+    }
+
+    /// A file that takes no write.
+    struct Full;
+
+    impl Write for Full {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::Error::from_raw_os_error(28)) // ENOSPC
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_failed_write_names_the_output_and_keeps_its_kind() {
+        let mut out = Output {
+            inner: BufWriter::with_capacity(4, Box::new(Full)),
+            name: "full.txt".into(),
+            terminal: false,
+            replace: None,
+            in_place: None,
+            write_lock: None,
+        };
+        let errors = [
+            out.write(b"past the buffer").unwrap_err(),
+            out.write_all(b"past the buffer").unwrap_err(),
+        ];
+        for error in errors {
+            assert_eq!(error.kind(), io::ErrorKind::StorageFull);
+            assert_eq!(error.to_string(), "cannot write to full.txt");
+            let source = std::error::Error::source(error.get_ref().unwrap()).unwrap();
+            assert_eq!(
+                source.to_string(),
+                io::Error::from_raw_os_error(28).to_string()
+            );
+        }
+    }
+
+    #[test]
+    fn a_lock_is_had_within_the_wait_or_not_at_all() {
+        let lock = Mutex::new(());
+        assert!(lock_within(&lock, Duration::ZERO).is_some());
+        let held = lock.lock().unwrap();
+        let start = Instant::now();
+        assert!(lock_within(&lock, Duration::from_millis(50)).is_none());
+        assert!(start.elapsed() >= Duration::from_millis(50));
+        drop(held);
+        // A panic while it was held leaves it to be had.
+        let poisoned = Arc::new(Mutex::new(()));
+        let holder = poisoned.clone();
+        std::thread::spawn(move || {
+            let _held = holder.lock().unwrap();
+            panic!("poisons the lock");
+        })
+        .join()
+        .unwrap_err();
+        assert!(lock_within(&poisoned, Duration::ZERO).is_some());
+    }
+
+    #[test]
+    fn a_pipe_is_writable_while_it_has_room() {
+        let (reader, writer) = io::pipe().unwrap();
+        let writer = fs::File::from(std::os::fd::OwnedFd::from(writer));
+        assert!(writable_within(&writer, Duration::ZERO));
+        // A page at a time, each taking a free one of the pipe's pages whole: no write blocks.
+        let mut pages = 0;
+        while writable_within(&writer, Duration::ZERO) {
+            (&writer).write_all(&[0; 4096]).unwrap();
+            pages += 1;
+        }
+        assert!(pages > 0);
+        let start = Instant::now();
+        assert!(!writable_within(&writer, Duration::from_millis(20)));
+        assert!(start.elapsed() >= Duration::from_millis(20));
+        // Nor once its reader is gone (an error is ready on it: no room, though).
+        drop(reader);
+        assert!(!writable_within(&writer, Duration::ZERO));
+    }
 }
