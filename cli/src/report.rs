@@ -286,3 +286,222 @@ pub fn json(setup: &Setup, comparison: &Comparison) -> Value {
         "buckets": buckets,
     })
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::measure::Rounds;
+
+    /// Stats of `datums` rows of `raw_bytes` in all, stored in `stored_bytes`, `raw_datums` of
+    /// them raw, written in 2 ms and read back in 1 ms.
+    fn stats(datums: u64, raw_bytes: u64, stored_bytes: u64, raw_datums: u64) -> Stats {
+        Stats {
+            datums,
+            raw_bytes,
+            stored_bytes,
+            raw_datums,
+            dict_datums: 0,
+            compress_seconds: 0.002,
+            decompress_seconds: 0.001,
+        }
+    }
+
+    /// pglz, pglz+dict and zstd over 3 rows under 64 bytes and, with `large`, one of 256 B-1
+    /// KB.
+    pub(crate) fn comparison(large: bool) -> Comparison {
+        // Stored bytes a small row, raw small rows, stored bytes of the large row.
+        let stored = [(0, (30, 3, 430)), (1, (20, 2, 400)), (4, (25, 2, 410))];
+        let results = stored
+            .map(|(m, (small, raw, large_stored))| {
+                let mut buckets = vec![Stats::default(); SizeBucket::ALL.len()];
+                buckets[0] = stats(3, 90, 3 * small, raw);
+                if large {
+                    buckets[2] = stats(1, 1000, large_stored, 0);
+                }
+                let all = buckets.iter().fold(Stats::default(), |all, b| Stats {
+                    datums: all.datums + b.datums,
+                    raw_bytes: all.raw_bytes + b.raw_bytes,
+                    stored_bytes: all.stored_bytes + b.stored_bytes,
+                    raw_datums: all.raw_datums + b.raw_datums,
+                    dict_datums: 0,
+                    compress_seconds: all.compress_seconds + b.compress_seconds,
+                    decompress_seconds: all.decompress_seconds + b.decompress_seconds,
+                });
+                MethodResult {
+                    method: METHODS[m],
+                    all,
+                    buckets,
+                }
+            })
+            .to_vec();
+        Comparison {
+            results,
+            min_rounds: 3,
+            rounds: Rounds {
+                compress: 4,
+                decompress: 5,
+            },
+        }
+    }
+
+    /// Rows split and sampled, a pglz dictionary trained.
+    fn trained() -> Setup {
+        Setup {
+            input: "rows\x1b.txt".into(),
+            rows: 12_345,
+            page_sample: None,
+            short_sample: None,
+            sampled: Some(8),
+            evaluated: 4,
+            train_rows: Some(4),
+            repeated_eval_rows: Some(1),
+            dicts: [
+                Some(DictSummary {
+                    bytes: 4096,
+                    id: None,
+                    origin: "trained".into(),
+                }),
+                None,
+                None,
+            ],
+        }
+    }
+
+    /// One row of a page sample evaluated with a store's pglz dictionary.
+    fn from_the_store() -> Setup {
+        Setup {
+            input: "table t".into(),
+            rows: 1,
+            page_sample: Some(PageSample {
+                percent: 2.5,
+                estimated_rows: 40_000,
+            }),
+            sampled: None,
+            evaluated: 1,
+            train_rows: None,
+            repeated_eval_rows: None,
+            dicts: [
+                Some(DictSummary {
+                    bytes: 4096,
+                    id: Some(3),
+                    origin: "dictionary 3".into(),
+                }),
+                None,
+                None,
+            ],
+            ..trained()
+        }
+    }
+
+    #[test]
+    fn a_table_of_one_size() {
+        let expected = "\
+rows: 12,345 from rows\\u{1b}.txt
+      a sample of 8 of them kept (seeded, uniform, in input order)
+      4 (the 2nd, 4th, ... of the sample) trained the dictionaries, 4 of the others were evaluated
+note: 1 of the 4 evaluated rows are identical to a training row: the gain measured on them is \
+that of a value seen before (as where the column repeats values)
+dictionaries:
+  pglz   4,096 bytes  trained
+  lz4   none (no lz4+dict row)
+  zstd  none (no zstd+dict row)
+
+all sizes (every datum is < 64 B): 3 datums, 90 raw bytes
+method     stored bytes  ratio  vs pglz  stored raw  compress MB/s  decompress MB/s
+pglz                 90   1.00    1.00x     100.0 %            0.0              0.1
+pglz+dict            60   1.50    1.50x      66.7 %            0.0              0.1
+zstd*                75   1.20    1.20x      66.7 %            0.0              0.1
+
+";
+        let table = table(&trained(), &comparison(false));
+        let (head, note) = table.split_at(expected.len());
+        assert_eq!(head, expected);
+        assert_eq!(note, format!("{NOTE}\ntimes: the median round of at least 3 (and 0.25 s), the methods interleaved in each\n"));
+    }
+
+    #[test]
+    fn a_table_of_sizes_has_one_of_every_size_with_rows_after_all() {
+        let table = table(&from_the_store(), &comparison(true));
+        let titles: Vec<&str> = table
+            .lines()
+            .filter(|line| line.contains("raw bytes"))
+            .collect();
+        let expected = [
+            "all sizes: 4 datums, 1,090 raw bytes",
+            "< 64 B: 3 datums, 90 raw bytes",
+            "256 B-1 KB: 1 datum, 1,000 raw bytes",
+            // The note's.
+            "ratio: raw bytes / stored bytes, whole datums (headers counted); vs pglz: plain pglz's stored",
+            "MB/s: of raw bytes, every datum written (compress) or read back (decompress)",
+            "sizes: raw bytes, a range holding its first size and not its last (64-256 B: 64 to 255)",
+        ];
+        assert_eq!(titles, expected);
+        let head = "\
+rows: 1 from table t
+      read from 2.5 % of its pages (TABLESAMPLE SYSTEM; about 40,000 rows in all)
+      1 evaluated with dictionaries from the store
+dictionaries:
+  pglz   4,096 bytes  dictionary 3
+  lz4   none (no lz4+dict row)
+";
+        assert!(table.starts_with(head), "{table}");
+        let all = "\
+pglz                520   2.10    1.00x      75.0 %            0.3              0.5
+pglz+dict           460   2.37    1.13x      50.0 %            0.3              0.5
+zstd*               485   2.25    1.07x      50.0 %            0.3              0.5
+";
+        assert!(table.contains(all), "{table}");
+    }
+
+    #[test]
+    fn a_split_of_all_rows_with_no_repeats_says_so_and_no_more() {
+        let one = Setup {
+            sampled: None,
+            evaluated: 1,
+            repeated_eval_rows: Some(0),
+            ..trained()
+        };
+        let table = table(&one, &comparison(false));
+        let expected = "\
+rows: 12,345 from rows\\u{1b}.txt
+      4 (the 2nd, 4th, ...) trained the dictionaries, 1 of the others was evaluated
+dictionaries:
+";
+        assert!(table.starts_with(expected), "{table}");
+    }
+
+    #[test]
+    fn json_reports_every_size_and_method() {
+        let trained = json(&trained(), &comparison(true));
+        let at = |pointer: &str| trained.pointer(pointer).unwrap().clone();
+        assert_eq!(at("/all/methods/pglz_dict/ratio"), json!(2.3696));
+        assert_eq!(at("/all/methods/pglz_dict/ratio_vs_pglz"), json!(1.1304));
+        assert_eq!(at("/all/methods/pglz_dict/stored_raw_share"), json!(0.5));
+        assert_eq!(at("/all/methods/pglz/compress_mb_s"), json!(0.3));
+        assert_eq!(at("/all/methods/pglz/decompress_mb_s"), json!(0.5));
+        let storable =
+            ["pglz", "pglz_dict", "zstd"].map(|m| at(&format!("/all/methods/{m}/storable")));
+        assert_eq!(storable, [json!(true), json!(true), json!(false)]);
+        let sizes: Vec<Value> = (0..5)
+            .map(|b| at(&format!("/buckets/{b}/datums")))
+            .collect();
+        assert_eq!(sizes, [3, 0, 1, 0, 0].map(|n| json!(n)));
+        assert_eq!(at("/buckets/1/methods/pglz/ratio"), Value::Null);
+        assert_eq!(at("/buckets/4/min_bytes"), json!(4096));
+        assert_eq!(at("/buckets/4/max_bytes"), Value::Null);
+        assert_eq!(at("/split"), json!("interleaved"));
+        assert_eq!(at("/sampled_rows"), json!(8));
+        assert_eq!(at("/rounds"), json!({"compress": 4, "decompress": 5}));
+        assert_eq!(
+            at("/dictionaries/pglz"),
+            json!({"bytes": 4096, "id": null, "origin": "trained"})
+        );
+        assert_eq!(at("/dictionaries/lz4"), Value::Null);
+        let stored = json(&from_the_store(), &comparison(false));
+        assert_eq!(stored["split"], json!("none"));
+        assert_eq!(stored["train_rows"], Value::Null);
+        assert_eq!(stored["table_sample_percent"], json!(2.5));
+        assert_eq!(stored["table_rows_estimate"], json!(40_000));
+        assert_eq!(stored["dictionaries"]["pglz"]["id"], json!(3));
+    }
+}
