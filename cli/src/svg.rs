@@ -8,6 +8,7 @@ use pgdict_trainer::SizeBucket;
 
 use crate::measure::{Comparison, Stats};
 use crate::report::bucket_label;
+use crate::text::counted;
 
 const WIDTH: f64 = 860.0;
 const HEIGHT: f64 = 440.0;
@@ -160,8 +161,9 @@ pub fn chart(title: &str, comparison: &Comparison) -> String {
         );
         let _ = writeln!(
             svg,
-            r##"<text x="{cx:.1}" y="{:.1}" text-anchor="middle" fill="#555555" font-size="10">{datums} datums</text>"##,
-            TOP + plot_h + 32.0
+            r##"<text x="{cx:.1}" y="{:.1}" text-anchor="middle" fill="#555555" font-size="10">{}</text>"##,
+            TOP + plot_h + 32.0,
+            counted(*datums, "datum")
         );
     }
     // The line of no gain, and the x axis.
@@ -239,6 +241,108 @@ mod tests {
         assert_eq!(
             escape("we<i&rd\"\u{1}\u{1b} \u{fffe}"),
             "we&lt;i&amp;rd&quot;\\u{1}\\u{1b} \\u{fffe}"
+        );
+    }
+
+    /// An attribute's number in an element's line.
+    fn number(line: &str, name: &str) -> f64 {
+        let start = line.find(&format!(" {name}=\"")).expect(name) + name.len() + 3;
+        let len = line[start..].find('"').unwrap();
+        line[start..start + len].parse().unwrap()
+    }
+
+    /// The text of the elements that start with `element` (up to the element's next `<`).
+    fn texts<'a>(svg: &'a str, element: &str) -> Vec<&'a str> {
+        svg.lines()
+            .filter(|line| line.starts_with(element))
+            .map(|line| {
+                let text = &line[line.find('>').unwrap() + 1..];
+                &text[..text.find('<').unwrap()]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn bars_stand_on_the_axis_as_tall_as_their_ratio_side_by_side() {
+        let comparison = crate::report::tests::comparison(true);
+        let svg = chart("a <chart>", &comparison);
+        let axis = HEIGHT - BOTTOM;
+        let bars: Vec<(&str, f64, f64, f64, f64)> = svg
+            .lines()
+            .filter(|line| line.starts_with("<rect x=") && line.contains("<title>"))
+            .map(|line| {
+                let title =
+                    &line[line.find("<title>").unwrap() + 7..line.find("</title>").unwrap()];
+                let [x, y, width, height] = ["x", "y", "width", "height"].map(|a| number(line, a));
+                (title, x, y, width, height)
+            })
+            .collect();
+        let titles: Vec<&str> = bars.iter().map(|bar| bar.0).collect();
+        assert_eq!(
+            titles,
+            [
+                "pglz &lt; 64 B: 1.00",
+                "pglz+dict &lt; 64 B: 1.50",
+                "zstd &lt; 64 B: 1.20",
+                "pglz 256 B-1 KB: 2.33",
+                "pglz+dict 256 B-1 KB: 2.50",
+                "zstd 256 B-1 KB: 2.44",
+                "pglz all sizes: 2.10",
+                "pglz+dict all sizes: 2.37",
+                "zstd all sizes: 2.25",
+            ]
+        );
+        // The tallest (2.5) in a plot whose top tick is 2.5: the plot's full height.
+        let pixels_a_ratio = (axis - TOP) / 2.5;
+        let mut right_of_last = LEFT;
+        for (title, x, y, width, height) in &bars {
+            let ratio: f64 = title.rsplit(' ').next().unwrap().parse().unwrap();
+            assert!(
+                (y + height - axis).abs() < 0.11,
+                "{title} stands on the axis"
+            );
+            assert!(
+                (height - ratio * pixels_a_ratio).abs() < 0.8,
+                "{title}: {height}"
+            );
+            assert!(
+                *x >= right_of_last && *width > 1.0,
+                "{title} beside the last"
+            );
+            right_of_last = x + width;
+        }
+        assert!(right_of_last <= WIDTH - RIGHT);
+        // Under each group, its name and its datums; ticks up to the top; the legend.
+        let labels = texts(&svg, r#"<text x="#);
+        let groups = [
+            "&lt; 64 B",
+            "3 datums",
+            "256 B-1 KB",
+            "1 datum",
+            "all sizes",
+            "4 datums",
+        ];
+        let at = |text: &str| labels.iter().position(|l| *l == text).expect(text);
+        assert!(groups.windows(2).all(|pair| at(pair[0]) < at(pair[1])));
+        let ticks = ["0", "0.5", "1", "1.5", "2", "2.5"];
+        assert_eq!(labels[2..2 + ticks.len()], ticks);
+        assert_eq!(
+            labels[1],
+            "ratio = raw bytes / stored bytes, whole datums, each compressed alone"
+        );
+        assert_eq!(labels[0], "a &lt;chart&gt;");
+        assert_eq!(
+            labels[labels.len() - 3..],
+            ["pglz", "pglz+dict", "zstd (reference)"]
+        );
+        // The line of no gain at a ratio of 1.
+        let dashed = svg
+            .lines()
+            .find(|line| line.contains("stroke-dasharray"))
+            .unwrap();
+        assert!(
+            (axis - number(dashed, "y1") - pixels_a_ratio).abs() < 0.11,
+            "{dashed}"
         );
     }
 }
