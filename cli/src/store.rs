@@ -308,3 +308,133 @@ impl DictionaryLookup for LocalDictionaries<'_> {
         self.store.describe()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use pgdict::datum::DatumEncoder;
+
+    use super::*;
+
+    fn dir_store_args(store: PathBuf) -> StoreArgs {
+        StoreArgs {
+            store,
+            pg_store: None,
+        }
+    }
+
+    fn refusal(chosen: anyhow::Result<Option<Arc<Dictionary>>>) -> String {
+        crate::fail::render(&chosen.expect_err("refused"))
+    }
+
+    #[test]
+    fn a_dictionary_is_chosen_by_id_or_as_the_newest_active_one_for_the_codec() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = AnyStore::open_or_create(&dir_store_args(dir.path().join("dicts"))).unwrap();
+        let chosen = |choice, codec| store.choose(choice, codec).unwrap().map(|d| d.id());
+        // None yet: --dict auto says how to have one.
+        let none = refusal(store.choose(DictArg::Auto, Codec::Lz4));
+        assert!(
+            none.contains("has no active dictionary built for lz4"),
+            "{none}"
+        );
+        assert!(
+            none.contains("or --dict none for PostgreSQL's plain lz4"),
+            "{none}"
+        );
+        let none = refusal(store.choose(DictArg::Auto, Codec::Zstd));
+        assert!(
+            none.contains("without a dictionary zstd stores every row raw"),
+            "{none}"
+        );
+
+        let add = |codec, content: &str| {
+            let content = content.repeat(20);
+            let codecs = CodecSet::only(codec);
+            store
+                .add(codecs, content.as_bytes(), Metadata::new())
+                .unwrap()
+                .id()
+        };
+        let older = add(Codec::Pglz, "an older pglz dictionary");
+        let newer = add(Codec::Pglz, "a newer pglz dictionary");
+        let lz4 = add(Codec::Lz4, "an lz4 dictionary");
+        assert_eq!(chosen(DictArg::Auto, Codec::Pglz), Some(newer));
+        assert_eq!(chosen(DictArg::Auto, Codec::Lz4), Some(lz4));
+        assert_eq!(chosen(DictArg::Id(older), Codec::Pglz), Some(older));
+        assert_eq!(chosen(DictArg::None, Codec::Pglz), None);
+        let other_codec = refusal(store.choose(DictArg::Id(lz4), Codec::Pglz));
+        let says = format!("dictionary {lz4} was built for lz4, not for pglz");
+        assert!(other_codec.contains(&says), "{other_codec}");
+        assert!(
+            other_codec.contains("hint: use --codec lz4"),
+            "{other_codec}"
+        );
+        let missing = refusal(store.choose(DictArg::Id(99), Codec::Pglz));
+        assert!(missing.contains("cannot load dictionary 99"), "{missing}");
+        // A retired one decodes, but is chosen neither by id nor as the newest.
+        assert!(store.retire(newer).unwrap());
+        let retired = refusal(store.choose(DictArg::Id(newer), Codec::Pglz));
+        assert!(
+            retired.contains(&format!("dictionary {newer} is retired")),
+            "{retired}"
+        );
+        assert_eq!(chosen(DictArg::Auto, Codec::Pglz), Some(older));
+        assert!(store
+            .location(older)
+            .ends_with(&format!("{older:08}.pgdict")));
+    }
+
+    #[test]
+    fn a_store_is_opened_once_a_datum_names_a_dictionary_and_each_is_taken_once() {
+        let dir = tempfile::tempdir().unwrap();
+        // No store: no dictionary, and the reason said where the decode error names it.
+        let missing = dir_store_args(dir.path().join("missing"));
+        let lazy = LazyStore::new(&missing);
+        assert!(lazy.dictionary(1).unwrap().is_none());
+        let reason = DictionaryLookup::describe(&lazy);
+        let name = format!("the dictionary store {}", missing.store.display());
+        assert!(
+            reason.starts_with(&format!("{name} (it cannot be opened: ")),
+            "{reason}"
+        );
+
+        let args = dir_store_args(dir.path().join("dicts"));
+        let store = AnyStore::open_or_create(&args).unwrap();
+        let content = "a dictionary of words".repeat(20);
+        let id = store
+            .add(
+                CodecSet::only(Codec::Lz4),
+                content.as_bytes(),
+                Metadata::new(),
+            )
+            .unwrap()
+            .id();
+        let encode = |dict: &PreparedDictionary| {
+            let row = "words of a dictionary".repeat(4);
+            let mut encoder = DatumEncoder::new();
+            encoder
+                .encode(row.as_bytes(), Codec::Lz4, Some(dict))
+                .unwrap()
+        };
+        let named = encode(&store.prepared(id).unwrap());
+        let unknown = encode(&PreparedDictionary::new(77, content.as_bytes()).unwrap());
+        // An empty dictionary adds nothing: the datum is plain lz4.
+        let plain = encode(&PreparedDictionary::new(78, b"").unwrap());
+        assert_eq!(datum::read_header(&plain).unwrap().form.dict_id(), None);
+
+        let lazy = LazyStore::new(&args);
+        let mut local = LocalDictionaries::new(&lazy);
+        assert!(local.borrowed(id).is_none());
+        local.take_for([&plain[..], &named, &named]);
+        assert!(local.borrowed(id).is_some());
+        assert_eq!(local.taken.len(), 1);
+        // It stops at one the store does not have, leaving the rest to the decoder.
+        let mut local = LocalDictionaries::new(&lazy);
+        local.take_for([&unknown[..], &named]);
+        assert!(local.borrowed(77).is_none() && local.borrowed(id).is_none());
+        assert!(local.dictionary(id).unwrap().is_some());
+        assert_eq!(DictionaryLookup::describe(&local), store.describe());
+    }
+}
