@@ -360,6 +360,8 @@ mod tests {
         let older = add(Codec::Pglz, "an older pglz dictionary");
         let newer = add(Codec::Pglz, "a newer pglz dictionary");
         let lz4 = add(Codec::Lz4, "an lz4 dictionary");
+        let listed: Vec<u32> = store.list().unwrap().iter().map(|e| e.id).collect();
+        assert_eq!(listed, [older, newer, lz4]);
         assert_eq!(chosen(DictArg::Auto, Codec::Pglz), Some(newer));
         assert_eq!(chosen(DictArg::Auto, Codec::Lz4), Some(lz4));
         assert_eq!(chosen(DictArg::Id(older), Codec::Pglz), Some(older));

@@ -312,6 +312,30 @@ mod tests {
             right_of_last = x + width;
         }
         assert!(right_of_last <= WIDTH - RIGHT);
+        // A group's bars (a pixel apart) fill 80 % of its share of the plot's width, its name
+        // centred under them.
+        let group_width = (WIDTH - LEFT - RIGHT) / 3.0;
+        let names = ["&lt; 64 B", "256 B-1 KB", "all sizes"];
+        for (group, name) in bars.chunks(3).zip(names) {
+            let filled = group[2].1 + group[2].3 + 1.0 - group[0].1;
+            assert!((filled - 0.8 * group_width).abs() < 0.3, "{filled}");
+            let line = svg
+                .lines()
+                .find(|line| line.ends_with(&format!(">{name}</text>")));
+            let centre = group[0].1 + (filled - 1.0) / 2.0;
+            assert!((number(line.unwrap(), "x") - centre).abs() < 0.6, "{name}");
+        }
+        // The legend: a square a method, spread evenly from the plot's left under the names.
+        let squares: Vec<(f64, f64)> = (svg.lines())
+            .filter(|line| line.starts_with("<rect x=") && line.contains(r#"width="12""#))
+            .map(|line| (number(line, "x"), number(line, "y")))
+            .collect();
+        let spacing = squares[1].0 - squares[0].0;
+        assert!(squares[0].0 == LEFT && (squares[2].0 - squares[1].0 - spacing).abs() < 0.11);
+        assert!((spacing - group_width).abs() < 0.11, "{spacing}");
+        let below_the_names = axis + 32.0;
+        let visible = |(_, y): &(f64, f64)| *y > below_the_names && y + 12.0 <= HEIGHT;
+        assert!(squares.iter().all(visible), "{squares:?}");
         // Under each group, its name and its datums; ticks up to the top; the legend.
         let labels = texts(&svg, r#"<text x="#);
         let groups = [
@@ -324,6 +348,10 @@ mod tests {
         ];
         let at = |text: &str| labels.iter().position(|l| *l == text).expect(text);
         assert!(groups.windows(2).all(|pair| at(pair[0]) < at(pair[1])));
+        assert!(
+            !labels.contains(&"64-256 B"),
+            "a size without rows has no group"
+        );
         let ticks = ["0", "0.5", "1", "1.5", "2", "2.5"];
         assert_eq!(labels[2..2 + ticks.len()], ticks);
         assert_eq!(
@@ -335,6 +363,26 @@ mod tests {
             labels[labels.len() - 3..],
             ["pglz", "pglz+dict", "zstd (reference)"]
         );
+        // A colour a method, its bars' and its legend's, none another's.
+        let fills: Vec<&str> = (svg.lines().filter(|line| line.starts_with("<rect x=")))
+            .map(|line| {
+                line.split(" fill=\"")
+                    .nth(1)
+                    .unwrap()
+                    .split('"')
+                    .next()
+                    .unwrap()
+            })
+            .collect();
+        let legend = &fills[fills.len() - 3..];
+        assert!(
+            fills[..9].chunks(3).all(|group| group == legend),
+            "{fills:?}"
+        );
+        assert!(legend
+            .iter()
+            .all(|fill| fill.len() == 7 && fill.starts_with('#')));
+        assert!(legend[0] != legend[1] && legend[1] != legend[2] && legend[0] != legend[2]);
         // The line of no gain at a ratio of 1.
         let dashed = svg
             .lines()
