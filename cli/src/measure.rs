@@ -156,6 +156,21 @@ impl Stats {
     }
 }
 
+impl<'a> std::iter::Sum<&'a Stats> for Stats {
+    /// Groups taken as one: their counts and times added.
+    fn sum<I: Iterator<Item = &'a Stats>>(groups: I) -> Stats {
+        groups.fold(Stats::default(), |all, group| Stats {
+            datums: all.datums + group.datums,
+            raw_bytes: all.raw_bytes + group.raw_bytes,
+            stored_bytes: all.stored_bytes + group.stored_bytes,
+            raw_datums: all.raw_datums + group.raw_datums,
+            dict_datums: all.dict_datums + group.dict_datums,
+            compress_seconds: all.compress_seconds + group.compress_seconds,
+            decompress_seconds: all.decompress_seconds + group.decompress_seconds,
+        })
+    }
+}
+
 /// [`pgdict::measure::mbps`], `None` where it has nothing to measure (0).
 fn mb_s(bytes: u64, seconds: f64) -> Option<f64> {
     let time = Duration::try_from_secs_f64(seconds).ok()?;
@@ -421,17 +436,7 @@ pub fn compare(
         results[c].buckets[b].decompress_seconds = seconds;
     }
     for result in &mut results {
-        let mut all = Stats::default();
-        for b in &result.buckets {
-            all.datums += b.datums;
-            all.raw_bytes += b.raw_bytes;
-            all.stored_bytes += b.stored_bytes;
-            all.raw_datums += b.raw_datums;
-            all.dict_datums += b.dict_datums;
-            all.compress_seconds += b.compress_seconds;
-            all.decompress_seconds += b.decompress_seconds;
-        }
-        result.all = all;
+        result.all = result.buckets.iter().sum();
     }
     Ok(Comparison {
         results,

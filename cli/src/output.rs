@@ -803,23 +803,32 @@ mod tests {
         }
     }
 
-    /// An output of 16 bytes of buffer whose file is a [`Recorder`], and what it records;
-    /// `lock`: the write lock of a broken end registered.
+    /// An output named `name` of 16 bytes of buffer, written in place into `file`;
+    /// `write_lock`: the write lock of a broken end registered.
+    fn writing_to(
+        name: &str,
+        file: impl Write + 'static,
+        write_lock: Option<Arc<Mutex<()>>>,
+    ) -> Output {
+        Output {
+            inner: BufWriter::with_capacity(16, Box::new(file)),
+            name: name.into(),
+            terminal: false,
+            replace: None,
+            in_place: None,
+            write_lock,
+        }
+    }
+
+    /// An output whose file is a [`Recorder`], and what it records; `lock`: the write lock of
+    /// a broken end registered.
     fn recorded(lock: Option<Arc<Mutex<()>>>) -> (Output, Arc<Mutex<Vec<Event>>>) {
         let events = Arc::new(Mutex::new(Vec::new()));
         let recorder = Recorder {
             events: events.clone(),
             lock: lock.clone().unwrap_or_default(),
         };
-        let out = Output {
-            inner: BufWriter::with_capacity(16, Box::new(recorder)),
-            name: "recorder".into(),
-            terminal: false,
-            replace: None,
-            in_place: None,
-            write_lock: lock,
-        };
-        (out, events)
+        (writing_to("recorder", recorder, lock), events)
     }
 
     #[test]
@@ -1015,17 +1024,10 @@ mod tests {
 
     #[test]
     fn a_failed_write_names_the_output_and_keeps_its_kind() {
-        let mut out = Output {
-            inner: BufWriter::with_capacity(4, Box::new(Full)),
-            name: "full.txt".into(),
-            terminal: false,
-            replace: None,
-            in_place: None,
-            write_lock: None,
-        };
+        let mut out = writing_to("full.txt", Full, None);
         let errors = [
-            out.write(b"past the buffer").unwrap_err(),
-            out.write_all(b"past the buffer").unwrap_err(),
+            out.write(b"past the 16 bytes of buffer").unwrap_err(),
+            out.write_all(b"past the 16 bytes of buffer").unwrap_err(),
         ];
         for error in errors {
             assert_eq!(error.kind(), io::ErrorKind::StorageFull);

@@ -318,15 +318,7 @@ pub(crate) mod tests {
                 if large {
                     buckets[2] = stats(1, 1000, large_stored, 0);
                 }
-                let all = buckets.iter().fold(Stats::default(), |all, b| Stats {
-                    datums: all.datums + b.datums,
-                    raw_bytes: all.raw_bytes + b.raw_bytes,
-                    stored_bytes: all.stored_bytes + b.stored_bytes,
-                    raw_datums: all.raw_datums + b.raw_datums,
-                    dict_datums: 0,
-                    compress_seconds: all.compress_seconds + b.compress_seconds,
-                    decompress_seconds: all.decompress_seconds + b.decompress_seconds,
-                });
+                let all = buckets.iter().sum();
                 MethodResult {
                     method: METHODS[m],
                     all,

@@ -244,11 +244,16 @@ mod tests {
         );
     }
 
-    /// An attribute's number in an element's line.
-    fn number(line: &str, name: &str) -> f64 {
+    /// An attribute's value in an element's line.
+    fn attribute<'a>(line: &'a str, name: &str) -> &'a str {
         let start = line.find(&format!(" {name}=\"")).expect(name) + name.len() + 3;
         let len = line[start..].find('"').unwrap();
-        line[start..start + len].parse().unwrap()
+        &line[start..start + len]
+    }
+
+    /// An attribute's number in an element's line.
+    fn number(line: &str, name: &str) -> f64 {
+        attribute(line, name).parse().unwrap()
     }
 
     /// The text of the elements that start with `element` (up to the element's next `<`).
@@ -365,14 +370,7 @@ mod tests {
         );
         // A colour a method, its bars' and its legend's, none another's.
         let fills: Vec<&str> = (svg.lines().filter(|line| line.starts_with("<rect x=")))
-            .map(|line| {
-                line.split(" fill=\"")
-                    .nth(1)
-                    .unwrap()
-                    .split('"')
-                    .next()
-                    .unwrap()
-            })
+            .map(|line| attribute(line, "fill"))
             .collect();
         let legend = &fills[fills.len() - 3..];
         assert!(
