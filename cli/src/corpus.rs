@@ -96,3 +96,75 @@ pub fn load(sample: Sample) -> anyhow::Result<Loaded> {
         from_file,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The repository's corpus/, from the package's directory (where `cargo test` runs).
+    fn in_repository(sample: Sample) -> PathBuf {
+        Path::new("..").join(sample.path())
+    }
+
+    #[test]
+    fn each_sample_names_its_own_file() {
+        let names: Vec<(&str, PathBuf)> = Sample::value_variants()
+            .iter()
+            .map(|&sample| (sample.name(), sample.path()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("events", PathBuf::from("corpus/events.jsonl")),
+                ("app-logs", PathBuf::from("corpus/app_logs.txt")),
+                ("orders-csv", PathBuf::from("corpus/orders_csv.txt")),
+            ]
+        );
+        for &sample in Sample::value_variants() {
+            let file = std::fs::read(in_repository(sample)).unwrap();
+            assert!(file == sample.embedded().as_bytes(), "{}", sample.name());
+        }
+    }
+
+    #[test]
+    fn load_reads_the_file_or_else_the_built_in_copy() {
+        for &sample in Sample::value_variants() {
+            let loaded = load(sample).unwrap();
+            let path = sample.path().display().to_string();
+            // Tests run in the package's directory, which has no corpus/ of its own.
+            assert!(!sample.path().exists());
+            assert!(!loaded.from_file);
+            assert_eq!(loaded.origin, format!("{path} (built into pgdict)"));
+            let format = RowFormat::from_path(&sample.path());
+            let expected = rows::parse_rows(sample.embedded().as_bytes(), format, &path).unwrap();
+            assert_eq!(loaded.rows.len(), 2000, "{path}");
+            assert_eq!(loaded.rows, expected);
+        }
+    }
+
+    #[test]
+    fn a_demo_source_is_the_sample_it_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let copy = dir.path().join("copy.jsonl");
+        std::fs::write(&copy, EVENTS).unwrap();
+        let edited = dir.path().join("edited.jsonl");
+        std::fs::write(&edited, format!("{EVENTS}{{}}\n")).unwrap();
+        let read = "corpus/events.jsonl";
+        let built_in = "corpus/events.jsonl (built into pgdict)";
+
+        // The rows it recorded, read from a file or built in.
+        assert!(is_demo_source(read, &copy));
+        assert!(is_demo_source(built_in, &copy));
+        assert!(is_demo_source(read, &in_repository(Sample::Events)));
+        assert!(is_demo_source(
+            "corpus/orders_csv.txt",
+            &in_repository(Sample::OrdersCsv)
+        ));
+        // Other rows, another sample's, or a source that is no sample.
+        assert!(!is_demo_source(read, &edited));
+        assert!(!is_demo_source(read, &dir.path().join("missing.jsonl")));
+        assert!(!is_demo_source("corpus/app_logs.txt", &copy));
+        assert!(!is_demo_source("rows.jsonl", &copy));
+        assert!(!is_demo_source("corpus/events.jsonl (built in)", &copy));
+    }
+}

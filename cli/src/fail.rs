@@ -267,6 +267,8 @@ fn known_hint(error: &anyhow::Error) -> Option<String> {
 mod tests {
     use super::*;
     use anyhow::Context;
+    use pgdict::datum::LookupFailure;
+    use pgdict::dict::{Conflict, FormatError};
 
     #[test]
     fn title_details_and_hint() {
@@ -300,6 +302,275 @@ mod tests {
         let err =
             anyhow::Error::new(io::Error::other("disk full")).context("cannot write x: disk full");
         assert_eq!(render(&err), "error: cannot write x: disk full\n");
+    }
+
+    /// The hint line [`render`] prints for `error`, if any.
+    fn hint_of(error: impl Into<anyhow::Error>) -> Option<String> {
+        let error = error.into().context("cannot do it");
+        render(&error)
+            .lines()
+            .find_map(|line| line.strip_prefix("  hint: "))
+            .map(str::to_owned)
+    }
+
+    /// Asserts that `error` is rendered with a hint that starts with `start`.
+    fn assert_hint(error: impl Into<anyhow::Error> + fmt::Debug, start: &str) {
+        let described = format!("{error:?}");
+        let hint = hint_of(error);
+        assert!(
+            hint.as_deref().is_some_and(|h| h.starts_with(start)),
+            "{described}: hint {hint:?}, expected one starting {start:?}"
+        );
+    }
+
+    fn store() -> String {
+        "directory store dicts".into()
+    }
+
+    fn postgres(what: &str, message: &str) -> StoreError {
+        StoreError::Postgres {
+            store: "PostgreSQL store host=db".into(),
+            what: what.into(),
+            message: message.into(),
+        }
+    }
+
+    #[test]
+    fn each_store_error_has_its_remedy() {
+        let damaged = || StoreError::Damaged {
+            location: "dicts/00000001.dict".into(),
+            error: FormatError::UnknownVersion { version: 9 },
+        };
+        let diverged = "the stores have diverged";
+        let mend = "mend it from a store that holds it intact";
+        let cases: Vec<(StoreError, &str)> = vec![
+            (
+                StoreError::NotAStore {
+                    path: "dicts".into(),
+                    reason: "no such directory".into(),
+                },
+                "create a store with `pgdict demo`",
+            ),
+            (
+                StoreError::NotFound {
+                    id: 7,
+                    store: store(),
+                },
+                "`pgdict dict list` shows the ids",
+            ),
+            (
+                StoreError::Conflict {
+                    from: "a".into(),
+                    to: "b".into(),
+                    conflicts: vec![Conflict {
+                        id: 1,
+                        from_sha256: [1; 32],
+                        to_sha256: [2; 32],
+                    }],
+                },
+                diverged,
+            ),
+            (
+                StoreError::Exists {
+                    id: 1,
+                    store: store(),
+                    theirs: [1; 32],
+                    ours: [2; 32],
+                },
+                diverged,
+            ),
+            (
+                StoreError::RowChanged {
+                    location: "row 1".into(),
+                    stored: [1; 32],
+                    computed: [2; 32],
+                },
+                PG_ROW_CHANGED,
+            ),
+            (damaged(), mend),
+            (
+                StoreError::IdMismatch {
+                    location: "dicts/00000002.dict".into(),
+                    filed: 2,
+                    inside: 1,
+                },
+                mend,
+            ),
+            (
+                StoreError::Claimed {
+                    id: 3,
+                    store: store(),
+                    claim: "dicts/00000003.claim".into(),
+                },
+                "another pgdict may be putting that id",
+            ),
+            (
+                StoreError::TooMuchContention {
+                    store: store(),
+                    attempts: 64,
+                },
+                "other processes kept adding",
+            ),
+            (
+                StoreError::IdsExhausted { store: store() },
+                "a file or retirement marker with a huge id",
+            ),
+            (
+                StoreError::Connect {
+                    store: store(),
+                    message: "refused".into(),
+                    hint: "start the server",
+                },
+                "start the server",
+            ),
+            (
+                StoreError::Io {
+                    op: "read",
+                    path: "dicts".into(),
+                    source: io::Error::from(io::ErrorKind::PermissionDenied),
+                },
+                "check the permissions",
+            ),
+        ];
+        for (error, start) in cases {
+            assert_hint(error, start);
+        }
+        // Nothing to say beyond the message.
+        let read_only = StoreError::ReadOnly {
+            store: store(),
+            reason: "the server is a standby".into(),
+        };
+        assert_eq!(hint_of(read_only), None);
+        assert_eq!(
+            hint_of(StoreError::Invalid(FormatError::UnknownVersion {
+                version: 9
+            })),
+            None
+        );
+    }
+
+    #[test]
+    fn a_postgres_stores_remedy_follows_what_failed() {
+        let privilege = "the role lacks a privilege";
+        let cases = [
+            (
+                "reading the connection string",
+                "invalid",
+                "give a libpq connection string",
+            ),
+            // A missing privilege, whatever was being done.
+            (
+                "opening the store",
+                "permission denied (SQLSTATE 42501)",
+                privilege,
+            ),
+            (
+                "adding a dictionary",
+                "permission denied (SQLSTATE 42501)",
+                privilege,
+            ),
+            (
+                "opening the store",
+                "relation exists (SQLSTATE 42P07)",
+                "pgdict creates its schema",
+            ),
+            (
+                "opening the store",
+                "connection closed",
+                "pgdict creates its schema",
+            ),
+            (
+                "adding a dictionary",
+                "deadlock (SQLSTATE 40P01)",
+                "the server refused",
+            ),
+            (
+                "adding a dictionary",
+                "connection closed",
+                "the connection to the server failed",
+            ),
+        ];
+        for (what, message, start) in cases {
+            assert_hint(postgres(what, message), start);
+        }
+    }
+
+    #[test]
+    fn a_datums_missing_dictionary_has_its_remedy() {
+        assert_hint(
+            DatumError::MissingDictionary {
+                id: 4,
+                store: store(),
+            },
+            "copy it from a store that has it",
+        );
+        assert_hint(
+            DatumError::ForeignDictionary {
+                id: 4,
+                codec: pgdict::datum::Codec::Lz4,
+                built_for: pgdict::dict::CodecSet::ALL,
+                store: store(),
+            },
+            "decode with the store the datums were written with",
+        );
+        let unreadable = |reason: LookupFailure| DatumError::DictionaryUnreadable {
+            id: 4,
+            store: store(),
+            reason,
+        };
+        let damaged = StoreError::Damaged {
+            location: "dicts/00000004.dict".into(),
+            error: FormatError::UnknownVersion { version: 9 },
+        };
+        assert_hint(
+            unreadable(LookupFailure::new(damaged)),
+            "mend it from a store that holds it intact",
+        );
+        assert_eq!(hint_of(unreadable(LookupFailure::new("gone"))), None);
+    }
+
+    #[test]
+    fn a_sources_error_has_its_own_hint() {
+        let bad_json = SourceError::BadJson {
+            origin: "rows.jsonl".into(),
+            line: 3,
+            message: "expected value".into(),
+        };
+        assert_hint(bad_json, "each line of a JSON Lines file");
+    }
+
+    #[test]
+    fn a_file_systems_error_has_a_hint_by_its_kind() {
+        use io::ErrorKind::*;
+        let cases = [
+            (NotFound, "check the path"),
+            (PermissionDenied, "check the permissions"),
+            (
+                ReadOnlyFilesystem,
+                "the file system named above is mounted read-only",
+            ),
+            (IsADirectory, "the path named above is a directory"),
+        ];
+        for (kind, start) in cases {
+            assert_hint(io::Error::from(kind), start);
+        }
+        assert_eq!(hint_of(io::Error::from(WouldBlock)), None);
+    }
+
+    #[test]
+    fn exit_status_by_what_failed() {
+        let conflict = StoreError::Conflict {
+            from: "a".into(),
+            to: "b".into(),
+            conflicts: Vec::new(),
+        };
+        assert_eq!(
+            report(&anyhow::Error::new(conflict).context("cannot sync")),
+            STATUS_CONFLICT
+        );
+        let usage = usage_error("--json and --svg do not go together", "give one");
+        assert_eq!(report(&usage.context("cannot compare")), STATUS_USAGE);
+        assert_eq!(report(&user_error("no rows", "give some")), STATUS_ERROR);
     }
 
     #[test]
