@@ -260,10 +260,14 @@ fn trained_on(
 fn from_store(store: &AnyStore, choices: &[DictArg]) -> anyhow::Result<[Option<DictInfo>; 3]> {
     let mut dicts: [Option<DictInfo>; 3] = [None, None, None];
     for &choice in choices {
+        // Each dictionary found, with the codecs it serves.
         let found = match choice {
-            DictArg::Id(id) => vec![store
-                .get(id)
-                .with_context(|| format!("cannot load dictionary {id}"))?],
+            DictArg::Id(id) => {
+                let dict = store
+                    .get(id)
+                    .with_context(|| format!("cannot load dictionary {id}"))?;
+                vec![(dict.codecs(), dict)]
+            }
             DictArg::Auto => {
                 let mut found = Vec::new();
                 for codec in Codec::ALL {
@@ -271,7 +275,9 @@ fn from_store(store: &AnyStore, choices: &[DictArg]) -> anyhow::Result<[Option<D
                         .active(codec)
                         .with_context(|| format!("cannot look for a {codec} dictionary"))?
                     {
-                        found.push(dict);
+                        // Only the codec it was picked for: the newest for another codec may
+                        // be another dictionary.
+                        found.push((CodecSet::only(codec), dict));
                     }
                 }
                 found
@@ -279,11 +285,11 @@ fn from_store(store: &AnyStore, choices: &[DictArg]) -> anyhow::Result<[Option<D
             // Refused by the argument parser.
             DictArg::None => continue,
         };
-        for dict in found {
+        for (codecs, dict) in found {
             let prepared = store
                 .prepared(dict.id())
                 .with_context(|| format!("cannot prepare dictionary {}", dict.id()))?;
-            for codec in dict.codecs().iter() {
+            for codec in codecs.iter() {
                 let slot = &mut dicts[codec.code() as usize];
                 if slot.is_none() {
                     *slot = Some(DictInfo {
@@ -323,4 +329,145 @@ fn from_store(store: &AnyStore, choices: &[DictArg]) -> anyhow::Result<[Option<D
         ));
     }
     Ok(dicts)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use pgdict::dict::Metadata;
+    use pgdict_trainer::source::Format;
+
+    use super::*;
+
+    #[test]
+    fn the_interleaved_split_trains_on_every_second_row() {
+        let rows: Vec<Vec<u8>> = (0..5u8).map(|i| vec![i]).collect();
+        let (train, eval) = interleave(rows);
+        assert_eq!(train, [[1], [3]]);
+        assert_eq!(eval, [[0], [2], [4]]);
+        assert_eq!(interleave(vec![vec![9]]), (vec![], vec![vec![9]]));
+    }
+
+    /// A directory store in `dir` holding, for each of `dicts`, a dictionary built for its
+    /// codecs and trained on its source (ids from 1), and the `--store` arguments naming it.
+    fn store_holding(dir: &Path, dicts: &[(&[Codec], Option<&str>)]) -> AnyStore {
+        let args = StoreArgs {
+            store: dir.join("dicts"),
+            pg_store: None,
+        };
+        let store = AnyStore::open_or_create(&args).unwrap();
+        for (n, (codecs, source)) in dicts.iter().enumerate() {
+            let mut metadata = Metadata::new();
+            metadata.source = source.map(String::from);
+            let content = format!("dictionary number {n} ").repeat(20);
+            let added = store
+                .add(CodecSet::of(codecs), content.as_bytes(), metadata)
+                .unwrap();
+            assert_eq!(added.id() as usize, n + 1);
+        }
+        store
+    }
+
+    /// Each codec's dictionary: its id and how the report describes it.
+    fn chosen(dicts: &[Option<DictInfo>; 3]) -> Vec<Option<(u32, String)>> {
+        let summaries = summaries(dicts);
+        for (dict, summary) in dicts.iter().zip(&summaries) {
+            if let (Some(dict), Some(summary)) = (dict, summary) {
+                assert_eq!(summary.bytes, dict.prepared.len());
+            }
+        }
+        summaries
+            .into_iter()
+            .map(|d| d.map(|d| (d.id.unwrap(), d.origin)))
+            .collect()
+    }
+
+    #[test]
+    fn dictionaries_from_the_store_serve_the_codecs_they_were_built_for() {
+        use Codec::*;
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_holding(
+            dir.path(),
+            &[
+                (&[Pglz, Lz4], Some("rows.jsonl")),
+                (&[Lz4], None),
+                (&[Zstd], Some("other.csv")),
+            ],
+        );
+        let of = format!("of {}", store.describe());
+        let one = Some((1, format!("dictionary 1 {of}, trained on rows.jsonl")));
+        let two = Some((2, format!("dictionary 2 {of}")));
+        let three = Some((3, format!("dictionary 3 {of}, trained on other.csv")));
+        let auto = from_store(&store, &[DictArg::Auto]).unwrap();
+        assert_eq!(chosen(&auto), [one.clone(), two.clone(), three.clone()]);
+        // The first given wins a codec.
+        let first = from_store(&store, &[DictArg::Id(1), DictArg::Auto]).unwrap();
+        assert_eq!(chosen(&first), [one.clone(), one.clone(), three]);
+        let only = from_store(&store, &[DictArg::Id(2)]).unwrap();
+        assert_eq!(chosen(&only), [None, two, None]);
+
+        // Retired: auto passes it by; named by id, it is measured and said to be retired.
+        assert!(store.retire(3).unwrap());
+        let auto = from_store(&store, &[DictArg::Auto]).unwrap();
+        assert_eq!(auto[Zstd.code() as usize].as_ref().map(|d| d.id), None);
+        let retired = from_store(&store, &[DictArg::Id(3)]).unwrap();
+        let three = Some((
+            3,
+            format!("dictionary 3 (retired) {of}, trained on other.csv"),
+        ));
+        assert_eq!(chosen(&retired), [None, None, three]);
+
+        // Nothing to compare with.
+        let refused = |choices: &[DictArg]| match from_store(&store, choices) {
+            Ok(_) => panic!("{choices:?} taken"),
+            Err(error) => error,
+        };
+        let error = refused(&[DictArg::None]);
+        assert!(
+            crate::fail::render(&error).contains("has no active dictionary to compare with"),
+            "{error:#}"
+        );
+        let missing = refused(&[DictArg::Id(9)]);
+        assert_eq!(missing.to_string(), "cannot load dictionary 9");
+    }
+
+    #[test]
+    fn a_dictionary_trained_on_the_compared_rows_is_told() {
+        use Codec::*;
+        let dir = tempfile::tempdir().unwrap();
+        let rows = dir.path().join("rows.jsonl");
+        std::fs::write(&rows, "{}\n").unwrap();
+        let demo = dir.path().join("events.jsonl");
+        std::fs::copy("../corpus/events.jsonl", &demo).unwrap();
+        let spec = SourceSpec::from_arg(&rows, None);
+        let described = spec.describe();
+        let rows_path = rows.display().to_string();
+        let store = store_holding(
+            dir.path(),
+            &[
+                (&[Pglz], Some(&rows_path)),
+                (&[Lz4], Some(&described)),
+                (&[Zstd], Some("corpus/events.jsonl")),
+                (&[Pglz, Lz4], Some("other.jsonl")),
+                (&[Zstd], None),
+            ],
+        );
+        let trained_on_dicts = |ids: [u32; 3], spec: &SourceSpec| {
+            let dicts = ids.map(|id| from_store(&store, &[DictArg::Id(id)]).unwrap());
+            let dicts = [0, 1, 2].map(|codec| dicts[codec][codec].clone());
+            trained_on(&store, &dicts, spec).unwrap()
+        };
+        // By its path or its description; each id once.
+        assert_eq!(trained_on_dicts([1, 2, 5], &spec), [1, 2]);
+        assert_eq!(trained_on_dicts([1, 4, 5], &spec), [1]);
+        assert_eq!(trained_on_dicts([4, 4, 5], &spec), Vec::<u32>::new());
+        // The demo's sample, by its bytes.
+        let demo_spec = SourceSpec::from_arg(&demo, Some(Format::Lines));
+        assert_eq!(trained_on_dicts([4, 4, 3], &demo_spec), [3]);
+        assert_eq!(
+            trained_on_dicts([1, 2, 3], &SourceSpec::Stdin(Format::Lines)),
+            Vec::<u32>::new()
+        );
+    }
 }
