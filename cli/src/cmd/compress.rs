@@ -502,6 +502,125 @@ fn compress_batch<T: Item>(
 mod tests {
     use super::*;
 
+    /// A row whose output cannot be written when it is `bad`.
+    struct Failing(Vec<u8>);
+
+    impl Item for Failing {
+        type Form = OutForm;
+
+        fn value(&self) -> Option<&[u8]> {
+            Some(&self.0)
+        }
+
+        fn write(
+            &self,
+            form: &OutForm,
+            datum: Option<&[u8]>,
+            out: &mut Vec<u8>,
+        ) -> anyhow::Result<()> {
+            anyhow::ensure!(self.0 != b"bad", "cannot write it");
+            self.0.write(form, datum, out)
+        }
+    }
+
+    fn batch<T>(first: u64, items: impl IntoIterator<Item = T>) -> Batch<T> {
+        let mut batch = Batch::starting_at(first);
+        for item in items {
+            batch.push(item, 0);
+        }
+        batch
+    }
+
+    #[test]
+    fn a_batch_counts_what_each_datum_became() {
+        let repeated = b"abcdefgh".repeat(16);
+        let rows = [repeated.clone(), b"tiny".to_vec(), b"x".repeat(300)];
+        let mut encoder = DatumEncoder::new();
+        let plain = compress_batch(
+            &mut encoder,
+            batch(0, rows.clone()),
+            Codec::Pglz,
+            None,
+            &OutForm::DatumsFile,
+        );
+        assert!(plain.error.is_none());
+        let c = &plain.counts;
+        let datums: Vec<Vec<u8>> = rows
+            .iter()
+            .map(|row| DatumEncoder::new().encode(row, Codec::Pglz, None).unwrap())
+            .collect();
+        let stored: usize = datums.iter().map(Vec::len).sum();
+        assert_eq!((c.rows, c.raw, c.plain, c.dict, c.nulls), (3, 1, 2, 0, 0));
+        assert_eq!((c.raw_bytes, c.stored_bytes), (432, stored as u64));
+        assert_eq!(c.items(), 3);
+
+        // With a dictionary: the row it holds is stored with it; the row of x stays plain (the
+        // dictionary has nothing for it, and its id would take a byte).
+        let dict = PreparedDictionary::new(5, &repeated).unwrap();
+        let with_dict = compress_batch(
+            &mut encoder,
+            batch(0, rows),
+            Codec::Pglz,
+            Some(&dict),
+            &OutForm::DatumsFile,
+        );
+        let c = &with_dict.counts;
+        assert_eq!((c.rows, c.raw, c.plain, c.dict), (3, 1, 1, 1));
+
+        // A NULL of a record is written as it came, and counted apart.
+        let [(layout, records), _] = crate::cmd::second_column_records("1\t\\N\n2\tv\n", "");
+        let kept = compress_batch(&mut encoder, batch(0, records), Codec::Pglz, None, &layout);
+        let c = &kept.counts;
+        assert_eq!((c.rows, c.raw, c.nulls, c.items()), (1, 1, 1, 2));
+        assert_eq!((c.raw_bytes, c.stored_bytes), (1, 2));
+
+        // Counts add up field by field.
+        let mut sum = Counts::default();
+        sum.add(&plain.counts);
+        sum.add(&with_dict.counts);
+        sum.add(&kept.counts);
+        let c = &sum;
+        assert_eq!((c.rows, c.raw, c.plain, c.dict, c.nulls), (7, 3, 3, 1, 1));
+        let raw_bytes = 2 * 432 + 1;
+        let stored_bytes = plain.counts.stored_bytes + with_dict.counts.stored_bytes + 2;
+        assert_eq!((c.raw_bytes, c.stored_bytes), (raw_bytes, stored_bytes));
+    }
+
+    #[test]
+    fn a_batch_stops_at_the_first_item_that_cannot_be_written() {
+        let items = ["first", "bad", "after"].map(|row| Failing(row.into()));
+        let mut encoder = DatumEncoder::new();
+        let form = OutForm::Hex;
+        let compressed = compress_batch(&mut encoder, batch(40, items), Codec::Pglz, None, &form);
+        let error = compressed.error.expect("stopped");
+        assert_eq!(format!("{error:#}"), "row 42: cannot write it");
+        assert_eq!(compressed.counts.rows, 1);
+        let mut expected = Vec::new();
+        let datum = DatumEncoder::new()
+            .encode(b"first", Codec::Pglz, None)
+            .unwrap();
+        write_hex_line(&mut expected, &datum).unwrap();
+        assert_eq!(compressed.bytes.pieces().concat(), expected);
+    }
+
+    #[test]
+    fn an_output_form_starts_and_breaks_as_its_readers_need() {
+        let start = |form: OutForm| {
+            let mut out = Vec::new();
+            form.write_start(&mut out);
+            out
+        };
+        let mut copy_header = Vec::new();
+        copy::write_header(&mut copy_header).unwrap();
+        assert_eq!(start(OutForm::Copy), copy_header);
+        assert_eq!(start(OutForm::Hex), b"");
+        assert_eq!(start(OutForm::DatumsFile), b"");
+        assert_eq!(&*OutForm::Copy.broken_end(), copy::BROKEN_END);
+        assert_eq!(&*OutForm::DatumsFile.broken_end(), [0xff; 4]);
+        let hex = OutForm::Hex.broken_end();
+        assert!(hex.starts_with(b"\\x-- pgdict stopped on an error") && hex.ends_with(b"\n"));
+    }
+
     #[test]
     fn a_large_datum_is_handed_over_and_the_output_is_the_same() {
         // zstd without a dictionary stores every row raw: a datum 4 bytes longer than its row.

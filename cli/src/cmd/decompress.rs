@@ -625,6 +625,111 @@ mod tests {
         }
     }
 
+    /// The rows `to_rows` writes for `datums` (a batch whose first is datum `first + 1`), and
+    /// the error that stopped it, if one did. No store: a datum that names a dictionary fails.
+    fn decoded(to_rows: ToRows, first: u64, datums: &[Vec<u8>]) -> (Vec<u8>, Option<String>) {
+        let dir = tempfile::tempdir().unwrap();
+        let args = StoreArgs {
+            store: dir.path().join("dicts"),
+            pg_store: None,
+        };
+        let store = LazyStore::new(&args);
+        let mut dictionaries = LocalDictionaries::new(&store);
+        let mut batch = Batch::starting_at(first);
+        for (line, bytes) in (first as usize + 1..).zip(datums) {
+            let datum = Datum {
+                bytes: bytes.clone(),
+                position: crate::datum_input::Position::Line(line),
+            };
+            batch.push(datum, bytes.len());
+        }
+        let decoded = to_rows.decode_batch(&mut DatumDecoder::new(), &mut dictionaries, batch);
+        let error = decoded.error.map(|e| format!("{e:#}"));
+        (decoded.rows.pieces().concat(), error)
+    }
+
+    fn to_rows(out_format: RowOutFormat, prefix: Option<usize>) -> ToRows<'static> {
+        ToRows {
+            prefix,
+            out_format,
+            origin: "in.hex",
+        }
+    }
+
+    #[test]
+    fn each_datum_becomes_a_row_in_the_format_asked_for() {
+        let rows: [&[u8]; 2] = [&b"{\"a\":1}".repeat(20), "café".as_bytes()];
+        let datums: Vec<Vec<u8>> = rows
+            .iter()
+            .map(|row| {
+                pgdict::datum::DatumEncoder::new()
+                    .encode(row, pgdict::datum::Codec::Pglz, None)
+                    .unwrap()
+            })
+            .collect();
+        for format in [
+            RowOutFormat::Lines,
+            RowOutFormat::Jsonl,
+            RowOutFormat::Datums,
+            RowOutFormat::Copy,
+        ] {
+            let mut expected = Vec::new();
+            for row in rows {
+                match format {
+                    RowOutFormat::Lines => lines_row(row, &mut expected).unwrap(),
+                    RowOutFormat::Jsonl => jsonl_row(row, &mut expected).unwrap(),
+                    RowOutFormat::Datums => datums_file::Writer::new(&mut expected)
+                        .write_datum(row)
+                        .unwrap(),
+                    RowOutFormat::Copy => copy::write_tuple(&mut expected, &[Some(row)]).unwrap(),
+                }
+            }
+            assert_eq!(
+                decoded(to_rows(format, None), 0, &datums),
+                (expected, None),
+                "{format:?}"
+            );
+        }
+        // A prefix: the first K bytes; in a JSON string, without a character the cut split.
+        let prefix = |format, k| decoded(to_rows(format, Some(k)), 0, &datums[1..]).0;
+        assert_eq!(prefix(RowOutFormat::Lines, 4), b"caf\xc3\n");
+        assert_eq!(prefix(RowOutFormat::Jsonl, 4), b"\"caf\"\n");
+        assert_eq!(prefix(RowOutFormat::Jsonl, 5), "\"café\"\n".as_bytes());
+        assert_eq!(prefix(RowOutFormat::Jsonl, 9), "\"café\"\n".as_bytes());
+        assert_eq!(prefix(RowOutFormat::Lines, 2), b"ca\n");
+    }
+
+    #[test]
+    fn a_batch_stops_at_the_first_datum_that_cannot_be_decompressed_or_written() {
+        let encode = |row: &[u8]| {
+            pgdict::datum::DatumEncoder::new()
+                .encode(row, pgdict::datum::Codec::Pglz, None)
+                .unwrap()
+        };
+        let lines = to_rows(RowOutFormat::Lines, None);
+        let (rows, error) = decoded(
+            lines,
+            6,
+            &[encode(b"one"), vec![0x01, 0x02], encode(b"three")],
+        );
+        assert_eq!(rows, b"one\n");
+        let error = error.expect("stopped");
+        assert!(
+            error.starts_with("cannot decompress datum 8 (line 8 of in.hex): datum: byte 0"),
+            "{error}"
+        );
+        // A row that lines cannot hold.
+        let (rows, error) = decoded(lines, 0, &[encode(b"one"), encode(b"two\nlines")]);
+        assert_eq!(rows, b"one\n");
+        let error = error.expect("stopped");
+        assert!(
+            error.starts_with("cannot write the row of datum 2 (line 2 of in.hex): ")
+                && error
+                    .ends_with(": the row holds a line feed, so it cannot be written as a line"),
+            "{error}"
+        );
+    }
+
     #[test]
     fn lines_refuse_what_would_not_read_back() {
         let mut out = Vec::new();

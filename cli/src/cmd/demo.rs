@@ -155,7 +155,7 @@ pub fn run(store_args: &StoreArgs, args: &DemoArgs) -> anyhow::Result<u8> {
 
 /// Writes `line` and a line end to `out` at once, unless its reader has gone (`reader_gone`,
 /// set here when a write finds the pipe closed).
-fn say(out: &mut Output, reader_gone: &mut bool, line: &str) -> std::io::Result<()> {
+fn say(out: &mut impl Write, reader_gone: &mut bool, line: &str) -> std::io::Result<()> {
     if *reader_gone {
         return Ok(());
     }
@@ -180,4 +180,97 @@ fn same_content(
         .active(codec)
         .with_context(|| format!("cannot look for a {codec} dictionary"))?
         .filter(|dict| dict.content_sha256() == sha))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io;
+
+    use pgdict::dict::Metadata;
+
+    use super::*;
+    use crate::StoreArgs;
+
+    /// A writer that takes writes until `fail` is set, then fails them with it, and counts
+    /// its flushes.
+    #[derive(Default)]
+    struct Reader {
+        taken: Vec<u8>,
+        flushes: usize,
+        fail: Option<io::ErrorKind>,
+    }
+
+    impl Write for Reader {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            match self.fail {
+                Some(kind) => Err(kind.into()),
+                None => self.taken.write(buf),
+            }
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            self.flushes += 1;
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_line_is_said_at_once_until_the_reader_goes() {
+        let mut reader = Reader::default();
+        let mut gone = false;
+        say(&mut reader, &mut gone, "one").unwrap();
+        assert_eq!(
+            (&reader.taken[..], reader.flushes, gone),
+            (&b"one\n"[..], 1, false)
+        );
+        // The reader goes: not an error, and nothing more is written.
+        reader.fail = Some(io::ErrorKind::BrokenPipe);
+        say(&mut reader, &mut gone, "two").unwrap();
+        assert!(gone);
+        reader.fail = None;
+        say(&mut reader, &mut gone, "three").unwrap();
+        assert_eq!((&reader.taken[..], reader.flushes), (&b"one\n"[..], 1));
+        // Any other failure is an error.
+        let mut reader = Reader {
+            fail: Some(io::ErrorKind::StorageFull),
+            ..Reader::default()
+        };
+        let mut gone = false;
+        let error = say(&mut reader, &mut gone, "one").unwrap_err();
+        assert_eq!((error.kind(), gone), (io::ErrorKind::StorageFull, false));
+    }
+
+    #[test]
+    fn a_dictionary_is_kept_when_auto_picks_one_with_the_same_content() {
+        let dir = tempfile::tempdir().unwrap();
+        let args = StoreArgs {
+            store: dir.path().join("dicts"),
+            pg_store: None,
+        };
+        let store = AnyStore::open_or_create(&args).unwrap();
+        let content = "a trained dictionary ".repeat(20);
+        let kept = |codec, content: &str| {
+            same_content(&store, codec, content.as_bytes())
+                .unwrap()
+                .map(|dict| dict.id())
+        };
+        assert_eq!(kept(Codec::Pglz, &content), None);
+        let add = |content: &str| {
+            store
+                .add(
+                    CodecSet::only(Codec::Pglz),
+                    content.as_bytes(),
+                    Metadata::new(),
+                )
+                .unwrap()
+                .id()
+        };
+        let id = add(&content);
+        assert_eq!(kept(Codec::Pglz, &content), Some(id));
+        assert_eq!(kept(Codec::Lz4, &content), None);
+        assert_eq!(kept(Codec::Pglz, "another dictionary"), None);
+        // Only the one auto picks: a newer one with other content takes its place.
+        add("a newer dictionary");
+        assert_eq!(kept(Codec::Pglz, &content), None);
+    }
 }

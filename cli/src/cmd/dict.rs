@@ -417,7 +417,7 @@ fn sync(store_args: &StoreArgs, args: &SyncArgs) -> anyhow::Result<u8> {
 
 /// The lines of a sync's report: the ids copied, already there, retired there, repaired.
 fn write_sync_report(
-    out: &mut Output,
+    out: &mut impl Write,
     report: &dict::SyncReport,
     repair: bool,
 ) -> std::io::Result<()> {
@@ -464,6 +464,146 @@ mod tests {
         let mut metadata = Metadata::new();
         metadata.gains.push(gain.clone());
         Dictionary::new(1, CodecSet::ALL, 0, metadata, b"content").unwrap()
+    }
+
+    fn dictionary(id: u32, codecs: &[Codec]) -> Arc<Dictionary> {
+        let content = format!("dictionary {id}");
+        Arc::new(
+            Dictionary::new(
+                id,
+                CodecSet::of(codecs),
+                0,
+                Metadata::new(),
+                content.as_bytes(),
+            )
+            .unwrap(),
+        )
+    }
+
+    fn active(id: u32, codecs: &[Codec]) -> Listed {
+        let entry = StoreEntry { id, retired: false };
+        (entry, Ok(dictionary(id, codecs)))
+    }
+
+    fn retired(id: u32, codecs: &[Codec]) -> Listed {
+        let entry = StoreEntry { id, retired: true };
+        (entry, Ok(dictionary(id, codecs)))
+    }
+
+    fn unreadable(id: u32, retired: bool) -> Listed {
+        let error = StoreError::Damaged {
+            location: format!("dicts/{id:08}.dict"),
+            error: dict::FormatError::UnknownVersion { version: 9 },
+        };
+        (StoreEntry { id, retired }, Err(error))
+    }
+
+    #[test]
+    fn auto_picks_the_newest_active_dictionary_for_each_codec() {
+        use Codec::*;
+        let entries = [
+            active(1, &[Pglz, Lz4, Zstd]),
+            active(2, &[Pglz]),
+            active(3, &[Lz4]),
+            retired(4, &[Pglz, Lz4]),
+            unreadable(5, true),
+        ];
+        let auto = auto_ids(&entries);
+        assert_eq!(auto, BTreeMap::from([(Pglz, 2), (Lz4, 3), (Zstd, 1)]));
+        let statuses: Vec<String> = entries.iter().map(|(e, _)| status(e, &auto)).collect();
+        assert_eq!(
+            statuses,
+            [
+                "active, auto for zstd",
+                "active, auto for pglz",
+                "active, auto for lz4",
+                "retired",
+                "retired"
+            ]
+        );
+        let picks = |entry: &Listed| {
+            let (entry, dict) = entry;
+            summary_json(entry, dict.as_ref().unwrap(), &auto)["auto_for"].clone()
+        };
+        assert_eq!(picks(&entries[0]), json!(["zstd"]));
+        assert_eq!(picks(&entries[3]), json!([]));
+
+        // One dictionary picked for two codecs.
+        let auto = auto_ids(&[active(1, &[Zstd]), active(2, &[Pglz, Lz4])]);
+        let entry = StoreEntry {
+            id: 2,
+            retired: false,
+        };
+        assert_eq!(status(&entry, &auto), "active, auto for pglz+lz4");
+        let entry = StoreEntry {
+            id: 3,
+            retired: false,
+        };
+        assert_eq!(status(&entry, &auto), "active");
+
+        // An active dictionary that cannot be read stops the picking, as --dict auto does.
+        let entries = [active(1, &[Pglz]), unreadable(2, false), active(3, &[Lz4])];
+        assert_eq!(auto_ids(&entries), BTreeMap::from([(Lz4, 3)]));
+    }
+
+    #[test]
+    fn the_dictionaries_that_cannot_be_read_are_one_error_after_the_list() {
+        let readable = [active(1, &[Codec::Pglz])];
+        assert!(unreadable_error(readable.into()).is_ok());
+        let one = unreadable_error(vec![active(1, &[Codec::Pglz]), unreadable(2, false)]);
+        let one = format!("{:#}", one.unwrap_err());
+        assert!(one.starts_with("cannot read dictionary 2: dictionary store: dicts/00000002.dict"));
+        let two = unreadable_error(vec![
+            unreadable(3, true),
+            active(4, &[Codec::Pglz]),
+            unreadable(5, false),
+        ]);
+        let two = format!("{:#}", two.unwrap_err());
+        assert!(
+            two.starts_with(
+                "cannot read dictionaries 3, 5 (the first one's reason below): dictionary \
+                 store: dicts/00000003.dict"
+            ),
+            "{two}"
+        );
+    }
+
+    #[test]
+    fn a_sync_report_lists_the_ids_and_the_repairs_only_when_asked() {
+        let report = dict::SyncReport {
+            copied: vec![1, 2],
+            present: vec![],
+            retired: vec![3],
+            repaired: vec![(4, "dicts/00000004.dict.damaged".into())],
+        };
+        let written = |repair: bool| {
+            let mut out = Vec::new();
+            write_sync_report(&mut out, &report, repair).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let lines = "  copied:          1, 2\n  already there:   none\n  retired there:   3\n";
+        assert_eq!(written(false), lines);
+        assert_eq!(
+            written(true),
+            format!(
+                "{lines}  repaired:        4\n    dictionary 4: the damaged file is kept as \
+                 dicts/00000004.dict.damaged\n"
+            )
+        );
+    }
+
+    #[test]
+    fn the_same_directory_however_it_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("dicts");
+        std::fs::create_dir(&store).unwrap();
+        assert!(same_dir(&store, &dir.path().join("./dicts/../dicts")));
+        assert!(!same_dir(&store, dir.path()));
+        // Not there (yet): the same path only.
+        let missing = dir.path().join("new");
+        assert!(same_dir(&missing, &missing));
+        assert!(!same_dir(&missing, &store));
+        assert!(!same_dir(&missing, &dir.path().join("other")));
     }
 
     #[test]

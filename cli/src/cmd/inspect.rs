@@ -724,6 +724,191 @@ mod tests {
         );
     }
 
+    fn found(bytes: &[u8], line: usize, check: Option<Check>) -> Found {
+        let datum = Datum {
+            bytes: bytes.to_vec(),
+            position: Position::Line(line),
+        };
+        Found::read(datum, check.map(|check| move |_: &[u8]| check))
+    }
+
+    fn missing(id: u32) -> DatumError {
+        DatumError::MissingDictionary {
+            id,
+            store: "dicts".into(),
+        }
+    }
+
+    #[test]
+    fn each_form_has_its_columns() {
+        let dash = || "-".to_string();
+        let columns_of = |form| {
+            let (name, method, codec, dict) = columns(form);
+            [name.to_string(), method, codec, dict]
+        };
+        assert_eq!(
+            columns_of(Form::RawShort),
+            ["raw".into(), dash(), dash(), dash()]
+        );
+        assert_eq!(
+            columns_of(Form::RawLong),
+            ["raw".into(), dash(), dash(), dash()]
+        );
+        assert_eq!(columns_of(Form::Pglz), ["compressed", "0", "pglz", "-"]);
+        assert_eq!(columns_of(Form::Lz4), ["compressed", "1", "lz4", "-"]);
+        let extended = Form::Extended {
+            codec: Codec::Zstd,
+            dict_id: 9,
+        };
+        assert_eq!(columns_of(extended), ["extended", "3", "zstd", "9"]);
+
+        // A datum's line, and what --verify adds to it.
+        let row = [b"abcdefgh".as_slice(); 16].concat();
+        let pglz = DatumEncoder::new().encode(&row, Codec::Pglz, None).unwrap();
+        let stored = pglz.len();
+        let ratio = format!("{:.2}", 128.0 / stored as f64);
+        let expected = [
+            "9",
+            "line 3",
+            "compressed",
+            "0",
+            "pglz",
+            "-",
+            "8",
+            "128",
+            &stored.to_string(),
+            &ratio,
+        ];
+        assert_eq!(cells(9, &found(&pglz, 3, None), false), expected);
+        for (check, shown) in [
+            (None, "-"),
+            (Some(Check::Decodes), "ok"),
+            (Some(Check::Fails("no".into())), "FAILED"),
+            (Some(Check::NotChecked(missing(4))), "unchecked"),
+        ] {
+            let line = cells(9, &found(&pglz, 3, check), true);
+            assert_eq!(line[..10], expected, "{shown}");
+            assert_eq!(line[10], shown);
+        }
+        // A header that does not read: its length only.
+        let invalid = ["2", "line 5", "INVALID", "-", "-", "-", "-", "-", "3", "-"];
+        assert_eq!(cells(2, &found(b"\x01ab", 5, None), false), invalid);
+        assert_eq!(cells(2, &found(b"\x01ab", 5, None), true)[10], "-");
+        assert_eq!(table_columns(false).header().len(), 10);
+        assert_eq!(table_columns(true).header()[10], "check");
+    }
+
+    #[test]
+    fn a_check_is_what_decoding_found() {
+        assert_eq!(Check::of(Ok(())), Check::Decodes);
+        for unavailable in [
+            missing(4),
+            DatumError::DictionaryUnreadable {
+                id: 4,
+                store: "dicts".into(),
+                reason: pgdict::datum::LookupFailure::new("damaged"),
+            },
+            DatumError::ForeignDictionary {
+                id: 4,
+                codec: Codec::Lz4,
+                built_for: pgdict::dict::CodecSet::only(Codec::Pglz),
+                store: "dicts".into(),
+            },
+        ] {
+            assert_eq!(
+                Check::of(Err(unavailable.clone())),
+                Check::NotChecked(unavailable)
+            );
+        }
+        let corrupt = DatumError::DictIdZero { position: 1 };
+        assert_eq!(
+            Check::of(Err(corrupt.clone())),
+            Check::Fails(corrupt.to_string())
+        );
+    }
+
+    #[test]
+    fn the_summary_counts_each_form_and_lists_each_problem() {
+        let row = [b"abcdefgh".as_slice(); 16].concat();
+        let encode = |codec, dict| DatumEncoder::new().encode(&row, codec, dict).unwrap();
+        let pglz_dict = pgdict::datum::PreparedDictionary::new(7, &row).unwrap();
+        let zstd_dict = pgdict::datum::PreparedDictionary::for_codecs(
+            9,
+            &row,
+            pgdict::dict::CodecSet::only(Codec::Zstd),
+            pgdict::zstd::DEFAULT_LEVEL,
+        )
+        .unwrap();
+        let incompressible: Vec<u8> = (0..=255u8).map(|b| b.wrapping_mul(167)).collect();
+        let raw_long = DatumEncoder::new()
+            .encode(&incompressible, Codec::Pglz, None)
+            .unwrap();
+        let datums = [
+            (b"\x09abc".to_vec(), Some(Check::Decodes)),
+            (raw_long, Some(Check::Decodes)),
+            (encode(Codec::Pglz, None), Some(Check::Decodes)),
+            (encode(Codec::Lz4, None), Some(Check::Decodes)),
+            (encode(Codec::Pglz, Some(&pglz_dict)), Some(Check::Decodes)),
+            (
+                encode(Codec::Zstd, Some(&zstd_dict)),
+                Some(Check::NotChecked(missing(9))),
+            ),
+            (
+                encode(Codec::Zstd, Some(&zstd_dict)),
+                Some(Check::NotChecked(missing(9))),
+            ),
+            (
+                encode(Codec::Lz4, None),
+                Some(Check::Fails("it does not decode".into())),
+            ),
+            (vec![0x01, 0x02], None),
+        ];
+        let mut summary = Summary::default();
+        let (mut raw_bytes, mut stored_bytes) = (0, 0);
+        for (n, (bytes, check)) in (1..).zip(datums.iter().cloned()) {
+            let found = found(&bytes, n as usize, check);
+            if n < 8 {
+                let header = found.header.as_ref().unwrap();
+                raw_bytes += header.raw_len;
+                stored_bytes += header.total_len;
+            }
+            summary.add(n, &found);
+        }
+        assert_eq!(
+            summary.not_checked_text("x.hex").unwrap(),
+            "2 datums of x.hex, which name dictionary 9"
+        );
+        let expected = format!(
+            "9 datums of x.hex (hex): {raw_bytes} raw bytes stored in {stored_bytes} \
+             ({:.2}x); 2 raw, 2 in PostgreSQL's own compressed form, 3 with a dictionary \
+             (dictionary 7, 9), 2 invalid, 2 not checked\n  datum 8 (line 8): it does not \
+             decode\n  datum 9 (line 9): datum: byte 0 is 0x01",
+            raw_bytes as f64 / stored_bytes as f64
+        );
+        let text = summary.text("x.hex", "hex");
+        assert!(text.starts_with(&expected), "{text}\n{expected}");
+        assert!(
+            text.ends_with("\n  2 datums not checked: datum: dictionary 9 is not in dicts\n"),
+            "{text}"
+        );
+
+        // Another dictionary not had: both named.
+        let other = encode(Codec::Pglz, Some(&pglz_dict));
+        summary.add(10, &found(&other, 10, Some(Check::NotChecked(missing(7)))));
+        assert_eq!(
+            summary.not_checked_text("x.hex").unwrap(),
+            "3 datums of x.hex, which name dictionaries 7, 9"
+        );
+        // Nothing: no ratio to divide by zero for, nothing not checked.
+        let empty = Summary::default();
+        assert_eq!(empty.not_checked_text("x.hex"), None);
+        assert_eq!(
+            empty.text("x.hex", "hex"),
+            "0 datums of x.hex (hex): 0 raw bytes stored in 0 (0.00x); 0 raw, 0 in \
+             PostgreSQL's own compressed form, 0 with a dictionary\n"
+        );
+    }
+
     #[test]
     fn a_held_datum_gives_back_its_table_line() {
         assert!(std::mem::size_of::<Held>() <= 32);
