@@ -350,7 +350,7 @@ mod tests {
     }
 
     /// A directory store in `dir` holding, for each of `dicts`, a dictionary built for its
-    /// codecs and trained on its source (ids from 1), and the `--store` arguments naming it.
+    /// codecs and trained on its source (ids from 1).
     fn store_holding(dir: &Path, dicts: &[(&[Codec], Option<&str>)]) -> AnyStore {
         let args = StoreArgs {
             store: dir.join("dicts"),
