@@ -1560,6 +1560,11 @@ fn dict_list_show_and_retire() {
         "{out}"
     );
     assert!(out.contains("measured:   on 1,000 held-out rows"), "{out}");
+    let parameters = out.lines().find(|line| line.starts_with("  parameters: {"));
+    assert!(
+        parameters.is_some_and(|line| line.contains(r#""demo":"events""#)),
+        "{out}"
+    );
     assert_eq!(fs::read(dir.path("dict1.bin")).unwrap().len(), pglz_bytes);
     dir.run(&["dict", "show", "1", "--content", "-"]).fails(
         2,
@@ -1779,6 +1784,35 @@ fn sync_copies_between_directory_stores_and_refuses_diverged_ones() {
         &["cannot open the source store", "is not a dictionary store"],
     );
     dir.run(&["dict", "sync"]).fails(2, &["--from"]);
+
+    // A sync that fails part way says what it did before the error; one that did nothing
+    // says nothing. An add in progress (its claim file) holds the id it is putting there.
+    let claim = |store: &str, id: u32| {
+        fs::create_dir_all(dir.path(store)).unwrap();
+        dir.write(&format!("{store}/.tmp-claim-{id:08}"), b"")
+    };
+    let stopped_at = |store: &str, id: u32| {
+        let put = format!("cannot put dictionary {id} in");
+        dir.run(&["dict", "sync", "--from", "a", "--to", store])
+            .fails(1, &[&put, "claims the id"])
+            .stdout()
+    };
+    claim("e", 1);
+    assert_eq!(stopped_at("e", 1), "");
+    fs::remove_file(dir.path("e/.tmp-claim-00000001")).unwrap();
+    claim("e", 2);
+    let out = stopped_at("e", 2);
+    assert!(out.starts_with("stopped syncing "), "{out}");
+    assert!(
+        out.contains("; done before the error:\n  copied:          1\n"),
+        "{out}"
+    );
+    // Dictionary 1 retired in the source: copied and retired there.
+    dir.run(&["dict", "retire", "1", "--store", "a"]).ok();
+    claim("f", 2);
+    let out = stopped_at("f", 2);
+    assert!(out.contains("  copied:          1\n"), "{out}");
+    assert!(out.contains("  retired there:   1\n"), "{out}");
 }
 
 #[test]
