@@ -349,6 +349,34 @@ mod tests {
         assert_eq!(interleave(vec![vec![9]]), (vec![], vec![vec![9]]));
     }
 
+    #[test]
+    fn a_trained_dictionary_is_described_and_prepared_for_its_codec() {
+        let rows = crate::corpus::load(crate::corpus::Sample::AppLogs)
+            .unwrap()
+            .rows;
+        let (train_rows, eval) = interleave(rows);
+        // Not the defaults (pglz, pgdict's builder).
+        let trained = train(
+            &train_rows,
+            &eval,
+            Codec::Lz4,
+            Builder::Zstd,
+            &Bars::new(true),
+        )
+        .unwrap();
+        assert_eq!(trained.codec, Codec::Lz4);
+        let origin = trained_origin(&trained);
+        let expected = format!(
+            "trained by the zstd builder on 1,000 rows in {:.2} s",
+            trained.train_seconds
+        );
+        assert_eq!(origin, expected);
+        let info = trained_info(&trained, 3).unwrap();
+        assert_eq!((info.id, info.origin), (None, expected));
+        assert_eq!(info.prepared.id(), 3);
+        assert_eq!(info.prepared.len(), trained.content.len());
+    }
+
     /// A directory store in `dir` holding, for each of `dicts`, a dictionary built for its
     /// codecs and trained on its source (ids from 1).
     fn store_holding(dir: &Path, dicts: &[(&[Codec], Option<&str>)]) -> AnyStore {

@@ -199,19 +199,17 @@ trait Item: Send {
     /// it is and returns false, for the caller to copy it in with [`Item::write`].
     fn write_handing_over(
         &self,
-        _form: &Self::Form,
-        _datum: &mut Vec<u8>,
-        _out: &mut Pieces,
-    ) -> anyhow::Result<bool> {
-        Ok(false)
-    }
+        form: &Self::Form,
+        datum: &mut Vec<u8>,
+        out: &mut Pieces,
+    ) -> anyhow::Result<bool>;
 }
 
 /// What an output holds besides the items: what comes before the first and after the last,
 /// and the end that marks an output an error stopped.
 trait Form: Sync {
     fn write_start(&self, out: &mut Vec<u8>);
-    fn write_end(&self, out: &mut Output) -> std::io::Result<()>;
+    fn write_end(&self, out: &mut impl Write) -> std::io::Result<()>;
     /// Ends an output that an error stopped half way with a mark that no reader of the form
     /// takes ([`Output::end_broken`]): PostgreSQL's COPY would otherwise commit the datums
     /// before the error, as it takes binary COPY data that ends after a whole tuple, and text
@@ -269,7 +267,7 @@ impl Form for OutForm {
         }
     }
 
-    fn write_end(&self, out: &mut Output) -> std::io::Result<()> {
+    fn write_end(&self, out: &mut impl Write) -> std::io::Result<()> {
         match self {
             OutForm::Copy => copy::write_trailer(out),
             OutForm::DatumsFile | OutForm::Hex => Ok(()),
@@ -325,7 +323,7 @@ impl Form for Layout {
         Layout::write_start(self, out);
     }
 
-    fn write_end(&self, out: &mut Output) -> std::io::Result<()> {
+    fn write_end(&self, out: &mut impl Write) -> std::io::Result<()> {
         Layout::write_end(self, out)
     }
 
@@ -521,6 +519,16 @@ mod tests {
             anyhow::ensure!(self.0 != b"bad", "cannot write it");
             self.0.write(form, datum, out)
         }
+
+        /// Never: every datum goes through `write`.
+        fn write_handing_over(
+            &self,
+            _form: &OutForm,
+            _datum: &mut Vec<u8>,
+            _out: &mut Pieces,
+        ) -> anyhow::Result<bool> {
+            Ok(false)
+        }
     }
 
     fn batch<T>(first: u64, items: impl IntoIterator<Item = T>) -> Batch<T> {
@@ -604,7 +612,7 @@ mod tests {
     }
 
     #[test]
-    fn an_output_form_starts_and_breaks_as_its_readers_need() {
+    fn an_output_form_starts_ends_and_breaks_as_its_readers_need() {
         let start = |form: OutForm| {
             let mut out = Vec::new();
             form.write_start(&mut out);
@@ -615,6 +623,16 @@ mod tests {
         assert_eq!(start(OutForm::Copy), copy_header);
         assert_eq!(start(OutForm::Hex), b"");
         assert_eq!(start(OutForm::DatumsFile), b"");
+        let end = |form: OutForm| {
+            let mut out = Vec::new();
+            form.write_end(&mut out).unwrap();
+            out
+        };
+        let mut copy_trailer = Vec::new();
+        copy::write_trailer(&mut copy_trailer).unwrap();
+        assert_eq!(end(OutForm::Copy), copy_trailer);
+        assert_eq!(end(OutForm::Hex), b"");
+        assert_eq!(end(OutForm::DatumsFile), b"");
         assert_eq!(&*OutForm::Copy.broken_end(), copy::BROKEN_END);
         assert_eq!(&*OutForm::DatumsFile.broken_end(), [0xff; 4]);
         let hex = OutForm::Hex.broken_end();

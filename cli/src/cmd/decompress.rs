@@ -628,6 +628,13 @@ mod tests {
     /// The rows `to_rows` writes for `datums` (a batch whose first is datum `first + 1`), and
     /// the error that stopped it, if one did. No store: a datum that names a dictionary fails.
     fn decoded(to_rows: ToRows, first: u64, datums: &[Vec<u8>]) -> (Vec<u8>, Option<String>) {
+        let decoded = decode_all(to_rows, first, datums);
+        let error = decoded.error.map(|e| format!("{e:#}"));
+        (decoded.rows.pieces().concat(), error)
+    }
+
+    /// What `to_rows` makes of `datums` (see [`decoded`]).
+    fn decode_all(to_rows: ToRows, first: u64, datums: &[Vec<u8>]) -> Decoded {
         let dir = tempfile::tempdir().unwrap();
         let args = StoreArgs {
             store: dir.path().join("dicts"),
@@ -643,9 +650,7 @@ mod tests {
             };
             batch.push(datum, bytes.len());
         }
-        let decoded = to_rows.decode_batch(&mut DatumDecoder::new(), &mut dictionaries, batch);
-        let error = decoded.error.map(|e| format!("{e:#}"));
-        (decoded.rows.pieces().concat(), error)
+        to_rows.decode_batch(&mut DatumDecoder::new(), &mut dictionaries, batch)
     }
 
     fn to_rows(out_format: RowOutFormat, prefix: Option<usize>) -> ToRows<'static> {
@@ -697,6 +702,34 @@ mod tests {
         assert_eq!(prefix(RowOutFormat::Jsonl, 5), "\"café\"\n".as_bytes());
         assert_eq!(prefix(RowOutFormat::Jsonl, 9), "\"café\"\n".as_bytes());
         assert_eq!(prefix(RowOutFormat::Lines, 2), b"ca\n");
+        // Only a character the cut split is left out: bytes that are no text stay, and a JSON
+        // string cannot hold them.
+        let not_text = |row: &[u8], k| {
+            let datum = pgdict::datum::DatumEncoder::new()
+                .encode(row, pgdict::datum::Codec::Pglz, None)
+                .unwrap();
+            decoded(to_rows(RowOutFormat::Jsonl, Some(k)), 0, &[datum]).1
+        };
+        let refused = "the row is not UTF-8 text";
+        assert!(not_text(b"a\xffbcd", 3).is_some_and(|e| e.contains(refused)));
+        assert!(not_text(b"caf\xc3", 4).is_some_and(|e| e.contains(refused)));
+        assert!(not_text(b"caf\xc3", 9).is_some_and(|e| e.contains(refused)));
+        assert_eq!(not_text(b"caf\xc3", 3), None);
+    }
+
+    #[test]
+    fn a_large_row_is_handed_over_and_a_small_one_copied() {
+        for len in [HAND_OVER_MIN - 1, HAND_OVER_MIN] {
+            let row = vec![b'x'; len];
+            let datum = pgdict::datum::DatumEncoder::new()
+                .encode(&row, pgdict::datum::Codec::Pglz, None)
+                .unwrap();
+            let decoded = decode_all(to_rows(RowOutFormat::Lines, None), 0, &[datum]);
+            let pieces = decoded.rows.pieces();
+            assert_eq!(pieces.concat(), [&row[..], b"\n"].concat());
+            let handed_over = pieces.iter().any(|piece| piece[..] == row[..]);
+            assert_eq!(handed_over, len == HAND_OVER_MIN, "{len}");
+        }
     }
 
     #[test]
