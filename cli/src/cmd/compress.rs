@@ -613,26 +613,23 @@ mod tests {
 
     #[test]
     fn an_output_form_starts_ends_and_breaks_as_its_readers_need() {
-        let start = |form: OutForm| {
+        let written = |write: &dyn Fn(&mut Vec<u8>)| {
             let mut out = Vec::new();
-            form.write_start(&mut out);
+            write(&mut out);
             out
         };
-        let mut copy_header = Vec::new();
-        copy::write_header(&mut copy_header).unwrap();
-        assert_eq!(start(OutForm::Copy), copy_header);
-        assert_eq!(start(OutForm::Hex), b"");
-        assert_eq!(start(OutForm::DatumsFile), b"");
-        let end = |form: OutForm| {
-            let mut out = Vec::new();
-            form.write_end(&mut out).unwrap();
-            out
-        };
-        let mut copy_trailer = Vec::new();
-        copy::write_trailer(&mut copy_trailer).unwrap();
-        assert_eq!(end(OutForm::Copy), copy_trailer);
-        assert_eq!(end(OutForm::Hex), b"");
-        assert_eq!(end(OutForm::DatumsFile), b"");
+        assert_eq!(
+            written(&|out| OutForm::Copy.write_start(out)),
+            written(&|out| copy::write_header(out).unwrap())
+        );
+        assert_eq!(
+            written(&|out| OutForm::Copy.write_end(out).unwrap()),
+            written(&|out| copy::write_trailer(out).unwrap())
+        );
+        for form in [OutForm::Hex, OutForm::DatumsFile] {
+            assert_eq!(written(&|out| form.write_start(out)), b"");
+            assert_eq!(written(&|out| form.write_end(out).unwrap()), b"");
+        }
         assert_eq!(&*OutForm::Copy.broken_end(), copy::BROKEN_END);
         assert_eq!(&*OutForm::DatumsFile.broken_end(), [0xff; 4]);
         let hex = OutForm::Hex.broken_end();

@@ -513,6 +513,16 @@ mod tests {
         String::from_utf8(out).unwrap()
     }
 
+    /// Appends what the path for small rows writes for `row` in `format`.
+    fn write_small_row(format: RowOutFormat, row: &[u8], out: &mut Vec<u8>) {
+        match format {
+            RowOutFormat::Lines => lines_row(row, out).unwrap(),
+            RowOutFormat::Jsonl => jsonl_row(row, out).unwrap(),
+            RowOutFormat::Datums => datums_file::Writer::new(out).write_datum(row).unwrap(),
+            RowOutFormat::Copy => copy::write_tuple(out, &[Some(row)]).unwrap(),
+        }
+    }
+
     #[test]
     fn jsonl_rows_read_back_as_themselves() {
         assert_eq!(jsonl(b"{\"a\":1}"), "{\"a\":1}\n");
@@ -538,14 +548,7 @@ mod tests {
             for row in [&text, &array] {
                 // What the path for small rows writes.
                 let mut expected = Vec::new();
-                match format {
-                    RowOutFormat::Lines => lines_row(row, &mut expected).unwrap(),
-                    RowOutFormat::Jsonl => jsonl_row(row, &mut expected).unwrap(),
-                    RowOutFormat::Datums => datums_file::Writer::new(&mut expected)
-                        .write_datum(row)
-                        .unwrap(),
-                    RowOutFormat::Copy => copy::write_tuple(&mut expected, &[Some(row)]).unwrap(),
-                }
+                write_small_row(format, row, &mut expected);
                 let mut rows = Pieces::with_capacity(0);
                 rows.bytes().extend_from_slice(b"before");
                 let mut value = row.clone();
@@ -680,14 +683,7 @@ mod tests {
         ] {
             let mut expected = Vec::new();
             for row in rows {
-                match format {
-                    RowOutFormat::Lines => lines_row(row, &mut expected).unwrap(),
-                    RowOutFormat::Jsonl => jsonl_row(row, &mut expected).unwrap(),
-                    RowOutFormat::Datums => datums_file::Writer::new(&mut expected)
-                        .write_datum(row)
-                        .unwrap(),
-                    RowOutFormat::Copy => copy::write_tuple(&mut expected, &[Some(row)]).unwrap(),
-                }
+                write_small_row(format, row, &mut expected);
             }
             assert_eq!(
                 decoded(to_rows(format, None), 0, &datums),
