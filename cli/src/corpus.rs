@@ -98,11 +98,12 @@ pub fn load(sample: Sample) -> anyhow::Result<Loaded> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    /// The repository's corpus/, from the package's directory (where `cargo test` runs).
-    fn in_repository(sample: Sample) -> PathBuf {
+    /// The sample's file in the repository's corpus/, from the package's directory (where
+    /// `cargo test` runs).
+    pub(crate) fn in_repository(sample: Sample) -> PathBuf {
         Path::new("..").join(sample.path())
     }
 

@@ -327,6 +327,14 @@ mod tests {
         "directory store dicts".into()
     }
 
+    /// Dictionary `id`'s file, damaged.
+    fn damaged(id: u32) -> StoreError {
+        StoreError::Damaged {
+            location: format!("dicts/{id:08}.pgdict"),
+            error: FormatError::UnknownVersion { version: 9 },
+        }
+    }
+
     fn postgres(what: &str, message: &str) -> StoreError {
         StoreError::Postgres {
             store: "PostgreSQL store host=db".into(),
@@ -337,10 +345,6 @@ mod tests {
 
     #[test]
     fn each_store_error_has_its_remedy() {
-        let damaged = || StoreError::Damaged {
-            location: "dicts/00000001.dict".into(),
-            error: FormatError::UnknownVersion { version: 9 },
-        };
         let diverged = "the stores have diverged";
         let mend = "mend it from a store that holds it intact";
         let cases: Vec<(StoreError, &str)> = vec![
@@ -387,10 +391,10 @@ mod tests {
                 },
                 PG_ROW_CHANGED,
             ),
-            (damaged(), mend),
+            (damaged(1), mend),
             (
                 StoreError::IdMismatch {
-                    location: "dicts/00000002.dict".into(),
+                    location: "dicts/00000002.pgdict".into(),
                     filed: 2,
                     inside: 1,
                 },
@@ -400,7 +404,7 @@ mod tests {
                 StoreError::Claimed {
                     id: 3,
                     store: store(),
-                    claim: "dicts/00000003.claim".into(),
+                    claim: "dicts/.tmp-claim-00000003".into(),
                 },
                 "another pgdict may be putting that id",
             ),
@@ -518,12 +522,8 @@ mod tests {
             store: store(),
             reason,
         };
-        let damaged = StoreError::Damaged {
-            location: "dicts/00000004.dict".into(),
-            error: FormatError::UnknownVersion { version: 9 },
-        };
         assert_hint(
-            unreadable(LookupFailure::new(damaged)),
+            unreadable(LookupFailure::new(damaged(4))),
             "mend it from a store that holds it intact",
         );
         assert_eq!(hint_of(unreadable(LookupFailure::new("gone"))), None);

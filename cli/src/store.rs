@@ -310,14 +310,15 @@ impl DictionaryLookup for LocalDictionaries<'_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::path::PathBuf;
 
     use pgdict::datum::DatumEncoder;
 
     use super::*;
 
-    fn dir_store_args(store: PathBuf) -> StoreArgs {
+    /// The arguments naming the directory store at `store` (`--store`, no `--pg-store`).
+    pub(crate) fn dir_store_args(store: PathBuf) -> StoreArgs {
         StoreArgs {
             store,
             pg_store: None,

@@ -1797,9 +1797,9 @@ fn sync_copies_between_directory_stores_and_refuses_diverged_ones() {
             .fails(1, &[&put, "claims the id"])
             .stdout()
     };
-    claim("e", 1);
+    let first = claim("e", 1);
     assert_eq!(stopped_at("e", 1), "");
-    fs::remove_file(dir.path("e/.tmp-claim-00000001")).unwrap();
+    fs::remove_file(first).unwrap();
     claim("e", 2);
     let out = stopped_at("e", 2);
     assert!(out.starts_with("stopped syncing "), "{out}");

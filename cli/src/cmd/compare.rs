@@ -380,10 +380,7 @@ mod tests {
     /// A directory store in `dir` holding, for each of `dicts`, a dictionary built for its
     /// codecs and trained on its source (ids from 1).
     fn store_holding(dir: &Path, dicts: &[(&[Codec], Option<&str>)]) -> AnyStore {
-        let args = StoreArgs {
-            store: dir.join("dicts"),
-            pg_store: None,
-        };
+        let args = crate::store::tests::dir_store_args(dir.join("dicts"));
         let store = AnyStore::open_or_create(&args).unwrap();
         for (n, (codecs, source)) in dicts.iter().enumerate() {
             let mut metadata = Metadata::new();
@@ -467,7 +464,8 @@ mod tests {
         let rows = dir.path().join("rows.jsonl");
         std::fs::write(&rows, "{}\n").unwrap();
         let demo = dir.path().join("events.jsonl");
-        std::fs::copy("../corpus/events.jsonl", &demo).unwrap();
+        let sample = crate::corpus::tests::in_repository(crate::corpus::Sample::Events);
+        std::fs::copy(sample, &demo).unwrap();
         let spec = SourceSpec::from_arg(&rows, None);
         let described = spec.describe();
         let rows_path = rows.display().to_string();

@@ -639,10 +639,7 @@ mod tests {
     /// What `to_rows` makes of `datums` (see [`decoded`]).
     fn decode_all(to_rows: ToRows, first: u64, datums: &[Vec<u8>]) -> Decoded {
         let dir = tempfile::tempdir().unwrap();
-        let args = StoreArgs {
-            store: dir.path().join("dicts"),
-            pg_store: None,
-        };
+        let args = crate::store::tests::dir_store_args(dir.path().join("dicts"));
         let store = LazyStore::new(&args);
         let mut dictionaries = LocalDictionaries::new(&store);
         let mut batch = Batch::starting_at(first);
@@ -656,6 +653,13 @@ mod tests {
         to_rows.decode_batch(&mut DatumDecoder::new(), &mut dictionaries, batch)
     }
 
+    /// `row` as a pglz datum (stored raw when pglz does not pay).
+    fn pglz(row: &[u8]) -> Vec<u8> {
+        pgdict::datum::DatumEncoder::new()
+            .encode(row, pgdict::datum::Codec::Pglz, None)
+            .unwrap()
+    }
+
     fn to_rows(out_format: RowOutFormat, prefix: Option<usize>) -> ToRows<'static> {
         ToRows {
             prefix,
@@ -667,14 +671,7 @@ mod tests {
     #[test]
     fn each_datum_becomes_a_row_in_the_format_asked_for() {
         let rows: [&[u8]; 2] = [&b"{\"a\":1}".repeat(20), "café".as_bytes()];
-        let datums: Vec<Vec<u8>> = rows
-            .iter()
-            .map(|row| {
-                pgdict::datum::DatumEncoder::new()
-                    .encode(row, pgdict::datum::Codec::Pglz, None)
-                    .unwrap()
-            })
-            .collect();
+        let datums: Vec<Vec<u8>> = rows.iter().map(|row| pglz(row)).collect();
         for format in [
             RowOutFormat::Lines,
             RowOutFormat::Jsonl,
@@ -700,12 +697,8 @@ mod tests {
         assert_eq!(prefix(RowOutFormat::Lines, 2), b"ca\n");
         // Only a character the cut split is left out: bytes that are no text stay, and a JSON
         // string cannot hold them.
-        let not_text = |row: &[u8], k| {
-            let datum = pgdict::datum::DatumEncoder::new()
-                .encode(row, pgdict::datum::Codec::Pglz, None)
-                .unwrap();
-            decoded(to_rows(RowOutFormat::Jsonl, Some(k)), 0, &[datum]).1
-        };
+        let not_text =
+            |row: &[u8], k| decoded(to_rows(RowOutFormat::Jsonl, Some(k)), 0, &[pglz(row)]).1;
         let refused = "the row is not UTF-8 text";
         assert!(not_text(b"a\xffbcd", 3).is_some_and(|e| e.contains(refused)));
         assert!(not_text(b"caf\xc3", 4).is_some_and(|e| e.contains(refused)));
@@ -717,10 +710,7 @@ mod tests {
     fn a_large_row_is_handed_over_and_a_small_one_copied() {
         for len in [HAND_OVER_MIN - 1, HAND_OVER_MIN] {
             let row = vec![b'x'; len];
-            let datum = pgdict::datum::DatumEncoder::new()
-                .encode(&row, pgdict::datum::Codec::Pglz, None)
-                .unwrap();
-            let decoded = decode_all(to_rows(RowOutFormat::Lines, None), 0, &[datum]);
+            let decoded = decode_all(to_rows(RowOutFormat::Lines, None), 0, &[pglz(&row)]);
             let pieces = decoded.rows.pieces();
             assert_eq!(pieces.concat(), [&row[..], b"\n"].concat());
             let handed_over = pieces.iter().any(|piece| piece[..] == row[..]);
@@ -730,17 +720,8 @@ mod tests {
 
     #[test]
     fn a_batch_stops_at_the_first_datum_that_cannot_be_decompressed_or_written() {
-        let encode = |row: &[u8]| {
-            pgdict::datum::DatumEncoder::new()
-                .encode(row, pgdict::datum::Codec::Pglz, None)
-                .unwrap()
-        };
         let lines = to_rows(RowOutFormat::Lines, None);
-        let (rows, error) = decoded(
-            lines,
-            6,
-            &[encode(b"one"), vec![0x01, 0x02], encode(b"three")],
-        );
+        let (rows, error) = decoded(lines, 6, &[pglz(b"one"), vec![0x01, 0x02], pglz(b"three")]);
         assert_eq!(rows, b"one\n");
         let error = error.expect("stopped");
         assert!(
@@ -748,7 +729,7 @@ mod tests {
             "{error}"
         );
         // A row that lines cannot hold.
-        let (rows, error) = decoded(lines, 0, &[encode(b"one"), encode(b"two\nlines")]);
+        let (rows, error) = decoded(lines, 0, &[pglz(b"one"), pglz(b"two\nlines")]);
         assert_eq!(rows, b"one\n");
         let error = error.expect("stopped");
         assert!(

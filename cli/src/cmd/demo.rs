@@ -189,7 +189,6 @@ mod tests {
     use pgdict::dict::Metadata;
 
     use super::*;
-    use crate::StoreArgs;
 
     /// A writer that takes writes until `fail` is set, then fails them with it, and counts
     /// its flushes.
@@ -243,10 +242,7 @@ mod tests {
     #[test]
     fn a_dictionary_is_kept_when_auto_picks_one_with_the_same_content() {
         let dir = tempfile::tempdir().unwrap();
-        let args = StoreArgs {
-            store: dir.path().join("dicts"),
-            pg_store: None,
-        };
+        let args = crate::store::tests::dir_store_args(dir.path().join("dicts"));
         let store = AnyStore::open_or_create(&args).unwrap();
         let content = "a trained dictionary ".repeat(20);
         let kept = |codec, content: &str| {

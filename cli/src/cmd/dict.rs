@@ -492,7 +492,7 @@ mod tests {
 
     fn unreadable(id: u32, retired: bool) -> Listed {
         let error = StoreError::Damaged {
-            location: format!("dicts/{id:08}.dict"),
+            location: format!("dicts/{id:08}.pgdict"),
             error: dict::FormatError::UnknownVersion { version: 9 },
         };
         (StoreEntry { id, retired }, Err(error))
@@ -552,7 +552,9 @@ mod tests {
         assert!(unreadable_error(readable.into()).is_ok());
         let one = unreadable_error(vec![active(1, &[Codec::Pglz]), unreadable(2, false)]);
         let one = format!("{:#}", one.unwrap_err());
-        assert!(one.starts_with("cannot read dictionary 2: dictionary store: dicts/00000002.dict"));
+        assert!(
+            one.starts_with("cannot read dictionary 2: dictionary store: dicts/00000002.pgdict")
+        );
         let two = unreadable_error(vec![
             unreadable(3, true),
             active(4, &[Codec::Pglz]),
@@ -562,7 +564,7 @@ mod tests {
         assert!(
             two.starts_with(
                 "cannot read dictionaries 3, 5 (the first one's reason below): dictionary \
-                 store: dicts/00000003.dict"
+                 store: dicts/00000003.pgdict"
             ),
             "{two}"
         );
@@ -574,7 +576,7 @@ mod tests {
             copied: vec![1, 2],
             present: vec![],
             retired: vec![3],
-            repaired: vec![(4, "dicts/00000004.dict.damaged".into())],
+            repaired: vec![(4, "dicts/.damaged-00000004-123-456".into())],
         };
         let written = |repair: bool| {
             let mut out = Vec::new();
@@ -587,7 +589,7 @@ mod tests {
             written(true),
             format!(
                 "{lines}  repaired:        4\n    dictionary 4: the damaged file is kept as \
-                 dicts/00000004.dict.damaged\n"
+                 dicts/.damaged-00000004-123-456\n"
             )
         );
     }

@@ -648,7 +648,7 @@ mod tests {
             json_line(b"\x09abc".to_vec(), None),
             r#"{"at":"byte 40","bytes":4,"codec":null,"datum":7,"description":"raw (1-byte header): 4 bytes stored (1-byte header, 3-byte payload), 3 bytes raw","dict_id":null,"form":"raw","header_bytes":1,"method":null,"postgres_compatible":true,"raw_bytes":3,"stored_bytes":4,"valid":true}"#
         );
-        let row = [b"abcdefgh".as_slice(); 16].concat();
+        let row = compressible_row();
         let pglz = DatumEncoder::new().encode(&row, Codec::Pglz, None).unwrap();
         let stored = pglz.len();
         let line = json_line(
@@ -693,15 +693,11 @@ mod tests {
     /// problem lines only). Nor does a raw length its payload cannot reach pass unverified.
     #[test]
     fn the_summary_counts_a_datum_that_fails_as_invalid_only() {
-        let row = [b"abcdefgh".as_slice(); 16].concat();
+        let row = compressible_row();
         let pglz = DatumEncoder::new().encode(&row, Codec::Pglz, None).unwrap();
         let mut summary = Summary::default();
         for (n, check) in [(1, Check::Decodes), (2, Check::Fails("no".into()))] {
-            let datum = Datum {
-                bytes: pglz.clone(),
-                position: Position::Line(n as usize),
-            };
-            summary.add(n, &Found::read(datum, Some(move |_: &[u8]| check)));
+            summary.add(n, &found(&pglz, n as usize, Some(check)));
         }
         assert_eq!((summary.datums, summary.plain), (2, 1));
         assert_eq!(summary.raw_bytes, 128);
@@ -711,12 +707,8 @@ mod tests {
         assert_eq!(summary.problems.len(), 1);
 
         // pglz claiming 2^30 - 1 bytes from a 9-byte payload: invalid without --verify.
-        let impossible = b"\x46\x00\x00\x00\xff\xff\xff\x3f\x00abcdefgh".to_vec();
-        let datum = Datum {
-            bytes: impossible,
-            position: Position::Line(3),
-        };
-        let found = Found::read(datum, None::<fn(&[u8]) -> Check>);
+        let impossible = b"\x46\x00\x00\x00\xff\xff\xff\x3f\x00abcdefgh";
+        let found = found(impossible, 3, None);
         let error = found.header.as_ref().unwrap_err();
         assert!(
             error.contains("cannot expand to 1073741823 bytes"),
@@ -724,6 +716,12 @@ mod tests {
         );
     }
 
+    /// 128 bytes that pglz compresses.
+    fn compressible_row() -> Vec<u8> {
+        [b"abcdefgh".as_slice(); 16].concat()
+    }
+
+    /// What datum `bytes` at `line` is found to be, checked as `check` says if given.
     fn found(bytes: &[u8], line: usize, check: Option<Check>) -> Found {
         let datum = Datum {
             bytes: bytes.to_vec(),
@@ -763,7 +761,7 @@ mod tests {
         assert_eq!(columns_of(extended), ["extended", "3", "zstd", "9"]);
 
         // A datum's line, and what --verify adds to it.
-        let row = [b"abcdefgh".as_slice(); 16].concat();
+        let row = compressible_row();
         let pglz = DatumEncoder::new().encode(&row, Codec::Pglz, None).unwrap();
         let stored = pglz.len();
         let ratio = format!("{:.2}", 128.0 / stored as f64);
@@ -829,7 +827,7 @@ mod tests {
 
     #[test]
     fn the_summary_counts_each_form_and_lists_each_problem() {
-        let row = [b"abcdefgh".as_slice(); 16].concat();
+        let row = compressible_row();
         let encode = |codec, dict| DatumEncoder::new().encode(&row, codec, dict).unwrap();
         let pglz_dict = pgdict::datum::PreparedDictionary::new(7, &row).unwrap();
         let zstd_dict = pgdict::datum::PreparedDictionary::for_codecs(
@@ -912,7 +910,7 @@ mod tests {
     #[test]
     fn a_held_datum_gives_back_its_table_line() {
         assert!(std::mem::size_of::<Held>() <= 32);
-        let row = [b"abcdefgh".as_slice(); 16].concat();
+        let row = compressible_row();
         let pglz = DatumEncoder::new().encode(&row, Codec::Pglz, None).unwrap();
         let dict = pgdict::datum::PreparedDictionary::new(7, &row).unwrap();
         let extended = DatumEncoder::new()
