@@ -64,6 +64,14 @@ pub struct SyncReport {
     pub repaired: Vec<(u32, PathBuf)>,
 }
 
+impl SyncReport {
+    /// Whether the destination was changed: anything copied, retired or repaired. (A sync
+    /// that fails part way keeps what it did: this says whether there is anything to tell.)
+    pub fn changed_destination(&self) -> bool {
+        !(self.copied.is_empty() && self.retired.is_empty() && self.repaired.is_empty())
+    }
+}
+
 /// How [`sync_with`] treats the destination.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SyncOptions {
@@ -287,4 +295,35 @@ pub(crate) fn describe_conflicts(conflicts: &[Conflict]) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_report_says_whether_the_destination_was_changed() {
+        assert!(!SyncReport::default().changed_destination());
+        let only_present = SyncReport {
+            present: vec![1, 2],
+            ..SyncReport::default()
+        };
+        assert!(!only_present.changed_destination());
+        for changed in [
+            SyncReport {
+                copied: vec![3],
+                ..SyncReport::default()
+            },
+            SyncReport {
+                retired: vec![3],
+                ..SyncReport::default()
+            },
+            SyncReport {
+                repaired: vec![(3, PathBuf::from(".damaged-00000003"))],
+                ..SyncReport::default()
+            },
+        ] {
+            assert!(changed.changed_destination(), "{changed:?}");
+        }
+    }
 }

@@ -395,8 +395,7 @@ fn sync(store_args: &StoreArgs, args: &SyncArgs) -> anyhow::Result<u8> {
     if let Err(error) = synced {
         // What was done before the failure stays done (each dictionary complete, none that
         // the source retired left active): say what it was.
-        let done = report.copied.len() + report.retired.len() + report.repaired.len();
-        if done > 0 {
+        if report.changed_destination() {
             writeln!(
                 out,
                 "stopped syncing {} from {}; done before the error:",
