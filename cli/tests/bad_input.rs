@@ -53,8 +53,13 @@ fn empty_input_is_an_error_and_writes_nothing() {
             .fails(1, &["holds no rows", "nothing was written"]);
         assert!(!dir.path("out.datums").exists());
     }
-    dir.run_with_stdin(&["compress", "-", "--dict", "none", "--hex"], b"")
-        .fails(1, &["standard input", "holds no rows"]);
+    // Nor to standard output: not even binary COPY's trailer.
+    for form in ["--hex", "--copy"] {
+        let run = dir
+            .run_with_stdin(&["compress", "-", "--dict", "none", form], b"")
+            .fails(1, &["standard input", "holds no rows"]);
+        assert!(run.stdout.is_empty(), "{form}: {:?}", run.stdout);
+    }
     dir.write("empty.datums", "");
     for command in ["decompress", "inspect"] {
         dir.run(&[command, "empty.datums"])
@@ -87,6 +92,16 @@ fn a_stream_stopped_by_an_error_ends_so_that_no_reader_takes_it() {
         dir.write("out", &run.stdout);
         let read = dir.run(&["decompress", "out"]).fails(1, &[refused]);
         assert_eq!(read.stdout(), "{\"a\": 1}\n{\"a\": 2}\n", "{form}");
+        // A first row that cannot be read: the mark alone, not even binary COPY's header.
+        dir.write("bad1.jsonl", "{bad\n{\"a\": 2}\n");
+        let run = dir
+            .run(&["compress", "bad1.jsonl", "--dict", "none", form])
+            .fails(1, &["bad1.jsonl:1: not a JSON value"]);
+        let whole = match form {
+            "--hex" => [&b"\\x-- pgdict stopped on an error: "[..], mark].concat(),
+            _ => mark.to_vec(),
+        };
+        assert!(run.stdout == whole, "{form}: {:?}", run.stdout());
     }
     // decompress writing rows as binary COPY ends the same way: the two rows, then a tuple of
     // no columns, which COPY ... FROM refuses, and so does pgdict reading them as rows.

@@ -278,6 +278,8 @@ fn compress_decompress_round_trip_as_datums_file_hex_and_copy() {
         .run_with_stdin(&["compress", "--codec", "lz4", "--copy", "-q"], &original)
         .ok();
     assert!(copy.stdout.starts_with(b"PGCOPY\n\xff\r\n\0"));
+    // Its trailer, which a reader does without (as PostgreSQL does).
+    assert!(copy.stdout.ends_with(b"\xff\xff"), "no trailer");
     let back = dir.run_with_stdin(&["decompress"], &copy.stdout).ok();
     assert_eq!(back.stdout, original);
     dir.run(&["compress", "--codec", "lz4", "-q", &rows, "-o", "logs.copy"])
@@ -523,6 +525,69 @@ fn a_csv_column_with_another_delimiter_is_read_as_the_trainer_reads_it() {
     }
 }
 
+/// `--keep-columns` with values of 1 MiB and more, handed on between the fields around them
+/// rather than copied (a datum of 1 MiB, from a value that does not compress; a row of 1 MiB,
+/// from one that does): the records come back whole, in COPY text, CSV and binary COPY, the
+/// rows around them too.
+#[test]
+fn keep_columns_gives_back_large_values_and_the_rows_around_them() {
+    use pgdict_trainer::source::copy;
+
+    let dir = Dir::new();
+    let compressible: String = (0..200_000).map(|n| format!("word{} ", n % 10)).collect();
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let incompressible: String = (0..1_300_000)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (b'a' + (state % 26) as u8) as char
+        })
+        .collect();
+    assert!(compressible.len() > 1 << 20 && incompressible.len() > 1 << 20);
+    let values = [
+        "small",
+        &compressible,
+        "small again",
+        &incompressible,
+        "last",
+    ];
+    let (mut text, mut csv, mut binary) = (String::new(), String::new(), Vec::new());
+    copy::write_header(&mut binary).unwrap();
+    for (id, value) in values.iter().enumerate() {
+        text.push_str(&format!("{id}\t{value}\ttag\n"));
+        csv.push_str(&format!("{id},{value},tag\n"));
+        copy::write_tuple(
+            &mut binary,
+            &[Some(id.to_string().as_bytes()), Some(value.as_bytes())],
+        )
+        .unwrap();
+    }
+    copy::write_trailer(&mut binary).unwrap();
+    for (name, rows, column) in [
+        ("rows.copy", text.as_bytes(), &["--copy-column", "1"][..]),
+        (
+            "rows.csv",
+            csv.as_bytes(),
+            &["--csv-column", "1", "--csv-no-header"],
+        ),
+        ("binary.copy", &binary, &["--copy-column", "1"]),
+    ] {
+        dir.write(name, rows);
+        let keep = [&["--keep-columns", "--dict", "none"][..], column].concat();
+        let packed = dir
+            .run(&[&["compress", name, "-q"][..], &keep].concat())
+            .ok()
+            .stdout;
+        assert!(packed != rows, "{name} was not compressed");
+        dir.write("packed", &packed);
+        let back = dir
+            .run(&[&["decompress", "packed"][..], &keep[..1], column].concat())
+            .ok();
+        assert!(back.stdout == rows, "{name} came back different");
+    }
+}
+
 /// Text COPY written with HEADER, its column given by index: `--copy-header` says the first
 /// line is the header (it was taken for a row: compressed, and trained on), which
 /// `--keep-columns` writes back as it came.
@@ -740,6 +805,9 @@ fn keep_columns_writes_the_rows_back_with_datums_and_decompress_restores_them() 
         )
         .ok();
     assert!(packed.stdout.starts_with(copy::SIGNATURE));
+    let mut trailer = Vec::new();
+    copy::write_trailer(&mut trailer).unwrap();
+    assert!(packed.stdout.ends_with(&trailer), "no trailer");
     assert!(
         packed.stdout.len() * 2 < binary.len(),
         "{}",
@@ -1173,6 +1241,187 @@ fn read_lines(path: &std::path::Path) -> Vec<String> {
         .lines()
         .map(str::to_string)
         .collect()
+}
+
+/// Binary output is not written to a terminal (datums, binary COPY): refused before any work,
+/// with the other ways to have it; text goes there.
+#[test]
+fn binary_output_to_a_terminal_is_refused() {
+    use pgdict_trainer::source::copy;
+
+    let dir = Dir::new();
+    let rows = corpus_arg("events.jsonl");
+    let refused = |args: &[&str], other_way: &str| {
+        let shown = dir.run_on_terminal(args).fails(
+            1,
+            &[
+                "refusing to write binary datums to a terminal",
+                "write to a file with -o FILE, pipe the output, or ",
+                other_way,
+            ],
+        );
+        assert!(!shown.stderr.contains(" rows, "), "{}", shown.stderr);
+    };
+    let none = ["--dict", "none"];
+    refused(&[&["compress", &rows][..], &none].concat(), "--hex");
+    refused(
+        &[&["compress", &rows, "--copy"][..], &none].concat(),
+        "--hex",
+    );
+    dir.run(&[&["compress", &rows, "-o", "a.datums"][..], &none].concat())
+        .ok();
+    for format in ["datums", "copy"] {
+        refused(
+            &["decompress", "a.datums", "--out-format", format],
+            "--out-format lines or jsonl",
+        );
+    }
+    let mut binary = Vec::new();
+    copy::write_header(&mut binary).unwrap();
+    copy::write_tuple(&mut binary, &[Some(b"1"), Some(b"a row")]).unwrap();
+    copy::write_trailer(&mut binary).unwrap();
+    dir.write("binary.copy", binary);
+    refused(
+        &[
+            "compress",
+            "binary.copy",
+            "--keep-columns",
+            "--copy-column",
+            "1",
+            "--dict",
+            "none",
+        ],
+        "give COPY text (no FORMAT binary)",
+    );
+    let hex = dir
+        .run_on_terminal(&[&["compress", &rows, "--hex"][..], &none].concat())
+        .ok();
+    assert!(hex.stdout().starts_with("\\x"), "{}", hex.stdout());
+    let lines = dir.run_on_terminal(&["decompress", "a.datums"]).ok();
+    let first = fs::read_to_string(corpus("events.jsonl")).unwrap();
+    let first = first.lines().next().unwrap();
+    assert!(lines.stdout().starts_with(first), "{}", lines.stdout());
+}
+
+/// compress says what it stored (its ratio that of the bytes it gives; none for a column of
+/// NULLs, which stores nothing), and that zstd without a dictionary stores every row raw;
+/// `--quiet` says neither.
+#[test]
+fn compress_says_what_it_stored_unless_quiet() {
+    let dir = Dir::new();
+    let rows = corpus_arg("events.jsonl");
+    let said = |args: &[&str]| {
+        let base = ["compress", &rows, "--dict", "none", "-o", "out.datums"];
+        dir.run(&[&base[..], args].concat()).ok().stderr
+    };
+    let text = fs::read_to_string(corpus("events.jsonl")).unwrap();
+    let row_bytes: usize = text.lines().map(str::len).sum();
+    for codec in ["zstd", "pglz"] {
+        let summary = said(&["--codec", codec]);
+        let note = "note: zstd without a dictionary has no stored form";
+        assert_eq!(summary.contains(note), codec == "zstd", "{summary}");
+        let number = |after: &str| -> f64 {
+            let rest = (summary.split(after).nth(1)).unwrap_or_else(|| panic!("{summary}"));
+            let digits: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == ',')
+                .filter(|c| *c != ',')
+                .collect();
+            digits.parse().unwrap_or_else(|_| panic!("{summary}"))
+        };
+        let raw = number(" rows, ");
+        let stored = number(" -> ");
+        assert_eq!(raw, row_bytes as f64, "{summary}");
+        let datums = datum_lengths(&fs::read(dir.path("out.datums")).unwrap());
+        assert_eq!(stored, datums.iter().sum::<u64>() as f64, "{summary}");
+        let ratio = format!(" stored ({:.2}x) with {codec}, no dictionary", raw / stored);
+        assert!(summary.contains(&ratio), "{summary}");
+    }
+    for codec in ["zstd", "pglz"] {
+        assert_eq!(said(&["--codec", codec, "--quiet"]), "", "{codec}");
+    }
+    dir.write("nulls.copy", "1\t\\N\n2\t\\N\n");
+    let nulls = dir
+        .run(&[
+            "compress",
+            "nulls.copy",
+            "--keep-columns",
+            "--copy-column",
+            "1",
+            "--dict",
+            "none",
+            "-o",
+            "packed.copy",
+        ])
+        .ok()
+        .stderr;
+    assert!(
+        nulls.contains(
+            "0 rows, 0 bytes -> 0 bytes stored with pglz, no dictionary: 0 with the \
+                        dictionary, 0 plain, 0 raw; 2 NULLs kept"
+        ),
+        "{nulls}"
+    );
+}
+
+/// Progress is drawn on standard error when it is a terminal: not with `--quiet`, nor where
+/// the output itself goes to the terminal (the bars would break it up), nor beside
+/// `compare --json`; a finished bar stays on screen with its count.
+#[test]
+fn progress_is_drawn_on_a_terminal_unless_quiet_or_beside_the_output() {
+    let dir = Dir::new();
+    dir.demo_store();
+    let rows = corpus_arg("events.jsonl");
+    let table: String = (0..3000)
+        .map(|n| format!("{n}\tevent {n} from host-{} ok\n", n % 7))
+        .collect();
+    dir.write("table.copy", table);
+    let keep = ["--keep-columns", "--copy-column", "1"];
+    // The phases whose bars the terminal showed.
+    let bars = |args: &[&str]| -> Vec<&'static str> {
+        let shown = dir.run_on_terminal(args).ok().stdout();
+        [
+            "reading",
+            "building",
+            "evaluating",
+            "compressing",
+            "decompressing",
+        ]
+        .into_iter()
+        .filter(|phase| {
+            // A bar's name as a word ("compressing" is in "decompressing").
+            let bar = format!("{phase} [");
+            (shown.match_indices(&bar))
+                .any(|(at, _)| at == 0 || !shown.as_bytes()[at - 1].is_ascii_alphabetic())
+        })
+        .collect()
+    };
+    assert_eq!(
+        bars(&["compress", &rows, "-o", "a.datums"]),
+        ["compressing"]
+    );
+    assert!(bars(&["compress", &rows, "-o", "b.datums", "--quiet"]).is_empty());
+    assert!(bars(&["compress", &rows, "--hex"]).is_empty());
+    let packed = [&["compress", "table.copy", "-o", "packed.copy"][..], &keep].concat();
+    assert_eq!(bars(&packed), ["compressing"]);
+    assert!(bars(&[&packed[..], &["--quiet"]].concat()).is_empty());
+    assert!(bars(&[&["compress", "table.copy"][..], &keep].concat()).is_empty());
+
+    assert_eq!(
+        bars(&["decompress", "a.datums", "-o", "rows.txt"]),
+        ["decompressing"]
+    );
+    assert!(bars(&["decompress", "a.datums"]).is_empty());
+    let unpacked = [&["decompress", "packed.copy", "-o", "back.copy"][..], &keep].concat();
+    assert_eq!(bars(&unpacked), ["decompressing"]);
+    assert_eq!(
+        fs::read(dir.path("back.copy")).unwrap(),
+        fs::read(dir.path("table.copy")).unwrap()
+    );
+    assert!(bars(&[&["decompress", "packed.copy"][..], &keep].concat()).is_empty());
+
+    assert!(!bars(&["compare", &rows, "--rounds", "1"]).is_empty());
+    assert!(bars(&["compare", &rows, "--rounds", "1", "--json"]).is_empty());
 }
 
 #[test]

@@ -1,5 +1,5 @@
-//! Running a binary with given standard input, for the end-to-end tests of `pgdict` and
-//! `pgdict-trainer` (included with `#[path]`).
+//! Running a binary with given standard input, or on a terminal, for the end-to-end tests of
+//! `pgdict` and `pgdict-trainer` (included with `#[path]`).
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
@@ -23,4 +23,39 @@ pub fn output_with_stdin(command: &mut Command, stdin: &[u8]) -> Output {
         .expect("the writer thread")
         .expect("write standard input");
     output
+}
+
+/// Runs `command` on a terminal: a pseudo-terminal that util-linux's `script` makes its
+/// standard input, output and error (in the same directory, with the same environment, and
+/// `TERM=xterm` as a terminal emulator would set: without `TERM`, or with `TERM=dumb`, nothing
+/// is drawn). The output's `stdout` is what the terminal showed: output and errors together,
+/// lines ended in `\r\n`; its `stderr` is `script`'s own.
+pub fn output_on_terminal(command: &Command) -> Output {
+    // `script` runs its command through the shell: each word single-quoted.
+    let quoted = |word: &std::ffi::OsStr| {
+        let word = word.to_str().expect("a UTF-8 argument");
+        format!("'{}'", word.replace('\'', r"'\''"))
+    };
+    let line = std::iter::once(command.get_program())
+        .chain(command.get_args())
+        .map(quoted)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut script = Command::new("script");
+    script
+        .args(["--quiet", "--return", "--command", &line, "/dev/null"])
+        .stdin(Stdio::null())
+        .env("TERM", "xterm");
+    if let Some(dir) = command.get_current_dir() {
+        script.current_dir(dir);
+    }
+    for (key, value) in command.get_envs() {
+        match value {
+            Some(value) => script.env(key, value),
+            None => script.env_remove(key),
+        };
+    }
+    script
+        .output()
+        .expect("run util-linux's script (Debian's bsdutils)")
 }

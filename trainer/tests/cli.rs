@@ -233,6 +233,33 @@ fn missing_file_is_named() {
     );
 }
 
+/// Progress is drawn on standard error when it is a terminal, a bar (or a spinner) for each
+/// step, left on screen with its count when the step ends; `--quiet` draws none.
+#[test]
+fn progress_is_drawn_on_a_terminal_unless_quiet() {
+    let work = Work::new();
+    work.file("rows.jsonl", &lines(&json_rows(2000)));
+    let shown = |args: &[&str]| {
+        let output = child::output_on_terminal(&work.command(args));
+        assert_exit(&output, 0);
+        stdout(&output)
+    };
+    let dry_run = shown(&["--dry-run", "rows.jsonl"]);
+    assert!(dry_run.contains("dry run: not stored"), "{dry_run}");
+    // Each drawn on a line of its own, its name first.
+    let lines: Vec<&str> = dry_run.split(['\r', '\n']).map(str::trim_start).collect();
+    let bars: Vec<&str> = ["reading", "sampling", "building", "evaluating"]
+        .into_iter()
+        .filter(|phase| {
+            let name = format!("{phase} ");
+            lines.iter().any(|line| line.starts_with(&name))
+        })
+        .collect();
+    assert_eq!(bars, ["sampling", "building", "evaluating"], "{dry_run}");
+    // The id alone.
+    assert_eq!(shown(&["--quiet", "rows.jsonl"]), "1\r\n");
+}
+
 #[test]
 fn identical_rows_train_a_dictionary_that_holds_the_row() {
     let work = Work::new();

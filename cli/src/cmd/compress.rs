@@ -141,18 +141,18 @@ pub fn run(store_args: &StoreArgs, args: &CompressArgs) -> anyhow::Result<u8> {
             Some(dict) => format!("{codec} and dictionary {}", dict.id()),
             None => format!("{codec}, no dictionary"),
         };
-        let ratio = if counts.stored_bytes > 0 {
-            counts.raw_bytes as f64 / counts.stored_bytes as f64
-        } else {
-            0.0
+        // No ratio of nothing: a column of NULLs stores no bytes.
+        let ratio = match counts.stored_bytes {
+            0 => String::new(),
+            stored => format!(" ({:.2}x)", counts.raw_bytes as f64 / stored as f64),
         };
         let nulls = match counts.nulls {
             0 => String::new(),
             n => format!("; {} kept", counted(n, "NULL")),
         };
         eprintln!(
-            "pgdict: {}, {} -> {} stored ({ratio:.2}x) with {with}: {} with the dictionary, {} \
-             plain, {} raw{nulls}",
+            "pgdict: {}, {} -> {} stored{ratio} with {with}: {} with the dictionary, {} plain, \
+             {} raw{nulls}",
             counted(counts.rows, "row"),
             counted(counts.raw_bytes, "byte"),
             counted(counts.stored_bytes, "byte"),

@@ -57,6 +57,17 @@ impl Dir {
         Run::from(child::output_with_stdin(&mut self.command(args), stdin))
     }
 
+    /// pgdict run with `args` on a terminal ([`child::output_on_terminal`]): what the
+    /// terminal showed (output and errors together) is the run's `stdout` and `stderr` alike.
+    pub fn run_on_terminal(&self, args: &[&str]) -> Run {
+        let output = child::output_on_terminal(&self.command(args));
+        Run {
+            status: output.status.code(),
+            stderr: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stdout: output.stdout,
+        }
+    }
+
     /// The dictionaries of `pgdict demo --rounds 1` in ./dicts, what most tests need a store
     /// for; the demo's standard output.
     pub fn demo_store(&self) -> String {
