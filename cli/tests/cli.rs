@@ -1320,21 +1320,13 @@ fn compress_says_what_it_stored_unless_quiet() {
         let summary = said(&["--codec", codec]);
         let note = "note: zstd without a dictionary has no stored form";
         assert_eq!(summary.contains(note), codec == "zstd", "{summary}");
-        let number = |after: &str| -> f64 {
-            let rest = (summary.split(after).nth(1)).unwrap_or_else(|| panic!("{summary}"));
-            let digits: String = rest
-                .chars()
-                .take_while(|c| c.is_ascii_digit() || *c == ',')
-                .filter(|c| *c != ',')
-                .collect();
-            digits.parse().unwrap_or_else(|_| panic!("{summary}"))
-        };
-        let raw = number(" rows, ");
-        let stored = number(" -> ");
-        assert_eq!(raw, row_bytes as f64, "{summary}");
+        let raw = summary_count(&summary, " bytes ->");
+        let stored = summary_count(&summary, " bytes stored");
+        assert_eq!(raw, row_bytes as u64, "{summary}");
         let datums = datum_lengths(&fs::read(dir.path("out.datums")).unwrap());
-        assert_eq!(stored, datums.iter().sum::<u64>() as f64, "{summary}");
-        let ratio = format!(" stored ({:.2}x) with {codec}, no dictionary", raw / stored);
+        assert_eq!(stored, datums.iter().sum::<u64>(), "{summary}");
+        let ratio = raw as f64 / stored as f64;
+        let ratio = format!(" stored ({ratio:.2}x) with {codec}, no dictionary");
         assert!(summary.contains(&ratio), "{summary}");
     }
     for codec in ["zstd", "pglz"] {
@@ -1380,21 +1372,14 @@ fn progress_is_drawn_on_a_terminal_unless_quiet_or_beside_the_output() {
     // The phases whose bars the terminal showed.
     let bars = |args: &[&str]| -> Vec<&'static str> {
         let shown = dir.run_on_terminal(args).ok().stdout();
-        [
+        let phases = [
             "reading",
             "building",
             "evaluating",
             "compressing",
             "decompressing",
-        ]
-        .into_iter()
-        .filter(|phase| {
-            // A bar's name as a word ("compressing" is in "decompressing").
-            let bar = format!("{phase} [");
-            (shown.match_indices(&bar))
-                .any(|(at, _)| at == 0 || !shown.as_bytes()[at - 1].is_ascii_alphabetic())
-        })
-        .collect()
+        ];
+        common::child::bars_drawn(&shown, &phases)
     };
     assert_eq!(
         bars(&["compress", &rows, "-o", "a.datums"]),
@@ -1625,19 +1610,17 @@ fn datum_lengths(file: &[u8]) -> Vec<u64> {
     lengths
 }
 
-/// The number before `what` in compress's summary ("..., 271 with the dictionary, 0 plain,
-/// 29 raw").
+/// The number before `what` in compress's summary ("..., 2,154,536 bytes -> ..., 271 with the
+/// dictionary, 0 plain, 29 raw"), its thousands separators dropped.
 fn summary_count(summary: &str, what: &str) -> u64 {
     let before = summary
         .split(what)
         .next()
         .filter(|before| before.len() < summary.len())
         .unwrap_or_else(|| panic!("no {what:?} in {summary}"));
-    let number = before
-        .rsplit([' ', ',', ':'])
-        .find(|w| !w.is_empty())
-        .unwrap();
+    let number = before.rsplit([' ', ':']).find(|w| !w.is_empty()).unwrap();
     number
+        .replace(',', "")
         .parse()
         .unwrap_or_else(|_| panic!("{number:?} in {summary}"))
 }

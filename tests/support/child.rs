@@ -59,3 +59,15 @@ pub fn output_on_terminal(command: &Command) -> Output {
         .output()
         .expect("run util-linux's script (Debian's bsdutils)")
 }
+
+/// Which of `phases` a terminal showed a progress bar (or spinner) of: each is drawn on a line
+/// of its own, its name first (right-aligned, so after spaces).
+pub fn bars_drawn<'a>(shown: &str, phases: &[&'a str]) -> Vec<&'a str> {
+    let lines: Vec<&str> = shown.split(['\r', '\n']).map(str::trim_start).collect();
+    (phases.iter().copied())
+        .filter(|phase| {
+            let name = format!("{phase} ");
+            lines.iter().any(|line| line.starts_with(&name))
+        })
+        .collect()
+}

@@ -246,15 +246,8 @@ fn progress_is_drawn_on_a_terminal_unless_quiet() {
     };
     let dry_run = shown(&["--dry-run", "rows.jsonl"]);
     assert!(dry_run.contains("dry run: not stored"), "{dry_run}");
-    // Each drawn on a line of its own, its name first.
-    let lines: Vec<&str> = dry_run.split(['\r', '\n']).map(str::trim_start).collect();
-    let bars: Vec<&str> = ["reading", "sampling", "building", "evaluating"]
-        .into_iter()
-        .filter(|phase| {
-            let name = format!("{phase} ");
-            lines.iter().any(|line| line.starts_with(&name))
-        })
-        .collect();
+    let phases = ["reading", "sampling", "building", "evaluating"];
+    let bars = child::bars_drawn(&dry_run, &phases);
     assert_eq!(bars, ["sampling", "building", "evaluating"], "{dry_run}");
     // The id alone.
     assert_eq!(shown(&["--quiet", "rows.jsonl"]), "1\r\n");

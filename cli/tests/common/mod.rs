@@ -4,7 +4,7 @@
 #![allow(dead_code)] // each test binary uses a different part
 
 #[path = "../../../tests/support/child.rs"]
-mod child;
+pub mod child;
 
 use std::fs;
 use std::path::{Path, PathBuf};
