@@ -60,6 +60,20 @@ fn empty_input_is_an_error_and_writes_nothing() {
             .fails(1, &["standard input", "holds no rows"]);
         assert!(run.stdout.is_empty(), "{form}: {:?}", run.stdout);
     }
+    // compare: no rows, or one (nothing to train on and evaluate apart); two are enough.
+    dir.run(&["compare", "empty.txt"])
+        .fails(1, &["empty.txt (lines) holds no rows", "hint:"]);
+    dir.write("one.txt", "the one row\n");
+    dir.run(&["compare", "one.txt"]).fails(
+        1,
+        &["holds a single row: nothing to train on", "--dict auto"],
+    );
+    dir.write("two.txt", "the first row\nthe second row\n");
+    let out = dir
+        .run(&["compare", "two.txt", "--rounds", "1"])
+        .ok()
+        .stdout();
+    assert!(out.contains("rows: 2 from file two.txt"), "{out}");
     dir.write("empty.datums", "");
     for command in ["decompress", "inspect"] {
         dir.run(&[command, "empty.datums"])

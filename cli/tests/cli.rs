@@ -75,6 +75,8 @@ fn demo_trains_stores_and_compares_on_a_fresh_store() {
         .and_then(|x| x.parse().ok())
         .expect("vs pglz column");
     assert!(vs_pglz >= 2.0, "{pglz_dict}");
+    // The commands it suggests next read the default store: no --store.
+    assert!(out.contains("\n  pgdict dict list\n"), "{out}");
 
     // Again: the same dictionaries are kept, not added twice.
     let again = dir.run(&["demo", "--rounds", "1"]).ok().stdout();
@@ -82,11 +84,18 @@ fn demo_trains_stores_and_compares_on_a_fresh_store() {
     assert!(!dir.path("dicts/00000003.pgdict").exists());
 
     // Another store by flag, and by environment variable.
-    dir.run(&[
-        "demo", "--rounds", "1", "--sample", "app-logs", "--store", "other",
-    ])
-    .ok();
+    let out = dir
+        .run(&[
+            "demo", "--rounds", "1", "--sample", "app-logs", "--store", "other",
+        ])
+        .ok()
+        .stdout();
     assert!(dir.path("other/00000001.pgdict").is_file());
+    // The commands it suggests next read that store.
+    assert!(
+        out.contains("\n  pgdict --store other dict list\n"),
+        "{out}"
+    );
     let listed = dir
         .command(&["dict", "list"])
         .env("PGDICT_STORE", dir.path("other"))
@@ -1498,6 +1507,8 @@ fn compare_reports_every_method_overall_and_per_bucket() {
         out.contains("evaluated with dictionaries from the store"),
         "{out}"
     );
+    // Every row was read and evaluated: nothing says it was sampled.
+    assert!(!out.contains("a sample of"), "{out}");
     assert!(
         out.contains(&format!(
             "pglz   {} bytes  dictionary 1 of",
