@@ -901,10 +901,10 @@ fn text_report(report: &Report, args: &Args) -> String {
                 );
             }
         }
-        (None, None) if args.dry_run => {
+        // Neither refused nor stored: only a dry run gets here (`run` stores or fails).
+        (None, None) => {
             let _ = writeln!(s, "dry run: not stored");
         }
-        (None, None) => {}
     }
     s
 }
@@ -992,4 +992,137 @@ fn write_measurements(s: &mut String, t: &Trained) {
         "  rows stored raw (compression did not pay): {}",
         raw.join(", ")
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each error's hint says what to do about it (none where the message says it all), and
+    /// a dictionary refused, or too few rows to build one from, exits with 3.
+    #[test]
+    fn each_training_error_has_its_hint_and_exit_status() {
+        use pgdict_trainer::BuildError;
+        const CHECK_SOURCE: &str = "check that the source holds rows";
+        const MORE_ROWS: &str = "give more rows";
+        const SHARE_TOO_LITTLE: &str = "the rows may share too little";
+        let cases = [
+            (
+                TrainError::NoRows {
+                    origin: "rows.txt".into(),
+                    seen: 0,
+                },
+                Some(CHECK_SOURCE),
+                1,
+            ),
+            (
+                TrainError::NoRowsToMeasure {
+                    origin: "rows.txt".into(),
+                    seen: 0,
+                },
+                Some(CHECK_SOURCE),
+                1,
+            ),
+            (
+                TrainError::AllHeldOut { rows: 2 },
+                Some(MORE_ROWS),
+                EXIT_REFUSED,
+            ),
+            (
+                BuildError::NothingToLearn {
+                    rows: 1,
+                    size: 4096,
+                }
+                .into(),
+                Some(MORE_ROWS),
+                EXIT_REFUSED,
+            ),
+            (
+                BuildError::NothingToLearn {
+                    rows: 300,
+                    size: 4096,
+                }
+                .into(),
+                Some(SHARE_TOO_LITTLE),
+                EXIT_REFUSED,
+            ),
+            (
+                BuildError::TooFewRowsForZstd { rows: 6 }.into(),
+                Some(MORE_ROWS),
+                EXIT_REFUSED,
+            ),
+            // The message names the least size; `pgdict-trainer` refuses such a --size before
+            // any work, so only a library caller meets it.
+            (BuildError::TooSmallForZstd { size: 100 }.into(), None, 1),
+            (
+                BuildError::Zstd {
+                    rows: 9,
+                    bytes: 90,
+                    message: "Src size is incorrect".into(),
+                }
+                .into(),
+                Some(SHARE_TOO_LITTLE),
+                1,
+            ),
+            (TrainError::NothingHeldOut, None, EXIT_REFUSED),
+            (TrainError::BadContent("is empty".into()), None, 1),
+        ];
+        for (error, hint, code) in cases {
+            let described = error.to_string();
+            let failure = Failure::from(error);
+            assert_eq!(failure.message, described);
+            match (failure.hint, hint) {
+                (Some(got), Some(wanted)) => assert!(got.starts_with(wanted), "{described}: {got}"),
+                (got, wanted) => assert_eq!(got, wanted, "{described}"),
+            }
+            assert_eq!(failure.code, code, "{described}");
+        }
+    }
+
+    #[test]
+    fn byte_counts_take_binary_units_and_refuse_zero_and_overflow() {
+        for (text, bytes) in [
+            ("1", 1),
+            ("10B", 10),
+            ("2k", 2 << 10),
+            ("64M", 64 << 20),
+            ("64MiB", 64 << 20),
+            ("3GB", 3 << 30),
+            ("1gib", 1 << 30),
+            (" 5K ", 5 << 10),
+        ] {
+            assert_eq!(parse_bytes(text), Ok(bytes), "{text:?}");
+        }
+        for (text, error) in [
+            ("0", "0 is out of range (1 byte and up)"),
+            ("0K", "0K is out of range"),
+            ("17179869184G", "is out of range"),
+            ("99999999999999999999", "is not a byte count"),
+            ("", "is not a byte count"),
+            ("5T", "unknown unit \"T\" (use K, M or G)"),
+            ("-1", "unknown unit \"-1\""),
+        ] {
+            let got = parse_bytes(text).unwrap_err();
+            assert!(got.contains(error), "{text:?}: {got}");
+        }
+    }
+
+    #[test]
+    fn a_dictionary_size_is_at_most_what_a_dictionary_file_holds() {
+        assert_eq!(parse_size("1M"), Ok(MAX_CONTENT_LEN));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        let got = parse_size("1025K").unwrap_err();
+        assert!(got.contains("the most a dictionary file holds"), "{got}");
+        assert!(parse_size("0").is_err());
+    }
+
+    #[test]
+    fn the_holdout_share_is_between_0_and_0_9() {
+        for (text, share) in [("0", 0.0), ("0.2", 0.2), ("0.9", 0.9)] {
+            assert_eq!(parse_holdout(text), Ok(share), "{text:?}");
+        }
+        for text in ["0.95", "-0.1", "NaN", "x", ""] {
+            assert!(parse_holdout(text).is_err(), "{text:?}");
+        }
+    }
 }

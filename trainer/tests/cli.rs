@@ -26,6 +26,10 @@
 //! | `--content` with `--builder`, `--size` or `--holdout` | 2 |
 //! | `--size` under 256 where zstd's trainer builds (`--codec zstd`, lz4 with `--builder zstd`) | 2, "256 bytes or more", before the rows are read |
 //! | `--content` and a source with no rows | 1, "no rows to measure the given dictionary on", no store |
+//! | rows longer than the sample may hold, among others | 0, "note: 2 rows left out, each longer than ..." |
+//! | standard output closed early (`\| head -1`); on a full device | 0, every dictionary stored; 1, "cannot write to standard output" |
+//! | the id measured under taken by another adder while building | 0, stored under the next, "note: measured as id 127, ..." |
+//! | `--dry-run --store` naming a file | 1, "not a dictionary store: not a directory" |
 //!
 //! Plus `--json` (the report's fields), `--dry-run`, `PGDICT_STORE`, standard input, and
 //! `--content` (a dictionary given, measured on every row, stored under a new id), and the gain
@@ -37,6 +41,7 @@ mod child;
 mod small_fs;
 
 use std::fs;
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -204,7 +209,8 @@ fn empty_sources_make_no_dictionary() {
         let err = stderr(&output);
         assert!(
             err.contains("pgdict-trainer: error: no rows to train on:")
-                && err.contains("no dictionary was created"),
+                && err.contains("no dictionary was created")
+                && err.contains("\n  hint: check that the source holds rows and that --format"),
             "{source}: {err}"
         );
         assert!(work.stored().is_empty(), "{source}: {:?}", work.stored());
@@ -218,6 +224,101 @@ fn empty_sources_make_no_dictionary() {
         stderr(&output).contains("(of 50 rows, none fit the sample bounds)"),
         "{}",
         stderr(&output)
+    );
+}
+
+#[test]
+fn rows_longer_than_the_sample_holds_are_left_out_with_a_note() {
+    let work = Work::new();
+    // 600 rows, and two too long for either side of the sample (64 KiB for training, a
+    // quarter of that for the held-out rows at --holdout 0.2).
+    let mut rows = json_rows(600);
+    rows.insert(100, b"a long row ".repeat(7000));
+    rows.insert(400, b"another long row ".repeat(5000));
+    work.file("rows.txt", &lines(&rows));
+    let output = work.run(&["--dry-run", "--max-bytes", "64K", "rows.txt"]);
+    assert_exit(&output, 0);
+    let out = stdout(&output);
+    assert!(
+        out.contains(
+            "\nnote: 2 rows left out, each longer than the sample may hold in all \
+             (--max-bytes 65,536; 16,384 for the held-out rows)\n"
+        ),
+        "{out}"
+    );
+    assert!(out.contains(": 602 rows, "), "{out}");
+}
+
+/// Standard output closed early (`pgdict-trainer ... | head -1`) ends the report quietly, and
+/// the work goes on: every dictionary is stored. A write that fails otherwise is an error.
+#[test]
+fn a_closed_pipe_ends_the_report_but_not_the_work() {
+    let work = Work::new();
+    work.file("rows.txt", &lines(&json_rows(1500)));
+    let mut child = work
+        .command(&["--codec", "both", "rows.txt"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first write (the source and sample lines) comes before either dictionary is built;
+    // the reports come after the close.
+    let mut report = child.stdout.take().unwrap();
+    let n = report.read(&mut [0; 64]).unwrap();
+    assert!(n > 0);
+    drop(report);
+    let output = child.wait_with_output().unwrap();
+    assert_exit(&output, 0);
+    assert_eq!(stderr(&output), "");
+    assert_eq!(work.stored().len(), 2, "{:?}", work.stored());
+
+    let output = work
+        .command(&["--dry-run", "rows.txt"])
+        .stdout(fs::File::create("/dev/full").unwrap())
+        .output()
+        .unwrap();
+    assert_exit(&output, 1);
+    assert!(
+        stderr(&output).contains("pgdict-trainer: error: cannot write to standard output: "),
+        "{}",
+        stderr(&output)
+    );
+}
+
+/// Another adder takes the id a dictionary was measured under while it is built: it is stored
+/// under the next, and where that id's header is longer (from 128: 2 bytes), the report says
+/// each datum may be larger than measured.
+#[test]
+fn an_id_taken_while_building_is_noted() {
+    let work = Work::new();
+    let store = DirStore::create(work.store()).unwrap();
+    let other = |id| Dictionary::new(id, CodecSet::ALL, 0, Metadata::new(), b"GET /x 200").unwrap();
+    store.insert(&other(126)).unwrap();
+    work.file("rows.txt", &lines(&json_rows(1500)));
+    let mut child = work
+        .command(&["rows.txt"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first line comes once the rows are sampled: by then the id to measure under (127)
+    // is chosen, and the dictionary is not yet built.
+    let mut report = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    report.read_line(&mut first).unwrap();
+    assert!(first.starts_with("source: "), "{first}");
+    store.insert(&other(127)).unwrap();
+    let mut rest = String::new();
+    report.read_to_string(&mut rest).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_exit(&output, 0);
+    assert!(
+        rest.contains("\nstored as dictionary 128 in the directory store")
+            && rest.contains(
+                "\nnote: measured as id 127, so each datum stored with it is up to 1 byte(s) \
+                 larger than measured\n"
+            ),
+        "{rest}"
     );
 }
 
@@ -333,6 +434,11 @@ fn rows_larger_than_the_window() {
         let id = report["dict_id"].as_u64().unwrap() as u32;
         round_trip(&work.store(), id, codec, &rows[..5]);
     }
+    // The second is measured under the id it is stored under: the one after the first's.
+    for (report, id) in reports.iter().zip([1, 2]) {
+        assert_eq!(report["dict_id"], id);
+        assert_eq!(report["measured_as_id"], id);
+    }
 }
 
 #[test]
@@ -367,6 +473,10 @@ fn random_rows_share_nothing() {
     assert_exit(&output, 3);
     let err = stderr(&output);
     assert!(err.contains("share no content worth a dictionary"), "{err}");
+    assert!(
+        err.contains("\n  hint: the rows may share too little (random or already compressed"),
+        "{err}"
+    );
     assert!(work.stored().is_empty());
 }
 
@@ -703,6 +813,12 @@ fn unreachable_database_names_host_and_port() {
     assert_exit(&output, 1);
     let err = stderr(&output);
     assert!(err.contains(&format!("127.0.0.1:{port}")), "{err}");
+    // Before any work: not a row was read, no report begun.
+    assert_eq!(stdout(&output), "");
+    // A dry run leaves a PostgreSQL store alone: it stores nothing there.
+    let output = work.run(&["--dry-run", "--pg-store", &conninfo, "rows.txt"]);
+    assert_exit(&output, 0);
+    assert!(stdout(&output).contains("dry run: not stored"));
 }
 
 #[test]
@@ -775,6 +891,16 @@ fn json_report_fields_and_dry_run() {
     }
     assert!(eval["pglz_dict"]["stored_bytes"].as_u64() < eval["pglz"]["stored_bytes"].as_u64());
     assert!(!work.store().exists(), "--dry-run wrote a store");
+    // A store not made yet is measured as dictionary 1; a --store that names a file is no
+    // store, dry run or not.
+    assert_eq!(report["measured_as_id"], 1);
+    let output = work.run(&["--dry-run", "--store", "rows.jsonl", "rows.jsonl"]);
+    assert_exit(&output, 1);
+    assert!(
+        stderr(&output).contains("rows.jsonl is not a dictionary store: not a directory"),
+        "{}",
+        stderr(&output)
+    );
 
     // The same seed gives the same dictionary; the builder and codec can be chosen.
     let again = work.run(&["--json", "--dry-run", "--seed", "7", "rows.jsonl"]);
@@ -938,6 +1064,11 @@ fn given_content_is_measured_on_every_row_and_stored_under_a_new_id() {
         long.len() - 4095
     );
     assert!(stderr(&output).contains(&expected), "{}", stderr(&output));
+    // All of it within reach: no note.
+    work.file("reach.bin", &long[long.len() - 4095..]);
+    let output = work.run(&["--dry-run", "--content", "reach.bin", "rows.txt"]);
+    assert_exit(&output, 0);
+    assert!(!stderr(&output).contains("note:"), "{}", stderr(&output));
 
     // `--content -` reads standard input, with the rows in a file; not both on it.
     let output = work.run_with_stdin(
@@ -1009,6 +1140,13 @@ fn content_that_cannot_be_a_dictionary_is_refused_before_the_rows_are_read() {
         );
         assert!(!work.store().exists(), "{file}: the store was created");
     }
+    let output = work.run_with_stdin(&["--content", "-", "no-such-rows.txt"], b"");
+    assert_exit(&output, 1);
+    assert!(
+        stderr(&output).contains("error: the dictionary content on standard input is empty"),
+        "{}",
+        stderr(&output)
+    );
     let output = work.run(&["--content", "00000007.pgdict", "no-such-rows.txt"]);
     assert!(
         stderr(&output).contains("`pgdict dict sync --from DIR`"),
@@ -1065,7 +1203,7 @@ fn content_that_cannot_be_a_dictionary_is_refused_before_the_rows_are_read() {
     assert!(
         stderr(&output).contains(
             "pgdict-trainer: error: no rows to measure the given dictionary on: file blank.txt \
-             (lines) gave no datums; nothing was stored"
+             (lines) gave no datums; nothing was stored\n  hint: check that the source holds rows"
         ),
         "{}",
         stderr(&output)
@@ -1198,6 +1336,17 @@ fn text_report_and_store_from_stdin_and_flag() {
     ] {
         assert!(text.contains(needle), "report lacks {needle:?}:\n{text}");
     }
+    // A line for each size bucket that holds rows (these rows are all 64-256 bytes), and none
+    // for the empty ones.
+    assert!(rows.iter().all(|row| (64..256).contains(&row.len())));
+    assert!(text.contains("\n  64-256 "), "{text}");
+    for empty in ["<64", "256-1K", "1K-4K", ">=4K"] {
+        assert!(!text.contains(&format!("\n  {empty} ")), "{empty}: {text}");
+    }
+    // Every row fit the sample: no note of rows left out; the id measured under is the one
+    // stored under: no note of a longer id.
+    assert!(!text.contains("left out"), "{text}");
+    assert!(!text.contains("note: measured as id"), "{text}");
     // The flag wins over PGDICT_STORE; the progress bars stay off (stderr is not a terminal).
     assert!(!work.store().exists());
     assert_eq!(stderr(&output), "");
@@ -1220,6 +1369,12 @@ fn text_report_and_store_from_stdin_and_flag() {
             > 0
     );
     round_trip(&store, 1, Codec::Pglz, &rows[..50]);
+    assert_eq!(metadata.parameters["forced"], false);
+    // --force where the dictionary helps: stored, and not marked forced (it was not needed).
+    let output = work.run_with_stdin(&["--force", "--store", "elsewhere", "-"], &lines(&rows));
+    assert_exit(&output, 0);
+    let dict = DirStore::open(&store).unwrap().get(2).unwrap();
+    assert_eq!(dict.metadata().parameters["forced"], false);
 }
 
 #[test]
