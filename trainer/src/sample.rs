@@ -374,6 +374,34 @@ mod tests {
         assert_eq!((s.rows_seen, s.bytes_seen), (500, 500 * 9));
     }
 
+    /// A row that fits is taken, whatever the rows held: one that fills the byte bound
+    /// exactly, one longer than all of them. Checked on a reservoir directly: in a sampler,
+    /// the rows read after one wrongly turned away mostly hide it (they would put it out).
+    #[test]
+    fn a_row_that_fits_is_taken() {
+        // The keys kept, the bytes held, the cutoff.
+        let offer_all = |max_bytes, offers: &[(u64, usize)]| {
+            let mut reservoir = Reservoir::new(Limits {
+                max_rows: 10,
+                max_bytes,
+            });
+            for (index, &(key, len)) in (0..).zip(offers) {
+                reservoir.offer(key, index, &vec![b'r'; len]);
+            }
+            let mut keys: Vec<u64> = reservoir.rows.iter().map(|e| e.key).collect();
+            keys.sort_unstable();
+            (keys, reservoir.bytes, reservoir.cutoff)
+        };
+        // Filling the bound exactly, with the largest key yet.
+        assert_eq!(offer_all(10, &[(1, 4), (2, 6)]), (vec![1, 2], 10, None));
+        // Longer than every row held.
+        assert_eq!(offer_all(1000, &[(1, 5), (2, 50)]), (vec![1, 2], 55, None));
+        // A byte over the bound, with the largest key: turned away, the cutoff at its key.
+        assert_eq!(offer_all(10, &[(1, 4), (2, 7)]), (vec![1], 4, Some(2)));
+        // With the smallest key: it puts out the row of the largest.
+        assert_eq!(offer_all(10, &[(2, 4), (1, 7)]), (vec![1], 7, Some(2)));
+    }
+
     /// Rows longer than the byte bound take no part: among them, the bound still fills with
     /// the rows that fit (a too-long row that set the cutoff would keep out most of them).
     #[test]
