@@ -43,7 +43,7 @@ mod small_fs;
 use std::fs;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
 use pgdict::datum::{self, Codec, DatumEncoder, Form};
 use pgdict::dict::{CodecSet, Dictionary, DirStore, Metadata};
@@ -87,6 +87,16 @@ impl Work {
     /// [`Work::run`] with `stdin` on standard input.
     fn run_with_stdin(&self, args: &[&str], stdin: &[u8]) -> Output {
         child::output_with_stdin(&mut self.command(args), stdin)
+    }
+
+    /// [`Work::command`] started with standard output and error piped, to be read as it runs.
+    fn spawn(&self, args: &[&str]) -> Child {
+        (self
+            .command(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()))
+        .spawn()
+        .unwrap()
     }
 
     fn command(&self, args: &[&str]) -> Command {
@@ -255,12 +265,7 @@ fn rows_longer_than_the_sample_holds_are_left_out_with_a_note() {
 fn a_closed_pipe_ends_the_report_but_not_the_work() {
     let work = Work::new();
     work.file("rows.txt", &lines(&json_rows(1500)));
-    let mut child = work
-        .command(&["--codec", "both", "rows.txt"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = work.spawn(&["--codec", "both", "rows.txt"]);
     // The first write (the source and sample lines) comes before either dictionary is built;
     // the reports come after the close.
     let mut report = child.stdout.take().unwrap();
@@ -295,12 +300,7 @@ fn an_id_taken_while_building_is_noted() {
     let other = |id| Dictionary::new(id, CodecSet::ALL, 0, Metadata::new(), b"GET /x 200").unwrap();
     store.insert(&other(126)).unwrap();
     work.file("rows.txt", &lines(&json_rows(1500)));
-    let mut child = work
-        .command(&["rows.txt"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = work.spawn(&["rows.txt"]);
     // The first line comes once the rows are sampled: by then the id to measure under (127)
     // is chosen, and the dictionary is not yet built.
     let mut report = BufReader::new(child.stdout.take().unwrap());
