@@ -91,12 +91,9 @@ impl Work {
 
     /// [`Work::command`] started with standard output and error piped, to be read as it runs.
     fn spawn(&self, args: &[&str]) -> Child {
-        (self
-            .command(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped()))
-        .spawn()
-        .unwrap()
+        let mut command = self.command(args);
+        command.stdout(Stdio::piped()).stderr(Stdio::piped());
+        command.spawn().unwrap()
     }
 
     fn command(&self, args: &[&str]) -> Command {
