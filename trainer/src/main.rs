@@ -18,9 +18,9 @@ use pgdict_trainer::source::{
     self, ColumnFlags, FormatName, PageSample, PgSource, ShortSample, SourceSpec,
 };
 use pgdict_trainer::{
-    check_content, evaluation_json, is_dictionary_file, measure_content, sample_source, store,
-    train_split, Builder, Method, SampleOptions, StoreTarget, TrainError, TrainOptions, Trained,
-    DICTIONARY_FILE_HINT,
+    check_content, evaluation_json, is_dictionary_file, measure_content, round3, sample_source,
+    store, train_split, Builder, Method, SampleOptions, StoreTarget, TrainError, TrainOptions,
+    Trained, DICTIONARY_FILE_HINT,
 };
 use serde_json::{json, Map, Value};
 
@@ -829,7 +829,7 @@ fn json_report(report: &Report, sample: &pgdict_trainer::sample::Sample, args: &
         "size": t.size,
         "builder": t.builder.map(Builder::name),
         "content_file": args.content.as_deref().map(content_name),
-        "train_seconds": (t.train_seconds * 1000.0).round() / 1000.0,
+        "train_seconds": round3(t.train_seconds),
         "seed": args.seed,
         "sample": {
             "rows_seen": sample.rows_seen,
@@ -844,8 +844,8 @@ fn json_report(report: &Report, sample: &pgdict_trainer::sample::Sample, args: &
             "table_short_sample": report.short_sample.map(|short| short.to_json()),
         },
         "helps": t.helps(),
-        "gain_vs_pglz": (t.gain_vs_pglz() * 1000.0).round() / 1000.0,
-        "gain_vs_lz4": (t.gain_vs_lz4() * 1000.0).round() / 1000.0,
+        "gain_vs_pglz": round3(t.gain_vs_pglz()),
+        "gain_vs_lz4": round3(t.gain_vs_lz4()),
         "eval": evaluation_json(&t.evaluation),
     })
 }

@@ -206,7 +206,8 @@ impl Trained {
     }
 }
 
-fn round3(x: f64) -> f64 {
+/// `x` to three decimal places, as the JSON reports give ratios, gains, speeds and seconds.
+pub fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
@@ -780,6 +781,114 @@ mod tests {
         assert_eq!(bytes_wanted(1000, 0.0), (1000, 1000, 1000));
         // Over a half held out: the training side has the smaller bound.
         assert_eq!(bytes_wanted(1000, 0.75), (4000, 1000, 3000));
+    }
+
+    /// An lz4 dictionary measured on three held-out rows of 1,000 bytes in all, each 64 to 255
+    /// bytes long: plain pglz stores 900 bytes, plain lz4 1,000, pglz with the dictionary 300
+    /// (in 0.3 ms), lz4 with it 400.
+    fn lz4_trained_on_three_rows() -> Trained {
+        let measured = |stored_bytes, compress_seconds| eval::Measured {
+            stored_bytes,
+            compress_seconds,
+            ..Default::default()
+        };
+        let rows = eval::Group {
+            datums: 3,
+            raw_bytes: 1000,
+            pglz: measured(900, 0.0),
+            pglz_dict: Some(measured(300, 0.0003)),
+            lz4: measured(1000, 0.0),
+            lz4_dict: Some(measured(400, 0.0)),
+            ..Default::default()
+        };
+        let bucket = |bucket| match bucket {
+            eval::SizeBucket::To256 => eval::Group {
+                bucket: Some(bucket),
+                ..rows.clone()
+            },
+            _ => eval::Group {
+                bucket: Some(bucket),
+                pglz_dict: Some(measured(0, 0.0)),
+                lz4_dict: Some(measured(0, 0.0)),
+                ..Default::default()
+            },
+        };
+        Trained {
+            codec: Codec::Lz4,
+            content: b"a dictionary".to_vec(),
+            builder: None,
+            size: 12,
+            train_seconds: 0.0,
+            train_rows: 0,
+            train_bytes: 0,
+            evaluation: Evaluation {
+                buckets: eval::SizeBucket::ALL.into_iter().map(bucket).collect(),
+                all: rows,
+                empty_dict_bytes: Some(1000),
+            },
+            measured_as_id: 1,
+        }
+    }
+
+    #[test]
+    fn the_gains_are_of_the_dictionarys_codec_over_plain_pglz_and_plain_lz4() {
+        let trained = lz4_trained_on_three_rows();
+        assert_eq!(trained.gain_vs_pglz(), 900.0 / 400.0);
+        assert_eq!(trained.gain_vs_lz4(), 1000.0 / 400.0);
+    }
+
+    #[test]
+    fn round3_keeps_three_decimal_places() {
+        assert_eq!(round3(2.0 / 3.0), 0.667);
+        assert_eq!(round3(1234.56789), 1234.568);
+        assert_eq!(round3(0.0004), 0.0);
+        assert_eq!(round3(7.0), 7.0);
+    }
+
+    #[test]
+    fn the_evaluation_json_rounds_and_has_null_ratios_and_speeds_for_empty_buckets() {
+        let json = evaluation_json(&lz4_trained_on_three_rows().evaluation);
+        for group in [&json, &json["buckets"]["64-256"]] {
+            assert_eq!(group["datums"], 3);
+            let pglz_dict = &group["pglz_dict"];
+            assert_eq!(pglz_dict["stored_bytes"], 300);
+            // 1,000 / 300 bytes; 1,000 bytes in 0.3 ms: 3.333 MB/s.
+            assert_eq!(pglz_dict["ratio"], 3.333, "{group}");
+            assert_eq!(pglz_dict["compress_mb_s"], 3.333, "{group}");
+            // No time measured: 0, a number, as the rows were there.
+            assert_eq!(pglz_dict["decompress_mb_s"], 0.0, "{group}");
+            assert_eq!(group["lz4_dict_vs_lz4"], 2.5, "{group}");
+            assert_eq!(group["pglz_dict_vs_pglz"], 3.0, "{group}");
+        }
+        for empty in ["<64", "256-1K", "1K-4K", ">=4K"] {
+            let group = &json["buckets"][empty];
+            assert_eq!(group["datums"], 0, "{empty}");
+            for method in ["pglz", "lz4_dict"] {
+                for key in ["ratio", "compress_mb_s", "decompress_mb_s"] {
+                    assert!(
+                        group[method][key].is_null(),
+                        "{empty} {method} {key}: {group}"
+                    );
+                }
+            }
+            assert!(group["lz4_dict_vs_pglz"].is_null(), "{empty}: {group}");
+        }
+    }
+
+    #[test]
+    fn the_rows_wanted_are_both_sides() {
+        let rows_wanted = |max_rows, holdout| {
+            let options = SampleOptions {
+                max_rows,
+                holdout,
+                ..Default::default()
+            };
+            options.rows_wanted()
+        };
+        assert_eq!(rows_wanted(10_000, 0.2), 12_500);
+        assert_eq!(rows_wanted(10_000, 0.0), 10_000);
+        // All held out: the held-out side is unbounded, and so is the whole.
+        assert_eq!(rows_wanted(10_000, 1.0), u64::MAX);
     }
 
     #[test]
