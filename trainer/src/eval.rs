@@ -621,6 +621,203 @@ mod tests {
     }
 
     #[test]
+    fn each_length_falls_in_one_bucket_and_its_label_names_its_bounds() {
+        use SizeBucket::*;
+        let cases = [
+            (0, Under64),
+            (63, Under64),
+            (64, To256),
+            (255, To256),
+            (256, To1K),
+            (1023, To1K),
+            (1024, To4K),
+            (4095, To4K),
+            (4096, Over4K),
+            (1 << 30, Over4K),
+        ];
+        for (len, bucket) in cases {
+            assert_eq!(SizeBucket::of(len), bucket, "{len} bytes");
+        }
+        let labels = SizeBucket::ALL.map(SizeBucket::label);
+        assert_eq!(labels, ["<64", "64-256", "256-1K", "1K-4K", ">=4K"]);
+    }
+
+    #[test]
+    fn ratios_and_speeds_are_of_the_raw_bytes() {
+        let measured = Measured {
+            stored_bytes: 250,
+            compress_seconds: 0.5,
+            decompress_seconds: 0.25,
+            ..Measured::default()
+        };
+        assert_eq!(measured.ratio(1000), 4.0);
+        assert_eq!(measured.compress_mb_s(2_000_000), 4.0);
+        assert_eq!(measured.decompress_mb_s(2_000_000), 8.0);
+        // Nothing stored, nothing timed: 0, not a division by zero.
+        let nothing = Measured::default();
+        assert_eq!(nothing.ratio(1000), 0.0);
+        assert_eq!(nothing.compress_mb_s(1000), 0.0);
+        assert_eq!(nothing.decompress_mb_s(1000), 0.0);
+        let group = Group {
+            raw_bytes: 1000,
+            pglz: measured,
+            ..Group::default()
+        };
+        assert_eq!(group.ratio(Method::Pglz), Some(4.0));
+        assert_eq!(group.ratio(Method::PglzDict), None);
+    }
+
+    /// A JSON-like line of 40 to 42 bytes (for `i` under 1,000).
+    fn line(i: usize) -> String {
+        format!("{{\"id\": {i}, \"event\": \"login\", \"ok\": true}} ")
+    }
+
+    /// 200 rows, 40 in each size bucket; those under 64 bytes are 10 bytes long, and stay raw
+    /// under plain pglz.
+    fn rows_of_every_bucket() -> Vec<Vec<u8>> {
+        (0..200)
+            .map(|i| match i % 5 {
+                0 => format!("row {i:06}").into_bytes(),
+                k => line(i).repeat([0, 2, 8, 40, 120][k]).into_bytes(),
+            })
+            .collect()
+    }
+
+    /// Every measure of all rows is the sum of the size buckets' (seconds too: added in the
+    /// same order).
+    #[test]
+    fn all_rows_are_the_sum_of_the_buckets() {
+        let rows = rows_of_every_bucket();
+        let content: String = (1000..1100).map(line).collect();
+        let dict = Arc::new(PreparedDictionary::new(1, content.as_bytes()).unwrap());
+        let progress = crate::progress::NoProgress;
+        let evaluation = evaluate(&rows, Some(&dict), Codec::Lz4, &progress).unwrap();
+        let all = &evaluation.all;
+        assert_eq!(all.datums, 200);
+        let raw_bytes: usize = rows.iter().map(Vec::len).sum();
+        assert_eq!(all.raw_bytes, raw_bytes as u64);
+        let buckets = &evaluation.buckets;
+        let labels: Vec<_> = buckets.iter().map(|b| b.bucket).collect();
+        assert_eq!(labels, SizeBucket::ALL.map(Some));
+        assert!(buckets.iter().all(|b| b.datums == 40), "{buckets:?}");
+        assert_eq!(buckets.iter().map(|b| b.datums).sum::<u64>(), all.datums);
+        assert_eq!(
+            buckets.iter().map(|b| b.raw_bytes).sum::<u64>(),
+            all.raw_bytes
+        );
+        for method in [Method::Pglz, Method::PglzDict, Method::Lz4, Method::Lz4Dict] {
+            let of_buckets = |field: fn(&Measured) -> f64| {
+                let sum = buckets
+                    .iter()
+                    .fold(0.0, |sum, b| sum + field(b.get(method).unwrap()));
+                (sum, field(all.get(method).unwrap()))
+            };
+            type Field = fn(&Measured) -> f64;
+            let fields: [(&str, Field); 5] = [
+                ("stored_bytes", |m| m.stored_bytes as f64),
+                ("dict_datums", |m| m.dict_datums as f64),
+                ("raw_datums", |m| m.raw_datums as f64),
+                ("compress_seconds", |m| m.compress_seconds),
+                ("decompress_seconds", |m| m.decompress_seconds),
+            ];
+            for (name, field) in fields {
+                let (sum, total) = of_buckets(field);
+                assert_eq!(sum, total, "{} {name}", method.name());
+                // A sum that could be told from a product or a difference.
+                let wanted = name != "dict_datums" || method.uses_dict();
+                assert_eq!(total > 0.0, wanted, "{} {name}: {total}", method.name());
+                if name.ends_with("datums") {
+                    assert!(total <= 200.0, "{} {name}: {total}", method.name());
+                }
+            }
+        }
+    }
+
+    /// Where the evaluation's progress stands, each time it is told.
+    #[derive(Default)]
+    struct Positions {
+        total: std::cell::Cell<Option<u64>>,
+        updates: std::cell::RefCell<Vec<u64>>,
+    }
+
+    impl Progress for Positions {
+        fn begin(&self, phase: Phase, total: Option<u64>) {
+            assert_eq!(phase, Phase::Evaluating);
+            self.total.set(total);
+        }
+
+        fn update(&self, done: u64) {
+            self.updates.borrow_mut().push(done);
+        }
+    }
+
+    /// The rows are counted as each bucket's methods are measured: never back, never past the
+    /// total, and every row by the end.
+    #[test]
+    fn progress_counts_up_to_every_row() {
+        let rows = rows_of_every_bucket();
+        let dict = Arc::new(PreparedDictionary::new(1, line(7).as_bytes()).unwrap());
+        let positions = Positions::default();
+        evaluate(&rows, Some(&dict), Codec::Pglz, &positions).unwrap();
+        assert_eq!(positions.total.get(), Some(200));
+        let updates = positions.updates.take();
+        // Four methods in each of five buckets.
+        assert_eq!(updates.len(), 20, "{updates:?}");
+        assert!(updates.windows(2).all(|w| w[0] <= w[1]), "{updates:?}");
+        assert!(updates.iter().all(|&done| done <= 200), "{updates:?}");
+        // Each bucket ends at its share of the rows.
+        let bucket_ends: Vec<u64> = updates.chunks(4).map(|c| c[3]).collect();
+        assert_eq!(bucket_ends, [40, 80, 120, 160, 200]);
+    }
+
+    /// A pass is run at least three times, and no more once the runs have taken 20 ms; an
+    /// error ends it at once.
+    #[test]
+    fn timed_runs_a_pass_three_times_to_twenty_ms() {
+        let runs = &std::cell::Cell::new(0);
+        // A run that takes `ms` milliseconds and ends with `result`.
+        let run = |ms, result: Result<(), ()>| {
+            move || {
+                runs.set(runs.get() + 1);
+                std::thread::sleep(Duration::from_millis(ms));
+                result
+            }
+        };
+        let seconds = timed(run(10, Ok(()))).unwrap();
+        assert_eq!(runs.replace(0), MIN_RUNS);
+        assert!(seconds >= 0.01, "{seconds}");
+        timed(run(0, Ok(()))).unwrap();
+        assert!((MIN_RUNS..=MAX_RUNS).contains(&runs.replace(0)));
+        assert_eq!(timed(run(0, Err(()))), Err(()));
+        assert_eq!(runs.get(), 1);
+    }
+
+    /// A row longer than a datum holds (PostgreSQL's 1 GiB) is named by its number, counting
+    /// from 1. (Zeroed by the allocator: the pages are never touched, as its length alone is
+    /// refused.)
+    #[test]
+    fn a_row_over_the_datum_limit_is_named_by_its_number() {
+        let rows = [b"a row".to_vec(), vec![0; pgdict::datum::MAX_INPUT_LEN + 1]];
+        let dict = Arc::new(PreparedDictionary::new(1, b"a dictionary").unwrap());
+        let progress = crate::progress::NoProgress;
+        let error = evaluate(&rows, Some(&dict), Codec::Pglz, &progress).unwrap_err();
+        assert!(
+            matches!(
+                error,
+                EvalError::Datum {
+                    method: "pglz",
+                    row: 2,
+                    ..
+                }
+            ),
+            "{error}"
+        );
+        let error = empty_dict_bytes(&rows, 1, Codec::Lz4).unwrap_err();
+        assert!(matches!(error, EvalError::Datum { row: 2, .. }), "{error}");
+        assert!(error.to_string().contains("an empty dictionary"), "{error}");
+    }
+
+    #[test]
     fn a_saving_of_exactly_the_minimum_helps() {
         assert!(evaluated(10, 990).helps(Codec::Pglz, 0.01));
         assert!(!evaluated(10, 991).helps(Codec::Pglz, 0.01));
