@@ -673,7 +673,7 @@ mod tests {
     }
 
     /// 200 rows, 40 in each size bucket; those under 64 bytes are 10 bytes long, and stay raw
-    /// under plain pglz.
+    /// with every method.
     fn rows_of_every_bucket() -> Vec<Vec<u8>> {
         (0..200)
             .map(|i| match i % 5 {
@@ -705,14 +705,14 @@ mod tests {
             buckets.iter().map(|b| b.raw_bytes).sum::<u64>(),
             all.raw_bytes
         );
+        type Field = fn(&Measured) -> f64;
         for method in [Method::Pglz, Method::PglzDict, Method::Lz4, Method::Lz4Dict] {
-            let of_buckets = |field: fn(&Measured) -> f64| {
+            let of_buckets = |field: Field| {
                 let sum = buckets
                     .iter()
                     .fold(0.0, |sum, b| sum + field(b.get(method).unwrap()));
                 (sum, field(all.get(method).unwrap()))
             };
-            type Field = fn(&Measured) -> f64;
             let fields: [(&str, Field); 5] = [
                 ("stored_bytes", |m| m.stored_bytes as f64),
                 ("dict_datums", |m| m.dict_datums as f64),

@@ -10,6 +10,7 @@ use pgdict::dict::{
     self, file::hex, Destination, Dictionary, DirStore, Gain, PgStore, Store, StoreEntry,
     StoreError,
 };
+use pgdict_trainer::round3;
 use serde_json::{json, Value};
 
 use crate::output::Output;
@@ -207,7 +208,7 @@ fn summary_json(entry: &StoreEntry, dict: &Dictionary, auto: &BTreeMap<Codec, u3
             "raw_bytes": g.raw_bytes,
             "plain_bytes": g.plain_bytes,
             "dict_bytes": g.dict_bytes,
-            "gain": g.gain().map(|gain| (gain * 1000.0).round() / 1000.0),
+            "gain": g.gain().map(round3),
         })).collect::<Vec<_>>(),
     })
 }
