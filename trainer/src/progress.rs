@@ -127,9 +127,10 @@ impl Progress for NoProgress {}
 
 /// `indicatif` bars on standard error, one per step, each left on screen with its summary
 /// when it ends. Hidden when standard error is not a terminal.
-#[derive(Debug)]
 pub struct Bars {
     visible: bool,
+    /// Where each bar draws: standard error (a test's terminal in the unit tests).
+    draw_target: Box<dyn Fn() -> ProgressDrawTarget>,
     current: std::cell::RefCell<Option<ProgressBar>>,
 }
 
@@ -137,15 +138,26 @@ impl Bars {
     /// Bars that draw when standard error is a terminal and `quiet` is false.
     pub fn new(quiet: bool) -> Bars {
         let visible = !quiet && !ProgressDrawTarget::stderr().is_hidden();
+        Bars::drawing_on(visible, ProgressDrawTarget::stderr)
+    }
+
+    /// Bars that draw on what `draw_target` makes (a new target for each bar), if `visible`.
+    fn drawing_on(visible: bool, draw_target: impl Fn() -> ProgressDrawTarget + 'static) -> Bars {
         Bars {
             visible,
+            draw_target: Box::new(draw_target),
             current: std::cell::RefCell::new(None),
         }
     }
+}
 
-    /// Whether anything is drawn.
-    pub fn visible(&self) -> bool {
-        self.visible
+// By hand: the draw target's maker, a closure, has no `Debug`.
+impl std::fmt::Debug for Bars {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bars")
+            .field("visible", &self.visible)
+            .field("current", &self.current)
+            .finish_non_exhaustive()
     }
 }
 
@@ -156,7 +168,7 @@ impl Progress for Bars {
         }
         let bar = match total {
             Some(total) => {
-                let bar = ProgressBar::new(total);
+                let bar = ProgressBar::with_draw_target(Some(total), (self.draw_target)());
                 let counter = match phase {
                     Phase::Reading
                     | Phase::Sampling
@@ -171,7 +183,7 @@ impl Progress for Bars {
                 bar
             }
             None => {
-                let bar = ProgressBar::new_spinner();
+                let bar = ProgressBar::with_draw_target(None, (self.draw_target)());
                 let counter = match phase {
                     Phase::Building => "",
                     Phase::Decompressing => "{human_pos} datums",
@@ -238,7 +250,205 @@ pub fn thousands(n: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::cell::RefCell;
+    use std::sync::{Arc, Mutex};
+
+    use indicatif::TermLike;
+
     use super::*;
+
+    /// What a [`Progress`] was told, in order.
+    #[derive(Debug, PartialEq)]
+    enum Told {
+        Begin(Phase, Option<u64>),
+        Update(u64),
+        End(String),
+    }
+
+    #[derive(Default)]
+    struct Recorder(RefCell<Vec<Told>>);
+
+    impl Progress for Recorder {
+        fn begin(&self, phase: Phase, total: Option<u64>) {
+            self.0.borrow_mut().push(Told::Begin(phase, total));
+        }
+        fn update(&self, done: u64) {
+            self.0.borrow_mut().push(Told::Update(done));
+        }
+        fn end(&self, message: &str) {
+            self.0.borrow_mut().push(Told::End(message.into()));
+        }
+    }
+
+    #[test]
+    fn an_input_of_known_size_is_reported_in_bytes_every_1024_items() {
+        let recorder = Recorder::default();
+        let mut step = InputProgress::begin(&recorder, Phase::Sampling, Some(1_000_000));
+        let mut bytes_asked = 0;
+        for i in 1..=2100u64 {
+            step.item(|| {
+                bytes_asked += 1;
+                i * 100
+            });
+        }
+        assert_eq!(step.items(), 2100);
+        // Asked only when reporting.
+        assert_eq!(bytes_asked, 2);
+        step.end(|| 210_007, "2,100 rows");
+        assert_eq!(
+            recorder.0.into_inner(),
+            [
+                Told::Begin(Phase::Sampling, Some(1_000_000)),
+                Told::Update(102_400),
+                Told::Update(204_800),
+                Told::Update(210_007),
+                Told::End("2,100 rows".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_input_of_unknown_size_is_reported_in_items() {
+        let recorder = Recorder::default();
+        let mut step = InputProgress::begin(&recorder, Phase::Decompressing, None);
+        let unasked = || -> u64 { panic!("the bytes read of an input of unknown size") };
+        for _ in 0..1025 {
+            step.item(unasked);
+        }
+        assert_eq!(step.items(), 1025);
+        step.end(unasked, "1,025 datums");
+        assert_eq!(
+            recorder.0.into_inner(),
+            [
+                Told::Begin(Phase::Decompressing, None),
+                Told::Update(1024),
+                Told::Update(1025),
+                Told::End("1,025 datums".into()),
+            ]
+        );
+    }
+
+    /// A terminal that keeps every line drawn on it.
+    #[derive(Clone, Debug, Default)]
+    struct Screen(Arc<Mutex<String>>);
+
+    impl Screen {
+        fn bars(&self) -> Bars {
+            let screen = self.clone();
+            Bars::drawing_on(true, move || {
+                ProgressDrawTarget::term_like(Box::new(screen.clone()))
+            })
+        }
+
+        /// What was drawn since the last call.
+        fn drawn(&self) -> String {
+            std::mem::take(&mut *self.0.lock().unwrap())
+        }
+    }
+
+    impl TermLike for Screen {
+        fn width(&self) -> u16 {
+            120
+        }
+        fn move_cursor_up(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_down(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_right(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_left(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn write_line(&self, line: &str) -> std::io::Result<()> {
+            self.write_str(&format!("{line}\n"))
+        }
+        fn write_str(&self, text: &str) -> std::io::Result<()> {
+            self.0.lock().unwrap().push_str(text);
+            Ok(())
+        }
+        fn clear_line(&self) -> std::io::Result<()> {
+            self.write_str("\n")
+        }
+        fn flush(&self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_bar_counts_the_bytes_of_an_input_and_the_rows_evaluated() {
+        let screen = Screen::default();
+        let bars = screen.bars();
+        for phase in [
+            Phase::Reading,
+            Phase::Sampling,
+            Phase::Compressing,
+            Phase::Decompressing,
+        ] {
+            bars.begin(phase, Some(4096));
+            bars.update(2048);
+            let drawn = screen.drawn();
+            assert!(drawn.contains(&format!("{} [", phase.label())), "{drawn}");
+            assert!(drawn.contains("] 2.00 KiB/4.00 KiB "), "{phase:?}: {drawn}");
+            bars.end("all read");
+            let drawn = screen.drawn();
+            assert!(drawn.contains("] 4.00 KiB/4.00 KiB "), "{phase:?}: {drawn}");
+            assert!(drawn.contains(" all read"), "{phase:?}: {drawn}");
+        }
+        bars.begin(Phase::Evaluating, Some(4096));
+        bars.update(2048);
+        let drawn = screen.drawn();
+        assert!(drawn.contains("evaluating ["), "{drawn}");
+        assert!(drawn.contains("] 2,048/4,096 rows "), "{drawn}");
+    }
+
+    #[test]
+    fn a_spinner_counts_rows_or_datums_and_a_build_notes_its_stage() {
+        let screen = Screen::default();
+        let bars = screen.bars();
+        for (phase, counted) in [
+            (Phase::Sampling, "1,234 rows"),
+            (Phase::Decompressing, "1,234 datums"),
+        ] {
+            bars.begin(phase, None);
+            bars.update(1234);
+            bars.end("done");
+            let drawn = screen.drawn();
+            assert!(drawn.contains(phase.label()), "{drawn}");
+            assert!(
+                drawn.contains(&format!(" {counted} ")),
+                "{phase:?}: {drawn}"
+            );
+        }
+        bars.begin(Phase::Building, None);
+        bars.note("choosing prefixes");
+        let drawn = screen.drawn();
+        assert!(drawn.contains("building "), "{drawn}");
+        assert!(drawn.contains(" choosing prefixes"), "{drawn}");
+        // A step that counts nothing shows no count.
+        assert!(!drawn.contains(" 0 "), "{drawn}");
+    }
+
+    #[test]
+    fn hidden_bars_draw_nothing() {
+        let screen = Screen::default();
+        let shown = screen.clone();
+        let bars = Bars::drawing_on(false, move || {
+            ProgressDrawTarget::term_like(Box::new(shown.clone()))
+        });
+        bars.begin(Phase::Sampling, Some(10));
+        bars.update(5);
+        bars.note("half");
+        bars.end("done");
+        assert_eq!(screen.drawn(), "");
+        let debug = format!("{bars:?}");
+        assert!(
+            debug.starts_with("Bars { visible: false, current: "),
+            "{debug}"
+        );
+    }
 
     #[test]
     fn counts() {
