@@ -2,7 +2,7 @@
 
 use pgdict::datum::Codec;
 use pgdict_trainer::source::{PageSample, ShortSample};
-use pgdict_trainer::SizeBucket;
+use pgdict_trainer::{round_to, SizeBucket};
 use serde_json::{json, Map, Value};
 
 use crate::measure::{Comparison, MethodResult, Stats, METHODS};
@@ -200,23 +200,18 @@ fn group_table(
     format!("{title}\n{}", table.render())
 }
 
-fn round(x: f64, places: i32) -> f64 {
-    let scale = 10f64.powi(places);
-    (x * scale).round() / scale
-}
-
 fn stats_json(stats: &Stats, baseline: &Stats, storable: bool) -> Value {
     json!({
         "datums": stats.datums,
         "raw_bytes": stats.raw_bytes,
         "stored_bytes": stats.stored_bytes,
-        "ratio": stats.ratio().map(|r| round(r, 4)),
-        "ratio_vs_pglz": stats.ratio_vs(baseline).map(|r| round(r, 4)),
-        "stored_raw_share": stats.raw_share().map(|r| round(r, 4)),
+        "ratio": stats.ratio().map(|r| round_to(r, 4)),
+        "ratio_vs_pglz": stats.ratio_vs(baseline).map(|r| round_to(r, 4)),
+        "stored_raw_share": stats.raw_share().map(|r| round_to(r, 4)),
         "raw_datums": stats.raw_datums,
         "dict_datums": stats.dict_datums,
-        "compress_mb_s": stats.compress_mb_s().map(|r| round(r, 1)),
-        "decompress_mb_s": stats.decompress_mb_s().map(|r| round(r, 1)),
+        "compress_mb_s": stats.compress_mb_s().map(|r| round_to(r, 1)),
+        "decompress_mb_s": stats.decompress_mb_s().map(|r| round_to(r, 1)),
         "storable": storable,
     })
 }

@@ -8,6 +8,7 @@ use std::io::Read;
 use std::process::Stdio;
 
 use common::{corpus, corpus_arg, DemoStore, Dir, Run};
+use pgdict_trainer::progress::thousands;
 
 /// The sizes the demo's pglz dictionary may have: the pgdict builder fills at most pglz's
 /// 4095-byte window, and not always to the last byte (what it keeps follows the
@@ -24,19 +25,6 @@ fn added_pglz_bytes(out: &str) -> usize {
     number
         .parse()
         .unwrap_or_else(|_| panic!("not a size: {number}\n{out}"))
-}
-
-/// `n` with thousands separators, as pgdict prints byte counts.
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
 }
 
 #[test]
@@ -1512,7 +1500,7 @@ fn compare_reports_every_method_overall_and_per_bucket() {
     assert!(
         out.contains(&format!(
             "pglz   {} bytes  dictionary 1 of",
-            thousands(pglz_bytes)
+            thousands(pglz_bytes as u64)
         )),
         "{out}"
     );
@@ -1789,6 +1777,14 @@ fn dict_list_show_and_retire() {
     assert_eq!(first["id"], 1);
     assert_eq!(first["codecs"], serde_json::json!(["pglz"]));
     assert_eq!(first["bytes"], pglz_bytes);
+    // The demo measured the dictionary: its gain over plain pglz, to three places.
+    let gain = &first["gains"][0];
+    assert_eq!(gain["codec"], "pglz", "{out}");
+    let (plain, dict) = (gain["plain_bytes"].as_f64(), gain["dict_bytes"].as_f64());
+    let exact = plain.unwrap() / dict.unwrap();
+    let shown = gain["gain"].as_f64().unwrap();
+    assert!((shown - exact).abs() <= 0.0005, "{out}");
+    assert_eq!((shown * 1000.0).round() / 1000.0, shown, "{out}");
 
     let out = dir
         .run(&["dict", "show", "1", "--content", "dict1.bin"])
@@ -1798,7 +1794,7 @@ fn dict_list_show_and_retire() {
     assert!(
         out.contains(&format!(
             "content:    {} bytes, sha256 ",
-            thousands(pglz_bytes)
+            thousands(pglz_bytes as u64)
         )),
         "{out}"
     );

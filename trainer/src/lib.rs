@@ -73,7 +73,7 @@ pub use build::{BuildError, Builder};
 pub use eval::{evaluate, EvalError, Evaluation, Group, Measured, Method, SizeBucket};
 pub use train::{
     check_content, chosen_pg_store, default_size, evaluation_json, is_dictionary_file,
-    measure_content, round3, sample_source, split, store, train, train_split, SampleOptions,
-    StoreFlagsConflict, StoreTarget, TrainError, TrainOptions, Trained, DEFAULT_HOLDOUT,
-    DICTIONARY_FILE_HINT, LZ4_DEFAULT_SIZE, MIN_SAVING, PGLZ_DEFAULT_SIZE,
+    measure_content, round3, round_to, sample_source, split, store, train, train_split,
+    SampleOptions, StoreFlagsConflict, StoreTarget, TrainError, TrainOptions, Trained,
+    DEFAULT_HOLDOUT, DICTIONARY_FILE_HINT, LZ4_DEFAULT_SIZE, MIN_SAVING, PGLZ_DEFAULT_SIZE,
 };

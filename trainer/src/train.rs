@@ -206,9 +206,17 @@ impl Trained {
     }
 }
 
-/// `x` to three decimal places, as the JSON reports give ratios, gains, speeds and seconds.
+/// `x` to three decimal places, as the trainer's JSON reports give ratios, gains, speeds and
+/// seconds.
 pub fn round3(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
+    round_to(x, 3)
+}
+
+/// `x` to `places` decimal places (halves away from zero), for JSON reports: the number that
+/// is written is the number that is shown.
+pub fn round_to(x: f64, places: i32) -> f64 {
+    let scale = 10f64.powi(places);
+    (x * scale).round() / scale
 }
 
 /// The evaluation as JSON: `datums`, `raw_bytes`, an object per method (`stored_bytes`,
@@ -843,6 +851,15 @@ mod tests {
         assert_eq!(round3(1234.56789), 1234.568);
         assert_eq!(round3(0.0004), 0.0);
         assert_eq!(round3(7.0), 7.0);
+    }
+
+    #[test]
+    fn round_to_keeps_the_places_asked_for() {
+        assert_eq!(round_to(2.0 / 3.0, 4), 0.6667);
+        assert_eq!(round_to(123.45, 1), 123.5);
+        assert_eq!(round_to(-0.25, 1), -0.3);
+        assert_eq!(round_to(0.04, 1), 0.0);
+        assert_eq!(round_to(1234.5, 0), 1235.0);
     }
 
     #[test]
