@@ -1115,7 +1115,7 @@ fn a_signal_ends_a_stream_nobody_reads() {
 
 /// Ctrl-C (SIGINT), SIGTERM and SIGHUP end the command as they would, with the file it was to
 /// replace as it was and no temporary file left beside it; a signal that it was started
-/// ignoring (`nohup` ignores SIGHUP) stays ignored.
+/// ignoring (`nohup` ignores SIGHUP, a shell script's `cmd &` SIGINT) stays ignored.
 #[test]
 fn a_signal_leaves_the_output_as_it_was_and_nothing_beside_it() {
     use std::io::Write;
@@ -1142,15 +1142,19 @@ fn a_signal_leaves_the_output_as_it_was_and_nothing_beside_it() {
         );
         assert_output_untouched(&dir, "out.datums", b"old");
     }
-    // Started with SIGHUP ignored: it goes on, and the rows that come are written.
-    let mut child = compress_waiting_for_rows(&dir, "trap '' HUP; exec \"$0\" \"$@\"");
-    send("HUP", &child);
-    let mut rows = child.stdin.take().unwrap();
-    rows.write_all(b"a row\n").unwrap();
-    drop(rows);
-    let status = child.wait().unwrap();
-    assert!(status.success(), "{status:?}");
-    let written = fs::read(dir.path("out.datums")).unwrap();
-    assert_eq!(written, b"\x06\0\0\0\x0da row");
-    assert_eq!(temporary_files(&dir), Vec::<String>::new());
+    // Started with SIGHUP ignored (`nohup`), or SIGINT (a shell script's `cmd &`): it goes on,
+    // and the rows that come are written.
+    for (signal, row) in [("HUP", "a row"), ("INT", "b row")] {
+        let script = format!("trap '' {signal}; exec \"$0\" \"$@\"");
+        let mut child = compress_waiting_for_rows(&dir, &script);
+        send(signal, &child);
+        let mut rows = child.stdin.take().unwrap();
+        writeln!(rows, "{row}").unwrap();
+        drop(rows);
+        let status = child.wait().unwrap();
+        assert!(status.success(), "SIG{signal}: {status:?}");
+        let written = fs::read(dir.path("out.datums")).unwrap();
+        assert_eq!(written, [b"\x06\0\0\0\x0d", row.as_bytes()].concat());
+        assert_eq!(temporary_files(&dir), Vec::<String>::new());
+    }
 }

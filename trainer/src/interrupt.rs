@@ -91,3 +91,27 @@ fn ignored_signals() -> Option<u64> {
         .find_map(|line| line.strip_prefix("SigIgn:"))?;
     u64::from_str_radix(mask.trim(), 16).ok()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn registered() -> Vec<u64> {
+        cleanups().iter().map(|(key, _)| *key).collect()
+    }
+
+    #[test]
+    fn dropping_a_registration_unregisters_its_cleanup_alone() {
+        let first = on_signal(|| {});
+        let second = on_signal(|| {});
+        let (first_key, second_key) = (first.key, second.key);
+        assert_ne!(first_key, second_key);
+        assert!(registered().contains(&first_key));
+        drop(first);
+        let left = registered();
+        assert!(!left.contains(&first_key), "{left:?}");
+        assert!(left.contains(&second_key), "{left:?}");
+        drop(second);
+        assert!(!registered().contains(&second_key));
+    }
+}
