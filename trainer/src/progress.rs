@@ -130,7 +130,7 @@ impl Progress for NoProgress {}
 pub struct Bars {
     visible: bool,
     /// Where each bar draws: standard error (a test's terminal in the unit tests).
-    draw_target: Box<dyn Fn() -> ProgressDrawTarget>,
+    draw_target: Box<dyn Fn() -> ProgressDrawTarget + Send>,
     current: std::cell::RefCell<Option<ProgressBar>>,
 }
 
@@ -142,7 +142,10 @@ impl Bars {
     }
 
     /// Bars that draw on what `draw_target` makes (a new target for each bar), if `visible`.
-    fn drawing_on(visible: bool, draw_target: impl Fn() -> ProgressDrawTarget + 'static) -> Bars {
+    fn drawing_on(
+        visible: bool,
+        draw_target: impl Fn() -> ProgressDrawTarget + Send + 'static,
+    ) -> Bars {
         Bars {
             visible,
             draw_target: Box::new(draw_target),
@@ -448,6 +451,12 @@ mod tests {
             debug.starts_with("Bars { visible: false, current: "),
             "{debug}"
         );
+    }
+
+    #[test]
+    fn bars_can_move_to_another_thread() {
+        fn send<T: Send>(_: T) {}
+        send(Bars::new(true));
     }
 
     #[test]

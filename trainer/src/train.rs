@@ -212,8 +212,8 @@ pub fn round3(x: f64) -> f64 {
     round_to(x, 3)
 }
 
-/// `x` to `places` decimal places (halves away from zero), for JSON reports: the number that
-/// is written is the number that is shown.
+/// `x` to `places` decimal places (halves away from zero), as the JSON reports give their
+/// numbers: no more digits than the measurement holds.
 pub fn round_to(x: f64, places: i32) -> f64 {
     let scale = 10f64.powi(places);
     (x * scale).round() / scale
