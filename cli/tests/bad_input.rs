@@ -1121,6 +1121,20 @@ fn a_signal_leaves_the_output_as_it_was_and_nothing_beside_it() {
     use std::io::Write;
     use std::os::unix::process::ExitStatusExt;
 
+    // A signal this process ignores, its children start ignoring too: the test would wait
+    // for ever for a child that goes on.
+    let status = fs::read_to_string("/proc/self/status").unwrap();
+    let ignored = status.lines().find_map(|line| line.strip_prefix("SigIgn:"));
+    let ignored = u64::from_str_radix(ignored.unwrap().trim(), 16).unwrap();
+    for (signal, number) in [("INT", 2), ("TERM", 15), ("HUP", 1)] {
+        assert_eq!(
+            ignored & 1 << (number - 1),
+            0,
+            "the tests run with SIG{signal} ignored (a shell script's `cmd &` ignores SIGINT): \
+             run them with it at its default"
+        );
+    }
+
     let dir = Dir::new();
     dir.write("out.datums", b"old");
     for (signal, number) in [("INT", 2), ("TERM", 15), ("HUP", 1)] {
