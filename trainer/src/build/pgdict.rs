@@ -1932,6 +1932,62 @@ mod tests {
         assert_ne!(refine_within(alike.bytes() + round, &alike).1, start.dict);
     }
 
+    /// 200 small JSON objects whose field names and values come from 16 words: a probe that
+    /// refinement keeps improving on for several rounds.
+    fn word_rows() -> Vec<Vec<u8>> {
+        let words = [
+            "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
+            "juliet", "kilo", "lima", "mike", "november", "oscar", "papa",
+        ];
+        let word = |i: usize| words[i % words.len()];
+        (0..200)
+            .map(|i| {
+                let (a, b, c, d, e) = (
+                    word(i),
+                    word(i * 7),
+                    word(i * 3),
+                    word(i / 3),
+                    word(i * 5 + 1),
+                );
+                format!(r#"{{"{a}":{i},"{b}":"{c}-{d}","{e}":{}}}"#, i * 37 % 1000).into_bytes()
+            })
+            .collect()
+    }
+
+    /// Every fourth round reorders the pieces instead of replacing some; for pglz it probes
+    /// two orders (by where datums copy, by value), as much work as a replacing round.
+    #[test]
+    fn refine_counts_a_reordering_rounds_two_probes() {
+        let rows = word_rows();
+        let row_refs: Vec<&[u8]> = rows.iter().map(|r| &r[..]).collect();
+        let k = 4;
+        let counts = KmerCounts::count(&row_refs, k);
+        let pool = Pool::new(row_refs.clone(), &counts, 2);
+        let probe = Probe::new(row_refs.clone(), Codec::Pglz);
+        let context = Context::new(&pool, &row_refs, &probe, 200, k, false);
+        let start = State::new(vec![piece(b"a string the rows lack")], &probe, None);
+        let no_valid = Probe::new(Vec::new(), Codec::Pglz);
+        let refine_within = |max_probe_bytes: usize| {
+            let builder = PgdictBuilder {
+                max_probe_bytes,
+                ..PgdictBuilder::default()
+            };
+            builder.refine(&start, &context, &no_valid, Refill::Pool, 0.5)
+        };
+        // Rounds 0 to 2 replace (two probes each), round 3 reorders (two probes), round 4
+        // replaces again: it starts only while the work done is under the bound.
+        let probe_bytes = probe.bytes();
+        let after_round_3 = refine_within(6 * probe_bytes + 1);
+        assert_eq!(refine_within(8 * probe_bytes), after_round_3);
+        let after_round_4 = refine_within(8 * probe_bytes + 1);
+        assert!(
+            after_round_4.0 < after_round_3.0,
+            "{} >= {}",
+            after_round_4.0,
+            after_round_3.0
+        );
+    }
+
     /// Validation rows no dictionary changes (noise, nothing to copy): every result stores
     /// them the same, and refine keeps the first, the start, not the most refined.
     #[test]
