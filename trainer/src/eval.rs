@@ -600,6 +600,7 @@ fn timed<E>(mut f: impl FnMut() -> Result<(), E>) -> Result<f64, E> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::progress::recording::{Recorder, Told};
 
     /// Plain pglz stored 1000 bytes of the held-out rows, pglz with the dictionary `dict`.
     fn evaluated(datums: u64, dict: u64) -> Evaluation {
@@ -733,34 +734,26 @@ mod tests {
         }
     }
 
-    /// Where the evaluation's progress stands, each time it is told.
-    #[derive(Default)]
-    struct Positions {
-        total: std::cell::Cell<Option<u64>>,
-        updates: std::cell::RefCell<Vec<u64>>,
-    }
-
-    impl Progress for Positions {
-        fn begin(&self, phase: Phase, total: Option<u64>) {
-            assert_eq!(phase, Phase::Evaluating);
-            self.total.set(total);
-        }
-
-        fn update(&self, done: u64) {
-            self.updates.borrow_mut().push(done);
-        }
-    }
-
     /// The rows are counted as each bucket's methods are measured: never back, never past the
     /// total, and every row by the end.
     #[test]
     fn progress_counts_up_to_every_row() {
         let rows = rows_of_every_bucket();
         let dict = Arc::new(PreparedDictionary::new(1, line(7).as_bytes()).unwrap());
-        let positions = Positions::default();
-        evaluate(&rows, Some(&dict), Codec::Pglz, &positions).unwrap();
-        assert_eq!(positions.total.get(), Some(200));
-        let updates = positions.updates.take();
+        let recorder = Recorder::default();
+        evaluate(&rows, Some(&dict), Codec::Pglz, &recorder).unwrap();
+        let told = recorder.0.take();
+        let begun: Vec<&Told> = told
+            .iter()
+            .filter(|t| matches!(t, Told::Begin(..)))
+            .collect();
+        assert_eq!(begun, [&Told::Begin(Phase::Evaluating, Some(200))]);
+        let updates: Vec<u64> = (told.iter())
+            .filter_map(|t| match t {
+                Told::Update(done) => Some(*done),
+                _ => None,
+            })
+            .collect();
         // Four methods in each of five buckets.
         assert_eq!(updates.len(), 20, "{updates:?}");
         assert!(updates.windows(2).all(|w| w[0] <= w[1]), "{updates:?}");

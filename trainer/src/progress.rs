@@ -251,25 +251,24 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
+/// A [`Progress`] that records what it is told, for the tests of what reports progress.
 #[cfg(test)]
-mod tests {
+pub(crate) mod recording {
     use std::cell::RefCell;
-    use std::sync::{Arc, Mutex};
 
-    use indicatif::TermLike;
+    use super::{Phase, Progress};
 
-    use super::*;
-
-    /// What a [`Progress`] was told, in order.
+    /// What a [`Progress`] was told.
     #[derive(Debug, PartialEq)]
-    enum Told {
+    pub(crate) enum Told {
         Begin(Phase, Option<u64>),
         Update(u64),
         End(String),
     }
 
+    /// Keeps what it is told, in order.
     #[derive(Default)]
-    struct Recorder(RefCell<Vec<Told>>);
+    pub(crate) struct Recorder(pub(crate) RefCell<Vec<Told>>);
 
     impl Progress for Recorder {
         fn begin(&self, phase: Phase, total: Option<u64>) {
@@ -282,6 +281,16 @@ mod tests {
             self.0.borrow_mut().push(Told::End(message.into()));
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use indicatif::TermLike;
+
+    use super::recording::{Recorder, Told};
+    use super::*;
 
     #[test]
     fn an_input_of_known_size_is_reported_in_bytes_every_1024_items() {
