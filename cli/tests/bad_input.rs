@@ -1121,23 +1121,19 @@ fn a_signal_leaves_the_output_as_it_was_and_nothing_beside_it() {
     use std::io::Write;
     use std::os::unix::process::ExitStatusExt;
 
-    // A signal this process ignores, its children start ignoring too: the test would wait
-    // for ever for a child that goes on.
-    let status = fs::read_to_string("/proc/self/status").unwrap();
-    let ignored = status.lines().find_map(|line| line.strip_prefix("SigIgn:"));
-    let ignored = u64::from_str_radix(ignored.unwrap().trim(), 16).unwrap();
+    let ignored =
+        pgdict_trainer::interrupt::ignored_signals().expect("SigIgn in /proc/self/status");
+    let dir = Dir::new();
+    dir.write("out.datums", b"old");
     for (signal, number) in [("INT", 2), ("TERM", 15), ("HUP", 1)] {
+        // A signal this process ignores, the child starts ignoring too: it would go on, and
+        // the test would wait for it for ever.
         assert_eq!(
             ignored & 1 << (number - 1),
             0,
             "the tests run with SIG{signal} ignored (a shell script's `cmd &` ignores SIGINT): \
              run them with it at its default"
         );
-    }
-
-    let dir = Dir::new();
-    dir.write("out.datums", b"old");
-    for (signal, number) in [("INT", 2), ("TERM", 15), ("HUP", 1)] {
         // `exec`: the signal goes to pgdict itself, not to the shell.
         let mut child = compress_waiting_for_rows(&dir, "exec \"$0\" \"$@\"");
         // Standard input stays open until the child has ended: `wait` would close it first,

@@ -83,8 +83,9 @@ fn install() {
 }
 
 /// The signals this process ignores, a bit each (signal N is bit N - 1), as Linux tells in
-/// `/proc/self/status`; `None` where that cannot be read.
-fn ignored_signals() -> Option<u64> {
+/// `/proc/self/status`; `None` where that cannot be read. A process starts ignoring what its
+/// parent ignored (`nohup`: SIGHUP; a shell script's `cmd &`: SIGINT).
+pub fn ignored_signals() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let mask = status
         .lines()
