@@ -1988,6 +1988,119 @@ mod tests {
         );
     }
 
+    /// Refines `start` for lz4 on the `probe` of `rows` within `max_probe_bytes` of work,
+    /// halving the drop share every two rejected rounds, without validation rows. No
+    /// candidate is held by 1,000 rows: a replacing round only trims and drops.
+    fn lz4_refined(
+        rows: &[&[u8]],
+        probe: &Probe<'_>,
+        start: &State,
+        max_probe_bytes: usize,
+    ) -> (usize, Vec<u8>) {
+        let k = 5;
+        let counts = KmerCounts::count(rows, k);
+        let pool = Pool::new(rows.to_vec(), &counts, 1000);
+        let context = Context::new(&pool, rows, probe, start.dict.len(), k, true);
+        let builder = PgdictBuilder {
+            max_probe_bytes,
+            lz4_patience: 2,
+            ..PgdictBuilder::default()
+        };
+        let no_valid = Probe::new(Vec::new(), Codec::Lz4);
+        builder.refine(start, &context, &no_valid, Refill::Pool, 0.5)
+    }
+
+    /// lz4: once the replacing rounds end, by a drop share halved under [`MIN_DROP_SHARE`],
+    /// the parts around each shift point are shifted by one byte, then two, each trial one
+    /// probe's work, and the best kept.
+    #[test]
+    fn lz4_refine_shifts_the_parts_once_its_rounds_end() {
+        let rows = word_rows();
+        let row_refs: Vec<&[u8]> = rows.iter().map(|r| &r[..]).collect();
+        let probe = Probe::new(row_refs.clone(), Codec::Lz4);
+        // 13 rows as the pieces, 609 bytes: only the first shift point (512 from the end)
+        // is in the dictionary.
+        let pieces: Vec<Piece> = rows[40..53].iter().map(|r| piece(r)).collect();
+        let start = State::new(pieces, &probe, None);
+        assert_eq!(start.dict.len(), 609);
+        let refine_within =
+            |max_probe_bytes| lz4_refined(&row_refs, &probe, &start, max_probe_bytes);
+        // The shifts: the piece starting nearest 512 bytes from the end loses its first byte,
+        // or its first two, which stores the probe rows smaller still.
+        let [by_one, by_two] = [1, 2].map(|cut| shift(&start, 512, cut, &probe).unwrap());
+        assert!(by_one.outcome.stored < start.outcome.stored);
+        assert!(by_two.outcome.stored < by_one.outcome.stored);
+        // The rounds, all rejected: 0.75 halved 7 times is under 0.01, so 14 replacing rounds
+        // (two probes each) and the 4 reordering rounds among them (one probe each).
+        let probe_bytes = probe.bytes();
+        let rounds = (14 * 2 + 4) * probe_bytes;
+        assert_eq!(
+            refine_within(rounds),
+            (start.outcome.stored, start.dict.clone())
+        );
+        assert_eq!(
+            refine_within(rounds + probe_bytes),
+            (by_one.outcome.stored, by_one.dict)
+        );
+        let by_two = (by_two.outcome.stored, by_two.dict);
+        assert_eq!(refine_within(rounds + 2 * probe_bytes), by_two);
+        // No other shift point is in the dictionary: more work changes nothing.
+        assert_eq!(refine_within(usize::MAX), by_two);
+    }
+
+    /// lz4: of two shifts at a point that store the probe rows equally, the first (by one
+    /// byte) is taken, and the next point shifts that.
+    #[test]
+    fn lz4_refine_takes_the_first_of_equal_shifts() {
+        let rows = word_rows();
+        let row_refs: Vec<&[u8]> = rows.iter().map(|r| &r[..]).collect();
+        let probe = Probe::new(row_refs.clone(), Codec::Lz4);
+        // 1,468 bytes: two shift points, 512 and 1,024 bytes from the end.
+        let pieces: Vec<Piece> = rows[161..192].iter().map(|r| piece(r)).collect();
+        let start = State::new(pieces, &probe, None);
+        assert_eq!(start.dict.len(), 1468);
+        let [by_one, by_two] = [1, 2].map(|cut| shift(&start, 512, cut, &probe).unwrap());
+        assert!(by_one.outcome.stored < start.outcome.stored);
+        assert_eq!(by_one.outcome.stored, by_two.outcome.stored);
+        // At the second point the best shift of the first: by two bytes.
+        let [then_one, then_two] = [1, 2].map(|cut| shift(&by_one, 1024, cut, &probe).unwrap());
+        assert!(then_two.outcome.stored < by_one.outcome.stored);
+        assert!(then_two.outcome.stored < then_one.outcome.stored);
+        // The rounds are rejected (as in the test above).
+        assert_eq!(
+            lz4_refined(&row_refs, &probe, &start, usize::MAX),
+            (then_two.outcome.stored, then_two.dict)
+        );
+    }
+
+    /// Refinement runs while the drop share is at least [`MIN_DROP_SHARE`]: a first drop of
+    /// exactly that runs rounds, one just under it none.
+    #[test]
+    fn refine_runs_down_to_the_least_drop_share() {
+        let rows = word_rows();
+        let row_refs: Vec<&[u8]> = rows.iter().map(|r| &r[..]).collect();
+        let k = 4;
+        let counts = KmerCounts::count(&row_refs, k);
+        let pool = Pool::new(row_refs.clone(), &counts, 2);
+        let probe = Probe::new(row_refs.clone(), Codec::Pglz);
+        let context = Context::new(&pool, &row_refs, &probe, 200, k, false);
+        let start = State::new(vec![piece(b"a string the rows lack")], &probe, None);
+        let no_valid = Probe::new(Vec::new(), Codec::Pglz);
+        let builder = PgdictBuilder::default();
+        let refine =
+            |first_drop| builder.refine(&start, &context, &no_valid, Refill::Pool, first_drop);
+        let (stored, _) = refine(MIN_DROP_SHARE);
+        assert!(
+            stored < start.outcome.stored,
+            "{stored} >= {}",
+            start.outcome.stored
+        );
+        assert_eq!(
+            refine(MIN_DROP_SHARE * 0.99),
+            (start.outcome.stored, start.dict.clone())
+        );
+    }
+
     /// Validation rows no dictionary changes (noise, nothing to copy): every result stores
     /// them the same, and refine keeps the first, the start, not the most refined.
     #[test]
