@@ -1801,6 +1801,12 @@ mod tests {
             .iter()
             .any(|r| r.windows(p.bytes.len()).any(|w| w == &p.bytes[..]))));
         assert!(trial.dict.len() <= 100, "{}", trial.dict.len());
+        // Half the budget: the unused piece and one of the 16 bytes the rows copy.
+        let (_, dropped) =
+            PgdictBuilder::default().replace(&state, &pool, &HashSet::new(), 0.5, &context);
+        assert_eq!(dropped.len(), 2);
+        assert_eq!(dropped[0], fingerprint(&unused));
+        assert!([USED_A, USED_B].map(fingerprint).contains(&dropped[1]));
     }
 
     #[test]
@@ -2098,6 +2104,101 @@ mod tests {
         assert_eq!(
             refine(MIN_DROP_SHARE * 0.99),
             (start.outcome.stored, start.dict.clone())
+        );
+    }
+
+    /// A rejected round bans its new pieces that earned less per byte than the median piece
+    /// it kept: the next round refills with others.
+    #[test]
+    fn a_rejected_round_bans_its_new_pieces_below_the_median() {
+        let rows = word_rows();
+        let row_refs: Vec<&[u8]> = rows.iter().map(|r| &r[..]).collect();
+        let k = 4;
+        let counts = KmerCounts::count(&row_refs, k);
+        let pool = Pool::new(row_refs.clone(), &counts, 2);
+        let probe = Probe::new(row_refs.clone(), Codec::Pglz);
+        let pieces: Vec<Piece> = rows[37..45].iter().map(|r| piece(r)).collect();
+        let start = State::new(pieces, &probe, None);
+        let context = Context::new(&pool, &row_refs, &probe, start.dict.len(), k, false);
+        let builder = PgdictBuilder::default();
+        // The first round: its trial stores the probe rows no smaller.
+        let (rejected, _) = builder.replace(&start, &pool, &HashSet::new(), 0.5, &context);
+        assert!(rejected.outcome.stored >= start.outcome.stored);
+        // It kept 4 pieces; the median is the third least dense.
+        let mut kept: Vec<f64> = rejected
+            .pieces
+            .iter()
+            .filter(|p| !p.fresh)
+            .map(Piece::density)
+            .collect();
+        kept.sort_by(f64::total_cmp);
+        assert_eq!(kept.len(), 4);
+        let fresh: Vec<&Piece> = rejected.pieces.iter().filter(|p| p.fresh).collect();
+        let banned: HashSet<u64> = fresh
+            .iter()
+            .filter(|p| p.density() < kept[2])
+            .map(|p| fingerprint(&p.bytes))
+            .collect();
+        assert!(!banned.is_empty() && banned.len() < fresh.len());
+        // The second round, refilled without them, is taken.
+        let (second, _) = builder.replace(&start, &pool, &banned, 0.5, &context);
+        assert!(second.outcome.stored < start.outcome.stored);
+        let two_rounds = PgdictBuilder {
+            max_probe_bytes: 4 * probe.bytes(),
+            ..PgdictBuilder::default()
+        };
+        let no_valid = Probe::new(Vec::new(), Codec::Pglz);
+        assert_eq!(
+            two_rounds.refine(&start, &context, &no_valid, Refill::Pool, 0.5),
+            (second.outcome.stored, second.dict)
+        );
+    }
+
+    /// pglz: a reordering round tries the pieces in the order datums copy them and in the
+    /// order of their value, and takes the better if it stores the probe rows smaller.
+    #[test]
+    fn a_pglz_reordering_round_takes_the_better_order() {
+        let rows = word_rows();
+        let row_refs: Vec<&[u8]> = rows.iter().map(|r| &r[..]).collect();
+        let k = 4;
+        let counts = KmerCounts::count(&row_refs, k);
+        // No candidate is held by 1,000 rows: a replacing round only trims and drops.
+        let pool = Pool::new(row_refs.clone(), &counts, 1000);
+        let probe = Probe::new(row_refs.clone(), Codec::Pglz);
+        // Three rows in 12-byte pieces, backwards.
+        let pieces: Vec<Piece> = rows[30..33]
+            .iter()
+            .flat_map(|r| r.chunks(12))
+            .map(piece)
+            .collect();
+        let start = State::new(pieces.into_iter().rev().collect(), &probe, None);
+        let by_use = reorder(&start, &probe);
+        let by_value = reorder_by_value(&start, &probe);
+        assert!(by_use.outcome.stored < start.outcome.stored);
+        assert!(by_value.outcome.stored < by_use.outcome.stored);
+        let context = Context::new(&pool, &row_refs, &probe, start.dict.len(), k, false);
+        // A replacing round that drops nothing (and has nothing to refill with) tries the
+        // order datums copy in too, and takes it.
+        let builder = PgdictBuilder::default();
+        let (replaced, _) = builder.replace(&start, &pool, &HashSet::new(), 0.0, &context);
+        assert_eq!(replaced.dict, by_use.dict);
+        let no_valid = Probe::new(Vec::new(), Codec::Pglz);
+        let refine_within = |max_probe_bytes| {
+            let builder = PgdictBuilder {
+                max_probe_bytes,
+                ..PgdictBuilder::default()
+            };
+            builder.refine(&start, &context, &no_valid, Refill::Pool, 0.5)
+        };
+        // Rounds 0 to 2 are rejected; round 3 reorders.
+        let probe_bytes = probe.bytes();
+        assert_eq!(
+            refine_within(6 * probe_bytes),
+            (start.outcome.stored, start.dict.clone())
+        );
+        assert_eq!(
+            refine_within(8 * probe_bytes),
+            (by_value.outcome.stored, by_value.dict)
         );
     }
 
