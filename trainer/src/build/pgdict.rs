@@ -88,6 +88,7 @@ use super::kmer::{self, KmerCounts, KmerSet};
 use super::probe::{costly_bytes, Outcome, Probe};
 use super::select::{fingerprint, Pool};
 use super::{max_useful_size, BuildError};
+use crate::progress::counted;
 
 /// The parameters of pgdict's builder; [`Default`] is what `Builder::Pgdict` uses.
 #[derive(Clone, Debug)]
@@ -663,7 +664,7 @@ impl PgdictBuilder {
         let count_for = |pool_rows: &[&[u8]]| {
             note(&format!(
                 "counting the {k}-byte strings of {}",
-                crate::progress::counted(count_rows.len() as u64, "row")
+                counted(count_rows.len() as u64, "row")
             ));
             let wanted: Vec<&[u8]> = pool_rows.iter().chain(&probe_rows).copied().collect();
             KmerCounts::count_only(&count_rows, k, &wanted)
@@ -709,20 +710,25 @@ impl PgdictBuilder {
             // dictionary: the end is where liblz4's hash slots survive (see the top).
             if codec == Codec::Lz4 && budget > max_useful_size(Codec::Pglz) {
                 if let Ok(z) = super::zstd::train(&count_rows, budget) {
-                    note("seeding: a pglz dictionary for the end");
                     // One seed refined (two ways): half the work of a pglz build. Without
                     // the swapped stage: with it the lz4 gain over zstd's trainer fell from
-                    // 5.2 % to 4.9 % (airports 5.5 % to 3.3 %).
+                    // 5.2 % to 4.9 % (airports 5.5 % to 3.3 %). Without crediting new bytes,
+                    // no patient refinement runs.
                     let nested = PgdictBuilder {
                         refined_seeds: 1,
                         swapped_stage: false,
                         pglz_probe_bytes: self.probe_bytes,
                         pglz_wide_first_drop: None,
                         pglz_new_bytes_credit: false,
-                        pglz_patient_refinements: Vec::new(),
                         ..self.clone()
                     };
-                    let end = nested.build(samples, Codec::Pglz, max_useful_size(Codec::Pglz))?;
+                    // A third of an lz4 build's time on the corpus: its stages are told too.
+                    let end = nested.build_noting(
+                        samples,
+                        Codec::Pglz,
+                        max_useful_size(Codec::Pglz),
+                        &|stage| note(&format!("seeding the end with pglz: {stage}")),
+                    )?;
                     let keep = budget.saturating_sub(end.len()).min(z.len());
                     let mut seed = z[z.len() - keep..].to_vec();
                     seed.extend_from_slice(&end);
@@ -737,7 +743,7 @@ impl PgdictBuilder {
         } else {
             1
         };
-        note(&format!("rating {} seeds", seeds.len()));
+        note(&format!("rating {}", counted(seeds.len() as u64, "seed")));
         let mut rated: Vec<(Vec<u8>, Outcome)> = seeds
             .into_iter()
             .map(|seed| {
@@ -765,7 +771,10 @@ impl PgdictBuilder {
         // Refinement: each start once each way; the validation rows choose, the first listed
         // on a tie.
         let context = Context::new(&pool, &pool_rows, &probe, budget, k, codec == Codec::Lz4);
-        note(&format!("refining {} seeds", starts.len()));
+        note(&format!(
+            "refining {}",
+            counted(starts.len() as u64, "seed")
+        ));
         let mut results = if codec == Codec::Pglz && self.pglz_new_bytes_credit {
             // The residual and the wide way judge pieces by the bytes they add to what the
             // rows copy from themselves; the pool way as before.
@@ -951,7 +960,7 @@ impl PgdictBuilder {
         note(&format!(
             "choosing among {} results on {}",
             results.len(),
-            crate::progress::counted(valid.rows() as u64, "validation row")
+            counted(valid.rows() as u64, "validation row")
         ));
         Ok(choose(results, codec, &valid).expect("at least one way to refill"))
     }
@@ -2347,10 +2356,33 @@ mod tests {
                 "choosing among 6 results on 20 validation rows",
             ]
         );
-        let notes = notes_of(&builder, &rows, Codec::Lz4, pglz_window + 1);
+        // That seed's end is a pglz build of its own, told as it goes: one seed refined two
+        // ways (not wide, not crediting new bytes, no patient refinement), no swapped roles.
         assert_eq!(
-            notes[2..4],
-            ["seeding: a pglz dictionary for the end", "rating 4 seeds"]
+            notes_of(&builder, &rows, Codec::Lz4, pglz_window + 1),
+            [
+                "counting the 5-byte strings of 121 rows",
+                "seeding",
+                "seeding the end with pglz: counting the 4-byte strings of 121 rows",
+                "seeding the end with pglz: seeding",
+                "seeding the end with pglz: rating 3 seeds",
+                "seeding the end with pglz: refining 1 seed",
+                "seeding the end with pglz: choosing among 2 results on 20 validation rows",
+                "rating 4 seeds",
+                "refining 3 seeds",
+                "choosing among 6 results on 20 validation rows",
+            ]
+        );
+        // Its probe takes lz4's `probe_bytes`, not `pglz_probe_bytes` (which would leave 19
+        // validation rows, as above).
+        let small_pglz_probe = PgdictBuilder {
+            pglz_probe_bytes: 600,
+            ..builder.clone()
+        };
+        let notes = notes_of(&small_pglz_probe, &rows, Codec::Lz4, pglz_window + 1);
+        assert_eq!(
+            notes[6],
+            "seeding the end with pglz: choosing among 2 results on 20 validation rows"
         );
     }
 
