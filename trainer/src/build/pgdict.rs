@@ -1755,8 +1755,41 @@ mod tests {
         }
     }
 
-    /// Rows that copy `USED_A` and `USED_B` from a dictionary and share `SHARED` among
-    /// themselves, and the state of a three-piece dictionary over them.
+    /// What a refinement test reads: its rows as both the probe and the candidate rows, and
+    /// the pool of the strings (of the codec's k-mer length) that `min_df` of them hold.
+    struct Bench<'a> {
+        rows: Vec<&'a [u8]>,
+        pool: Pool<'a>,
+        probe: Probe<'a>,
+    }
+
+    impl<'a> Bench<'a> {
+        fn new(rows: &'a [Vec<u8>], codec: Codec, min_df: u32) -> Self {
+            let rows: Vec<&[u8]> = rows.iter().map(|r| &r[..]).collect();
+            let counts = KmerCounts::count(&rows, codec_k(codec));
+            Bench {
+                pool: Pool::new(rows.clone(), &counts, min_df),
+                probe: Probe::new(rows.clone(), codec),
+                rows,
+            }
+        }
+
+        /// A refinement's context within `budget` bytes (for lz4 on liblz4's grid).
+        fn context(&self, budget: usize) -> Context<'_, 'a> {
+            let codec = self.probe.codec();
+            Context::new(
+                &self.pool,
+                &self.rows,
+                &self.probe,
+                budget,
+                codec_k(codec),
+                codec == Codec::Lz4,
+            )
+        }
+    }
+
+    /// Two strings every row of [`replace_rows`] holds: a dictionary piece of either is
+    /// copied whole.
     const USED_A: &[u8] = b"QWERTYUIOPASDFGH";
     const USED_B: &[u8] = b"ZXCVBNMLKJHGFDSA";
 
@@ -1775,25 +1808,22 @@ mod tests {
     #[test]
     fn replace_trims_unused_ends_drops_the_least_dense_and_refills() {
         let rows = replace_rows();
-        let row_refs: Vec<&[u8]> = rows.iter().map(|r| &r[..]).collect();
-        let k = 4;
-        let counts = KmerCounts::count(&row_refs, k);
-        let pool = Pool::new(row_refs.clone(), &counts, 2);
-        let probe = Probe::new(row_refs.clone(), Codec::Pglz);
-        let context = Context::new(&pool, &row_refs, &probe, 100, k, false);
+        let bench = Bench::new(&rows, Codec::Pglz, 2);
+        let (pool, probe) = (&bench.pool, &bench.probe);
+        let context = bench.context(100);
         // Bytes no row holds around the copied string, a piece no row copies, a piece
         // copied whole.
         let padded = [&[0xf0; 8][..], USED_A, &[0xf1; 8]].concat();
         let unused = vec![0xf2; 40];
         let state = State::new(
             vec![piece(&padded), piece(&unused), piece(USED_B)],
-            &probe,
+            probe,
             None,
         );
         assert!(state.pieces[1].earned == 0.0 && state.pieces[2].earned > 0.0);
         // A tenth of the 100-byte budget: the unused piece alone (40 bytes) frees it.
         let (trial, dropped) =
-            PgdictBuilder::default().replace(&state, &pool, &HashSet::new(), 0.1, &context);
+            PgdictBuilder::default().replace(&state, pool, &HashSet::new(), 0.1, &context);
         assert_eq!(dropped, [fingerprint(&unused)]);
         let mut kept: Vec<&[u8]> = trial
             .pieces
@@ -1812,7 +1842,7 @@ mod tests {
         assert!(trial.dict.len() <= 100, "{}", trial.dict.len());
         // Half the budget: the unused piece and one of the 16 bytes the rows copy.
         let (_, dropped) =
-            PgdictBuilder::default().replace(&state, &pool, &HashSet::new(), 0.5, &context);
+            PgdictBuilder::default().replace(&state, pool, &HashSet::new(), 0.5, &context);
         assert_eq!(dropped.len(), 2);
         assert_eq!(dropped[0], fingerprint(&unused));
         assert!([USED_A, USED_B].map(fingerprint).contains(&dropped[1]));
@@ -1821,18 +1851,15 @@ mod tests {
     #[test]
     fn lz4_replace_trims_and_drops_by_whole_grid_steps() {
         let rows = replace_rows();
-        let row_refs: Vec<&[u8]> = rows.iter().map(|r| &r[..]).collect();
-        let k = 5;
-        let counts = KmerCounts::count(&row_refs, k);
         // No candidate is held by 100 rows: nothing refills, so nothing is cut for the phase.
-        let pool = Pool::new(row_refs.clone(), &counts, 100);
-        let probe = Probe::new(row_refs.clone(), Codec::Lz4);
-        let context = Context::new(&pool, &row_refs, &probe, 100, k, true);
+        let bench = Bench::new(&rows, Codec::Lz4, 100);
+        let (pool, probe) = (&bench.pool, &bench.probe);
+        let context = bench.context(100);
         let padded = [&[0xf0; 7][..], USED_A, &[0xf1; 5]].concat();
         let unused = [&[0xf2; 39][..], &[0xf3, 0xf4]].concat();
         let state = State::new(
             vec![piece(USED_B), piece(&padded), piece(&unused)],
-            &probe,
+            probe,
             None,
         );
         let used: Vec<usize> = (0..state.dict.len())
@@ -1842,7 +1869,7 @@ mod tests {
         let want_used: Vec<usize> = (0..16).chain(used_a_at..used_a_at + 16).collect();
         assert_eq!(used, want_used);
         let (trial, dropped) =
-            PgdictBuilder::default().replace(&state, &pool, &HashSet::new(), 0.1, &context);
+            PgdictBuilder::default().replace(&state, pool, &HashSet::new(), 0.1, &context);
         assert_eq!(dropped, [fingerprint(&unused)]);
         // The padded piece keeps one byte before the copied string (7 = 2 steps + 1) and two
         // after it (5 = 1 step + 2); the dropped piece, of 41 bytes (13 steps + 2), leaves its
@@ -1859,14 +1886,11 @@ mod tests {
     #[test]
     fn refine_keeps_what_the_validation_rows_compress_best() {
         let rows = replace_rows();
-        let row_refs: Vec<&[u8]> = rows.iter().map(|r| &r[..]).collect();
-        let k = 4;
-        let counts = KmerCounts::count(&row_refs, k);
-        let pool = Pool::new(row_refs.clone(), &counts, 2);
-        let probe = Probe::new(row_refs.clone(), Codec::Pglz);
-        let context = Context::new(&pool, &row_refs, &probe, 64, k, false);
+        let bench = Bench::new(&rows, Codec::Pglz, 2);
+        let probe = &bench.probe;
+        let context = bench.context(64);
         let only_valid = b"the validation rows alone hold this string";
-        let start = State::new(vec![piece(only_valid)], &probe, None);
+        let start = State::new(vec![piece(only_valid)], probe, None);
         let builder = PgdictBuilder::default();
         let refine = |valid: &Probe<'_>| builder.refine(&start, &context, valid, Refill::Pool, 0.5);
 
@@ -1899,15 +1923,12 @@ mod tests {
     #[test]
     fn refine_does_the_work_max_probe_bytes_allows_and_no_more() {
         let rows = replace_rows();
-        let row_refs: Vec<&[u8]> = rows.iter().map(|r| &r[..]).collect();
-        let k = 4;
-        let counts = KmerCounts::count(&row_refs, k);
-        let pool = Pool::new(row_refs.clone(), &counts, 2);
-        let probe = Probe::new(row_refs.clone(), Codec::Pglz);
-        let context = Context::new(&pool, &row_refs, &probe, 32, k, false);
+        let bench = Bench::new(&rows, Codec::Pglz, 2);
+        let (pool, probe) = (&bench.pool, &bench.probe);
+        let context = bench.context(32);
         let start = State::new(
             vec![piece(b"the validation rows alone hold this string")],
-            &probe,
+            probe,
             None,
         );
         let no_valid = Probe::new(Vec::new(), Codec::Pglz);
@@ -1927,7 +1948,7 @@ mod tests {
         let residual = pool.recounted(&marks, context.residual_min_df);
         let (trial, _) = builder.replace(&start, &residual, &HashSet::new(), 0.5, &context);
         assert!(trial.outcome.stored < start.outcome.stored);
-        let round = 2 * probe.bytes() + row_refs.iter().map(|r| r.len()).sum::<usize>();
+        let round = 2 * probe.bytes() + bench.rows.iter().map(|r| r.len()).sum::<usize>();
         assert_eq!(
             refine_within(round, &no_valid),
             (trial.outcome.stored, trial.dict.clone())
@@ -1974,13 +1995,10 @@ mod tests {
     #[test]
     fn refine_counts_a_reordering_rounds_two_probes() {
         let rows = word_rows();
-        let row_refs: Vec<&[u8]> = rows.iter().map(|r| &r[..]).collect();
-        let k = 4;
-        let counts = KmerCounts::count(&row_refs, k);
-        let pool = Pool::new(row_refs.clone(), &counts, 2);
-        let probe = Probe::new(row_refs.clone(), Codec::Pglz);
-        let context = Context::new(&pool, &row_refs, &probe, 200, k, false);
-        let start = State::new(vec![piece(b"a string the rows lack")], &probe, None);
+        let bench = Bench::new(&rows, Codec::Pglz, 2);
+        let probe = &bench.probe;
+        let context = bench.context(200);
+        let start = State::new(vec![piece(b"a string the rows lack")], probe, None);
         let no_valid = Probe::new(Vec::new(), Codec::Pglz);
         let refine_within = |max_probe_bytes: usize| {
             let builder = PgdictBuilder {
@@ -2003,26 +2021,22 @@ mod tests {
         );
     }
 
-    /// Refines `start` for lz4 on the `probe` of `rows` within `max_probe_bytes` of work,
-    /// halving the drop share every two rejected rounds, without validation rows. No
-    /// candidate is held by 1,000 rows: a replacing round only trims and drops.
-    fn lz4_refined(
-        rows: &[&[u8]],
-        probe: &Probe<'_>,
-        start: &State,
-        max_probe_bytes: usize,
-    ) -> (usize, Vec<u8>) {
-        let k = 5;
-        let counts = KmerCounts::count(rows, k);
-        let pool = Pool::new(rows.to_vec(), &counts, 1000);
-        let context = Context::new(&pool, rows, probe, start.dict.len(), k, true);
+    /// Refines `start` on the lz4 `bench` within `max_probe_bytes` of work, halving the drop
+    /// share every two rejected rounds, without validation rows.
+    fn lz4_refined(bench: &Bench<'_>, start: &State, max_probe_bytes: usize) -> (usize, Vec<u8>) {
         let builder = PgdictBuilder {
             max_probe_bytes,
             lz4_patience: 2,
             ..PgdictBuilder::default()
         };
         let no_valid = Probe::new(Vec::new(), Codec::Lz4);
-        builder.refine(start, &context, &no_valid, Refill::Pool, 0.5)
+        builder.refine(
+            start,
+            &bench.context(start.dict.len()),
+            &no_valid,
+            Refill::Pool,
+            0.5,
+        )
     }
 
     /// lz4: once the replacing rounds end, by a drop share halved under [`MIN_DROP_SHARE`],
@@ -2031,18 +2045,18 @@ mod tests {
     #[test]
     fn lz4_refine_shifts_the_parts_once_its_rounds_end() {
         let rows = word_rows();
-        let row_refs: Vec<&[u8]> = rows.iter().map(|r| &r[..]).collect();
-        let probe = Probe::new(row_refs.clone(), Codec::Lz4);
+        // No candidate is held by 1,000 rows: a replacing round only trims and drops.
+        let bench = Bench::new(&rows, Codec::Lz4, 1000);
+        let probe = &bench.probe;
         // 13 rows as the pieces, 609 bytes: only the first shift point (512 from the end)
         // is in the dictionary.
         let pieces: Vec<Piece> = rows[40..53].iter().map(|r| piece(r)).collect();
-        let start = State::new(pieces, &probe, None);
+        let start = State::new(pieces, probe, None);
         assert_eq!(start.dict.len(), 609);
-        let refine_within =
-            |max_probe_bytes| lz4_refined(&row_refs, &probe, &start, max_probe_bytes);
+        let refine_within = |max_probe_bytes| lz4_refined(&bench, &start, max_probe_bytes);
         // The shifts: the piece starting nearest 512 bytes from the end loses its first byte,
         // or its first two, which stores the probe rows smaller still.
-        let [by_one, by_two] = [1, 2].map(|cut| shift(&start, 512, cut, &probe).unwrap());
+        let [by_one, by_two] = [1, 2].map(|cut| shift(&start, 512, cut, probe).unwrap());
         assert!(by_one.outcome.stored < start.outcome.stored);
         assert!(by_two.outcome.stored < by_one.outcome.stored);
         // The rounds, all rejected: 0.75 halved 7 times is under 0.01, so 14 replacing rounds
@@ -2068,22 +2082,22 @@ mod tests {
     #[test]
     fn lz4_refine_takes_the_first_of_equal_shifts() {
         let rows = word_rows();
-        let row_refs: Vec<&[u8]> = rows.iter().map(|r| &r[..]).collect();
-        let probe = Probe::new(row_refs.clone(), Codec::Lz4);
+        let bench = Bench::new(&rows, Codec::Lz4, 1000);
+        let probe = &bench.probe;
         // 1,468 bytes: two shift points, 512 and 1,024 bytes from the end.
         let pieces: Vec<Piece> = rows[161..192].iter().map(|r| piece(r)).collect();
-        let start = State::new(pieces, &probe, None);
+        let start = State::new(pieces, probe, None);
         assert_eq!(start.dict.len(), 1468);
-        let [by_one, by_two] = [1, 2].map(|cut| shift(&start, 512, cut, &probe).unwrap());
+        let [by_one, by_two] = [1, 2].map(|cut| shift(&start, 512, cut, probe).unwrap());
         assert!(by_one.outcome.stored < start.outcome.stored);
         assert_eq!(by_one.outcome.stored, by_two.outcome.stored);
         // At the second point the best shift of the first: by two bytes.
-        let [then_one, then_two] = [1, 2].map(|cut| shift(&by_one, 1024, cut, &probe).unwrap());
+        let [then_one, then_two] = [1, 2].map(|cut| shift(&by_one, 1024, cut, probe).unwrap());
         assert!(then_two.outcome.stored < by_one.outcome.stored);
         assert!(then_two.outcome.stored < then_one.outcome.stored);
         // The rounds are rejected (as in the test above).
         assert_eq!(
-            lz4_refined(&row_refs, &probe, &start, usize::MAX),
+            lz4_refined(&bench, &start, usize::MAX),
             (then_two.outcome.stored, then_two.dict)
         );
     }
@@ -2093,13 +2107,10 @@ mod tests {
     #[test]
     fn refine_runs_down_to_the_least_drop_share() {
         let rows = word_rows();
-        let row_refs: Vec<&[u8]> = rows.iter().map(|r| &r[..]).collect();
-        let k = 4;
-        let counts = KmerCounts::count(&row_refs, k);
-        let pool = Pool::new(row_refs.clone(), &counts, 2);
-        let probe = Probe::new(row_refs.clone(), Codec::Pglz);
-        let context = Context::new(&pool, &row_refs, &probe, 200, k, false);
-        let start = State::new(vec![piece(b"a string the rows lack")], &probe, None);
+        let bench = Bench::new(&rows, Codec::Pglz, 2);
+        let probe = &bench.probe;
+        let context = bench.context(200);
+        let start = State::new(vec![piece(b"a string the rows lack")], probe, None);
         let no_valid = Probe::new(Vec::new(), Codec::Pglz);
         let builder = PgdictBuilder::default();
         let refine =
@@ -2121,17 +2132,14 @@ mod tests {
     #[test]
     fn a_rejected_round_bans_its_new_pieces_below_the_median() {
         let rows = word_rows();
-        let row_refs: Vec<&[u8]> = rows.iter().map(|r| &r[..]).collect();
-        let k = 4;
-        let counts = KmerCounts::count(&row_refs, k);
-        let pool = Pool::new(row_refs.clone(), &counts, 2);
-        let probe = Probe::new(row_refs.clone(), Codec::Pglz);
+        let bench = Bench::new(&rows, Codec::Pglz, 2);
+        let (pool, probe) = (&bench.pool, &bench.probe);
         let pieces: Vec<Piece> = rows[37..45].iter().map(|r| piece(r)).collect();
-        let start = State::new(pieces, &probe, None);
-        let context = Context::new(&pool, &row_refs, &probe, start.dict.len(), k, false);
+        let start = State::new(pieces, probe, None);
+        let context = bench.context(start.dict.len());
         let builder = PgdictBuilder::default();
         // The first round: its trial stores the probe rows no smaller.
-        let (rejected, _) = builder.replace(&start, &pool, &HashSet::new(), 0.5, &context);
+        let (rejected, _) = builder.replace(&start, pool, &HashSet::new(), 0.5, &context);
         assert!(rejected.outcome.stored >= start.outcome.stored);
         // It kept 4 pieces; the median is the third least dense.
         let mut kept: Vec<f64> = rejected
@@ -2150,7 +2158,7 @@ mod tests {
             .collect();
         assert!(!banned.is_empty() && banned.len() < fresh.len());
         // The second round, refilled without them, is taken.
-        let (second, _) = builder.replace(&start, &pool, &banned, 0.5, &context);
+        let (second, _) = builder.replace(&start, pool, &banned, 0.5, &context);
         assert!(second.outcome.stored < start.outcome.stored);
         let two_rounds = PgdictBuilder {
             max_probe_bytes: 4 * probe.bytes(),
@@ -2168,28 +2176,25 @@ mod tests {
     #[test]
     fn a_pglz_reordering_round_takes_the_better_order() {
         let rows = word_rows();
-        let row_refs: Vec<&[u8]> = rows.iter().map(|r| &r[..]).collect();
-        let k = 4;
-        let counts = KmerCounts::count(&row_refs, k);
         // No candidate is held by 1,000 rows: a replacing round only trims and drops.
-        let pool = Pool::new(row_refs.clone(), &counts, 1000);
-        let probe = Probe::new(row_refs.clone(), Codec::Pglz);
+        let bench = Bench::new(&rows, Codec::Pglz, 1000);
+        let (pool, probe) = (&bench.pool, &bench.probe);
         // Three rows in 12-byte pieces, backwards.
         let pieces: Vec<Piece> = rows[30..33]
             .iter()
             .flat_map(|r| r.chunks(12))
             .map(piece)
             .collect();
-        let start = State::new(pieces.into_iter().rev().collect(), &probe, None);
-        let by_use = reorder(&start, &probe);
-        let by_value = reorder_by_value(&start, &probe);
+        let start = State::new(pieces.into_iter().rev().collect(), probe, None);
+        let by_use = reorder(&start, probe);
+        let by_value = reorder_by_value(&start, probe);
         assert!(by_use.outcome.stored < start.outcome.stored);
         assert!(by_value.outcome.stored < by_use.outcome.stored);
-        let context = Context::new(&pool, &row_refs, &probe, start.dict.len(), k, false);
+        let context = bench.context(start.dict.len());
         // A replacing round that drops nothing (and has nothing to refill with) tries the
         // order datums copy in too, and takes it.
         let builder = PgdictBuilder::default();
-        let (replaced, _) = builder.replace(&start, &pool, &HashSet::new(), 0.0, &context);
+        let (replaced, _) = builder.replace(&start, pool, &HashSet::new(), 0.0, &context);
         assert_eq!(replaced.dict, by_use.dict);
         let no_valid = Probe::new(Vec::new(), Codec::Pglz);
         let refine_within = |max_probe_bytes| {
@@ -2216,15 +2221,12 @@ mod tests {
     #[test]
     fn refine_keeps_the_first_of_equals() {
         let rows = replace_rows();
-        let row_refs: Vec<&[u8]> = rows.iter().map(|r| &r[..]).collect();
-        let k = 4;
-        let counts = KmerCounts::count(&row_refs, k);
-        let pool = Pool::new(row_refs.clone(), &counts, 2);
-        let probe = Probe::new(row_refs.clone(), Codec::Pglz);
-        let context = Context::new(&pool, &row_refs, &probe, 64, k, false);
+        let bench = Bench::new(&rows, Codec::Pglz, 2);
+        let probe = &bench.probe;
+        let context = bench.context(64);
         let start = State::new(
             vec![piece(b"the validation rows alone hold this string")],
-            &probe,
+            probe,
             None,
         );
         let noise = noise(30 * 20);
