@@ -2102,6 +2102,33 @@ mod tests {
         );
     }
 
+    /// A replacing round whose trial stores the probe rows only as small is rejected: here
+    /// the state stays the one the shifts improve on.
+    #[test]
+    fn lz4_refine_takes_no_round_that_only_ties() {
+        let rows = word_rows();
+        let bench = Bench::new(&rows, Codec::Lz4, 1000);
+        let probe = &bench.probe;
+        // The pieces of the first lz4 test after 30 bytes no row holds.
+        let mut pieces = vec![piece(&noise(30))];
+        pieces.extend(rows[40..53].iter().map(|r| piece(r)));
+        let start = State::new(pieces, probe, None);
+        // A round that drops only those bytes (and trims the ends no row copies) stores the
+        // rows in as many bytes, in a dictionary too short for a shift.
+        let context = bench.context(start.dict.len());
+        let builder = PgdictBuilder::default();
+        let (tie, _) = builder.replace(&start, &bench.pool, &HashSet::new(), 0.03, &context);
+        assert_eq!(tie.outcome.stored, start.outcome.stored);
+        assert!(tie.dict.len() < 512);
+        // The start, shifted by two bytes at its one shift point, as in the first lz4 test.
+        let shifted = shift(&start, 512, 2, probe).unwrap();
+        assert!(shifted.outcome.stored < start.outcome.stored);
+        assert_eq!(
+            lz4_refined(&bench, &start, usize::MAX),
+            (shifted.outcome.stored, shifted.dict)
+        );
+    }
+
     /// Refinement runs while the drop share is at least [`MIN_DROP_SHARE`]: a first drop of
     /// exactly that runs rounds, one just under it none.
     #[test]
