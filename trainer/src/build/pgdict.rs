@@ -583,7 +583,8 @@ impl PgdictBuilder {
     }
 
     /// [`PgdictBuilder::build`], telling `note` which stage (see the top) begins: counting,
-    /// seeding, rating, refining, refining with swapped roles (each round), choosing.
+    /// seeding, rating, refining, refining with swapped roles (each round), choosing. An lz4
+    /// build's seed that ends in a pglz dictionary tells that build's stages while seeding.
     pub fn build_noting<S: AsRef<[u8]>>(
         &self,
         samples: &[S],
@@ -722,7 +723,8 @@ impl PgdictBuilder {
                         pglz_new_bytes_credit: false,
                         ..self.clone()
                     };
-                    // A third of an lz4 build's time on the corpus: its stages are told too.
+                    // About a third of an lz4 build's time (29 % on the MDN rows, 36 % on
+                    // airports): its stages are told too.
                     let end = nested.build_noting(
                         samples,
                         Codec::Pglz,
